@@ -1,0 +1,22 @@
+"""fairshare: Shapley, Banzhaf and semivalue attributions with provably efficient estimators.
+
+>>> import fairshare as fs
+>>> g = fs.games.SOUMGame.random(10, n_terms=20, seed=0)
+>>> exact = fs.exact(g, "shapley")
+>>> approx = fs.estimate(g, "shapley", method="permutation", budget=500, seed=0)
+>>> approx.n_evaluations <= 500
+True
+"""
+
+from . import games, metrics
+from .attribution import Attribution
+from .estimate import estimate
+from .evaluation import BudgetError
+from .exact import exact
+from .game import Game
+from .registry import methods
+from .semivalues import Semivalue
+
+__version__ = "0.1.0"
+
+__all__ = ["Attribution", "BudgetError", "Game", "Semivalue", "estimate", "exact", "games", "methods", "metrics"]

@@ -1,0 +1,136 @@
+"""The result of an attribution: values, error bars and how they were obtained."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Attribution"]
+
+
+@dataclass(eq=False)
+class Attribution:
+    """Per-player values of one game, with standard errors where the method knows them.
+
+    Attributes
+    ----------
+    values : ndarray of shape (n_players,) or (n_players, k)
+    stderr : ndarray of the same shape, or None
+        Estimated standard error of each value; None where the method cannot give one
+        (exact methods have zero error and report zeros).
+    index : str
+        Name of the semivalue (``"shapley"``, ``"banzhaf"``, ``"beta-shapley(4,1)"``, ...).
+    method : str
+        Registry key of the method that produced the values.
+    options : dict
+        The method's options as used (defaults filled in).
+    n_evaluations : int
+        Game evaluations spent.
+    empty_value, grand_value : float or ndarray or None
+        ``v(empty set)`` and ``v(all players)`` when the method evaluated them.
+    player_names : list of str
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> phi = fs.exact(fs.games.AdditiveGame([1.0, -2.0]), "shapley")
+    >>> phi.values
+    array([ 1., -2.])
+    >>> phi.to_dict()
+    {'x0': 1.0, 'x1': -2.0}
+    """
+
+    values: np.ndarray
+    stderr: np.ndarray | None
+    index: str
+    method: str
+    options: dict = field(default_factory=dict)
+    n_evaluations: int = 0
+    empty_value: Any = None
+    grand_value: Any = None
+    player_names: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.values = np.asarray(self.values, dtype=float)
+        if self.stderr is not None:
+            self.stderr = np.asarray(self.stderr, dtype=float)
+            if self.stderr.shape != self.values.shape:
+                raise ValueError(f"stderr shape {self.stderr.shape} differs from values shape {self.values.shape}")
+        if not self.player_names:
+            self.player_names = [f"x{i}" for i in range(self.values.shape[0])]
+        if len(self.player_names) != self.values.shape[0]:
+            raise ValueError("player_names must have one entry per player")
+
+    @property
+    def n_players(self) -> int:
+        """Number of players."""
+        return int(self.values.shape[0])
+
+    def __getitem__(self, player: str | int) -> Any:
+        """Value of one player, by name or position.
+
+        Examples
+        --------
+        >>> import fairshare as fs
+        >>> fs.exact(fs.games.AdditiveGame([1.0, 3.0]), "banzhaf")["x1"]
+        3.0
+        """
+        i = self.player_names.index(player) if isinstance(player, str) else int(player)
+        v = self.values[i]
+        return float(v) if np.ndim(v) == 0 else v
+
+    def to_dict(self) -> dict[str, Any]:
+        """Mapping from player name to value (floats for a scalar game, arrays otherwise)."""
+        return {name: self[i] for i, name in enumerate(self.player_names)}
+
+    def to_frame(self) -> Any:
+        """A pandas DataFrame with one row per player: ``value`` and ``stderr`` columns
+        (``value_j`` / ``stderr_j`` per output for a multi-output game).
+
+        Examples
+        --------
+        >>> import fairshare as fs
+        >>> fs.exact(fs.games.AdditiveGame([1.0, 2.0]), "shapley").to_frame().columns.tolist()
+        ['value', 'stderr']
+        """
+        try:
+            import pandas as pd
+        except ImportError as exc:  # pragma: no cover - exercised only without pandas
+            raise ImportError("to_frame() needs pandas: pip install 'fairshare[ml]'") from exc
+        data: dict[str, Any] = {}
+        stderr = self.stderr if self.stderr is not None else np.full(self.values.shape, np.nan)
+        if self.values.ndim == 1:
+            data["value"], data["stderr"] = self.values, stderr
+        else:
+            for j in range(self.values.shape[1]):
+                data[f"value_{j}"] = self.values[:, j]
+            for j in range(self.values.shape[1]):
+                data[f"stderr_{j}"] = stderr[:, j]
+        frame = pd.DataFrame(data, index=pd.Index(self.player_names, name="player"))
+        frame.attrs.update(index=self.index, method=self.method, n_evaluations=self.n_evaluations)
+        return frame
+
+    def __repr__(self) -> str:
+        head = (
+            f"Attribution(index={self.index!r}, method={self.method!r}, n_players={self.n_players}, "
+            f"n_evaluations={self.n_evaluations}"
+            + (f", n_outputs={self.values.shape[1]}" if self.values.ndim == 2 else "")
+            + ")"
+        )
+        multi = self.values.ndim == 2
+        magnitude = np.abs(self.values).max(axis=1) if multi else np.abs(self.values)
+        order = np.argsort(-magnitude, kind="stable")[:10]
+        width = max(6, *(len(self.player_names[i]) for i in order))
+        lines = [head, f"  {'player':<{width}}  {'value':>12}  {'stderr':>10}"]
+        if multi:
+            lines[-1] += "  (output with the largest |value|)"
+        for i in order:
+            j = (int(np.argmax(np.abs(self.values[i]))),) if multi else ()
+            v = self.values[(i, *j)]
+            s = "" if self.stderr is None else f"{self.stderr[(i, *j)]:>10.4g}"
+            lines.append(f"  {self.player_names[i]:<{width}}  {v:>12.6g}  {s}" + (f"  [output {j[0]}]" if multi else ""))
+        if self.n_players > len(order):
+            lines.append(f"  ... {self.n_players - len(order)} more players (largest |value| shown)")
+        return "\n".join(lines)

@@ -1,0 +1,114 @@
+"""``fairshare.estimate``: one entry point that dispatches through the method registry."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._validation import SeedLike, check_int, check_rng
+from .attribution import Attribution
+from .evaluation import BudgetedEvaluator, BudgetError
+from .game import Game
+from .registry import get_method, method_names, _REGISTRY
+from .semivalues import Semivalue, resolve_index
+
+__all__ = ["estimate"]
+
+
+def _auto_method(game: Game, sv: Semivalue, budget: int) -> str:
+    if budget >= get_method("exact").min_budget(game, sv):
+        return "exact"
+    best, best_priority = None, -np.inf
+    for spec in _REGISTRY.values():
+        for family, priority in spec.default_for.items():
+            if spec.supports(sv) and family in spec.indices and priority > best_priority:
+                best, best_priority = spec.name, priority
+    if best is None:
+        raise ValueError(
+            f"no estimator for index {sv.name!r} is registered; methods: {method_names()} "
+            f"(use method='exact' for small games)"
+        )
+    return best
+
+
+def estimate(game: Game, index: str | Semivalue = "shapley", method: str = "auto", budget: int | None = None,
+             seed: SeedLike = None, **options: Any) -> Attribution:
+    """Estimate the semivalues of ``game`` with a registered method, within ``budget`` evaluations.
+
+    Parameters
+    ----------
+    game : Game
+    index : "shapley", "banzhaf" or Semivalue
+    method : str
+        A registry key (see :func:`fairshare.methods`) or ``"auto"``: exact values when
+        the game has a closed form or the budget covers all ``2^n`` coalitions, else the
+        registry's preferred estimator for the index.
+    budget : int
+        Most game evaluations the method may spend, all included. Required except
+        for ``method="exact"``.
+    seed : int, numpy Generator or None
+        Same seed, same result.
+    **options
+        Method options (``fairshare methods`` lists them).
+
+    Returns
+    -------
+    Attribution
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> g = fs.games.SOUMGame.random(12, n_terms=20, seed=0)
+    >>> phi = fs.estimate(g, "shapley", method="permutation", budget=2000, seed=0)
+    >>> phi.n_evaluations <= 2000
+    True
+    """
+    if not isinstance(game, Game):
+        raise TypeError(f"game must be a fairshare.Game, got {type(game).__name__}")
+    sv = resolve_index(index, game.n_players)
+    n = game.n_players
+    if budget is None:
+        if method != "exact":
+            raise ValueError("budget must be given (the number of game evaluations the method may spend)")
+    else:
+        budget = check_int(budget, "budget", minimum=1)
+    name = _auto_method(game, sv, budget if budget is not None else 0) if method == "auto" else method
+    spec = get_method(name)
+    if not spec.supports(sv):
+        valid = [s.name for s in _REGISTRY.values() if s.supports(sv)]
+        raise ValueError(
+            f"method {name!r} supports the {', '.join(spec.indices)} index, not {sv.name!r}; "
+            f"methods for {sv.name!r}: {valid}"
+        )
+    unknown = sorted(set(options) - set(spec.options))
+    if unknown:
+        raise ValueError(
+            f"unknown option(s) {unknown} for method {name!r}; valid options: {sorted(spec.options) or 'none'}"
+        )
+    opts = {**spec.options, **options}
+    need = spec.min_budget(game, sv)
+    if budget is not None and budget < need:
+        raise BudgetError(
+            f"budget={budget} is too small for method {name!r} with {n} players; it needs at least {need} "
+            f"evaluations"
+        )
+    rng = check_rng(seed)
+    evaluator = BudgetedEvaluator(game, budget)
+    result = spec.run(game, sv, evaluator, rng, **opts)
+    squeeze = evaluator.scalar
+
+    def out(a: np.ndarray | None) -> Any:
+        if a is None:
+            return None
+        a = np.asarray(a, dtype=float)
+        if squeeze:
+            a = a[..., 0]
+        return float(a) if a.ndim == 0 else a
+
+    return Attribution(
+        values=out(result.values), stderr=out(result.stderr), index=sv.name, method=name,
+        options={**opts, **result.info}, n_evaluations=evaluator.n_spent,
+        empty_value=out(result.empty_value), grand_value=out(result.grand_value),
+        player_names=list(game.player_names),
+    )

@@ -1,0 +1,185 @@
+"""Monte Carlo baselines: permutation sampling (Shapley) and per-player sampling (Banzhaf).
+
+Both return per-player standard errors from the sample variance of the
+marginal contributions, at no extra evaluations.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..evaluation import BudgetedEvaluator, BudgetError
+from ..game import Game
+from ..registry import Estimate, MethodSpec, register
+from ..semivalues import Semivalue
+
+# Most booleans materialized at once for a block of sampled coalitions (64 MB).
+_BLOCK_BOOLS = 1 << 26
+_MAX_ROUNDS = 32
+
+
+def _rounds(evaluator: BudgetedEvaluator, unit_cost: int):
+    """Yield how many sampling units (permutations, pairs) to draw, round after round.
+
+    Repeated coalitions are answered from memory for free, so what a round leaves
+    unspent is drawn again in the next one, until the budget cannot pay for one
+    more unit, a round finds nothing new, or ``_MAX_ROUNDS`` rounds have run.
+    """
+    for _ in range(_MAX_ROUNDS):
+        units = evaluator.remaining // unit_cost
+        if units < 1:
+            return
+        spent = evaluator.n_spent
+        yield units
+        if evaluator.n_spent == spent:
+            return
+
+
+class _Moments:
+    """Running per-player mean and sum of squared deviations (Chan et al.'s pairwise update)."""
+
+    def __init__(self, shape: tuple[int, ...]) -> None:
+        self.count = np.zeros(shape[0])
+        self.mean = np.zeros(shape)
+        self.m2 = np.zeros(shape)
+
+    def add(self, count: np.ndarray, mean: np.ndarray, m2: np.ndarray) -> None:
+        total = self.count + count
+        safe = np.where(total > 0, total, 1.0)
+        delta = mean - self.mean
+        self.mean = self.mean + delta * (count / safe)[:, None]
+        self.m2 = self.m2 + m2 + delta**2 * (self.count * count / safe)[:, None]
+        self.count = total
+
+    def stderr(self) -> np.ndarray | None:
+        if np.any(self.count < 2):
+            return None
+        return np.sqrt(self.m2 / (self.count - 1)[:, None] / self.count[:, None])
+
+
+# --------------------------------------------------------------------------- permutation
+def _permutation_min_budget(game: Game, sv: Semivalue) -> int:
+    return 2 if game.n_players == 1 else game.n_players + 1
+
+
+def run_permutation(game: Game, sv: Semivalue, evaluator: BudgetedEvaluator,
+                    rng: np.random.Generator) -> Estimate:
+    """Permutation Monte Carlo for Shapley values.
+
+    Each random permutation walks from the empty coalition to the grand
+    coalition, adding one player at a time; the value of each coalition is reused
+    as the starting point of the next marginal contribution, so a permutation
+    costs ``n - 1`` new evaluations (the empty and grand coalitions are shared by
+    all permutations). Player ``i``'s estimate is the mean of its marginal
+    contributions over permutations.
+    """
+    n = game.n_players
+    ends = evaluator(game.empty_and_full())
+    empty, full = ends[0], ends[1]
+    if n == 1:
+        diff = (full - empty)[None, :]
+        return Estimate(values=diff, stderr=np.zeros_like(diff), empty_value=empty, grand_value=full,
+                        info={"n_permutations": 0})
+    if evaluator.remaining < n - 1:
+        raise BudgetError(f"budget too small for one permutation of {n} players")
+    k = ends.shape[1]
+    moments = _Moments((n, k))
+    block = max(1, _BLOCK_BOOLS // (n * n))
+    steps = np.arange(1, n)
+    n_perm = 0
+    for units in _rounds(evaluator, n - 1):
+        for start in range(0, units, block):
+            t = min(block, units - start)
+            n_perm += t
+            _permutation_block(evaluator, rng, moments, empty, full, t, steps)
+    return Estimate(values=moments.mean, stderr=moments.stderr(), empty_value=empty, grand_value=full,
+                    info={"n_permutations": int(n_perm)})
+
+
+def _permutation_block(evaluator: BudgetedEvaluator, rng: np.random.Generator, moments: _Moments,
+                       empty: np.ndarray, full: np.ndarray, t: int, steps: np.ndarray) -> None:
+    n, k = steps.size + 1, empty.size
+    perms = np.argsort(rng.random((t, n)), axis=1)
+    ranks = np.empty_like(perms)
+    rows = np.arange(t)[:, None]
+    ranks[rows, perms] = np.arange(n)[None, :]
+    # coalition after j players joined: players whose rank is below j
+    X = ranks[:, None, :] < steps[None, :, None]                       # (t, n-1, n)
+    inner = evaluator(X.reshape(-1, n)).reshape(t, n - 1, k)
+    chain = np.concatenate([np.broadcast_to(empty, (t, 1, k)), inner, np.broadcast_to(full, (t, 1, k))], axis=1)
+    marginal = np.diff(chain, axis=1)                                   # (t, n, k) in permutation order
+    contrib = np.empty_like(marginal)
+    contrib[rows, perms] = marginal                                     # back to player order
+    mean = contrib.mean(axis=0)
+    moments.add(np.full(n, float(t)), mean, ((contrib - mean) ** 2).sum(axis=0))
+
+
+register(MethodSpec(
+    name="permutation",
+    run=run_permutation,
+    indices=("shapley",),
+    description="permutation Monte Carlo: mean marginal contribution over random orderings (n-1 evaluations each)",
+    min_budget=_permutation_min_budget,
+    default_for={"shapley": 10},
+))
+
+
+# --------------------------------------------------------------------------- mc-banzhaf
+def _inclusion_probability(sv: Semivalue) -> float:
+    return float(sv.params.get("w", 0.5))
+
+
+def run_mc_banzhaf(game: Game, sv: Semivalue, evaluator: BudgetedEvaluator,
+                   rng: np.random.Generator) -> Estimate:
+    """Per-player Monte Carlo for (weighted) Banzhaf values (Kernel Banzhaf paper, section 4.1).
+
+    The budget left after the empty and grand coalitions is split into pairs
+    ``(S, S + i)``, spread evenly over players (the remainder to randomly chosen
+    players); ``S`` holds each other player independently with probability ``w``
+    (1/2 for Banzhaf). Player ``i``'s estimate is the mean of ``v(S + i) - v(S)``.
+    """
+    n = game.n_players
+    ends = evaluator(game.empty_and_full())
+    k = ends.shape[1]
+    if evaluator.remaining < 2 * n:
+        raise BudgetError(f"mc-banzhaf needs at least one pair of evaluations per player (2n + 2 = {2 * n + 2})")
+    w = _inclusion_probability(sv)
+    moments = _Moments((n, k))
+    block = max(1, _BLOCK_BOOLS // (2 * n))
+    for n_pairs in _rounds(evaluator, 2):
+        counts = np.full(n, n_pairs // n)
+        counts[rng.choice(n, n_pairs % n, replace=False)] += 1
+        owner = np.repeat(np.arange(n), counts)                            # sorted by player
+        for start in range(0, n_pairs, block):
+            _banzhaf_block(evaluator, rng, moments, owner[start:start + block], w)
+    return Estimate(values=moments.mean, stderr=moments.stderr(), empty_value=ends[0], grand_value=ends[1],
+                    info={"samples_per_player": (int(moments.count.min()), int(moments.count.max()))})
+
+
+def _banzhaf_block(evaluator: BudgetedEvaluator, rng: np.random.Generator, moments: _Moments,
+                   who: np.ndarray, w: float) -> None:
+    n, k = moments.mean.shape
+    t = who.size
+    without = rng.random((t, n)) < w
+    without[np.arange(t), who] = False
+    with_i = without.copy()
+    with_i[np.arange(t), who] = True
+    vals = evaluator(np.concatenate([without, with_i]))
+    diff = vals[t:] - vals[:t]                                          # (t, k)
+    players, first, cnt = np.unique(who, return_index=True, return_counts=True)
+    sums = np.add.reduceat(diff, first, axis=0)
+    mean = sums / cnt[:, None]
+    m2 = np.add.reduceat((diff - np.repeat(mean, cnt, axis=0)) ** 2, first, axis=0)
+    c_all, mean_all, m2_all = np.zeros(n), np.zeros((n, k)), np.zeros((n, k))
+    c_all[players], mean_all[players], m2_all[players] = cnt, mean, m2
+    moments.add(c_all, mean_all, m2_all)
+
+
+register(MethodSpec(
+    name="mc-banzhaf",
+    run=run_mc_banzhaf,
+    indices=("weighted-banzhaf",),
+    description="Monte Carlo per player: mean of v(S+i) - v(S) over random S (Banzhaf and weighted Banzhaf)",
+    min_budget=lambda game, sv: 2 * game.n_players + 2,
+    default_for={"weighted-banzhaf": 10},
+))

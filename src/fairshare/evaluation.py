@@ -1,0 +1,126 @@
+"""Evaluating a game for an estimator: each distinct coalition once, within a budget."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .game import Game
+
+__all__ = ["coalition_keys", "BudgetedEvaluator", "BudgetError"]
+
+
+class BudgetError(ValueError):
+    """Raised when a budget is too small for a method, or would be exceeded."""
+
+
+def coalition_keys(coalitions: np.ndarray) -> np.ndarray:
+    """One fixed-width byte key per coalition row (bit-packed), sortable and comparable.
+
+    Examples
+    --------
+    >>> k = coalition_keys(np.array([[True, False], [True, False], [False, True]]))
+    >>> bool(k[0] == k[1]), bool(k[0] == k[2])
+    (True, False)
+    """
+    packed = np.ascontiguousarray(np.packbits(coalitions, axis=1))
+    width = packed.shape[1]
+    return packed.view(f"S{width}").ravel()
+
+
+class BudgetedEvaluator:
+    """Evaluate coalitions for one estimate: never the same coalition twice, never past ``budget``.
+
+    Values are kept (sorted by key) so a coalition asked for again, in the same
+    call or a later one, is answered from memory at no cost. Results are always
+    2-D ``(m, k)``; :attr:`scalar` tells whether the game returns one value.
+
+    Parameters
+    ----------
+    game : Game
+    budget : int or None
+        Most distinct coalitions that may be evaluated; None for no limit.
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> g = fs.games.AdditiveGame([1.0, 2.0, 3.0])
+    >>> ev = BudgetedEvaluator(g, budget=10)
+    >>> X = np.array([[1, 0, 0], [1, 0, 0], [0, 1, 1]], dtype=bool)
+    >>> ev(X)[:, 0]
+    array([1., 1., 5.])
+    >>> ev.n_spent
+    2
+    """
+
+    def __init__(self, game: Game, budget: int | None) -> None:
+        self.game = game
+        self.budget = budget
+        self.n_spent = 0
+        self._keys = np.zeros(0, dtype=coalition_keys(np.zeros((0, game.n_players), bool)).dtype)
+        self._values: np.ndarray | None = None
+
+    @property
+    def remaining(self) -> int | None:
+        """Evaluations still allowed (None when unlimited)."""
+        return None if self.budget is None else self.budget - self.n_spent
+
+    @property
+    def scalar(self) -> bool:
+        """True when the game returns one value per coalition."""
+        return not self.game.n_outputs
+
+    def charge(self, n_evaluations: int) -> None:
+        """Account for evaluations made outside this evaluator (e.g. by exact enumeration)."""
+        if self.budget is not None and self.n_spent + n_evaluations > self.budget:
+            raise BudgetError(
+                f"{n_evaluations} more evaluations would exceed the budget of {self.budget} ({self.n_spent} spent)"
+            )
+        self.n_spent += n_evaluations
+
+    def __call__(self, coalitions: np.ndarray) -> np.ndarray:
+        X = np.asarray(coalitions, dtype=bool)
+        if X.shape[0] == 0:
+            k = max(self.game.n_outputs or 1, 1)
+            return np.zeros((0, k))
+        keys = coalition_keys(X)
+        uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        known = np.zeros(uniq.size, dtype=bool)
+        pos = np.zeros(uniq.size, dtype=np.intp)
+        if self._keys.size:
+            pos = np.searchsorted(self._keys, uniq)
+            inside = pos < self._keys.size
+            known[inside] = self._keys[pos[inside]] == uniq[inside]
+        new = np.flatnonzero(~known)
+        if self.budget is not None and self.n_spent + new.size > self.budget:
+            raise BudgetError(
+                f"evaluating {new.size} new coalitions would exceed the budget of {self.budget} "
+                f"({self.n_spent} already spent)"
+            )
+        if new.size:
+            vals = self.game(X[first[new]])
+            vals = vals[:, None] if vals.ndim == 1 else vals
+            self.n_spent += new.size
+            self._insert(uniq[new], vals)
+            pos = np.searchsorted(self._keys, uniq)
+        return self._values[pos[inverse.ravel()]]
+
+    def _insert(self, keys: np.ndarray, values: np.ndarray) -> None:
+        if self._values is None:
+            all_keys, all_values = keys, values
+        else:
+            all_keys = np.concatenate([self._keys, keys])
+            all_values = np.concatenate([self._values, values], axis=0)
+        order = np.argsort(all_keys, kind="stable")
+        self._keys, self._values = all_keys[order], all_values[order]
+
+    def output(self, values: np.ndarray) -> np.ndarray:
+        """Drop the output axis of a 2-D result for a scalar game.
+
+        Examples
+        --------
+        >>> import fairshare as fs
+        >>> ev = BudgetedEvaluator(fs.games.AdditiveGame([1.0]), None)
+        >>> _ = ev(np.ones((1, 1), bool)); ev.output(np.zeros((3, 1))).shape
+        (3,)
+        """
+        return values[..., 0] if self.scalar else values

@@ -1,0 +1,143 @@
+"""The Game contract: a set function evaluated on batches of coalitions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._validation import check_coalitions, check_int, format_coalition
+from .semivalues import Semivalue
+
+__all__ = ["Game"]
+
+
+class Game:
+    """A cooperative game (set function) over ``n_players`` players.
+
+    Everything in fairshare talks to a game through one batched call,
+    ``game(coalitions)``, where ``coalitions`` is a boolean ``(m, n_players)``
+    array; it returns ``(m,)`` floats, or ``(m, k)`` for a game with ``k``
+    outputs (class probabilities, say). The game validates its input and output,
+    counts evaluations, and splits huge requests into calls of at most
+    ``batch_size`` coalitions.
+
+    Subclasses implement :meth:`_evaluate`; games that know their exact values
+    also implement :meth:`exact_values`.
+
+    Parameters
+    ----------
+    n_players : int
+        Number of players (features, groups, data points), at least 1.
+    player_names : sequence of str, optional
+        One name per player; defaults to ``"x0", "x1", ...``.
+    batch_size : int, optional
+        Largest number of coalitions passed to :meth:`_evaluate` in one call.
+
+    Examples
+    --------
+    >>> import numpy as np, fairshare as fs
+    >>> class Size(fs.Game):
+    ...     def _evaluate(self, coalitions):
+    ...         return coalitions.sum(axis=1).astype(float)
+    >>> g = Size(3)
+    >>> g(np.array([[True, True, False]]))
+    array([2.])
+    >>> g.n_evaluations
+    1
+    """
+
+    def __init__(self, n_players: int, player_names: Any = None, batch_size: int | None = None) -> None:
+        self.n_players = check_int(n_players, "n_players", minimum=1)
+        if player_names is None:
+            self.player_names = [f"x{i}" for i in range(self.n_players)]
+        else:
+            names = [str(p) for p in player_names]
+            if len(names) != self.n_players:
+                raise ValueError(
+                    f"player_names must have one name per player ({self.n_players}), got {len(names)}"
+                )
+            if len(set(names)) != len(names):
+                raise ValueError("player_names must be unique")
+            self.player_names = names
+        self.batch_size = None if batch_size is None else check_int(batch_size, "batch_size", minimum=1)
+        self.n_evaluations = 0
+        self.n_outputs: int | None = None  # None until known; 0 marks a scalar game
+
+    # ------------------------------------------------------------------ calls
+    def __call__(self, coalitions: Any) -> np.ndarray:
+        """Evaluate the game on a boolean ``(m, n_players)`` array of coalitions."""
+        X = check_coalitions(coalitions, self.n_players)
+        m = X.shape[0]
+        step = self.batch_size or max(m, 1)
+        parts = [self._checked(X[start:start + step]) for start in range(0, m, step)]
+        if not parts:
+            return np.zeros((0,) if not self.n_outputs else (0, self.n_outputs))
+        return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)
+
+    def _checked(self, X: np.ndarray) -> np.ndarray:
+        out = np.asarray(self._evaluate(X))
+        self.n_evaluations += X.shape[0]
+        if out.dtype.kind not in "biuf":
+            raise TypeError(f"the game must return numbers, got an array of dtype {out.dtype}")
+        out = out.astype(float, copy=False)
+        if out.ndim not in (1, 2) or out.shape[0] != X.shape[0]:
+            raise ValueError(
+                f"the game must return shape ({X.shape[0]},) or ({X.shape[0]}, k) for {X.shape[0]} "
+                f"coalitions, got {out.shape}"
+            )
+        k = 0 if out.ndim == 1 else out.shape[1]
+        if self.n_outputs is None:
+            self.n_outputs = k
+        elif k != self.n_outputs:
+            raise ValueError(f"the game returned {k or 'scalar'} outputs, earlier calls returned {self.n_outputs or 'scalar'}")
+        bad = ~np.isfinite(out) if out.ndim == 1 else ~np.all(np.isfinite(out), axis=1)
+        if bad.any():
+            first = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"the game returned NaN or inf for {int(bad.sum())} of {X.shape[0]} coalitions; "
+                f"e.g. coalition {format_coalition(X[first], self.player_names)} gave {out[first]}"
+            )
+        return out
+
+    def _evaluate(self, coalitions: np.ndarray) -> np.ndarray:
+        """Values of a validated boolean ``(m, n_players)`` batch: ``(m,)`` or ``(m, k)``."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _evaluate(coalitions)")
+
+    # ----------------------------------------------------------- exact values
+    def exact_values(self, index: Semivalue) -> np.ndarray | None:
+        """Closed-form values for ``index`` when the game knows them, else None.
+
+        Returns ``(n_players,)`` or ``(n_players, k)``. The default knows nothing.
+        """
+        return None
+
+    def knows_exact_values(self, index: Semivalue) -> bool:
+        """Cheap check: does :meth:`exact_values` give a closed form for ``index``?
+
+        The default says yes for any game class that overrides :meth:`exact_values`;
+        a game that knows only some indices overrides this too.
+        """
+        return type(self).exact_values is not Game.exact_values
+
+    # ---------------------------------------------------------------- helpers
+    def empty_and_full(self) -> np.ndarray:
+        """Boolean ``(2, n)`` array holding the empty and the grand coalition.
+
+        Examples
+        --------
+        >>> import fairshare as fs
+        >>> fs.games.AdditiveGame([1.0, 2.0]).empty_and_full().astype(int)
+        array([[0, 0],
+               [1, 1]])
+        """
+        out = np.zeros((2, self.n_players), dtype=bool)
+        out[1] = True
+        return out
+
+    def reset_evaluations(self) -> None:
+        """Set the evaluation counter back to zero."""
+        self.n_evaluations = 0
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(n_players={self.n_players})"

@@ -1,0 +1,25 @@
+"""Games: model-free set functions (FunctionGame), and synthetic games with known values."""
+
+from .additive import AdditiveGame
+from .airport import AirportGame
+from .function import FunctionGame
+from .hastie import HastieClassificationGame, RadialGame
+from .noisy import NoisyGame
+from .symmetric import AdversarialGame, SymmetricGame
+from .unanimity import SOUMGame, UnanimityGame, unanimity_share
+from .voting import WeightedVotingGame
+
+__all__ = [
+    "AdditiveGame",
+    "AdversarialGame",
+    "AirportGame",
+    "FunctionGame",
+    "HastieClassificationGame",
+    "NoisyGame",
+    "RadialGame",
+    "SOUMGame",
+    "SymmetricGame",
+    "UnanimityGame",
+    "WeightedVotingGame",
+    "unanimity_share",
+]
