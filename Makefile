@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 
-.PHONY: demo test bench clean
+.PHONY: demo test clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -25,9 +25,6 @@ demo: $(VENV)/.installed-demo
 
 test: $(VENV)/.installed-all
 	$(PY) -m pytest -q
-
-bench: $(VENV)/.installed-all
-	$(VENV)/bin/fairshare bench all
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache

@@ -78,7 +78,7 @@ class SOUMGame(Game):
 
     @classmethod
     def random(cls, n_players: int, n_terms: int = 50, *, min_size: int = 1, max_size: int | None = None,
-               seed: SeedLike = None) -> SOUMGame:
+               seed: SeedLike = None, player_names: Any = None, batch_size: int | None = None) -> SOUMGame:
         """A random SOUM: ``n_terms`` carriers with uniform sizes in ``[min_size, max_size]``
         and standard normal coefficients.
 
@@ -99,12 +99,15 @@ class SOUMGame(Game):
         keys = rng.random((K, n))
         ranks = np.argsort(np.argsort(keys, axis=1), axis=1)
         T = ranks < sizes[:, None]
-        return cls(T, rng.standard_normal(K))
+        return cls(T, rng.standard_normal(K), player_names=player_names, batch_size=batch_size)
 
     def _evaluate(self, coalitions: np.ndarray) -> np.ndarray:
-        hits = coalitions.astype(float) @ self._T.T            # members of each carrier present
+        hits = coalitions.astype(float) @ self._T.T            # members of each carrier present (exact integers)
         inside = hits == self._sizes[None, :]
-        return inside.astype(float) @ self.coefficients
+        # a row-wise sum, not a matrix product, so a row's value does not depend on the batch it came in
+        if self.coefficients.ndim == 1:
+            return np.where(inside, self.coefficients[None, :], 0.0).sum(axis=1)
+        return np.where(inside[:, :, None], self.coefficients[None, :, :], 0.0).sum(axis=1)
 
     def exact_values(self, index: Semivalue) -> np.ndarray:
         share = unanimity_share(index, self.n_players, self._sizes)   # (K,)

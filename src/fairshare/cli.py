@@ -1,0 +1,56 @@
+"""The ``fairshare`` command line: ``fairshare methods``, ``fairshare demo``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .registry import methods
+
+
+def _cmd_methods(args: argparse.Namespace) -> int:
+    rows = methods()
+    width = max(len(m.name) for m in rows)
+    iwidth = max(len(", ".join(m.indices)) for m in rows)
+    print(f"{'method':<{width}}  {'indices':<{iwidth}}  description")
+    for m in rows:
+        print(f"{m.name:<{width}}  {', '.join(m.indices):<{iwidth}}  {m.description}")
+        if m.options:
+            opts = ", ".join(f"{k}={v!r}" for k, v in m.options.items())
+            print(f"{'':<{width}}  {'':<{iwidth}}  options: {opts}")
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from .demo import main as demo_main
+
+    print(demo_main(budget=args.budget, seed=args.seed))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``fairshare`` command."""
+    parser = argparse.ArgumentParser(prog="fairshare", description="Shapley, Banzhaf and semivalue attributions.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("methods", help="list the registered methods, the indices they support, their options")
+    p.set_defaults(func=_cmd_methods)
+    p = sub.add_parser("demo", help="explain one breast-cancer prediction with every method")
+    p.add_argument("--budget", type=int, default=200, help="evaluations per estimator (default 200)")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=_cmd_demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``fairshare`` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (ValueError, TypeError, ImportError, OSError) as exc:
+        print(f"fairshare: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,43 @@
+import subprocess
+import sys
+
+import fairshare as fs
+from fairshare.cli import main
+from fairshare.registry import method_names
+
+
+def test_methods_command_lists_every_method(capsys):
+    assert main(["methods"]) == 0
+    out = capsys.readouterr().out
+    for name in method_names():
+        assert name in out
+    assert "any semivalue" in out and "allow_large=False" in out
+
+
+def test_demo_prints_a_table_for_every_method(capsys):
+    assert main(["demo", "--budget", "200"]) == 0
+    out = capsys.readouterr().out
+    assert "test accuracy" in out
+    rows = [line for line in out.splitlines() if line.startswith("| ") and not line.startswith("| method")]
+    listed = {(r.split("|")[1].strip(), r.split("|")[2].strip()) for r in rows}
+    expected = {(m, i) for m in method_names() for i in ("shapley", "banzhaf")
+                if fs.registry.get_method(m).supports(fs.semivalues.resolve_index(i))}
+    assert listed == expected
+    for r in rows:
+        cells = [c.strip() for c in r.split("|")[1:-1]]
+        evaluations, error = int(cells[2]), float(cells[3])
+        if cells[0] == "exact":
+            assert evaluations == 1024 and error == 0.0
+        else:
+            assert evaluations <= 200 and error < 0.2
+
+
+def test_errors_are_one_line_and_non_zero(capsys):
+    assert main(["demo", "--budget", "3"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fairshare: error: budget=3 is too small") and err.count("\n") == 1
+
+
+def test_console_script_is_installed():
+    result = subprocess.run([sys.executable, "-m", "fairshare.cli", "methods"], capture_output=True, text=True)
+    assert result.returncode == 0 and "permutation" in result.stdout

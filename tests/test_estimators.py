@@ -1,0 +1,156 @@
+"""Tests parametrized over the method registry: every estimator, every index it supports."""
+
+import numpy as np
+import pytest
+
+import fairshare as fs
+from fairshare.registry import get_method, method_names
+
+ESTIMATORS = [m for m in method_names() if m != "exact"]
+CASES = [(m, idx) for m in ESTIMATORS for idx in ("shapley", "banzhaf") if get_method(m).supports(fs.Semivalue.shapley() if idx == "shapley" else fs.Semivalue.banzhaf())]
+
+
+def soum(n=16, seed=0, **kw):
+    return fs.games.SOUMGame.random(n, n_terms=40, max_size=6, seed=seed, **kw)
+
+
+@pytest.mark.parametrize("method, index", CASES)
+def test_budget_is_never_exceeded(method, index):
+    for budget in (get_method(method).min_budget(soum(), fs.Semivalue.shapley()) + 3, 257, 1000):
+        g = soum()
+        phi = fs.estimate(g, index, method=method, budget=budget, seed=1)
+        assert phi.n_evaluations <= budget
+        assert g.n_evaluations == phi.n_evaluations
+        assert phi.n_evaluations >= budget - 2 * g.n_players   # and the budget is actually used
+
+
+@pytest.mark.parametrize("method, index", CASES)
+def test_same_seed_same_result_whatever_the_batch_size(method, index):
+    a = fs.estimate(soum(), index, method=method, budget=600, seed=5)
+    b = fs.estimate(soum(batch_size=7), index, method=method, budget=600, seed=5)
+    c = fs.estimate(soum(), index, method=method, budget=600, seed=6)
+    np.testing.assert_array_equal(a.values, b.values)
+    np.testing.assert_array_equal(a.stderr, b.stderr)
+    assert not np.array_equal(a.values, c.values)
+
+
+@pytest.mark.parametrize("method, index", CASES)
+def test_error_shrinks_like_one_over_budget(method, index):
+    g = soum()
+    truth = fs.exact(g, index).values
+    mse = {}
+    for budget in (400, 1600):
+        errs = [np.sum((fs.estimate(g, index, method=method, budget=budget, seed=s).values - truth) ** 2)
+                for s in range(40)]
+        mse[budget] = np.mean(errs)
+    ratio = mse[400] / mse[1600]
+    assert 2.5 < ratio < 6.5, ratio
+
+
+@pytest.mark.parametrize("method, index", CASES)
+def test_stderr_covers_the_true_error(method, index):
+    g = soum(n=12, seed=2)
+    truth = fs.exact(g, index).values
+    inside = []
+    for s in range(60):
+        phi = fs.estimate(g, index, method=method, budget=600, seed=s)
+        assert phi.stderr is not None and np.all(phi.stderr >= 0)
+        inside.append(np.abs(phi.values - truth) <= 2 * phi.stderr + 1e-12)
+    coverage = np.mean(inside)
+    assert 0.85 <= coverage <= 0.995, coverage
+
+
+@pytest.mark.parametrize("method, index", CASES)
+def test_too_small_budget_is_rejected_clearly(method, index):
+    g = soum()
+    need = get_method(method).min_budget(g, fs.Semivalue.shapley())
+    with pytest.raises(fs.BudgetError, match=f"budget={need - 1} is too small for method '{method}'.*at least {need}"):
+        fs.estimate(g, index, method=method, budget=need - 1, seed=0)
+    assert g.n_evaluations == 0
+
+
+@pytest.mark.parametrize("method, index", CASES)
+def test_multi_output_estimates_each_output(method, index):
+    base = soum(n=10)
+    coefs = np.stack([base.coefficients, -2.0 * base.coefficients + 1.0], axis=1)
+    multi = fs.games.SOUMGame(base.carriers, coefs)
+    phi = fs.estimate(multi, index, method=method, budget=300, seed=3)
+    assert phi.values.shape == (10, 2) and phi.stderr.shape == (10, 2)
+    single = fs.estimate(fs.games.SOUMGame(base.carriers, coefs[:, 1]), index, method=method, budget=300, seed=3)
+    np.testing.assert_allclose(phi.values[:, 1], single.values, atol=1e-12)
+
+
+@pytest.mark.parametrize("method, index", CASES)
+def test_additive_games_are_recovered_exactly(method, index):
+    w = np.random.default_rng(0).standard_normal(40)
+    phi = fs.estimate(fs.games.AdditiveGame(w), index, method=method, budget=5000, seed=0)
+    np.testing.assert_allclose(phi.values, w, atol=1e-10)
+
+
+def test_permutation_is_vectorized_at_image_scale():
+    w = np.random.default_rng(0).standard_normal(3072)
+    g = fs.games.AdditiveGame(w)
+    phi = fs.estimate(g, "shapley", method="permutation", budget=20000, seed=0)
+    np.testing.assert_allclose(phi.values, w, atol=1e-9)
+    assert phi.n_evaluations <= 20000
+
+
+def test_one_player_games():
+    g = fs.games.AdditiveGame([2.5])
+    for method, index in CASES:
+        assert fs.estimate(g, index, method=method, budget=4, seed=0).values[0] == pytest.approx(2.5)
+
+
+def test_mc_banzhaf_estimates_weighted_banzhaf():
+    g = soum(n=8)
+    sv = fs.Semivalue.weighted_banzhaf(0.3)
+    truth = fs.exact(g, sv).values
+    phi = fs.estimate(g, sv, method="mc-banzhaf", budget=200_000, seed=0)
+    assert fs.metrics.relative_squared_error(phi, truth) < 1e-3
+
+
+def test_auto_method_choice():
+    small = soum(n=8)
+    assert fs.estimate(small, "shapley", budget=256, seed=0).method == "exact"
+    opaque = fs.games.FunctionGame(soum(), n_players=16)        # a game without a closed form
+    assert fs.estimate(opaque, "shapley", budget=500, seed=0).method == "permutation"
+    assert fs.estimate(opaque, "banzhaf", budget=500, seed=0).method == "mc-banzhaf"
+    # a game with a closed form answers exactly whatever the budget
+    assert fs.estimate(soum(n=40), "shapley", budget=10, seed=0).method == "exact"
+    with pytest.raises(ValueError, match="no estimator for index"):
+        fs.estimate(opaque, fs.Semivalue.beta_shapley(4, 1), budget=500)
+
+
+def test_exact_through_estimate_respects_the_budget():
+    g = fs.games.FunctionGame(lambda S: S.sum(1) ** 2.0, n_players=6)
+    phi = fs.estimate(g, "banzhaf", method="exact", budget=64)
+    assert phi.n_evaluations == 64
+    with pytest.raises(fs.BudgetError, match="at least 64"):
+        fs.estimate(g, "banzhaf", method="exact", budget=63)
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(method="nope", budget=100), ValueError, r"method must be one of \['exact', 'permutation', 'mc-banzhaf'"),
+    (dict(method="permutation", index="banzhaf", budget=100), ValueError, "supports the shapley index, not 'banzhaf'"),
+    (dict(method="permutation", budget=100, colour="red"), ValueError, r"unknown option\(s\) \['colour'\]"),
+    (dict(method="permutation"), ValueError, "budget must be given"),
+    (dict(method="permutation", budget=0), ValueError, "budget must be >= 1"),
+    (dict(method="permutation", budget=2.5), TypeError, "budget must be an integer"),
+    (dict(method="permutation", budget=100, seed=-1), ValueError, "seed must be a non-negative"),
+    (dict(method="permutation", budget=100, seed="a"), TypeError, "seed must be None"),
+    (dict(index="owen", budget=100), ValueError, "index must be one of"),
+])
+def test_bad_arguments_to_estimate(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        fs.estimate(soum(), **kwargs)
+
+
+def test_estimate_needs_a_game():
+    with pytest.raises(TypeError, match="game must be a fairshare.Game"):
+        fs.estimate(np.zeros(3), "shapley", method="permutation", budget=10)
+
+
+def test_methods_listing_covers_the_registry():
+    listed = fs.methods()
+    assert [m.name for m in listed] == method_names()
+    assert all(m.description and m.indices for m in listed)

@@ -1,0 +1,108 @@
+import numpy as np
+import pytest
+
+import fairshare as fs
+
+
+def size_game(n=4, **kw):
+    return fs.games.FunctionGame(lambda S: S.sum(axis=1).astype(float), n_players=n, **kw)
+
+
+def test_call_counts_and_returns_floats():
+    g = size_game()
+    out = g(np.array([[1, 0, 0, 1], [0, 0, 0, 0]], dtype=bool))
+    np.testing.assert_array_equal(out, [2.0, 0.0])
+    assert out.dtype == float
+    assert g.n_evaluations == 2
+    g.reset_evaluations()
+    assert g.n_evaluations == 0
+
+
+def test_zero_one_integers_are_accepted():
+    assert size_game()(np.array([[1, 1, 0, 0]]))[0] == 2.0
+
+
+@pytest.mark.parametrize("coalitions, error, match", [
+    (np.zeros((3, 5), bool), ValueError, r"coalitions must have shape \(m, 4\)"),
+    (np.zeros(4, bool), ValueError, "coalitions must have shape"),
+    (np.full((2, 4), 0.5), TypeError, "coalitions must be a boolean array"),
+    (np.full((2, 4), 2), ValueError, "outside"),
+])
+def test_bad_coalitions_are_rejected(coalitions, error, match):
+    with pytest.raises(error, match=match):
+        size_game()(coalitions)
+
+
+def test_nan_from_the_game_names_count_and_an_example():
+    def fn(S):
+        out = S.sum(axis=1).astype(float)
+        out[S[:, 2]] = np.nan
+        return out
+
+    g = fs.games.FunctionGame(fn, n_players=3, player_names=["a", "b", "c"])
+    X = np.array([[1, 0, 0], [0, 0, 1], [1, 1, 1]], dtype=bool)
+    with pytest.raises(ValueError, match=r"NaN or inf for 2 of 3 coalitions; e.g. coalition \{c\}"):
+        g(X)
+
+
+def test_inf_is_rejected_too():
+    g = fs.games.FunctionGame(lambda S: np.full(S.shape[0], np.inf), n_players=2)
+    with pytest.raises(ValueError, match="NaN or inf"):
+        g(np.ones((1, 2), bool))
+
+
+def test_batch_size_splits_large_requests():
+    sizes = []
+
+    def fn(S):
+        sizes.append(S.shape[0])
+        return S.sum(axis=1).astype(float)
+
+    g = fs.games.FunctionGame(fn, n_players=3, batch_size=4)
+    out = g(fs.exact.__globals__["all_coalitions"](3))
+    assert sizes == [4, 4]
+    np.testing.assert_array_equal(out, [0, 1, 1, 2, 1, 2, 2, 3])
+    assert g.n_evaluations == 8
+
+
+def test_multi_output_games_return_two_dimensions():
+    g = fs.games.FunctionGame(lambda S: np.stack([S.sum(1), -S.sum(1)], axis=1).astype(float), n_players=3)
+    out = g(np.ones((5, 3), bool))
+    assert out.shape == (5, 2)
+    assert g.n_outputs == 2
+
+
+def test_output_shape_and_consistency_are_checked():
+    wrong_len = fs.games.FunctionGame(lambda S: np.zeros(S.shape[0] + 1), n_players=2)
+    with pytest.raises(ValueError, match=r"must return shape \(1,\)"):
+        wrong_len(np.ones((1, 2), bool))
+    calls = iter([np.zeros(1), np.zeros((1, 3))])
+    flip = fs.games.FunctionGame(lambda S: next(calls), n_players=2)
+    flip(np.ones((1, 2), bool))
+    with pytest.raises(ValueError, match="returned 3 outputs"):
+        flip(np.ones((1, 2), bool))
+    strings = fs.games.FunctionGame(lambda S: np.array(["a"] * S.shape[0]), n_players=2)
+    with pytest.raises(TypeError, match="must return numbers"):
+        strings(np.ones((1, 2), bool))
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(n_players=0), ValueError, "n_players must be >= 1"),
+    (dict(n_players=2.5), TypeError, "n_players must be an integer"),
+    (dict(n_players=2, player_names=["a"]), ValueError, "one name per player"),
+    (dict(n_players=2, player_names=["a", "a"]), ValueError, "unique"),
+    (dict(n_players=2, batch_size=0), ValueError, "batch_size must be >= 1"),
+])
+def test_bad_constructor_arguments(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        fs.games.FunctionGame(lambda S: S.sum(1), **kwargs)
+
+
+def test_function_game_needs_a_callable():
+    with pytest.raises(TypeError, match="fn must be callable"):
+        fs.games.FunctionGame(3, n_players=2)
+
+
+def test_a_game_without_evaluate_says_so():
+    with pytest.raises(NotImplementedError, match="must implement _evaluate"):
+        fs.Game(2)(np.ones((1, 2), bool))
