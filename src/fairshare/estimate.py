@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import SeedLike, check_int, check_rng
+from ._validation import SeedLike, check_int, check_positive_float, check_rng
 from .attribution import Attribution
 from .evaluation import BudgetedEvaluator, BudgetError
 from .game import Game
@@ -33,7 +33,7 @@ def _auto_method(game: Game, sv: Semivalue, budget: int) -> str:
 
 
 def estimate(game: Game, index: str | Semivalue = "shapley", method: str = "auto", budget: int | None = None,
-             seed: SeedLike = None, **options: Any) -> Attribution:
+             seed: SeedLike = None, tol: float | None = None, **options: Any) -> Attribution:
     """Estimate the semivalues of ``game`` with a registered method, within ``budget`` evaluations.
 
     Parameters
@@ -49,6 +49,9 @@ def estimate(game: Game, index: str | Semivalue = "shapley", method: str = "auto
         for ``method="exact"``.
     seed : int, numpy Generator or None
         Same seed, same result.
+    tol : float, optional
+        Spend the budget in rounds and stop once the estimated relative error
+        ``||stderr|| / ||values||`` is at most ``tol`` (methods that report ``supports_tol``).
     **options
         Method options (``fairshare methods`` lists them).
 
@@ -93,9 +96,17 @@ def estimate(game: Game, index: str | Semivalue = "shapley", method: str = "auto
             f"budget={budget} is too small for method {name!r} with {n} players; it needs at least {need} "
             f"evaluations"
         )
+    if tol is not None:
+        tol = check_positive_float(tol, "tol")
+        if not spec.supports_tol:
+            raise ValueError(f"method {name!r} does not support tol; methods that do: "
+                             f"{[s.name for s in _REGISTRY.values() if s.supports_tol]}")
+        opts_run = {**opts, "tol": tol}
+    else:
+        opts_run = opts
     rng = check_rng(seed)
     evaluator = BudgetedEvaluator(game, budget)
-    result = spec.run(game, sv, evaluator, rng, **opts)
+    result = spec.run(game, sv, evaluator, rng, **opts_run)
     squeeze = evaluator.scalar
 
     def out(a: np.ndarray | None) -> Any:

@@ -64,6 +64,8 @@ class MethodSpec:
     min_budget : smallest budget the method can work with, as a function of (game, semivalue)
     default_for : index families for which this is the method ``method="auto"`` picks,
         mapped to a priority (highest wins)
+    supports_tol : whether ``run`` accepts ``tol`` (spend the budget in rounds, stop once the
+        estimated relative error is below it)
     """
 
     name: str
@@ -73,6 +75,7 @@ class MethodSpec:
     options: Mapping[str, Any] = field(default_factory=dict)
     min_budget: Callable[[Any, Semivalue], int] = lambda game, sv: 1
     default_for: Mapping[str, int] = field(default_factory=dict)
+    supports_tol: bool = False
 
     def supports(self, sv: Semivalue) -> bool:
         """True when the method can estimate the semivalue ``sv``."""

@@ -1,3 +1,3 @@
 """Estimator modules; importing one registers its methods in :mod:`fairshare.registry`."""
 
-from . import exact_method, montecarlo  # noqa: F401
+from . import exact_method, montecarlo, unified  # noqa: F401

@@ -1,0 +1,367 @@
+"""Coalition samplers: pure numpy, no game.
+
+Every distribution used by the estimators is *size-symmetric*: it puts a mass
+``q_h`` on coalition size ``h`` and spreads it uniformly over the ``C(d, h)``
+coalitions of that size. A sampler therefore works in two steps: decide how many
+coalitions of each size to take (with or without replacement, paired or not), then
+draw that many uniform subsets of each size. The result is a :class:`CoalitionSample`
+holding the rows and the weights that make weighted sums over the sample unbiased
+for sums over all coalitions (Horvitz-Thompson weights).
+
+Sizes and probabilities live in log space, so ``d = 3072`` works.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .combinatorics import log_binom, logsumexp
+
+__all__ = [
+    "DISTRIBUTIONS",
+    "shapley_size_log_mass",
+    "distinct_subsets",
+    "random_subsets",
+    "CoalitionSample",
+    "sample_with_replacement",
+    "sample_without_replacement",
+]
+
+#: Sampling distributions of the unified Shapley framework and their tau (Eq. 2.1): q_h ~ (h (d-h))^-tau.
+DISTRIBUTIONS = {"kernel": 1.0, "modified": 0.5, "leverage": 0.0}
+
+_UNRANK_LIMIT = 1 << 62
+
+
+def shapley_size_log_mass(d: int, distribution: str = "kernel", tau: float | None = None) -> np.ndarray:
+    """``log q_h`` for ``h = 0..d``: the probability that a sampled coalition has size ``h``.
+
+    Kernel weights (tau = 1), leverage scores (tau = 0), modified l2 (tau = 1/2) or
+    any ``tau`` in [0, 1] (unified framework v1, Eq. 2.1 and A.66): coalitions of size
+    ``h`` get total mass proportional to ``(h (d - h))^-tau``; the empty and full
+    coalitions get none.
+
+    Examples
+    --------
+    >>> q = np.exp(shapley_size_log_mass(4, "leverage"))
+    >>> np.round(q, 3)
+    array([0.   , 0.333, 0.333, 0.333, 0.   ])
+    """
+    if distribution == "tau":
+        if tau is None or not 0.0 <= float(tau) <= 1.0:
+            raise ValueError(f"tau must be given in [0, 1] with distribution='tau', got {tau!r}")
+        t = float(tau)
+    elif distribution in DISTRIBUTIONS:
+        if tau is not None:
+            raise ValueError(f"tau is only used with distribution='tau', not {distribution!r}")
+        t = DISTRIBUTIONS[distribution]
+    else:
+        raise ValueError(f"distribution must be one of {sorted(DISTRIBUTIONS) + ['tau']}, got {distribution!r}")
+    if d < 2:
+        raise ValueError("sampling coalitions of sizes 1..d-1 needs at least 2 players")
+    h = np.arange(d + 1, dtype=float)
+    out = np.full(d + 1, -np.inf)
+    inner = h[1:-1]
+    out[1:-1] = -t * (np.log(inner) + np.log(d - inner))
+    return out - logsumexp(out)
+
+
+# --------------------------------------------------------------------------- uniform subsets of one size
+def _unrank_colex(ranks: np.ndarray, d: int, h: int) -> np.ndarray:
+    """Subsets of size ``h`` of ``range(d)`` with the given colexicographic ranks (vectorized)."""
+    m = ranks.size
+    out = np.zeros((m, d), dtype=bool)
+    if h == 0 or m == 0:
+        return out
+    # table[c, k] = C(c, k) for c < d, capped (entries above the largest rank are never chosen)
+    table = np.empty((d, h + 1), dtype=np.int64)
+    for k in range(h + 1):
+        table[:, k] = [min(math.comb(c, k), _UNRANK_LIMIT) for c in range(d)]
+    r = ranks.astype(np.int64).copy()
+    rows = np.arange(m)
+    for k in range(h, 0, -1):
+        c = np.searchsorted(table[:, k], r, side="right") - 1
+        out[rows, c] = True
+        r -= table[c, k]
+    return out
+
+
+def random_subsets(rng: np.random.Generator, d: int, sizes: np.ndarray) -> np.ndarray:
+    """One uniform random subset of ``range(d)`` per entry of ``sizes`` (repeats possible).
+
+    Rows are grouped by size so each group costs one ``argpartition``; no loop per row.
+
+    Examples
+    --------
+    >>> S = random_subsets(np.random.default_rng(0), 10, np.array([3, 7, 0, 10]))
+    >>> S.sum(axis=1)
+    array([ 3,  7,  0, 10])
+    """
+    sizes = np.asarray(sizes, dtype=np.int64)
+    out = np.zeros((sizes.size, d), dtype=bool)
+    order = np.argsort(sizes, kind="stable")
+    uniq, starts = np.unique(sizes[order], return_index=True)
+    bounds = np.append(starts, sizes.size)
+    for h, lo, hi in zip(uniq, bounds[:-1], bounds[1:]):
+        idx = order[lo:hi]
+        if h == 0:
+            continue
+        if h == d:
+            out[idx] = True
+            continue
+        small = min(h, d - h)
+        keys = rng.random((idx.size, d))
+        chosen = np.argpartition(keys, small - 1, axis=1)[:, :small]
+        block = np.zeros((idx.size, d), dtype=bool)
+        np.put_along_axis(block, chosen, True, axis=1)
+        out[idx] = block if small == h else ~block
+    return out
+
+
+def distinct_subsets(rng: np.random.Generator, d: int, h: int, count: int, *, containing: int | None = None) -> np.ndarray:
+    """``count`` distinct uniform subsets of size ``h`` (sampling without replacement).
+
+    With ``containing=i`` only subsets holding player ``i`` are drawn (used to pick one
+    representative per complementary pair of size ``d/2``). Exact for any ``count`` up to
+    the number of such subsets: small populations are drawn by rank without replacement
+    and unranked; astronomically large ones by random subsets, redrawing the (vanishingly
+    rare) repeats.
+
+    Examples
+    --------
+    >>> S = distinct_subsets(np.random.default_rng(0), 5, 2, 10)    # all C(5, 2) = 10 of them
+    >>> len({tuple(r) for r in S.astype(int)})
+    10
+    """
+    if containing is not None:
+        rest = distinct_subsets(rng, d - 1, h - 1, count)
+        return np.insert(rest, containing, True, axis=1)
+    if count == 0:
+        return np.zeros((0, d), dtype=bool)
+    flip = h > d - h
+    k = d - h if flip else h
+    population = math.comb(d, k)
+    if count > population:
+        raise ValueError(f"cannot draw {count} distinct subsets of size {h} from {population}")
+    if population <= _UNRANK_LIMIT:
+        ranks = rng.choice(population, size=count, replace=False)
+        out = _unrank_colex(np.asarray(ranks), d, k)
+    else:
+        out = random_subsets(rng, d, np.full(count, k))
+        while True:
+            packed = np.ascontiguousarray(np.packbits(out, axis=1))
+            _, first = np.unique(packed.view(f"S{packed.shape[1]}").ravel(), return_index=True)
+            if first.size == count:
+                break
+            keep = np.sort(first)
+            out = np.concatenate([out[keep], random_subsets(rng, d, np.full(count - keep.size, k))])
+    return ~out if flip else out
+
+
+# --------------------------------------------------------------------------------------- samples
+@dataclass
+class CoalitionSample:
+    """Sampled coalitions with Horvitz-Thompson weights.
+
+    Attributes
+    ----------
+    coalitions : bool (m, d)
+    log_weight : float (m,)
+        Log of the Horvitz-Thompson weight: ``sum_j exp(log_weight_j) f(S_j)`` is an unbiased
+        estimate of ``sum_S f(S)`` over the coalitions the distribution covers. Kept as a
+        logarithm because weights reach ``C(3072, 1536)``.
+    unit : int (m,)
+        Sampling unit of each row (a complementary pair shares one unit).
+    stratum : int (m,)
+        Size class the unit was drawn from (used for balanced variance groups).
+    fpc : float (m,)
+        Finite-population factor ``1 - pi`` of the unit (0 for units taken with certainty;
+        1 with replacement).
+    n_draws : int
+        Number of draws (with replacement) or units (without replacement).
+    paired : bool
+        Rows come in complementary pairs ``S, N \\ S`` (rows ``2i`` and ``2i + 1``).
+    """
+
+    coalitions: np.ndarray
+    log_weight: np.ndarray
+    unit: np.ndarray
+    stratum: np.ndarray
+    fpc: np.ndarray
+    n_draws: int
+    paired: bool = False
+
+    @property
+    def n_rows(self) -> int:
+        """Number of sampled rows."""
+        return int(self.coalitions.shape[0])
+
+    @property
+    def weight(self) -> np.ndarray:
+        """The weights themselves (overflow to inf for very large games; use ``log_weight``)."""
+        with np.errstate(over="ignore"):
+            return np.exp(self.log_weight)
+
+
+def _check_symmetric(log_q: np.ndarray) -> None:
+    finite = np.isfinite(log_q)
+    if not np.array_equal(finite, finite[::-1]) or not np.allclose(log_q[finite], log_q[::-1][finite]):
+        raise ValueError("paired sampling needs a size distribution symmetric under h -> d - h")
+
+
+def _log_sizes(d: int, log_q: np.ndarray) -> np.ndarray:
+    if log_q.shape != (d + 1,):
+        raise ValueError(f"log_q must have one entry per size 0..{d}, got shape {log_q.shape}")
+    return log_binom(d, np.arange(d + 1))
+
+
+def sample_with_replacement(rng: np.random.Generator, d: int, log_q: np.ndarray, n_draws: int,
+                            paired: bool = True) -> CoalitionSample:
+    """Draw coalitions i.i.d. from the size distribution ``exp(log_q)`` (App. F, Algorithm 1).
+
+    With ``paired``, ``n_draws`` coalitions are drawn and each is followed by its
+    complement (``2 n_draws`` rows). A row ``S`` gets weight ``1 / (E[count of S])``.
+
+    Examples
+    --------
+    >>> q = shapley_size_log_mass(6, "kernel")
+    >>> s = sample_with_replacement(np.random.default_rng(0), 6, q, 50)
+    >>> s.n_rows, bool(np.all(s.coalitions[0::2] == ~s.coalitions[1::2]))
+    (100, True)
+    """
+    log_c = _log_sizes(d, log_q)
+    if paired:
+        _check_symmetric(log_q)
+    q = np.exp(log_q)
+    sizes = rng.choice(d + 1, size=n_draws, p=q / q.sum())
+    S = random_subsets(rng, d, sizes)
+    # expected number of times a given coalition of size h appears as a row
+    expected_log = np.log(n_draws) + log_q - log_c + (np.log(2.0) if paired else 0.0)
+    unit = np.arange(n_draws)
+    if paired:
+        S = np.stack([S, ~S], axis=1).reshape(-1, d)
+        sizes = np.stack([sizes, d - sizes], axis=1).reshape(-1)
+        unit = np.repeat(unit, 2)
+    stratum = np.minimum(sizes, d - sizes) if paired else sizes
+    return CoalitionSample(S, -expected_log[sizes], unit, stratum, np.ones(S.shape[0]), int(n_draws), paired)
+
+
+def _scale_for(log_units: np.ndarray, log_mass: np.ndarray, target: float) -> float:
+    """log c such that sum_h min(N_h, c * mass_h) = target (bisection in log space)."""
+    lo, hi = -800.0, 800.0
+    for _ in range(64):                     # 1600 / 2^64: far below float resolution
+        mid = 0.5 * (lo + hi)
+        total = np.exp(logsumexp(np.minimum(log_units, mid + log_mass)))
+        if total < target:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def _systematic_round(expected: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Integer counts with the given means and a fixed total (systematic rounding)."""
+    cum = np.concatenate([[0.0], np.cumsum(expected)])
+    u = rng.random()
+    return np.diff(np.floor(cum + u)).astype(np.int64)
+
+
+def sample_without_replacement(rng: np.random.Generator, d: int, log_q: np.ndarray, n_units: int,
+                               paired: bool = True, counts: str = "systematic") -> CoalitionSample:
+    """Draw distinct coalitions (App. F, Algorithm 2), each with inclusion probability
+    ``min(1, c * p_S)``, the scale ``c`` found by binary search so that about ``n_units``
+    units are drawn.
+
+    The number of units of each size is drawn by ``counts``:
+
+    - ``"binomial"``: Binomial(N_h, pi_h) as in the paper, Poisson(N_h pi_h) for sizes with
+      more than 1e10 coalitions; the total is random, so draws are repeated until it fits
+      ``n_units``.
+    - ``"systematic"`` (default): systematic rounding of the expected counts, which keeps
+      every inclusion probability exact and the total equal to ``n_units``.
+
+    Then that many distinct uniform subsets of each size are drawn. With ``paired``, a
+    unit is a pair ``{S, complement of S}`` and both rows are returned. Once ``n_units``
+    covers every unit, every coalition is taken with weight 1 (the estimate is exact).
+
+    Examples
+    --------
+    >>> q = shapley_size_log_mass(5, "leverage")
+    >>> s = sample_without_replacement(np.random.default_rng(0), 5, q, 15)   # all 15 pairs
+    >>> s.n_rows, bool(np.all(s.weight == 1.0))
+    (30, True)
+    """
+    if counts not in ("systematic", "binomial"):
+        raise ValueError(f"counts must be 'systematic' or 'binomial', got {counts!r}")
+    log_c = _log_sizes(d, log_q)
+    sizes_all = np.arange(d + 1)
+    if paired:
+        _check_symmetric(log_q)
+        h = sizes_all[(sizes_all <= d / 2) & np.isfinite(log_q)]
+        log_units = log_c[h] - np.where(2 * h == d, np.log(2.0), 0.0)
+        # mass of one pair unit: p_S + p_complement = 2 q_h / C(d, h)
+        log_unit_mass = np.log(2.0) + log_q[h] - log_c[h]
+    else:
+        h = sizes_all[np.isfinite(log_q)]
+        log_units = log_c[h]
+        log_unit_mass = log_q[h] - log_c[h]
+    log_total = float(logsumexp(log_units))
+    target = float(n_units)
+    if counts == "binomial":
+        # keep the random total within the budget: aim 3 standard deviations below it
+        target = max(1.0, target - 3.0 * np.sqrt(target))
+    if np.log(target + 0.5) >= log_total:
+        log_pi = np.zeros(h.size)
+    else:
+        log_scale = _scale_for(log_units, log_unit_mass + log_units, target)
+        log_pi = np.minimum(0.0, log_scale + log_unit_mass)
+    expected = np.exp(log_pi + log_units)
+    with np.errstate(over="ignore"):
+        units_h = np.exp(log_units)                # may be inf for huge sizes; only compared, never divided
+    if counts == "systematic" or np.all(log_pi == 0.0):
+        expected = np.minimum(expected, np.floor(units_h + 0.5))
+        if expected.sum() > n_units:               # guard against rounding in the bisection
+            expected *= n_units / expected.sum()
+        n_h = _systematic_round(expected, rng)
+        with np.errstate(divide="ignore"):
+            log_pi_h = np.minimum(0.0, np.log(expected) - log_units)
+        log_pi_h[expected >= units_h - 1e-9] = 0.0         # sizes taken whole
+    else:
+        n_h = _binomial_counts(rng, units_h, np.exp(log_pi), n_units)
+        log_pi_h = log_pi
+    blocks, sizes, unit_pi = [], [], []
+    for size, count, p in zip(h, n_h, log_pi_h):
+        if count == 0:
+            continue
+        if paired and 2 * size == d:
+            blocks.append(distinct_subsets(rng, d, int(size), int(count), containing=0))
+        else:
+            blocks.append(distinct_subsets(rng, d, int(size), int(count)))
+        sizes.append(np.full(count, size))
+        unit_pi.append(np.full(count, p))
+    if not blocks:
+        empty = np.zeros(0)
+        return CoalitionSample(np.zeros((0, d), bool), empty, empty.astype(int), empty.astype(int), empty, 0, paired)
+    S = np.concatenate(blocks)
+    size = np.concatenate(sizes)
+    log_upi = np.concatenate(unit_pi)
+    unit = np.arange(S.shape[0])
+    if paired:
+        S = np.stack([S, ~S], axis=1).reshape(-1, d)
+        unit = np.repeat(unit, 2)
+        log_upi = np.repeat(log_upi, 2)
+        size = np.repeat(size, 2)
+    return CoalitionSample(S, -log_upi, unit, size, -np.expm1(log_upi), int(n_h.sum()), paired)
+
+
+def _binomial_counts(rng: np.random.Generator, units: np.ndarray, pi: np.ndarray, limit: int) -> np.ndarray:
+    big = units >= 1e10
+    for _ in range(1000):
+        n = np.where(big, rng.poisson(np.where(big, units * pi, 0.0)),
+                     rng.binomial(np.round(np.where(big, 0, units)).astype(np.int64), np.where(big, 0.0, pi)))
+        if n.sum() <= limit:
+            return n.astype(np.int64)
+    raise RuntimeError("could not draw binomial counts within the budget; use counts='systematic'")

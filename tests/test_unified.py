@@ -1,0 +1,220 @@
+"""The unified Shapley estimators against exact values."""
+
+import numpy as np
+import pytest
+
+import fairshare as fs
+
+UNIFIED = ["kernelshap", "unbiased-kernelshap", "leverageshap", "regression", "matrix-vector"]
+# every (solver, distribution, replacement) combination of the framework
+GRID = [(solver, dist, repl) for solver in ("regression", "matrix-vector")
+        for dist in ("kernel", "modified", "leverage") for repl in (True, False)]
+
+
+_TREES = {}
+
+
+def tree_game(n, seed=0):
+    """A game from a real scikit-learn tree ensemble (absent features take a baseline row) on a target
+    with chained pairwise interactions, so that every feature matters and features interact."""
+    from sklearn.ensemble import GradientBoostingRegressor
+
+    if (n, seed) not in _TREES:
+        rng = np.random.default_rng(seed)
+        X = rng.standard_normal((600, n))
+        y = np.sin(X).sum(axis=1) + (X[:, :-1] * X[:, 1:]).sum(axis=1) + 0.1 * rng.standard_normal(600)
+        model = GradientBoostingRegressor(n_estimators=60, max_depth=3, random_state=seed).fit(X, y)
+        _TREES[(n, seed)] = (model, X[0], X[1])
+    model, x, base = _TREES[(n, seed)]
+    return fs.games.FunctionGame(lambda S: model.predict(np.where(S, x, base)), n_players=n)
+
+
+def soum(n, seed=0):
+    return fs.games.SOUMGame.random(n, n_terms=3 * n, max_size=min(n, 6), seed=seed)
+
+
+def median_error(game, truth, budget, seeds=24, **kw):
+    return np.median([fs.metrics.relative_squared_error(fs.estimate(game, "shapley", budget=budget, seed=s, **kw),
+                                                        truth) for s in range(seeds)])
+
+
+@pytest.mark.parametrize("n", [8, 12, 16])
+@pytest.mark.parametrize("make", [soum, tree_game], ids=["soum", "tree"])
+@pytest.mark.parametrize("method", UNIFIED)
+def test_error_falls_with_budget(method, make, n):
+    g = make(n)
+    truth = fs.exact(g, "shapley").values
+    low, high = (3 * n, 12 * n) if n > 8 else (16, 64)
+    e_low, e_high = median_error(g, truth, low, method=method), median_error(g, truth, high, method=method)
+    assert e_high < e_low / 2.0, (e_low, e_high)       # 4x the budget: roughly 4x less error
+
+
+@pytest.mark.parametrize("solver, dist, repl", GRID)
+def test_every_configuration_converges(solver, dist, repl):
+    g = soum(12, seed=1)
+    truth = fs.exact(g, "shapley").values
+    kw = dict(method=solver, distribution=dist, replacement=repl)
+    e_low, e_high = median_error(g, truth, 48, **kw), median_error(g, truth, 192, **kw)
+    assert e_high < e_low / 2.0, (e_low, e_high)
+
+
+@pytest.mark.parametrize("n", [8, 12])
+@pytest.mark.parametrize("solver, dist", [(s, d) for s in ("regression", "matrix-vector")
+                                           for d in ("kernel", "modified", "leverage")])
+def test_without_replacement_is_exact_once_the_budget_covers_everything(solver, dist, n):
+    g = tree_game(n, seed=2)
+    truth = fs.exact(g, "shapley")
+    phi = fs.estimate(g, "shapley", method=solver, distribution=dist, replacement=False, budget=2**n, seed=0)
+    np.testing.assert_allclose(phi.values, truth.values, atol=1e-8)
+    np.testing.assert_allclose(phi.stderr, 0.0, atol=1e-12)
+    assert phi.n_evaluations == 2**n
+
+
+@pytest.mark.parametrize("method", ["kernelshap", "leverageshap", "regression"])
+def test_regression_estimators_are_efficient(method):
+    g = tree_game(12, seed=3)
+    phi = fs.estimate(g, "shapley", method=method, budget=100, seed=0)
+    assert phi.values.sum() == pytest.approx(phi.grand_value - phi.empty_value, abs=1e-10)
+
+
+def test_adversarial_game_favours_kernel_and_modified_over_leverage():
+    """Proposition E.1 / Corollary E.2: on the App. E model, kernel weights beat leverage scores by
+    Theta(d / log d) and modified l2 beats them by Theta(sqrt d), for both estimators."""
+    d = 64
+    g = fs.games.AdversarialGame(d, width=2, xi=1.0, chi=1.0)
+    truth = fs.exact(g, "shapley").values
+    np.testing.assert_allclose(truth, 1.0)
+    for solver in ("regression", "matrix-vector"):
+        mse = {}
+        for dist in ("kernel", "modified", "leverage"):
+            mse[dist] = np.mean([np.sum((fs.estimate(g, "shapley", method=solver, budget=20 * d, seed=s,
+                                                     distribution=dist, replacement=True,
+                                                     control_variate=None).values - truth) ** 2)
+                                 for s in range(30)])
+        assert mse["kernel"] < mse["modified"] < mse["leverage"], mse
+        assert mse["leverage"] > 2.5 * mse["kernel"], mse
+
+
+@pytest.mark.parametrize("method", ["leverageshap", "kernelshap", "regression", "matrix-vector"])
+def test_image_scale_additive_game(method):
+    w = np.random.default_rng(0).standard_normal(3072)
+    phi = fs.estimate(fs.games.AdditiveGame(w), "shapley", method=method, budget=20_000, seed=0)
+    assert np.all(np.isfinite(phi.values)) and np.all(np.isfinite(phi.stderr))
+    assert fs.metrics.relative_squared_error(phi, w) < 1e-8
+    assert phi.n_evaluations <= 20_000
+
+
+def test_unbiased_kernelshap_is_unbiased():
+    g = soum(8, seed=4)
+    truth = fs.exact(g, "shapley").values
+    runs = np.array([fs.estimate(g, "shapley", method="unbiased-kernelshap", budget=24, seed=s).values
+                     for s in range(1500)])
+    mean, sem = runs.mean(axis=0), runs.std(axis=0, ddof=1) / np.sqrt(runs.shape[0])
+    z = (mean - truth) / sem
+    assert np.all(np.abs(z) < 4.0), z
+    # while a single run is far off: the agreement comes from averaging, not from luck
+    assert np.median(np.abs(runs[:20] - truth)) > 5 * np.max(np.abs(mean - truth))
+
+
+@pytest.mark.parametrize("method", UNIFIED)
+def test_stderr_is_calibrated(method):
+    g = tree_game(12, seed=5)
+    truth = fs.exact(g, "shapley").values
+    inside = []
+    for s in range(60):
+        phi = fs.estimate(g, "shapley", method=method, budget=240, seed=s)
+        inside.append(np.abs(phi.values - truth) <= 2 * phi.stderr)
+    coverage = float(np.mean(inside))
+    assert 0.85 <= coverage <= 0.99, coverage
+
+
+def test_user_control_variates():
+    # a mostly additive game with a few interactions, like most model explanations
+    n = 12
+    rng = np.random.default_rng(6)
+    carriers = np.vstack([np.eye(n, dtype=bool), soum(n, seed=6).carriers[:8]])
+    coefs = np.concatenate([3.0 * rng.standard_normal(n), 0.3 * rng.standard_normal(8)])
+    g = fs.games.SOUMGame(carriers, coefs)
+    truth = fs.exact(g, "shapley").values
+    plain = median_error(g, truth, 100, method="matrix-vector", control_variate=None)
+    close = truth + 0.01 * rng.standard_normal(n)                 # e.g. an earlier explanation
+    proxied = median_error(g, truth, 100, method="matrix-vector", control_variate=close)
+    assert proxied < plain / 20
+    # a cheap surrogate game with known values: here the additive part of the game
+    surrogate = fs.games.SOUMGame(carriers[:n], coefs[:n])
+    with_game = median_error(g, truth, 100, method="matrix-vector", control_variate=surrogate)
+    assert with_game < plain / 20
+    with pytest.raises(ValueError, match="control_variate must be"):
+        fs.estimate(g, "shapley", method="matrix-vector", budget=100, control_variate=np.ones(3))
+    with pytest.raises(ValueError, match="control_variate must be"):
+        fs.estimate(g, "shapley", method="matrix-vector", budget=100, control_variate="magic")
+
+
+def test_auto_control_variate_helps_the_matrix_vector_estimator():
+    g = tree_game(10, seed=7)
+    truth = fs.exact(g, "shapley").values
+    plain = median_error(g, truth, 100, method="matrix-vector", control_variate=None)
+    auto = median_error(g, truth, 100, method="matrix-vector", control_variate="auto")
+    assert auto < plain / 2
+
+
+def test_tol_stops_early_with_an_honest_error_estimate():
+    g = soum(16, seed=8)
+    truth = fs.exact(g, "shapley").values
+    phi = fs.estimate(g, "shapley", method="regression", budget=20_000, seed=0, tol=0.1)
+    assert phi.n_evaluations < 5_000
+    estimated = phi.options["estimated_relative_error"]
+    assert estimated <= 0.1
+    true = np.sqrt(fs.metrics.relative_squared_error(phi, truth))
+    assert true < 0.2 and 0.33 < estimated / true < 3.0
+    full = fs.estimate(g, "shapley", method="regression", budget=3_000, seed=0, tol=1e-9)
+    assert full.n_evaluations <= 3_000 and full.options["n_rounds"] > 1
+
+
+def test_tol_arguments():
+    g = soum(8)
+    with pytest.raises(ValueError, match="does not support tol"):
+        fs.estimate(g, "banzhaf", method="mc-banzhaf", budget=100, tol=0.1)
+    with pytest.raises(ValueError, match="tol must be finite and > 0"):
+        fs.estimate(g, "shapley", method="regression", budget=100, tol=0.0)
+
+
+@pytest.mark.parametrize("method", UNIFIED)
+def test_multi_output(method):
+    base = soum(10, seed=9)
+    coefs = np.stack([base.coefficients, np.cos(base.coefficients)], axis=1)
+    multi = fs.games.SOUMGame(base.carriers, coefs)
+    phi = fs.estimate(multi, "shapley", method=method, budget=200, seed=3)
+    assert phi.values.shape == (10, 2) and phi.stderr.shape == (10, 2)
+    single = fs.estimate(fs.games.SOUMGame(base.carriers, coefs[:, 1]), "shapley", method=method, budget=200, seed=3)
+    np.testing.assert_allclose(phi.values[:, 1], single.values, atol=1e-10)
+
+
+@pytest.mark.parametrize("options, match", [
+    (dict(distribution="uniform"), "distribution must be one of"),
+    (dict(distribution="tau", tau=2.0), "tau must be given in"),
+    (dict(counts="poisson"), "counts must be"),
+    (dict(lam="beta"), "lam must be 'alpha' or a number"),
+    (dict(lam=np.nan), "lam must be 'alpha' or a finite number"),
+])
+def test_bad_options(options, match):
+    with pytest.raises(ValueError, match=match):
+        fs.estimate(soum(8), "shapley", method="regression", budget=100, seed=0, **options)
+
+
+def test_presets_have_fixed_semantics():
+    with pytest.raises(ValueError, match="unknown option"):
+        fs.estimate(soum(8), "shapley", method="kernelshap", budget=100, distribution="leverage")
+
+
+def test_lambda_choices_agree_at_full_budget():
+    g = soum(8, seed=10)
+    truth = fs.exact(g, "shapley").values
+    for lam in ("alpha", 0.0, 3.5):
+        phi = fs.estimate(g, "shapley", method="matrix-vector", budget=256, seed=0, lam=lam, control_variate=None)
+        np.testing.assert_allclose(phi.values, truth, atol=1e-10)
+
+
+def test_auto_picks_the_regression_estimator():
+    g = tree_game(12)
+    assert fs.estimate(g, "shapley", budget=200, seed=0).method == "regression"
