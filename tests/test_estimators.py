@@ -44,7 +44,9 @@ def test_error_shrinks_like_one_over_budget(method, index):
                 for s in range(40)]
         mse[budget] = np.mean(errs)
     ratio = mse[400] / mse[1600]
-    assert 2.5 < ratio < 6.5, ratio
+    # 4x the budget: about 4x less squared error (a little more where the method also learns a
+    # control variate or samples without replacement from a finite population)
+    assert 2.5 < ratio < 10.0, ratio
 
 
 @pytest.mark.parametrize("method, index", CASES)
@@ -80,7 +82,8 @@ def test_multi_output_estimates_each_output(method, index):
     np.testing.assert_allclose(phi.values[:, 1], single.values, atol=1e-12)
 
 
-@pytest.mark.parametrize("method, index", CASES)
+# unbiased KernelSHAP (lambda = 0, no control variate) estimates even an additive game by sampling
+@pytest.mark.parametrize("method, index", [c for c in CASES if c[0] != "unbiased-kernelshap"])
 def test_additive_games_are_recovered_exactly(method, index):
     w = np.random.default_rng(0).standard_normal(40)
     phi = fs.estimate(fs.games.AdditiveGame(w), index, method=method, budget=5000, seed=0)
@@ -113,7 +116,7 @@ def test_auto_method_choice():
     small = soum(n=8)
     assert fs.estimate(small, "shapley", budget=256, seed=0).method == "exact"
     opaque = fs.games.FunctionGame(soum(), n_players=16)        # a game without a closed form
-    assert fs.estimate(opaque, "shapley", budget=500, seed=0).method == "permutation"
+    assert fs.estimate(opaque, "shapley", budget=500, seed=0).method == "regression"
     assert fs.estimate(opaque, "banzhaf", budget=500, seed=0).method == "mc-banzhaf"
     # a game with a closed form answers exactly whatever the budget
     assert fs.estimate(soum(n=40), "shapley", budget=10, seed=0).method == "exact"
