@@ -6,6 +6,7 @@ from .function import FunctionGame
 from .hastie import HastieClassificationGame, RadialGame
 from .noisy import NoisyGame
 from .symmetric import AdversarialGame, SymmetricGame
+from .tree import TreeGame, tree_values
 from .unanimity import SOUMGame, UnanimityGame, unanimity_share
 from .voting import WeightedVotingGame
 
@@ -19,7 +20,9 @@ __all__ = [
     "RadialGame",
     "SOUMGame",
     "SymmetricGame",
+    "TreeGame",
     "UnanimityGame",
     "WeightedVotingGame",
+    "tree_values",
     "unanimity_share",
 ]
