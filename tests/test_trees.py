@@ -1,0 +1,241 @@
+"""Tree games: readers, game values, exact values against enumeration and against shap."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import fairshare as fs
+from fairshare.trees import leaf_paths, read_ensemble
+
+from conftest import INDEX_IDS, INDICES
+
+xgb = pytest.importorskip("xgboost")
+lgb = pytest.importorskip("lightgbm")
+from sklearn.ensemble import (ExtraTreesRegressor, GradientBoostingClassifier, GradientBoostingRegressor,  # noqa: E402
+                              RandomForestClassifier, RandomForestRegressor)
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor  # noqa: E402
+
+warnings.filterwarnings("ignore", message=".*feature names.*")
+
+
+def data(n, rows=300, missing=0.0, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((rows, n))
+    clean = X.copy()
+    y = clean[:, 0] * clean[:, 1] + np.sin(2 * clean[:, 2 % n]) + (clean.sum(axis=1) > 0) + 0.1 * rng.standard_normal(rows)
+    if missing:
+        X[rng.random(X.shape) < missing] = np.nan
+    return X, y
+
+
+def model_zoo(n, seed=0):
+    """Shallow and deep trees of every supported family; deep trees on few features repeat features
+    along their paths, and the xgboost / lightgbm models see missing values."""
+    X, y = data(n, missing=0.08, seed=seed)
+    Xc, _ = data(n, seed=seed)
+    labels = np.digitize(y, np.quantile(y, [0.4, 0.7]))
+    return {
+        "xgboost-shallow": (xgb.XGBRegressor(n_estimators=30, max_depth=2, random_state=seed).fit(X, y), X),
+        "xgboost-deep": (xgb.XGBRegressor(n_estimators=10, max_depth=9, random_state=seed).fit(X, y), X),
+        "xgboost-multiclass": (xgb.XGBClassifier(n_estimators=8, max_depth=4).fit(X, labels), X),
+        "lightgbm": (lgb.LGBMRegressor(n_estimators=15, num_leaves=24, min_child_samples=5, verbose=-1).fit(X, y), X),
+        "sklearn-tree-deep": (DecisionTreeRegressor(max_depth=12, random_state=seed).fit(Xc, y), Xc),
+        "sklearn-forest": (RandomForestRegressor(n_estimators=8, max_depth=6, random_state=seed).fit(Xc, y), Xc),
+        "sklearn-extratrees": (ExtraTreesRegressor(n_estimators=8, max_depth=6, random_state=seed).fit(Xc, y), Xc),
+        "sklearn-gb-classifier": (GradientBoostingClassifier(n_estimators=10, max_depth=3).fit(Xc, labels), Xc),
+        "sklearn-forest-classifier": (RandomForestClassifier(n_estimators=6, max_depth=5, random_state=seed).fit(Xc, labels), Xc),
+    }
+
+
+def raw_output(model, X):
+    name = type(model).__module__
+    if name.startswith("xgboost"):
+        out = model.predict(X, output_margin=True)
+    elif name.startswith("lightgbm"):
+        out = model.predict(X, raw_score=True)
+    elif hasattr(model, "decision_function") and isinstance(model, GradientBoostingClassifier):
+        out = model.decision_function(X)
+    elif hasattr(model, "predict_proba"):
+        out = model.predict_proba(X)
+    else:
+        out = model.predict(X)
+    return np.asarray(out, dtype=float).reshape(X.shape[0], -1)
+
+
+ZOO = model_zoo(7)
+
+
+@pytest.mark.parametrize("name", list(ZOO))
+def test_readers_reproduce_the_models_raw_output(name):
+    model, X = ZOO[name]
+    ens = read_ensemble(model)
+    tol = 1e-5 if name.startswith("xgboost") else 1e-10       # xgboost sums leaves in float32
+    np.testing.assert_allclose(ens.predict(X), raw_output(model, X), atol=tol)
+
+
+def test_deep_trees_repeat_features_along_paths():
+    paths = leaf_paths(read_ensemble(ZOO["sklearn-tree-deep"][0]))
+    steps = (paths.node >= 0).sum(axis=1)
+    assert np.any(steps > paths.n_factors)
+
+
+@pytest.mark.parametrize("sv", INDICES, ids=INDEX_IDS)
+@pytest.mark.parametrize("mode", ["path-dependent", "interventional"])
+@pytest.mark.parametrize("name", list(ZOO))
+def test_exact_values_equal_enumeration(name, mode, sv):
+    model, X = ZOO[name]
+    bg = X[1:4] if mode == "interventional" else None
+    g = fs.games.TreeGame(model, X[0], mode=mode, background=bg)
+    closed = fs.exact(g, sv)
+    assert closed.options == {"via": "closed-form"}
+    np.testing.assert_allclose(closed.values, fs.exact(g, sv, via="enumeration").values, atol=1e-9)
+
+
+@pytest.mark.parametrize("n", [12, 14])
+def test_exact_values_equal_enumeration_at_fourteen_players(n):
+    X, y = data(n, missing=0.05, seed=n)
+    model = xgb.XGBRegressor(n_estimators=20, max_depth=6).fit(X, y)
+    for mode, bg in (("path-dependent", None), ("interventional", X[5:7])):
+        g = fs.games.TreeGame(model, X[0], mode=mode, background=bg)
+        for sv in ("shapley", "banzhaf"):
+            np.testing.assert_allclose(fs.exact(g, sv).values, fs.exact(g, sv, via="enumeration").values, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", list(ZOO))
+def test_interventional_values_are_the_models_predictions_on_imputed_rows(name):
+    model, X = ZOO[name]
+    bg = X[10:13]
+    g = fs.games.TreeGame(model, X[0], mode="interventional", background=bg)
+    S = np.random.default_rng(0).random((25, X.shape[1])) < 0.5
+    imputed = np.where(S[:, None, :], X[0][None, None, :], bg[None, :, :]).reshape(-1, X.shape[1])
+    expected = raw_output(model, imputed).reshape(25, 3, -1).mean(axis=1)
+    got = g(S)
+    got = got[:, None] if got.ndim == 1 else got
+    tol = 1e-5 if name.startswith("xgboost") else 1e-10
+    np.testing.assert_allclose(got, expected, atol=tol)
+
+
+@pytest.mark.parametrize("mode", ["path-dependent", "interventional"])
+@pytest.mark.parametrize("name", list(ZOO))
+def test_full_coalition_is_the_prediction(name, mode):
+    model, X = ZOO[name]
+    g = fs.games.TreeGame(model, X[3], mode=mode, background=X[4] if mode == "interventional" else None)
+    full = g(np.ones((1, X.shape[1]), bool))
+    tol = 1e-5 if name.startswith("xgboost") else 1e-10
+    np.testing.assert_allclose(np.atleast_2d(full), raw_output(model, X[3:4]), atol=tol)
+
+
+def test_batch_values_match_one_game_per_row():
+    model, X = ZOO["lightgbm"]
+    batch = fs.games.tree_values(model, X[:6], "banzhaf", mode="interventional", background=X[20:25])
+    for r in range(6):
+        g = fs.games.TreeGame(model, X[r], mode="interventional", background=X[20:25])
+        np.testing.assert_allclose(batch[r], fs.exact(g, "banzhaf").values, atol=1e-12)
+
+
+def test_image_scale_forest_is_exact_and_efficient():
+    rng = np.random.default_rng(0)
+    X = rng.random((400, 3072))
+    y = (X[:, :30].sum(axis=1) > 15).astype(int)
+    model = RandomForestClassifier(n_estimators=20, max_depth=10, random_state=0).fit(X, y)
+    g = fs.games.TreeGame(model, X[0], mode="interventional", background=X[1])
+    phi = fs.exact(g, "shapley")
+    assert phi.values.shape == (3072, 2)
+    np.testing.assert_allclose(phi.values.sum(axis=0), model.predict_proba(X[:1])[0] - model.predict_proba(X[1:2])[0],
+                               atol=1e-12)
+    banzhaf = fs.exact(fs.games.TreeGame(model, X[0]), "banzhaf")
+    assert np.all(np.isfinite(banzhaf.values))
+
+
+# ----------------------------------------------------------------------------------------- shap
+shap = pytest.importorskip("shap")
+
+
+def _shap_array(values, shape):
+    values = np.asarray(values)
+    if values.shape != shape:
+        values = np.moveaxis(values, 0, -1)
+    return values
+
+
+@pytest.fixture(scope="module")
+def breast_cancer_xgb():
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    return xgb.XGBClassifier(n_estimators=60, max_depth=4, random_state=0).fit(X, y), X
+
+
+@pytest.fixture(scope="module")
+def digits_forest():
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    return RandomForestClassifier(n_estimators=30, max_depth=8, random_state=0).fit(X, y), X
+
+
+def test_shap_path_dependent_breast_cancer(breast_cancer_xgb):
+    model, X = breast_cancer_xgb
+    ours = fs.games.tree_values(model, X[:10], "shapley", mode="path-dependent")
+    theirs = shap.TreeExplainer(model, feature_perturbation="tree_path_dependent").shap_values(X[:10])
+    np.testing.assert_allclose(ours, theirs, atol=2e-5)       # shap computes xgboost values in float32
+
+
+def test_shap_interventional_breast_cancer(breast_cancer_xgb):
+    model, X = breast_cancer_xgb
+    bg = X[200:240]
+    ours = fs.games.tree_values(model, X[:5], "shapley", mode="interventional", background=bg)
+    explainer = shap.TreeExplainer(model, data=bg, feature_perturbation="interventional", model_output="raw")
+    np.testing.assert_allclose(ours, explainer.shap_values(X[:5]), atol=2e-5)
+
+
+def test_shap_path_dependent_digits(digits_forest):
+    model, X = digits_forest
+    ours = fs.games.tree_values(model, X[:5], "shapley")
+    theirs = _shap_array(shap.TreeExplainer(model).shap_values(X[:5]), ours.shape)
+    np.testing.assert_allclose(ours, theirs, atol=1e-10)
+
+
+def test_shap_interventional_digits(digits_forest):
+    model, X = digits_forest
+    bg = X[500:520]
+    ours = fs.games.tree_values(model, X[:3], "shapley", mode="interventional", background=bg)
+    explainer = shap.TreeExplainer(model, data=bg, feature_perturbation="interventional")
+    theirs = _shap_array(explainer.shap_values(X[:3]), ours.shape)
+    # shap's interventional code rounds through float32 (its values miss efficiency by ~1e-8);
+    # ours sum to the model's own probability differences to 1e-12
+    np.testing.assert_allclose(ours, theirs, atol=1e-7)
+    gap = model.predict_proba(X[:3]) - model.predict_proba(bg).mean(axis=0)
+    np.testing.assert_allclose(ours.sum(axis=1), gap, atol=1e-12)
+
+
+# ------------------------------------------------------------------------------------ bad input
+def test_bad_arguments():
+    model, X = ZOO["sklearn-forest"]
+    with pytest.raises(ValueError, match="mode must be one of"):
+        fs.games.TreeGame(model, X[0], mode="conditional")
+    with pytest.raises(ValueError, match="background .* is required"):
+        fs.games.TreeGame(model, X[0], mode="interventional")
+    with pytest.raises(ValueError, match="background is only used"):
+        fs.games.TreeGame(model, X[0], background=X[1])
+    with pytest.raises(ValueError, match="x must have 7 columns"):
+        fs.games.TreeGame(model, X[0, :5])
+    with pytest.raises(ValueError, match="x must be one row"):
+        fs.games.TreeGame(model, X[:2])
+    with pytest.raises(ValueError, match="background must have 7 columns"):
+        fs.games.TreeGame(model, X[0], mode="interventional", background=X[:3, :2])
+    with pytest.raises(TypeError, match="model must be an xgboost, lightgbm or scikit-learn tree model"):
+        fs.games.TreeGame(object(), X[0])
+
+
+def test_feature_names_become_player_names():
+    import pandas as pd
+
+    X, y = data(4)
+    frame = pd.DataFrame(X, columns=["age", "bmi", "bp", "s1"])
+    model = DecisionTreeClassifier(max_depth=3).fit(frame, y > 0)
+    g = fs.games.TreeGame(model, frame.iloc[0])
+    assert g.player_names == ["age", "bmi", "bp", "s1"]
+    phi = fs.estimate(g, "shapley", method="regression", budget=14, seed=0)
+    np.testing.assert_allclose(phi.values, fs.exact(g, "shapley").values, atol=1e-9)
