@@ -218,3 +218,34 @@ def test_lambda_choices_agree_at_full_budget():
 def test_auto_picks_the_regression_estimator():
     g = tree_game(12)
     assert fs.estimate(g, "shapley", budget=200, seed=0).method == "regression"
+
+
+def test_small_budgets_take_every_singleton_and_are_exact_for_pairwise_games():
+    """With budget 2n + 2 the default design evaluates every coalition of one player and of all but
+    one (complete="auto"); that alone determines the Shapley values of a game with pairwise
+    interactions, so the regression estimate is exact."""
+    n = 14
+    g = fs.games.SOUMGame.random(n, n_terms=40, max_size=2, seed=11)
+    truth = fs.exact(g, "shapley").values
+    phi = fs.estimate(g, "shapley", method="regression", budget=2 * n + 2, seed=0)
+    np.testing.assert_allclose(phi.values, truth, atol=1e-10)
+    np.testing.assert_allclose(phi.stderr, 0.0, atol=1e-12)
+    spread = fs.estimate(g, "shapley", method="regression", budget=2 * n + 2, seed=0, complete=False)
+    assert fs.metrics.relative_squared_error(spread, truth) > 1e-4
+
+
+def test_complete_levels_in_the_sampler():
+    from fairshare.sampling import sample_without_replacement, shapley_size_log_mass
+
+    q = shapley_size_log_mass(10, "kernel")
+    rng = np.random.default_rng(0)
+    whole = sample_without_replacement(rng, 10, q, 10, complete=True)          # exactly the 10 singleton pairs
+    assert sorted(np.minimum(whole.coalitions.sum(1), 10 - whole.coalitions.sum(1))) == [1] * 20
+    np.testing.assert_array_equal(whole.fpc, 0.0)
+    mixed = sample_without_replacement(rng, 10, q, 40, complete="auto")       # singletons fill only 25%: sampled
+    assert np.any(mixed.fpc > 0) and mixed.n_draws == 40
+    forced = sample_without_replacement(rng, 10, q, 40, complete=True)        # forced, rest sampled
+    sizes = np.minimum(forced.coalitions.sum(1), 10 - forced.coalitions.sum(1))
+    assert (sizes == 1).sum() == 20 and forced.n_draws == 40
+    with pytest.raises(ValueError, match="complete must be"):
+        sample_without_replacement(rng, 10, q, 40, complete="yes")

@@ -34,6 +34,7 @@ __all__ = [
 DISTRIBUTIONS = {"kernel": 1.0, "modified": 0.5, "leverage": 0.0}
 
 _UNRANK_LIMIT = 1 << 62
+_AUTO_COMPLETE_SHARE = 0.6
 
 
 def shapley_size_log_mass(d: int, distribution: str = "kernel", tau: float | None = None) -> np.ndarray:
@@ -270,7 +271,8 @@ def _systematic_round(expected: np.ndarray, rng: np.random.Generator) -> np.ndar
 
 
 def sample_without_replacement(rng: np.random.Generator, d: int, log_q: np.ndarray, n_units: int,
-                               paired: bool = True, counts: str = "systematic") -> CoalitionSample:
+                               paired: bool = True, counts: str = "systematic",
+                               complete: bool | str = False) -> CoalitionSample:
     """Draw distinct coalitions (App. F, Algorithm 2), each with inclusion probability
     ``min(1, c * p_S)``, the scale ``c`` found by binary search so that about ``n_units``
     units are drawn.
@@ -282,6 +284,13 @@ def sample_without_replacement(rng: np.random.Generator, d: int, log_q: np.ndarr
       ``n_units``.
     - ``"systematic"`` (default): systematic rounding of the expected counts, which keeps
       every inclusion probability exact and the total equal to ``n_units``.
+
+    With ``complete``, whole size levels (sizes ``h`` and ``d - h``) are taken with certainty
+    from the outside in while the budget covers them (``True``), or only while a level fills
+    at least 60% of what is left (``"auto"``: at small budgets the coalitions of one player
+    and of all but one player, which alone make the estimate exact for games with pairwise
+    interactions, are worth more than a spread-out sample; measured in benchmarks/shapley.py).
+    The rest of the budget is sampled as above.
 
     Then that many distinct uniform subsets of each size are drawn. With ``paired``, a
     unit is a pair ``{S, complement of S}`` and both rows are returned. Once ``n_units``
@@ -296,6 +305,8 @@ def sample_without_replacement(rng: np.random.Generator, d: int, log_q: np.ndarr
     """
     if counts not in ("systematic", "binomial"):
         raise ValueError(f"counts must be 'systematic' or 'binomial', got {counts!r}")
+    if complete not in (True, False, "auto"):
+        raise ValueError(f"complete must be True, False or 'auto', got {complete!r}")
     log_c = _log_sizes(d, log_q)
     sizes_all = np.arange(d + 1)
     if paired:
@@ -310,11 +321,32 @@ def sample_without_replacement(rng: np.random.Generator, d: int, log_q: np.ndarr
         log_unit_mass = log_q[h] - log_c[h]
     log_total = float(logsumexp(log_units))
     target = float(n_units)
+    forced = np.zeros(h.size, dtype=bool)
+    if complete:
+        # take whole size levels from the outside in (sizes 1 and d-1 first) while the budget covers them
+        level = np.minimum(h, d - h)
+        left = target
+        for lev in np.unique(level):
+            members = level == lev
+            need = float(np.exp(logsumexp(log_units[members])))
+            if need > left + 1e-9 or (complete == "auto" and need < _AUTO_COMPLETE_SHARE * left):
+                break
+            forced |= members
+            left -= need
     if counts == "binomial":
         # keep the random total within the budget: aim 3 standard deviations below it
         target = max(1.0, target - 3.0 * np.sqrt(target))
     if np.log(target + 0.5) >= log_total:
         log_pi = np.zeros(h.size)
+    elif forced.any():
+        log_pi = np.zeros(h.size)
+        rest = ~forced
+        remaining = target - float(np.exp(logsumexp(log_units[forced])))
+        if rest.any() and remaining > 0:
+            log_scale = _scale_for(log_units[rest], log_unit_mass[rest] + log_units[rest], remaining)
+            log_pi[rest] = np.minimum(0.0, log_scale + log_unit_mass[rest])
+        elif rest.any():
+            log_pi[rest] = -np.inf
     else:
         log_scale = _scale_for(log_units, log_unit_mass + log_units, target)
         log_pi = np.minimum(0.0, log_scale + log_unit_mass)
