@@ -20,7 +20,7 @@ import numpy as np
 from ..combinatorics import log_binom, logsumexp
 from ..semivalues import Semivalue
 
-__all__ = ["path_weights", "leaf_semivalues"]
+__all__ = ["path_weights", "leaf_semivalues", "sign_tables"]
 
 
 def path_weights(semivalue: Semivalue, n_players: int, depth: int) -> np.ndarray:
@@ -80,3 +80,34 @@ def leaf_semivalues(A: np.ndarray, R: np.ndarray, n_factors: np.ndarray, weights
         loo = np.where((a > 0)[..., None], quotient, scaled)
         out[..., s] = (a - r) * np.sum(loo * cw, axis=-1)
     return out
+
+
+def sign_tables(semivalue: Semivalue, n_players: int, depth: int) -> tuple[np.ndarray, np.ndarray]:
+    """Values of the members of ``u(S) = 1[P subset of S, S disjoint from N]`` with ``|P| = p``, ``|N| = q``.
+
+    An interventional leaf term with one baseline row is such a game: ``P`` holds the path
+    features only the explicand follows, ``N`` those only the baseline follows. A member of ``P``
+    gets ``sum_l p_l C(n-p-q, l-p+1)``, a member of ``N`` minus ``sum_l p_l C(n-p-q, l-p)``.
+    Returns ``(positive[p, q], negative[p, q])`` for ``p + q <= depth``.
+
+    Examples
+    --------
+    >>> pos, neg = sign_tables(Semivalue.shapley(), 10, 3)
+    >>> float(pos[1, 1]), float(neg[1, 1])       # Shapley: (p-1)! q! / (p+q)!  and  -p! (q-1)! / (p+q)!
+    (0.5, -0.5)
+    """
+    n = n_players
+    log_p = semivalue.log_weights(n)
+    ell = np.arange(n)
+    pos = np.zeros((depth + 1, depth + 1))
+    neg = np.zeros((depth + 1, depth + 1))
+    for p in range(depth + 1):
+        for q in range(depth + 1 - p):
+            if p + q == 0 or p + q > n:
+                continue
+            rest = n - p - q
+            if p >= 1:
+                pos[p, q] = np.exp(logsumexp(log_p + log_binom(rest, ell - p + 1)))
+            if q >= 1:
+                neg[p, q] = -np.exp(logsumexp(log_p + log_binom(rest, ell - p)))
+    return pos, neg

@@ -1,0 +1,124 @@
+"""Shared helpers for benchmarks: environment capture, timing, markdown reports, plots."""
+
+from __future__ import annotations
+
+import datetime
+import importlib
+import os
+import platform
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+import fairshare as fs
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def results_dir(name: str, out: str | None = None) -> Path:
+    path = Path(out) if out else ROOT / "benchmarks" / "results" / name
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def environment() -> str:
+    """Markdown lines: date, machine, library versions (for every report)."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    versions = []
+    for mod in ("fairshare", "numpy", "scipy", "sklearn", "xgboost", "lightgbm", "shap", "shapiq", "torch", "dask"):
+        try:
+            versions.append(f"{mod} {importlib.import_module(mod).__version__}")
+        except Exception:  # noqa: BLE001 - a missing optional peer is reported, not fatal
+            versions.append(f"{mod} (not installed)")
+    return "\n".join([
+        f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}",
+        f"- machine: {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        f"- libraries: {', '.join(versions)}",
+    ])
+
+
+def table(headers: list[str], rows: list[list[Any]]) -> str:
+    def cell(v: Any) -> str:
+        if isinstance(v, float):
+            return f"{v:.3g}" if np.isfinite(v) else "-"
+        return str(v)
+
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def write_report(name: str, title: str, sections: list[str], out: str | None = None) -> Path:
+    path = results_dir(name, out) / "README.md"
+    text = f"# {title}\n\n{environment()}\n\n" + "\n\n".join(sections) + "\n"
+    path.write_text(text)
+    print(text)
+    return path
+
+
+class TimedGame(fs.Game):
+    """Wraps a game and records the wall time spent inside it (to separate estimator overhead)."""
+
+    def __init__(self, game: fs.Game) -> None:
+        super().__init__(game.n_players, player_names=game.player_names)
+        self.game = game
+        self.seconds = 0.0
+
+    def _evaluate(self, coalitions: np.ndarray) -> np.ndarray:
+        start = time.perf_counter()
+        out = self.game(coalitions)
+        self.seconds += time.perf_counter() - start
+        return out
+
+
+class TimedFunction:
+    """A model function that records calls, rows and time (for peers that call models directly)."""
+
+    def __init__(self, fn: Callable[[np.ndarray], np.ndarray]) -> None:
+        self.fn, self.seconds, self.rows = fn, 0.0, 0
+
+    def __call__(self, X: np.ndarray) -> np.ndarray:
+        start = time.perf_counter()
+        out = self.fn(X)
+        self.seconds += time.perf_counter() - start
+        self.rows += len(X)
+        return out
+
+
+def quantiles(values: list[float]) -> tuple[float, float, float]:
+    a = np.asarray(values, dtype=float)
+    return float(np.quantile(a, 0.25)), float(np.median(a)), float(np.quantile(a, 0.75))
+
+
+def plot_lines(path: Path, title: str, xlabel: str, ylabel: str, series: dict[str, tuple[list, list]],
+               logx: bool = True, logy: bool = True) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for label, (x, y) in series.items():
+        ax.plot(x, y, marker="o", ms=3, label=label)
+    if logx:
+        ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
