@@ -51,9 +51,12 @@ class Semivalue:
     """
 
     def __init__(self, weights: Any = None, *, name: str = "semivalue", _log_fn: Callable | None = None,
-                 _params: dict | None = None) -> None:
+                 _params: dict | None = None, _measure: tuple | None = None) -> None:
         self.name = str(name)
         self.params: dict = dict(_params or {})
+        # the probabilistic value's measure on the inclusion probability u, when known:
+        # ("beta", a, b) for density u^(a-1) (1-u)^(b-1) / B(a, b), ("point", w) for a point mass
+        self.measure = _measure
         if _log_fn is not None:
             self._log_fn = _log_fn
             self._fixed: np.ndarray | None = None
@@ -81,7 +84,8 @@ class Semivalue:
         >>> np.allclose(Semivalue.shapley().weights(3), [1/3, 1/6, 1/3])
         True
         """
-        return cls(name="shapley", _log_fn=lambda n: -np.log(n) - log_binom(n - 1, np.arange(n)))
+        return cls(name="shapley", _log_fn=lambda n: -np.log(n) - log_binom(n - 1, np.arange(n)),
+                   _measure=("beta", 1.0, 1.0))
 
     @classmethod
     def banzhaf(cls) -> Semivalue:
@@ -92,7 +96,7 @@ class Semivalue:
         >>> np.allclose(Semivalue.banzhaf().weights(3), [0.25, 0.25, 0.25])
         True
         """
-        return cls(name="banzhaf", _log_fn=lambda n: np.full(n, -(n - 1) * np.log(2.0)))
+        return cls(name="banzhaf", _log_fn=lambda n: np.full(n, -(n - 1) * np.log(2.0)), _measure=("point", 0.5))
 
     @classmethod
     def beta_shapley(cls, alpha: float, beta: float) -> Semivalue:
@@ -115,7 +119,8 @@ class Semivalue:
             ell = np.arange(n)
             return betaln(ell + b, n - 1 - ell + a) - betaln(a, b)
 
-        return cls(name=f"beta-shapley({a:g},{b:g})", _log_fn=log_fn, _params={"alpha": a, "beta": b})
+        return cls(name=f"beta-shapley({a:g},{b:g})", _log_fn=log_fn, _params={"alpha": a, "beta": b},
+                   _measure=("beta", b, a))
 
     @classmethod
     def weighted_banzhaf(cls, w: float) -> Semivalue:
@@ -136,7 +141,7 @@ class Semivalue:
             ell = np.arange(n)
             return ell * np.log(w) + (n - 1 - ell) * np.log1p(-w)
 
-        return cls(name=f"weighted-banzhaf({w:g})", _log_fn=log_fn, _params={"w": w})
+        return cls(name=f"weighted-banzhaf({w:g})", _log_fn=log_fn, _params={"w": w}, _measure=("point", w))
 
     # ------------------------------------------------------------------ weights
     @property
@@ -182,6 +187,28 @@ class Semivalue:
         True
         """
         return self.log_weights(n) + log_binom(n - 1, np.arange(n))
+
+    def quadrature(self, degree: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """Nodes ``u`` in [0, 1] and weights integrating polynomials of degree <= ``degree`` exactly
+        against the semivalue's measure (``p_l = E[u^l (1-u)^(n-1-l)]``), or None when the measure is
+        unknown (user weights).
+
+        Examples
+        --------
+        >>> u, w = Semivalue.shapley().quadrature(3)
+        >>> float(np.dot(w, u ** 3))        # int_0^1 u^3 du
+        0.25
+        """
+        from scipy.special import roots_jacobi
+
+        if self.measure is None:
+            return None
+        if self.measure[0] == "point":
+            return np.array([float(self.measure[1])]), np.array([1.0])
+        _, a, b = self.measure
+        count = max(1, (int(degree) + 2) // 2)
+        x, w = roots_jacobi(count, b - 1.0, a - 1.0)       # weight (1 - x)^(b-1) (1 + x)^(a-1) on [-1, 1]
+        return (x + 1.0) / 2.0, w / w.sum()
 
     # ------------------------------------------------------------- identities
     @property

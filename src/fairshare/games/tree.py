@@ -10,7 +10,7 @@ from ..game import Game
 from ..semivalues import Semivalue, resolve_index
 from ..trees.ensemble import TreeEnsemble, read_ensemble
 from ..trees.paths import LeafPaths, leaf_paths
-from ..trees.values import leaf_semivalues, path_weights, sign_tables
+from ..trees.values import leaf_semivalues, leaf_semivalues_quadrature, path_weights, sign_tables
 
 __all__ = ["TreeGame", "tree_values"]
 
@@ -159,20 +159,24 @@ def _scatter(out: np.ndarray, contrib: np.ndarray, paths: LeafPaths, n: int) -> 
 
 def _scatter_patterns(contrib_u: np.ndarray, leaf_u: np.ndarray, inverse: np.ndarray, paths: LeafPaths,
                       n: int, k: int) -> np.ndarray:
-    """``out[r] = sum over leaves of the contribution of the row's (leaf, pattern)``, as sparse products:
-    (rows x patterns indicator) @ (patterns x features contributions), one per output."""
+    """``out[r] = sum over leaves L of contrib(pattern of (r, L)) * value_L``, into features.
+
+    Contributions are gathered for a block of rows and sent to features through one sparse
+    (leaf factor -> feature) map shared by all rows and outputs.
+    """
     import scipy.sparse as sp
 
-    U, D = contrib_u.shape
     rows, L = inverse.shape
-    indicator = sp.csr_matrix((np.ones(rows * L), (np.repeat(np.arange(rows), L), inverse.reshape(-1))),
-                              shape=(rows, U))
-    cols = paths.feature[leaf_u].reshape(-1)
+    D = contrib_u.shape[1]
+    feature_map = sp.csr_matrix((np.ones(L * D), (paths.feature.reshape(-1), np.arange(L * D))), shape=(n + 1, L * D))
     out = np.zeros((rows, n + 1, k))
-    for j in range(k):
-        vals = (contrib_u * paths.value[leaf_u, j, None]).reshape(-1)
-        M = sp.csr_matrix((vals, (np.repeat(np.arange(U), D), cols)), shape=(U, n + 1))
-        out[:, :, j] = (indicator @ M).toarray()
+    per = max(1, _BLOCK_ELEMENTS // max(L * D * k, 1))
+    for start in range(0, rows, per):
+        block = contrib_u[inverse[start:start + per]]                                  # (b, L, D)
+        weighted = block[..., None] * paths.value[None, :, None, :]                   # (b, L, D, k)
+        b = block.shape[0]
+        dense = weighted.reshape(b, L * D, k).transpose(1, 0, 2).reshape(L * D, b * k)
+        out[start:start + per] = (feature_map @ dense).reshape(n + 1, b, k).transpose(1, 0, 2)
     return out
 
 
@@ -207,7 +211,11 @@ def _exact_rows(prep: _Prepared, X: np.ndarray, index: Semivalue, mode: str, bac
         uniq, inverse = np.unique(keys.reshape(-1), return_inverse=True)
         leaf_u = uniq >> D
         A_u = ((uniq[:, None] >> np.arange(D)[None, :]) & 1).astype(float)
-        contrib_u = leaf_semivalues(A_u, R[leaf_u], paths.n_factors[leaf_u], cw)            # (U, D)
+        quad = index.quadrature(D)
+        if quad is not None:
+            contrib_u = leaf_semivalues_quadrature(A_u, R[leaf_u], real[leaf_u], *quad)
+        else:
+            contrib_u = leaf_semivalues(A_u, R[leaf_u], paths.n_factors[leaf_u], cw)        # (U, D)
         out = _scatter_patterns(contrib_u, leaf_u, inverse.reshape(bits.shape), paths, n, k)
     else:
         per = max(1, _BLOCK_ELEMENTS // max(L * D, 1))

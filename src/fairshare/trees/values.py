@@ -20,7 +20,7 @@ import numpy as np
 from ..combinatorics import log_binom, logsumexp
 from ..semivalues import Semivalue
 
-__all__ = ["path_weights", "leaf_semivalues", "sign_tables"]
+__all__ = ["path_weights", "leaf_semivalues", "leaf_semivalues_quadrature", "sign_tables"]
 
 
 def path_weights(semivalue: Semivalue, n_players: int, depth: int) -> np.ndarray:
@@ -111,3 +111,23 @@ def sign_tables(semivalue: Semivalue, n_players: int, depth: int) -> tuple[np.nd
             if q >= 1:
                 neg[p, q] = -np.exp(logsumexp(log_p + log_binom(rest, ell - p)))
     return pos, neg
+
+
+def leaf_semivalues_quadrature(A: np.ndarray, R: np.ndarray, real: np.ndarray, nodes: np.ndarray,
+                               weights: np.ndarray) -> np.ndarray:
+    """:func:`leaf_semivalues` for a semivalue with a known measure on the inclusion probability ``u``.
+
+    Then ``sum_t e_t c(F, t) = int prod_{f != i} ((1 - u) R_f + u A_f) dmu(u)``, a polynomial of degree
+    ``F - 1`` in ``u`` integrated exactly by the quadrature (one node for Banzhaf values). The
+    products leaving one factor out come from prefix and suffix products (no division).
+    """
+    A, R = np.broadcast_arrays(np.asarray(A, dtype=float), np.asarray(R, dtype=float))
+    acc = np.zeros(A.shape)
+    for u, w in zip(nodes, weights):
+        g = np.where(real, (1.0 - u) * R + u * A, 1.0)
+        prefix = np.cumprod(g, axis=-1)
+        suffix = np.cumprod(g[..., ::-1], axis=-1)[..., ::-1]
+        left = np.concatenate([np.ones(g.shape[:-1] + (1,)), prefix[..., :-1]], axis=-1)
+        right = np.concatenate([suffix[..., 1:], np.ones(g.shape[:-1] + (1,))], axis=-1)
+        acc += w * left * right
+    return np.where(real, (A - R) * acc, 0.0)
