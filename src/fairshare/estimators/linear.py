@@ -1,0 +1,178 @@
+"""Sampled least-squares and matrix-vector solvers shared by the Shapley, Banzhaf and semivalue estimators.
+
+Every regression formulation in the papers has design rows ``a_S = s_{|S|} z_S - t_{|S|} 1``
+(``z_S`` the indicator of ``S``): Shapley in the projected space (``s = 1, t = 0``, solution
+constrained to sum to zero), Banzhaf (``s = 1, t = 1/2``) and the probabilistic values of the
+Kernel Banzhaf paper, Lemma 3.4 (``s = (p_{h-1} + p_h) / a_n``, ``t = p_h / a_n``). A sampled
+problem is a set of such rows with Horvitz-Thompson weights and targets; the solvers never
+build more than one block of dense rows at a time.
+
+A complementary pair ``(S, N \\ S)`` has ``a_complement = -a_S`` for every symmetric formulation
+(after projection for Shapley), so it is solved as one row with twice the weight and target
+``(y_S - y_complement) / 2``.
+
+Error bars: the estimate is linearized around the solution (sandwich form) and the variance of
+the weighted sum is estimated from random groups of sampling units, balanced across coalition
+sizes and scaled by each unit's finite-population factor (units taken with certainty add none).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.linalg
+
+from ..sampling import CoalitionSample
+
+__all__ = ["Design", "Linearized", "solve_regression", "solve_matrix_vector", "group_stderr", "projected"]
+
+_BLOCK_ROWS = 4096
+_MAX_GROUPS = 32
+
+
+def projected(c: np.ndarray) -> np.ndarray:
+    """``P c`` with ``P = I - 11^T / d`` (rows are players)."""
+    return c - c.mean(axis=0, keepdims=True)
+
+
+@dataclass
+class Design:
+    """Weighted sampled rows ``w_j``, ``a_j = s_j z_j - t_j 1`` and targets ``y_j`` (one column per output)."""
+
+    Z: np.ndarray          # (r, d) bool
+    s: np.ndarray          # (r,)
+    t: np.ndarray          # (r,)
+    w: np.ndarray          # (r,)
+    y: np.ndarray          # (r, k)
+    fpc: np.ndarray        # (r,)
+    unit: np.ndarray       # (r,)
+    stratum: np.ndarray    # (r,)
+
+    @classmethod
+    def build(cls, sample: CoalitionSample, s: np.ndarray, t: np.ndarray, w: np.ndarray, y: np.ndarray,
+              collapse_pairs: bool = True) -> Design:
+        """Rows of ``sample`` (pairs collapsed when the sample is paired and ``collapse_pairs``)."""
+        Z = sample.coalitions
+        if sample.paired and collapse_pairs:
+            return cls(Z[0::2], s[0::2], t[0::2], 2.0 * w[0::2], 0.5 * (y[0::2] - y[1::2]), sample.fpc[0::2],
+                       sample.unit[0::2], sample.stratum[0::2])
+        return cls(Z, s, t, w, y, sample.fpc, sample.unit, sample.stratum)
+
+    @property
+    def n_players(self) -> int:
+        return int(self.Z.shape[1])
+
+    def blocks(self):
+        """Dense design rows ``a_j``, a block at a time."""
+        for start in range(0, self.Z.shape[0], _BLOCK_ROWS):
+            rows = slice(start, start + _BLOCK_ROWS)
+            yield rows, self.Z[rows] * self.s[rows, None] - self.t[rows, None]
+
+    def weighted_sum(self, scalars: np.ndarray) -> np.ndarray:
+        """``sum_j scalars_j a_j`` as a (d, k) array."""
+        out = np.zeros((self.n_players, scalars.shape[1]))
+        for rows, Ab in self.blocks():
+            out += Ab.T @ scalars[rows]
+        return out
+
+
+@dataclass
+class Linearized:
+    """A solved sample: the estimate and what the error bars need."""
+
+    x: np.ndarray                          # (d, k)
+    contrib: np.ndarray                    # (r, k): the sampled sum is sum_j contrib_j a_j
+    solve: Callable[[np.ndarray], np.ndarray]   # perturbation of the sum -> perturbation of x
+
+
+def solve_regression(design: Design, constrained: bool) -> Linearized:
+    """Weighted least squares ``min_x sum_j w_j (a_j^T x - y_j)^2``; with ``constrained``, over ``x``
+    orthogonal to 1, solved as ``(P A P + 11^T / d) x = P c``."""
+    d = design.n_players
+    A = np.zeros((d, d))
+    for rows, Ab in design.blocks():
+        A += Ab.T @ (Ab * design.w[rows, None])
+    if constrained:
+        M = A - A.mean(axis=0, keepdims=True)
+        M = M - M.mean(axis=1, keepdims=True) + 1.0 / d
+        rhs_map: Callable[[np.ndarray], np.ndarray] = projected
+    else:
+        M = A
+        rhs_map = lambda rhs: rhs                                   # noqa: E731
+    c = design.weighted_sum(design.w[:, None] * design.y)
+    try:
+        factor = scipy.linalg.cho_factor(M, check_finite=False)
+        solve = lambda rhs: scipy.linalg.cho_solve(factor, rhs_map(rhs), check_finite=False)   # noqa: E731
+        x = solve(c)
+        if not np.all(np.isfinite(x)):
+            raise np.linalg.LinAlgError("non-finite solution")
+    except (np.linalg.LinAlgError, scipy.linalg.LinAlgError):
+        pinv = np.linalg.pinv(M, hermitian=True)
+        solve = lambda rhs: pinv @ rhs_map(rhs)                     # noqa: E731
+        x = solve(c)
+    if constrained:
+        x = projected(x)
+    residual = np.empty_like(design.y)
+    for rows, Ab in design.blocks():
+        residual[rows] = design.y[rows] - Ab @ x
+    return Linearized(x=x, contrib=design.w[:, None] * residual, solve=solve)
+
+
+def solve_matrix_vector(design: Design, inverse_gram: Callable[[np.ndarray], np.ndarray]) -> Linearized:
+    """``x = G^-1 sum_j w_j a_j y_j`` with the exact full-population Gram inverse ``G^-1`` (unbiased)."""
+    contrib = design.w[:, None] * design.y
+    return Linearized(x=inverse_gram(design.weighted_sum(contrib)), contrib=contrib, solve=inverse_gram)
+
+
+def group_stderr(design: Design, lin: Linearized, rng: np.random.Generator,
+                 transform: Callable[[np.ndarray], np.ndarray] | None = None) -> np.ndarray:
+    """Per-player standard error of ``transform(x)`` from random groups of sampling units."""
+    d = design.n_players
+    k = lin.contrib.shape[1]
+    units, first, inverse = np.unique(design.unit, return_index=True, return_inverse=True)
+    n_random = int((design.fpc[first] > 1e-12).sum())
+    if n_random < 2:
+        return np.zeros((d, k)) if n_random == 0 else np.full((d, k), np.nan)
+    G = min(_MAX_GROUPS, n_random)
+    order = np.lexsort((rng.random(units.size), design.stratum[first]))
+    group_of_unit = np.empty(units.size, dtype=np.int64)
+    group_of_unit[order] = (np.arange(units.size) + rng.integers(G)) % G
+    row_group = group_of_unit[inverse.ravel()]
+    scaled = lin.contrib * np.sqrt(design.fpc)[:, None]
+    spread = np.zeros((scaled.shape[0], G * k))
+    np.put_along_axis(spread, row_group[:, None] * k + np.arange(k)[None, :], scaled, axis=1)
+    totals = design.weighted_sum(spread).reshape(d, G, k).transpose(1, 0, 2)        # (G, d, k)
+    replicates = G * totals
+    deviation = replicates - replicates.mean(axis=0, keepdims=True)
+    transform = transform or (lambda v: v)
+    dx = np.stack([transform(lin.solve(deviation[g])) for g in range(G)])
+    return np.sqrt((dx**2).sum(axis=0) / (G * (G - 1)))
+
+
+def subsample(sample: CoalitionSample, rows: np.ndarray) -> CoalitionSample:
+    """The rows ``rows`` of a sample (keeps weights and pairing)."""
+    return CoalitionSample(sample.coalitions[rows], sample.log_weight[rows], sample.unit[rows],
+                           sample.stratum[rows], sample.fpc[rows], sample.n_draws, sample.paired)
+
+
+def merge(samples: list[CoalitionSample], units: list[int]) -> CoalitionSample:
+    """Pool samples drawn in rounds as a mixture: each round's weights scaled by its share of the units."""
+    total = float(sum(units))
+    parts, offset = [], 0
+    for s, n in zip(samples, units):
+        parts.append(CoalitionSample(s.coalitions, s.log_weight + np.log(n / total), s.unit + offset,
+                                     s.stratum, s.fpc, s.n_draws, s.paired))
+        offset += int(s.unit.max()) + 1 if s.unit.size else 0
+    return CoalitionSample(
+        np.concatenate([p.coalitions for p in parts]), np.concatenate([p.log_weight for p in parts]),
+        np.concatenate([p.unit for p in parts]), np.concatenate([p.stratum for p in parts]),
+        np.concatenate([p.fpc for p in parts]), int(total), samples[0].paired)
+
+
+def solution_norm_ok(values: Any, stderr: Any, tol: float) -> bool:
+    """Stopping rule of ``tol``: ``||stderr|| / ||values|| <= tol``."""
+    norm = float(np.linalg.norm(values))
+    return stderr is not None and norm > 0 and float(np.linalg.norm(stderr)) / norm <= tol
