@@ -19,7 +19,7 @@ def check_rng(seed: SeedLike, name: str = "seed") -> np.random.Generator:
 
     Examples
     --------
-    >>> check_rng(0).integers(10) == check_rng(0).integers(10)
+    >>> bool(check_rng(0).integers(10) == check_rng(0).integers(10))
     True
     """
     if isinstance(seed, np.random.Generator):

@@ -13,8 +13,8 @@ def log_binom(n: np.ndarray | int, k: np.ndarray | int) -> np.ndarray:
 
     Examples
     --------
-    >>> float(np.exp(log_binom(5, 2)))  # doctest: +ELLIPSIS
-    10.0...
+    >>> round(float(np.exp(log_binom(5, 2))), 9)
+    10.0
     >>> bool(np.isfinite(log_binom(3072, 1536)))
     True
     """

@@ -41,7 +41,7 @@ def breast_cancer_game(row: int = 0, seed: int = 0):
     Examples
     --------
     >>> game, info = breast_cancer_game()        # doctest: +SKIP
-    >>> game.n_players
+    >>> game.n_players                           # doctest: +SKIP
     10
     """
     try:

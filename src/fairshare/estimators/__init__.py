@@ -1,3 +1,4 @@
 """Estimator modules; importing one registers its methods in :mod:`fairshare.registry`."""
 
-from . import exact_method, montecarlo, unified  # noqa: F401
+# registration order is the order of `fairshare methods`
+from . import exact_method, montecarlo, unified, banzhaf  # noqa: F401, I001

@@ -29,8 +29,8 @@ def path_weights(semivalue: Semivalue, n_players: int, depth: int) -> np.ndarray
     Examples
     --------
     >>> c = path_weights(Semivalue.shapley(), 10, 3)
-    >>> np.round(c[3, :3] * 3, 4)    # Shapley: t! (F-1-t)! / F!
-    array([0.5, 0.1667, 0.5   ])
+    >>> np.round(c[3, :3] * 3, 4)    # Shapley: t! (F-1-t)! / F! = 1/3, 1/6, 1/3
+    array([1. , 0.5, 1. ])
     """
     n = n_players
     log_p = semivalue.log_weights(n)
@@ -93,7 +93,7 @@ def sign_tables(semivalue: Semivalue, n_players: int, depth: int) -> tuple[np.nd
     Examples
     --------
     >>> pos, neg = sign_tables(Semivalue.shapley(), 10, 3)
-    >>> float(pos[1, 1]), float(neg[1, 1])       # Shapley: (p-1)! q! / (p+q)!  and  -p! (q-1)! / (p+q)!
+    >>> round(float(pos[1, 1]), 9), round(float(neg[1, 1]), 9)   # Shapley: (p-1)! q! / (p+q)!, -p! (q-1)! / (p+q)!
     (0.5, -0.5)
     """
     n = n_players
