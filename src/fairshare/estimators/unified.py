@@ -44,7 +44,7 @@ def log_kernel_weight(d: int, sizes: np.ndarray) -> np.ndarray:
 
     Examples
     --------
-    >>> float(np.exp(log_kernel_weight(4, np.array([1]))[0]))   # 3 / (4 * 1 * 3)
+    >>> round(float(np.exp(log_kernel_weight(4, np.array([1]))[0])), 12)   # 3 / (4 * 1 * 3)
     0.25
     """
     from ..combinatorics import log_binom
