@@ -1,0 +1,185 @@
+"""Banzhaf values and general semivalues: Kernel Banzhaf, its matrix-vector counterpart,
+semivalue-regression, MSR and Monte Carlo, against exact values."""
+
+from math import comb
+
+import numpy as np
+import pytest
+
+import fairshare as fs
+from fairshare.estimators.banzhaf import SemivalueDesign
+from fairshare.exact import all_coalitions
+
+BANZHAF_METHODS = ["kernel-banzhaf", "unbiased-kernel-banzhaf", "semivalue-regression", "msr", "mc-banzhaf"]
+
+
+def soum(n=12, seed=0):
+    return fs.games.SOUMGame.random(n, n_terms=3 * n, max_size=5, seed=seed)
+
+
+def voting(n=12, seed=0):
+    rng = np.random.default_rng(seed)
+    w = rng.integers(1, 12, n)
+    return fs.games.WeightedVotingGame(w, quota=float(w.sum() // 2 + 1))
+
+
+def median_error(game, index, budget, seeds=24, **kw):
+    truth = fs.exact(game, index).values
+    return np.median([fs.metrics.relative_squared_error(fs.estimate(game, index, budget=budget, seed=s, **kw), truth)
+                      for s in range(seeds)])
+
+
+@pytest.mark.parametrize("make", [soum, voting], ids=["soum", "voting"])
+@pytest.mark.parametrize("method", BANZHAF_METHODS)
+def test_error_falls_with_budget(method, make):
+    g = make(12)
+    low, high = median_error(g, "banzhaf", 100, method=method), median_error(g, "banzhaf", 400, method=method)
+    assert high < low / 2.0, (low, high)
+
+
+@pytest.mark.parametrize("index", [fs.Semivalue.beta_shapley(4, 1), fs.Semivalue.weighted_banzhaf(0.3),
+                                   fs.Semivalue.shapley()], ids=["beta(4,1)", "wbanzhaf(0.3)", "shapley"])
+def test_semivalue_regression_converges_for_other_semivalues(index):
+    g = soum(10, seed=1)
+    low = median_error(g, index, 80, method="semivalue-regression")
+    high = median_error(g, index, 320, method="semivalue-regression")
+    assert high < low / 2.0, (low, high)
+
+
+@pytest.mark.parametrize("method, index", [
+    ("kernel-banzhaf", "banzhaf"), ("unbiased-kernel-banzhaf", "banzhaf"), ("semivalue-regression", "banzhaf"),
+    ("semivalue-regression", fs.Semivalue.beta_shapley(4, 1)), ("semivalue-regression", fs.Semivalue.beta_shapley(2, 5)),
+    ("semivalue-regression", fs.Semivalue.weighted_banzhaf(0.3)), ("semivalue-regression", "shapley"),
+])
+@pytest.mark.parametrize("n", [8, 11])
+def test_without_replacement_is_exact_at_full_budget(method, index, n):
+    g = soum(n, seed=2)
+    phi = fs.estimate(g, index, method=method, budget=2**n, seed=0, replacement=False)
+    np.testing.assert_allclose(phi.values, fs.exact(g, index).values, atol=1e-9)
+    np.testing.assert_allclose(phi.stderr, 0.0, atol=1e-12)
+    assert phi.n_evaluations == 2**n
+
+
+def test_semivalue_regression_with_user_weights_is_exact_at_full_budget():
+    n = 9
+    rng = np.random.default_rng(3)
+    raw = rng.random(n)
+    weights = raw / np.sum([comb(n - 1, l) * raw[l] for l in range(n)])
+    sv = fs.Semivalue(weights, name="mine")
+    g = soum(n, seed=3)
+    phi = fs.estimate(g, sv, method="semivalue-regression", budget=2**n, seed=0)
+    np.testing.assert_allclose(phi.values, fs.exact(g, sv).values, atol=1e-9)
+    with pytest.raises(ValueError, match="paired sampling needs a symmetric semivalue"):
+        fs.estimate(g, sv, method="semivalue-regression", budget=100, paired=True)
+
+
+@pytest.mark.parametrize("sv", [fs.Semivalue.banzhaf(), fs.Semivalue.shapley(), fs.Semivalue.beta_shapley(4, 1),
+                                fs.Semivalue.weighted_banzhaf(0.2)], ids=["banzhaf", "shapley", "beta", "wbanzhaf"])
+def test_lemma_3_4_constants_and_gram(sv):
+    """a_n, b_n and A^T A = (I + b_n 11^T) / a_n, against the design built explicitly."""
+    n = 6
+    p = sv.weights(n)
+    a_n = 2 * sum(comb(n - 1, l) * p[l] ** 2 for l in range(n)) - sum(
+        comb(n - 2, l - 1) * (p[l] - p[l - 1]) ** 2 for l in range(1, n))
+    b_n = sum(comb(n - 2, l - 1) * (p[l] - p[l - 1]) ** 2 for l in range(1, n)) / a_n
+    design = SemivalueDesign(sv, n)
+    assert np.exp(design.log_a_n) == pytest.approx(a_n, rel=1e-10)
+    assert design.b_n == pytest.approx(b_n, rel=1e-9, abs=1e-15)
+    X = all_coalitions(n)
+    h = X.sum(axis=1)
+    pp = np.concatenate([p, [0.0]])
+    prev = np.concatenate([[0.0], p])
+    A = np.where(X, prev[h][:, None], -pp[h][:, None]) / a_n
+    np.testing.assert_allclose(A.T @ A, (np.eye(n) + b_n) / a_n, rtol=1e-9)
+    # Lemma 3.4: phi = (I + b_n 11^T) argmin ||A x - v||
+    g = soum(n, seed=4)
+    x = np.linalg.lstsq(A, g(X), rcond=None)[0]
+    np.testing.assert_allclose(x + b_n * x.sum(), fs.exact(g, sv).values, atol=1e-10)
+
+
+@pytest.mark.parametrize("method", BANZHAF_METHODS)
+def test_stderr_is_calibrated(method):
+    g = soum(12, seed=5)
+    truth = fs.exact(g, "banzhaf").values
+    inside = []
+    for s in range(60):
+        phi = fs.estimate(g, "banzhaf", method=method, budget=400, seed=s)
+        inside.append(np.abs(phi.values - truth) <= 2 * phi.stderr)
+    coverage = float(np.mean(inside))
+    assert 0.85 <= coverage <= 0.99, coverage
+
+
+def test_kernel_banzhaf_beats_monte_carlo_on_a_near_additive_game():
+    n = 14
+    rng = np.random.default_rng(6)
+    carriers = np.vstack([np.eye(n, dtype=bool), soum(n, seed=6).carriers[:10]])
+    g = fs.games.SOUMGame(carriers, np.concatenate([rng.standard_normal(n), 0.2 * rng.standard_normal(10)]))
+    kb = median_error(g, "banzhaf", 20 * n, method="kernel-banzhaf")
+    for other in ("msr", "mc-banzhaf"):
+        assert kb < median_error(g, "banzhaf", 20 * n, method=other) / 3
+
+
+def test_kernel_banzhaf_options_and_tol():
+    g = soum(12, seed=7)
+    truth = fs.exact(g, "banzhaf").values
+    unpaired = fs.estimate(g, "banzhaf", method="kernel-banzhaf", budget=300, seed=0, paired=False)
+    assert fs.metrics.relative_squared_error(unpaired, truth) < 0.5
+    phi = fs.estimate(g, "banzhaf", method="kernel-banzhaf", budget=20_000, seed=0, tol=0.1)
+    assert phi.n_evaluations < 4096 and phi.options["estimated_relative_error"] <= 0.1
+    assert np.sqrt(fs.metrics.relative_squared_error(phi, truth)) < 0.25
+
+
+def test_auto_choices_for_banzhaf_family():
+    opaque = fs.games.FunctionGame(soum(14), n_players=14)
+    assert fs.estimate(opaque, "banzhaf", budget=300, seed=0).method == "kernel-banzhaf"
+    assert fs.estimate(opaque, fs.Semivalue.weighted_banzhaf(0.3), budget=300, seed=0).method == "msr"
+    assert fs.estimate(opaque, fs.Semivalue.beta_shapley(4, 1), budget=300, seed=0).method == "semivalue-regression"
+
+
+def test_noisy_games_run_with_every_banzhaf_method():
+    g = fs.games.NoisyGame(soum(10), sigma=0.1, seed=0)
+    for method in BANZHAF_METHODS:
+        phi = fs.estimate(g, "banzhaf", method=method, budget=200, seed=0)
+        assert np.all(np.isfinite(phi.values)) and phi.n_evaluations <= 200
+
+
+# ------------------------------------------------------------------------------------------- metrics
+def test_cayley_distance_follows_the_papers_rule():
+    truth = np.array([10.0, 9, 8, 7, 6, 5, 4, 3, 2, 1])           # n <= 20: top 7
+    assert fs.metrics.cayley_distance(truth, truth) == 0
+    swapped = truth.copy()
+    swapped[[0, 1]] = swapped[[1, 0]]
+    assert fs.metrics.cayley_distance(swapped, truth) == 1
+    rotated = truth.copy()
+    rotated[[0, 1, 2]] = rotated[[1, 2, 0]]                       # a 3-cycle needs two transpositions
+    assert fs.metrics.cayley_distance(rotated, truth) == 2
+    missing = truth.copy()
+    missing[0] = 0.0                                               # best feature drops out of the estimated top
+    assert fs.metrics.cayley_distance(missing, truth) == 6         # it is appended at the end: a 7-cycle
+
+
+def test_spearman_and_top_features():
+    truth = np.arange(30.0)
+    noisy = truth + np.random.default_rng(0).normal(0, 3, 30)
+    assert fs.metrics.top_features(truth).tolist() == [29, 28, 27, 26, 25, 24]
+    assert 0.8 < fs.metrics.spearman(noisy, truth) <= 1.0
+    assert fs.metrics.spearman(truth, truth, fraction=0.2) == pytest.approx(1.0)
+
+
+def test_objective_error():
+    g = soum(8, seed=8)
+    exact = fs.exact(g, "banzhaf")
+    assert fs.metrics.objective_error(exact, g) == pytest.approx(0.0, abs=1e-12)
+    noisy = exact.values + 0.05
+    assert fs.metrics.objective_error(noisy, g) > 0
+
+
+def test_insertion_and_deletion_auc_reward_the_right_order():
+    w = np.array([5.0, -1.0, 3.0, 0.5, 2.0])
+    g = fs.games.AdditiveGame(w)
+    good, bad = w, -w
+    assert fs.metrics.insertion_auc(g, good) > fs.metrics.insertion_auc(g, bad)
+    assert fs.metrics.deletion_auc(g, good) < fs.metrics.deletion_auc(g, bad)
+    # insertion in the exact order: the curve is the running sum of the sorted weights
+    expected = np.mean(np.concatenate([[0.0], np.cumsum(np.sort(w)[::-1])]))
+    assert fs.metrics.insertion_auc(g, good) == pytest.approx(expected)
