@@ -113,6 +113,8 @@ def run_semivalue_linear(game: Game, sv: Semivalue, evaluator: BudgetedEvaluator
         if solver == "regression":
             # scaling every row and target by exp(-shift) leaves the least-squares solution unchanged
             lin_design = Design.build(sample, s, t, w, V * np.exp(-shift), collapse_pairs=design.symmetric)
+            if not (sample.paired and design.symmetric):
+                lin_design = lin_design.centered()      # pairs cancel the mean of v; otherwise an intercept does
             lin = solve_regression(lin_design, constrained=False)
         else:
             factor = np.exp(log_w.max() + shift + design.log_a_n)          # phi = a_n sum_S a_S v(S)

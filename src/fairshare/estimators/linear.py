@@ -50,6 +50,7 @@ class Design:
     fpc: np.ndarray        # (r,)
     unit: np.ndarray       # (r,)
     stratum: np.ndarray    # (r,)
+    center: np.ndarray | None = None   # (d,) subtracted from every row: a free intercept (see ``centered``)
 
     @classmethod
     def build(cls, sample: CoalitionSample, s: np.ndarray, t: np.ndarray, w: np.ndarray, y: np.ndarray,
@@ -69,7 +70,20 @@ class Design:
         """Dense design rows ``a_j``, a block at a time."""
         for start in range(0, self.Z.shape[0], _BLOCK_ROWS):
             rows = slice(start, start + _BLOCK_ROWS)
-            yield rows, self.Z[rows] * self.s[rows, None] - self.t[rows, None]
+            block = self.Z[rows] * self.s[rows, None] - self.t[rows, None]
+            yield rows, block if self.center is None else block - self.center
+
+    def centered(self) -> Design:
+        """The same rows with a free intercept: rows and targets minus their weighted means.
+
+        For formulations whose full design has ``A^T 1 = 0`` (Banzhaf and every semivalue of
+        Lemma 3.4) the intercept of the full problem is the mean of ``v`` and leaves ``x`` unchanged;
+        in a sample without pairs it keeps the mean of ``v`` from leaking into ``x``.
+        """
+        total = self.w.sum()
+        mean_row = self.weighted_sum(self.w[:, None]).ravel() / total
+        y = self.y - (self.w[:, None] * self.y).sum(axis=0) / total
+        return Design(self.Z, self.s, self.t, self.w, y, self.fpc, self.unit, self.stratum, mean_row)
 
     def weighted_sum(self, scalars: np.ndarray) -> np.ndarray:
         """``sum_j scalars_j a_j`` as a (d, k) array."""
