@@ -44,12 +44,12 @@ def test_error_shrinks_like_one_over_budget(method, index):
                 for s in range(40)]
         mse[budget] = np.mean(errs)
     ratio = mse[400] / mse[1600]
-    # 4x the budget: about 4x less squared error (a little more where the method also learns a
-    # control variate or samples without replacement from a finite population)
-    assert 2.5 < ratio < 10.0, ratio
+    # 4x the budget: at least about 4x less squared error (more where the method also learns a control
+    # variate or samples without replacement from a finite population: 65,536 coalitions here)
+    assert 2.5 < ratio < 20.0, ratio
 
 
-@pytest.mark.parametrize("method, index", CASES)
+@pytest.mark.parametrize("method, index", [c for c in CASES if get_method(c[0]).has_stderr])
 def test_stderr_covers_the_true_error(method, index):
     g = soum(n=12, seed=2)
     truth = fs.exact(g, index).values
@@ -77,13 +77,18 @@ def test_multi_output_estimates_each_output(method, index):
     coefs = np.stack([base.coefficients, -2.0 * base.coefficients + 1.0], axis=1)
     multi = fs.games.SOUMGame(base.carriers, coefs)
     phi = fs.estimate(multi, index, method=method, budget=300, seed=3)
-    assert phi.values.shape == (10, 2) and phi.stderr.shape == (10, 2)
+    assert phi.values.shape == (10, 2)
+    assert phi.stderr.shape == (10, 2) if get_method(method).has_stderr else phi.stderr is None
     single = fs.estimate(fs.games.SOUMGame(base.carriers, coefs[:, 1]), index, method=method, budget=300, seed=3)
     np.testing.assert_allclose(phi.values[:, 1], single.values, atol=1e-12)
 
 
-# unbiased KernelSHAP (lambda = 0, no control variate) estimates even an additive game by sampling
-@pytest.mark.parametrize("method, index", [c for c in CASES if c[0] != "unbiased-kernelshap"])
+# estimators that are exact on additive games (regression fits and per-player marginals); the unbiased
+# matrix-vector sums, MSR, the semivalue regression (its rows are not additive in S) and SGD are not
+NOT_EXACT_ON_ADDITIVE = {"unbiased-kernelshap", "unbiased-kernel-banzhaf", "semivalue-regression", "msr", "sgd"}
+
+
+@pytest.mark.parametrize("method, index", [c for c in CASES if c[0] not in NOT_EXACT_ON_ADDITIVE])
 def test_additive_games_are_recovered_exactly(method, index):
     w = np.random.default_rng(0).standard_normal(40)
     phi = fs.estimate(fs.games.AdditiveGame(w), index, method=method, budget=5000, seed=0)
@@ -101,7 +106,8 @@ def test_permutation_is_vectorized_at_image_scale():
 def test_one_player_games():
     g = fs.games.AdditiveGame([2.5])
     for method, index in CASES:
-        assert fs.estimate(g, index, method=method, budget=4, seed=0).values[0] == pytest.approx(2.5)
+        budget = max(4, get_method(method).min_budget(g, fs.Semivalue.shapley()))
+        assert fs.estimate(g, index, method=method, budget=budget, seed=0).values[0] == pytest.approx(2.5)
 
 
 def test_mc_banzhaf_estimates_weighted_banzhaf():
@@ -117,11 +123,10 @@ def test_auto_method_choice():
     assert fs.estimate(small, "shapley", budget=256, seed=0).method == "exact"
     opaque = fs.games.FunctionGame(soum(), n_players=16)        # a game without a closed form
     assert fs.estimate(opaque, "shapley", budget=500, seed=0).method == "regression"
-    assert fs.estimate(opaque, "banzhaf", budget=500, seed=0).method == "mc-banzhaf"
+    assert fs.estimate(opaque, "banzhaf", budget=500, seed=0).method == "kernel-banzhaf"
     # a game with a closed form answers exactly whatever the budget
     assert fs.estimate(soum(n=40), "shapley", budget=10, seed=0).method == "exact"
-    with pytest.raises(ValueError, match="no estimator for index"):
-        fs.estimate(opaque, fs.Semivalue.beta_shapley(4, 1), budget=500)
+    assert fs.estimate(opaque, fs.Semivalue.beta_shapley(4, 1), budget=500, seed=0).method == "semivalue-regression"
 
 
 def test_exact_through_estimate_respects_the_budget():

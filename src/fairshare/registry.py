@@ -66,6 +66,7 @@ class MethodSpec:
         mapped to a priority (highest wins)
     supports_tol : whether ``run`` accepts ``tol`` (spend the budget in rounds, stop once the
         estimated relative error is below it)
+    has_stderr : whether the method reports standard errors
     """
 
     name: str
@@ -76,6 +77,7 @@ class MethodSpec:
     min_budget: Callable[[Any, Semivalue], int] = lambda game, sv: 1
     default_for: Mapping[str, int] = field(default_factory=dict)
     supports_tol: bool = False
+    has_stderr: bool = True
 
     def supports(self, sv: Semivalue) -> bool:
         """True when the method can estimate the semivalue ``sv``."""

@@ -62,16 +62,43 @@ def _permutation_min_budget(game: Game, sv: Semivalue) -> int:
     return 2 if game.n_players == 1 else game.n_players + 1
 
 
-def run_permutation(game: Game, sv: Semivalue, evaluator: BudgetedEvaluator,
-                    rng: np.random.Generator) -> Estimate:
-    """Permutation Monte Carlo for Shapley values.
+def draw_permutations(rng: np.random.Generator, t: int, n: int, antithetic: bool, stratified: bool) -> np.ndarray:
+    """``t`` permutations of ``range(n)`` as rows: uniform; with ``stratified``, blocks of ``n`` cyclic shifts
+    of one random permutation (each player takes every position once per block); with ``antithetic``,
+    every second permutation is the reverse of the one before.
 
-    Each random permutation walks from the empty coalition to the grand
-    coalition, adding one player at a time; the value of each coalition is reused
-    as the starting point of the next marginal contribution, so a permutation
-    costs ``n - 1`` new evaluations (the empty and grand coalitions are shared by
-    all permutations). Player ``i``'s estimate is the mean of its marginal
-    contributions over permutations.
+    Examples
+    --------
+    >>> P = draw_permutations(np.random.default_rng(0), 4, 4, antithetic=False, stratified=True)
+    >>> sorted(P[:, 0].tolist()) == [0, 1, 2, 3]     # every player first exactly once
+    True
+    """
+    base_count = (t + 1) // 2 if antithetic else t
+    if stratified:
+        blocks = -(-base_count // n)
+        seeds = np.argsort(rng.random((blocks, n)), axis=1)
+        shifts = (np.arange(n)[None, :] + np.arange(n)[:, None]) % n          # (n shifts, n positions)
+        base = seeds[:, shifts].reshape(-1, n)[:base_count]
+    else:
+        base = np.argsort(rng.random((base_count, n)), axis=1)
+    if not antithetic:
+        return base
+    return np.stack([base, base[:, ::-1]], axis=1).reshape(-1, n)[:t]
+
+
+def run_permutation(game: Game, sv: Semivalue, evaluator: BudgetedEvaluator, rng: np.random.Generator,
+                    antithetic: bool = False, stratified: bool = False, reuse: bool = True,
+                    tol: float | None = None) -> Estimate:
+    """Permutation Monte Carlo for Shapley values; by default the optimized walk of the projected-SGD
+    paper (Algorithm 1).
+
+    Each permutation walks from the empty coalition to the grand coalition adding one player at a
+    time, reusing each coalition's value as the start of the next marginal contribution: ``n - 1`` new
+    evaluations per permutation (the empty and grand coalitions are shared). Per-player means and
+    variances are accumulated online, giving ``stderr`` and the ``tol`` stopping rule. With
+    ``reuse=False`` every marginal contribution ``v(S + i) - v(S)`` is evaluated afresh (classic Monte
+    Carlo: ``2n`` evaluations per permutation, for comparisons); the estimate is the same for the
+    same permutations.
     """
     n = game.n_players
     ends = evaluator(game.empty_and_full())
@@ -80,26 +107,44 @@ def run_permutation(game: Game, sv: Semivalue, evaluator: BudgetedEvaluator,
         diff = (full - empty)[None, :]
         return Estimate(values=diff, stderr=np.zeros_like(diff), empty_value=empty, grand_value=full,
                         info={"n_permutations": 0})
-    if evaluator.remaining < n - 1:
-        raise BudgetError(f"budget too small for one permutation of {n} players")
+    cost = n - 1 if reuse else 2 * n
+    if evaluator.remaining < cost:
+        raise BudgetError(f"budget too small for one permutation of {n} players ({cost} evaluations)")
     k = ends.shape[1]
     moments = _Moments((n, k))
-    block = max(1, _BLOCK_BOOLS // (n * n))
+    block = max(2, _BLOCK_BOOLS // (n * n))
+    block -= block % 2
     steps = np.arange(1, n)
     n_perm = 0
-    for units in _rounds(evaluator, n - 1):
-        for start in range(0, units, block):
-            t = min(block, units - start)
-            n_perm += t
-            _permutation_block(evaluator, rng, moments, empty, full, t, steps)
-    return Estimate(values=moments.mean, stderr=moments.stderr(), empty_value=empty, grand_value=full,
-                    info={"n_permutations": int(n_perm)})
+    while evaluator.remaining >= cost:
+        units = min(evaluator.remaining // cost, block)
+        if tol is not None:
+            units = min(units, max(2, n_perm))                           # doubling rounds
+        perms = draw_permutations(rng, units, n, antithetic, stratified)
+        spent = evaluator.n_spent
+        if reuse:
+            _permutation_block(evaluator, moments, empty, full, perms, steps)
+        else:
+            _classic_block(game, evaluator, moments, perms)
+        n_perm += units
+        if tol is not None and n_perm >= 2 and moments.count.min() >= 2:
+            se = moments.stderr()
+            norm = np.linalg.norm(moments.mean)
+            if se is not None and norm > 0 and np.linalg.norm(se) / norm <= tol:
+                break
+        if reuse and evaluator.n_spent == spent and n_perm > 32 * n:
+            break                                                         # every coalition is known already
+    info = {"n_permutations": int(n_perm)}
+    if tol is not None:
+        se, norm = moments.stderr(), np.linalg.norm(moments.mean)
+        info["estimated_relative_error"] = float(np.linalg.norm(se) / norm) if se is not None and norm > 0 else None
+    return Estimate(values=moments.mean, stderr=moments.stderr(), empty_value=empty, grand_value=full, info=info)
 
 
-def _permutation_block(evaluator: BudgetedEvaluator, rng: np.random.Generator, moments: _Moments,
-                       empty: np.ndarray, full: np.ndarray, t: int, steps: np.ndarray) -> None:
-    n, k = steps.size + 1, empty.size
-    perms = np.argsort(rng.random((t, n)), axis=1)
+def _permutation_block(evaluator: BudgetedEvaluator, moments: _Moments, empty: np.ndarray, full: np.ndarray,
+                       perms: np.ndarray, steps: np.ndarray) -> None:
+    t, n = perms.shape
+    k = empty.size
     ranks = np.empty_like(perms)
     rows = np.arange(t)[:, None]
     ranks[rows, perms] = np.arange(n)[None, :]
@@ -107,9 +152,30 @@ def _permutation_block(evaluator: BudgetedEvaluator, rng: np.random.Generator, m
     X = ranks[:, None, :] < steps[None, :, None]                       # (t, n-1, n)
     inner = evaluator(X.reshape(-1, n)).reshape(t, n - 1, k)
     chain = np.concatenate([np.broadcast_to(empty, (t, 1, k)), inner, np.broadcast_to(full, (t, 1, k))], axis=1)
-    marginal = np.diff(chain, axis=1)                                   # (t, n, k) in permutation order
+    _accumulate(moments, np.diff(chain, axis=1), perms)
+
+
+def _classic_block(game: Game, evaluator: BudgetedEvaluator, moments: _Moments, perms: np.ndarray) -> None:
+    """Classic Monte Carlo: v(S) and v(S + i) evaluated separately for every position (2n evaluations
+    per permutation, charged to the budget; the game is called directly, without reuse)."""
+    t, n = perms.shape
+    ranks = np.empty_like(perms)
+    rows = np.arange(t)[:, None]
+    ranks[rows, perms] = np.arange(n)[None, :]
+    before = ranks[:, None, :] < np.arange(n)[None, :, None]            # S for position j: first j players
+    after = ranks[:, None, :] < np.arange(1, n + 1)[None, :, None]      # S + i
+    evaluator.charge(2 * t * n)
+    vals = game(np.concatenate([before.reshape(-1, n), after.reshape(-1, n)]))
+    vals = vals[:, None] if vals.ndim == 1 else vals
+    k = vals.shape[1]
+    marginal = (vals[t * n:] - vals[: t * n]).reshape(t, n, k)
+    _accumulate(moments, marginal, perms)
+
+
+def _accumulate(moments: _Moments, marginal: np.ndarray, perms: np.ndarray) -> None:
+    t, n = perms.shape
     contrib = np.empty_like(marginal)
-    contrib[rows, perms] = marginal                                     # back to player order
+    contrib[np.arange(t)[:, None], perms] = marginal                    # back to player order
     mean = contrib.mean(axis=0)
     moments.add(np.full(n, float(t)), mean, ((contrib - mean) ** 2).sum(axis=0))
 
@@ -118,9 +184,12 @@ register(MethodSpec(
     name="permutation",
     run=run_permutation,
     indices=("shapley",),
-    description="permutation Monte Carlo: mean marginal contribution over random orderings (n-1 evaluations each)",
+    description="permutation Monte Carlo, the optimized walk (n-1 evaluations per permutation); antithetic, "
+                "stratified or classic (reuse=False) on request",
+    options={"antithetic": False, "stratified": False, "reuse": True},
     min_budget=_permutation_min_budget,
     default_for={"shapley": 10},
+    supports_tol=True,
 ))
 
 
