@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime
-import importlib
 import os
 import platform
 import time
@@ -35,11 +34,13 @@ def environment() -> str:
     except OSError:
         pass
     versions = []
-    for mod in ("fairshare", "numpy", "scipy", "sklearn", "xgboost", "lightgbm", "shap", "shapiq", "torch", "dask"):
+    from importlib.metadata import PackageNotFoundError, version
+
+    for dist in ("fairshare", "numpy", "scipy", "scikit-learn", "xgboost", "lightgbm", "shap", "shapiq", "torch", "dask"):
         try:
-            versions.append(f"{mod} {importlib.import_module(mod).__version__}")
-        except Exception:  # noqa: BLE001 - a missing optional peer is reported, not fatal
-            versions.append(f"{mod} (not installed)")
+            versions.append(f"{dist} {version(dist)}")
+        except PackageNotFoundError:
+            versions.append(f"{dist} (not installed)")
     return "\n".join([
         f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}",
         f"- machine: {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}",

@@ -162,3 +162,36 @@ def test_methods_listing_covers_the_registry():
     listed = fs.methods()
     assert [m.name for m in listed] == method_names()
     assert all(m.description and m.indices for m in listed)
+
+
+def test_known_null_players_are_dropped_and_get_zero():
+    """A game that declares null players is estimated on the others; the null players get exactly 0
+    and the others the values of the full game (the reduced semivalue has weights p_t + p_(t+1))."""
+    class WithNulls(fs.games.SOUMGame):
+        def null_players(self):
+            return ~self.carriers.any(axis=0)
+
+    base = fs.games.SOUMGame.random(10, n_terms=20, max_size=4, seed=4)
+    carriers = base.carriers.copy()
+    carriers[:, [2, 7]] = False                                    # players 2 and 7 never matter
+    keep = carriers.any(axis=1)
+    g = WithNulls(carriers[keep], base.coefficients[keep])
+    assert g.null_players().tolist() == [i in (2, 7) for i in range(10)]
+    user = fs.Semivalue(fs.Semivalue.beta_shapley(3, 2).weights(10), name="fixed")
+    for index, method in (("shapley", "regression"), ("banzhaf", "kernel-banzhaf"), (user, "semivalue-regression")):
+        phi = fs.estimate(g, index, method=method, budget=256, seed=0, replacement=False) if method != "regression" \
+            else fs.estimate(g, index, method=method, budget=256, seed=0)
+        assert phi.values[2] == 0.0 and phi.values[7] == 0.0 and phi.stderr[2] == 0.0
+        assert phi.options["null_players"] == 2 and phi.n_evaluations <= 256
+        np.testing.assert_allclose(phi.values, fs.exact(g, index).values, atol=1e-9)   # 2^8 = 256: exact
+
+
+def test_reduced_semivalue_matches_the_full_game():
+    n = 7
+    table_w = np.random.default_rng(5).standard_normal(n)
+    g = fs.games.FunctionGame(lambda S: np.tanh(S[:, :-1] @ table_w[:-1]), n_players=n)   # last player is null
+    user = fs.Semivalue(fs.Semivalue.beta_shapley(2, 3).weights(n), name="fixed")
+    full = fs.exact(g, user).values
+    restricted = fs.games.RestrictedGame(g, np.arange(n - 1))
+    np.testing.assert_allclose(fs.exact(restricted, user.reduced(n, 1)).values, full[:-1], atol=1e-12)
+    assert full[-1] == pytest.approx(0.0, abs=1e-12)

@@ -239,3 +239,18 @@ def test_feature_names_become_player_names():
     assert g.player_names == ["age", "bmi", "bp", "s1"]
     phi = fs.estimate(g, "shapley", method="regression", budget=14, seed=0)
     np.testing.assert_allclose(phi.values, fs.exact(g, "shapley").values, atol=1e-9)
+
+
+def test_tree_games_declare_their_null_players():
+    X, y = data(6)
+    model = DecisionTreeRegressor(max_depth=2, random_state=0).fit(X[:, :4], y)      # splits on at most 3 of 4
+    x, b = X[0, :4].copy(), X[1, :4].copy()
+    b[0] = x[0]                                                                        # same value: null in interventional
+    g = fs.games.TreeGame(model, x, mode="interventional", background=b)
+    null = g.null_players()
+    used = np.isin(np.arange(4), model.tree_.feature[model.tree_.feature >= 0])
+    np.testing.assert_array_equal(null, ~used | (np.arange(4) == 0))
+    exact = fs.exact(g, "shapley").values
+    np.testing.assert_allclose(exact[null], 0.0, atol=1e-15)
+    path = fs.games.TreeGame(model, x)
+    np.testing.assert_array_equal(path.null_players(), ~used)

@@ -10,6 +10,7 @@ from ._validation import SeedLike, check_int, check_positive_float, check_rng
 from .attribution import Attribution
 from .evaluation import BudgetedEvaluator, BudgetError
 from .game import Game
+from .games.restricted import RestrictedGame
 from .registry import get_method, method_names, _REGISTRY
 from .semivalues import Semivalue, resolve_index
 
@@ -105,8 +106,35 @@ def estimate(game: Game, index: str | Semivalue = "shapley", method: str = "auto
     else:
         opts_run = opts
     rng = check_rng(seed)
-    evaluator = BudgetedEvaluator(game, budget)
-    result = spec.run(game, sv, evaluator, rng, **opts_run)
+    target, target_sv, active = game, sv, None
+    nulls = game.null_players() if name != "exact" else None
+    if nulls is not None and nulls.any() and not nulls.all():
+        active = np.flatnonzero(~nulls)
+        target = RestrictedGame(game, active)
+        target_sv = sv.reduced(n, int(nulls.sum()))
+        need = spec.min_budget(target, target_sv)
+        if budget is not None and budget < need:
+            raise BudgetError(f"budget={budget} is too small for method {name!r} with {target.n_players} non-null "
+                              f"players; it needs at least {need} evaluations")
+    evaluator = BudgetedEvaluator(target, budget)
+    if nulls is not None and nulls.all():
+        ends = evaluator(game.empty_and_full())
+        k = ends.shape[1]
+        from .registry import Estimate
+
+        result = Estimate(values=np.zeros((n, k)), stderr=np.zeros((n, k)), empty_value=ends[0], grand_value=ends[1],
+                          info={"null_players": n})
+    else:
+        result = spec.run(target, target_sv, evaluator, rng, **opts_run)
+    if active is not None:
+        values = np.zeros((n, result.values.shape[1]))
+        values[active] = result.values
+        stderr = None
+        if result.stderr is not None:
+            stderr = np.zeros_like(values)
+            stderr[active] = result.stderr
+        result.values, result.stderr = values, stderr
+        result.info = {**result.info, "null_players": int(n - active.size)}
     squeeze = evaluator.scalar
 
     def out(a: np.ndarray | None) -> Any:

@@ -112,6 +112,15 @@ class Game:
         """
         return None
 
+    def null_players(self) -> np.ndarray | None:
+        """Boolean mask of players known never to change the game's value (or None).
+
+        Estimators solve the smaller game of the other players and give these players 0, which
+        is exact for every semivalue (the null-player axiom; the weights of the smaller game are
+        ``p_t + p_(t+1)``). E.g. features whose explicand and baseline values coincide.
+        """
+        return None
+
     def knows_exact_values(self, index: Semivalue) -> bool:
         """Cheap check: does :meth:`exact_values` give a closed form for ``index``?
 

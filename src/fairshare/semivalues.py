@@ -210,6 +210,25 @@ class Semivalue:
         x, w = roots_jacobi(count, b - 1.0, a - 1.0)       # weight (1 - x)^(b-1) (1 + x)^(a-1) on [-1, 1]
         return (x + 1.0) / 2.0, w / w.sum()
 
+    def reduced(self, n: int, removed: int) -> Semivalue:
+        """The semivalue of the game without ``removed`` null players (``n - removed`` players).
+
+        Families (Shapley, Banzhaf, beta-Shapley, weighted Banzhaf) keep their form; fixed weights
+        become ``p_t + p_(t+1)`` once per removed player.
+
+        Examples
+        --------
+        >>> sv = Semivalue(Semivalue.shapley().weights(4))
+        >>> np.allclose(sv.reduced(4, 1).weights(3), Semivalue.shapley().weights(3))
+        True
+        """
+        if self._fixed is None or removed == 0:
+            return self
+        p = np.exp(self.log_weights(n))
+        for _ in range(removed):
+            p = p[:-1] + p[1:]
+        return Semivalue(p, name=self.name)
+
     # ------------------------------------------------------------- identities
     @property
     def is_shapley(self) -> bool:

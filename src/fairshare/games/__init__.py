@@ -5,6 +5,7 @@ from .airport import AirportGame
 from .function import FunctionGame
 from .hastie import HastieClassificationGame, RadialGame
 from .noisy import NoisyGame
+from .restricted import RestrictedGame
 from .symmetric import AdversarialGame, SymmetricGame
 from .tree import TreeGame, tree_values
 from .unanimity import SOUMGame, UnanimityGame, unanimity_share
@@ -18,6 +19,7 @@ __all__ = [
     "HastieClassificationGame",
     "NoisyGame",
     "RadialGame",
+    "RestrictedGame",
     "SOUMGame",
     "SymmetricGame",
     "TreeGame",

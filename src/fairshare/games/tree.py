@@ -127,6 +127,17 @@ class TreeGame(Game):
             out = _path_dependent_values(self.prepared, self._A, coalitions)
         return out if ens.n_outputs > 1 else out[:, 0]
 
+    def null_players(self) -> np.ndarray:
+        """Features no tree splits on, and (interventional) features equal to every background row."""
+        ens = self.prepared.ensemble
+        used = np.zeros(self.n_players, dtype=bool)
+        used[ens.feature[ens.feature >= 0]] = True
+        null = ~used
+        if self.mode == "interventional":
+            same = (self.background == self.x[None, :]) | (np.isnan(self.background) & np.isnan(self.x)[None, :])
+            null |= same.all(axis=0)
+        return null
+
     def knows_exact_values(self, index: Semivalue) -> bool:
         return True
 
