@@ -13,10 +13,13 @@ from .attribution import Attribution
 from .estimate import estimate
 from .evaluation import BudgetError
 from .exact import exact
+from .explain import explain
+from .explanation import Explanation
 from .game import Game
 from .registry import methods
 from .semivalues import Semivalue
 
 __version__ = "0.1.0"
 
-__all__ = ["Attribution", "BudgetError", "Game", "Semivalue", "estimate", "exact", "games", "methods", "metrics"]
+__all__ = ["Attribution", "BudgetError", "Explanation", "Game", "Semivalue", "estimate", "exact", "explain", "games",
+           "methods", "metrics"]

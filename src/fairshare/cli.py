@@ -1,4 +1,4 @@
-"""The ``fairshare`` command line: ``fairshare methods``, ``fairshare demo``, ``fairshare bench``."""
+"""The ``fairshare`` command line: ``methods``, ``demo``, ``explain``, ``bench``."""
 
 from __future__ import annotations
 
@@ -59,16 +59,119 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """Argument errors as one line on stderr and exit status 2 (no usage dump, no traceback)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        print(f"fairshare: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _parse_rows(text: str | None, total: int) -> slice | list[int]:
+    if text is None:
+        return slice(0, total)
+    try:
+        if ":" in text:
+            a, b = text.split(":", 1)
+            return slice(int(a) if a else 0, int(b) if b else total)
+        return [int(text)]
+    except ValueError:
+        raise ValueError(f"--rows must look like 10, 0:100 or 5: (got {text!r})") from None
+
+
+def _check_columns(frame, model, name: str, expected: list[str] | None) -> list[str]:
+    cols = [str(c) for c in frame.columns]
+    if expected is not None:
+        missing = [c for c in expected if c not in cols]
+        extra = [c for c in cols if c not in expected]
+        if missing or extra:
+            raise ValueError(f"{name} does not match the model's features: missing {missing}, extra {extra}")
+        return expected
+    n = getattr(model, "n_features_in_", None)
+    if n is not None and len(cols) != n:
+        raise ValueError(f"{name} has {len(cols)} columns but the model takes {n} features")
+    return cols
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    import numpy as np
+    import pandas as pd
+
+    try:
+        import joblib
+    except ImportError as exc:  # pragma: no cover - only without the ml extra
+        raise ImportError("fairshare explain needs joblib: pip install 'fairshare[ml]'") from exc
+    from .explain import explain
+
+    try:
+        model = joblib.load(args.model)
+    except FileNotFoundError:
+        raise OSError(f"--model {args.model}: no such file") from None
+    except Exception as exc:  # noqa: BLE001 - any unpickling problem is a bad model file
+        raise ValueError(f"--model {args.model}: not a model saved with joblib ({type(exc).__name__})") from None
+    expected = [str(c) for c in getattr(model, "feature_names_in_", [])] or None
+    data = _read_csv(args.data, "--data")
+    columns = _check_columns(data, model, f"--data {args.data}", expected)
+    data = data[columns]
+    rows = data.iloc[_parse_rows(args.rows, len(data))]
+    if len(rows) == 0:
+        raise ValueError(f"--rows {args.rows} selects no rows of {args.data} ({len(data)} rows)")
+    background = None
+    if args.background:
+        background = _read_csv(args.background, "--background")
+        background = background[_check_columns(background, model, f"--background {args.background}", columns)]
+    expl = explain(model, rows, background, index=args.index, method=args.method, budget=args.budget, seed=args.seed,
+                   progress=not args.quiet)
+    frame = expl.to_frame()
+    frame.insert(0, "row", np.asarray(rows.index))
+    frame.to_csv(args.out, index=False)
+    if args.plot:
+        from . import plots
+
+        ax = plots.beeswarm(expl) if len(expl) > 1 else plots.waterfall(expl)
+        ax.figure.savefig(args.plot, dpi=120)
+    print(f"explained {len(expl)} rows x {expl.values.shape[1]} features ({', '.join(sorted(set(expl.methods)))}) "
+          f"-> {args.out}" + (f", plot {args.plot}" if args.plot else ""))
+    return 0
+
+
+def _read_csv(path: str, flag: str):
+    import pandas as pd
+
+    try:
+        frame = pd.read_csv(path)
+    except FileNotFoundError:
+        raise OSError(f"{flag} {path}: no such file") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{flag} {path}: not a readable CSV file ({str(exc).splitlines()[0]})") from None
+    if frame.empty:
+        raise ValueError(f"{flag} {path}: no rows")
+    return frame
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``fairshare`` command."""
-    parser = argparse.ArgumentParser(prog="fairshare", description="Shapley, Banzhaf and semivalue attributions.")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = _OneLineParser(prog="fairshare", description="Shapley, Banzhaf and semivalue attributions.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
     p = sub.add_parser("methods", help="list the registered methods, the indices they support, their options")
     p.set_defaults(func=_cmd_methods)
     p = sub.add_parser("demo", help="explain one breast-cancer prediction with every method")
     p.add_argument("--budget", type=int, default=200, help="evaluations per estimator (default 200)")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=_cmd_demo)
+    p = sub.add_parser("explain", help="explain a saved model's predictions on rows of a CSV file")
+    p.add_argument("--model", required=True, help="model saved with joblib")
+    p.add_argument("--data", required=True, help="CSV with the rows to explain (the model's feature columns)")
+    p.add_argument("--rows", default=None, help="rows to explain: 10, 0:100, 5: (default all)")
+    p.add_argument("--background", default=None, help="CSV of baseline rows (required except for tree models)")
+    p.add_argument("--index", default="shapley", choices=["shapley", "banzhaf"])
+    p.add_argument("--method", default="auto", help="a method from `fairshare methods`, or auto")
+    p.add_argument("--budget", type=int, default=None, help="evaluations per row (default 2n + 2048)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True, help="output CSV: one row per input row, one column per feature")
+    p.add_argument("--plot", default=None, help="write a beeswarm (or, for one row, waterfall) plot to this PNG")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_explain)
     p = sub.add_parser("bench", help="run a benchmark (markdown tables and PNG plots, peers side by side)")
     p.add_argument("name", help="benchmark name (a module in benchmarks/), or 'all'")
     p.add_argument("--size", choices=["quick", "default", "full"], default="default",
@@ -85,8 +188,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except (ValueError, TypeError, ImportError, OSError) as exc:
-        print(f"fairshare: error: {exc}", file=sys.stderr)
+    except (ValueError, TypeError, ImportError, OSError, KeyError) as exc:
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        print(f"fairshare: error: {message}", file=sys.stderr)
         return 2
 
 

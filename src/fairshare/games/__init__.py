@@ -3,7 +3,9 @@
 from .additive import AdditiveGame
 from .airport import AirportGame
 from .function import FunctionGame
+from .distributed import DistributedGame
 from .hastie import HastieClassificationGame, RadialGame
+from .model import ModelGame
 from .noisy import NoisyGame
 from .restricted import RestrictedGame
 from .symmetric import AdversarialGame, SymmetricGame
@@ -15,8 +17,10 @@ __all__ = [
     "AdditiveGame",
     "AdversarialGame",
     "AirportGame",
+    "DistributedGame",
     "FunctionGame",
     "HastieClassificationGame",
+    "ModelGame",
     "NoisyGame",
     "RadialGame",
     "RestrictedGame",

@@ -1,0 +1,240 @@
+"""``fairshare.explain``: attributions for many rows of a model, locally or on a Dask cluster, resumable."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from ._validation import SeedLike
+from .cache import CachedGame, RunCache, fingerprint
+from .estimate import estimate
+from .explanation import Explanation
+from .games.distributed import DistributedGame
+from .games.model import ModelGame, _as_rows, _frame_info
+from .semivalues import Semivalue, resolve_index
+
+__all__ = ["explain", "default_budget"]
+
+
+def default_budget(n_players: int) -> int:
+    """``2n + 2048`` evaluations (shap.KernelExplainer's default), never more than ``2^n``.
+
+    Examples
+    --------
+    >>> default_budget(8), default_budget(30)
+    (256, 2108)
+    """
+    return int(min(2 ** min(n_players, 62), 2 * n_players + 2048))
+
+
+def _is_tree_model(model: Any) -> bool:
+    from .trees.ensemble import read_ensemble
+
+    module = type(model).__module__
+    if not (module.startswith("xgboost") or module.startswith("lightgbm") or module.startswith("sklearn")):
+        return False
+    try:
+        read_ensemble(model)
+        return True
+    except (TypeError, ValueError):
+        return False
+
+
+def _row_frame(X: Any, i: int) -> Any:
+    return X.iloc[[i]] if hasattr(X, "iloc") else np.asarray(X)[i]
+
+
+def _explain_row(predict: Any, x: Any, background: Any, settings: dict, seed: Any, folder: Any) -> dict:
+    """Explain one row (a top-level function so Dask can ship it to workers)."""
+    game = ModelGame(predict, x, background, imputation=settings["imputation"], groups=settings["groups"],
+                     batch_size=settings["batch_size"], feature_names=settings["feature_names"])
+    if folder is not None:
+        game = CachedGame(game, folder)
+    if settings.get("client") is not None:
+        game = DistributedGame(game, settings["client"])
+    budget = settings["budget"] or default_budget(game.n_players)
+    phi = estimate(game, settings["index"], method=settings["method"], budget=budget, seed=seed,
+                   **settings["options"])
+    return dict(values=np.asarray(phi.values, dtype=float),
+                stderr=None if phi.stderr is None else np.asarray(phi.stderr, dtype=float),
+                base=np.asarray(phi.empty_value if phi.empty_value is not None else np.nan, dtype=float),
+                n_evaluations=np.asarray(phi.n_evaluations), method=phi.method, names=game.player_names)
+
+
+def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalue = "shapley", method: str = "auto",
+            budget: int | None = None, seed: SeedLike = None, n_jobs: int | None = None, client: Any = None,
+            cache: Any = None, progress: bool = True, imputation: str | None = None, groups: Any = None,
+            batch_size: int | None = None, feature_names: Any = None, **options: Any) -> Explanation:
+    """Explain the predictions of ``model`` on every row of ``X``.
+
+    Parameters
+    ----------
+    model : a fitted model (scikit-learn, xgboost, lightgbm; classifiers are explained through their
+        class probabilities, all classes at once), a torch module, or a prediction function
+    X : rows to explain (numpy array or pandas DataFrame)
+    background : baseline row(s) for the absent features; required unless ``model`` is a tree model
+        explained exactly (then ``None`` means path-dependent tree values)
+    index : "shapley", "banzhaf" or a Semivalue
+    method : a registry method or "auto": exact tree values for tree models (their raw output, as
+        shap.TreeExplainer), enumeration when ``2^n`` fits the budget, else the most accurate estimator
+    budget : evaluations per row (default ``2n + 2048``)
+    seed : same seed, same values, whatever ``n_jobs`` or ``client``
+    n_jobs : rows explained in parallel threads
+    client : a ``dask.distributed.Client``: rows are explained on the cluster (one row: its batches of
+        coalitions are)
+    cache : a folder; finished rows and evaluated coalitions are kept there and an interrupted call
+        with the same arguments resumes without evaluating the model again
+    progress : show a progress bar over rows
+    imputation, groups, batch_size, feature_names : see :class:`fairshare.games.ModelGame`
+    **options : method options (``fairshare methods``)
+
+    Returns
+    -------
+    Explanation
+
+    Examples
+    --------
+    >>> import numpy as np, fairshare as fs
+    >>> from sklearn.linear_model import LinearRegression
+    >>> X = np.random.default_rng(0).random((50, 4)); y = X @ [1.0, 2.0, 0.0, -1.0]
+    >>> model = LinearRegression().fit(X, y)
+    >>> e = fs.explain(model, X[:3], background=X[:1], progress=False, seed=0)
+    >>> e.values.shape, e.methods[0]
+    ((3, 4), 'exact')
+    """
+    sv = resolve_index(index)
+    columns, _ = _frame_info(X)
+    rows = _as_rows(X, "X")
+    n_rows, n_features = rows.shape
+    names = [str(f) for f in feature_names] if feature_names is not None else (
+        columns or [f"x{i}" for i in range(n_features)])
+    if len(names) != n_features:
+        raise ValueError(f"feature_names must have {n_features} names, got {len(names)}")
+    if background is not None:
+        bg_rows = _as_rows(background, "background")
+        if bg_rows.shape[1] != n_features:
+            raise ValueError(f"background has {bg_rows.shape[1]} columns but X has {n_features}")
+    if method in ("auto", "exact") and groups is None and _is_tree_model(model) and \
+            (imputation != "baseline" or background is None or _as_rows(background, "background").shape[0] == 1):
+        return _explain_trees(model, X, rows, background, sv, names)
+    if background is None:
+        raise ValueError("background (a baseline row or rows) is required to explain a non-tree model")
+    settings = dict(imputation=imputation, groups=groups, batch_size=batch_size, feature_names=names, index=sv,
+                    method=method, budget=budget, options=options, client=None)
+    seeds = np.random.SeedSequence(seed if not isinstance(seed, np.random.Generator)
+                                   else seed.integers(2**63)).spawn(n_rows)
+    run = None
+    if cache is not None:
+        key = fingerprint(rows, _as_rows(background, "background"), index=sv.name,
+                          weights=list(np.round(sv.log_weights(max(n_features, 1)), 12)) if sv.n_players is None else None,
+                          method=method, budget=budget, seed=str(seed), imputation=imputation, groups=groups,
+                          options=options, names=names)
+        run = RunCache(cache, key)
+    from .games.model import as_predict
+
+    predict = as_predict(model)
+    results: list[dict | None] = [run.row(i) if run is not None else None for i in range(n_rows)]
+    todo = [i for i in range(n_rows) if results[i] is None]
+    bar = _progress(progress and n_rows > 1, n_rows, initial=n_rows - len(todo))
+
+    def finish(i: int, result: dict) -> None:
+        results[i] = result
+        if run is not None:
+            run.save_row(i, result)
+        bar.update(1)
+
+    try:
+        if client is not None and len(todo) > 1:
+            _on_dask(client, predict, X, background, settings, seeds, todo, finish)
+        elif client is not None and todo:
+            i = todo[0]
+            finish(i, _explain_row(predict, _row_frame(X, i), background, {**settings, "client": client}, seeds[i],
+                                   run.coalition_folder(i) if run is not None else None))
+        elif n_jobs and n_jobs > 1 and len(todo) > 1:
+            with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+                futures = {i: pool.submit(_explain_row, predict, _row_frame(X, i), background, settings, seeds[i],
+                                          run.coalition_folder(i) if run is not None else None) for i in todo}
+                for i, fut in futures.items():
+                    finish(i, fut.result())
+        else:
+            for i in todo:
+                finish(i, _explain_row(predict, _row_frame(X, i), background, settings, seeds[i],
+                                       run.coalition_folder(i) if run is not None else None))
+    finally:
+        bar.close()
+    first = results[0]
+    player_names = list(first["names"]) if "names" in first else (
+        names if groups is None else [f"group{j}" for j in range(first["values"].shape[0])])
+    values = np.stack([r["values"] for r in results])
+    stderr = None if any(r["stderr"] is None for r in results) else np.stack([r["stderr"] for r in results])
+    k = values.shape[2] if values.ndim == 3 else None
+    return Explanation(values=values, stderr=stderr, base_values=np.stack([r["base"] for r in results]),
+                       data=rows if groups is None and rows.dtype != object else (rows if groups is None else None),
+                       feature_names=player_names, index=sv.name,
+                       output_names=_output_names(model, k), methods=[r["method"] for r in results],
+                       n_evaluations=np.array([int(r["n_evaluations"]) for r in results]),
+                       info=dict(model_output="predict_proba" if hasattr(model, "predict_proba") else "predict",
+                                 imputation=imputation or ("baseline" if _as_rows(background, "b").shape[0] == 1 else "marginal"),
+                                 budget=budget, seed=str(seed)))
+
+
+def _output_names(model: Any, k: int | None) -> list[str] | None:
+    if k is None:
+        return None
+    classes = getattr(model, "classes_", None)
+    if classes is not None and len(classes) == k:
+        return [str(c) for c in classes]
+    return [str(j) for j in range(k)]
+
+
+def _on_dask(client: Any, predict: Any, X: Any, background: Any, settings: dict, seeds: list, todo: list,
+             finish: Any) -> None:
+    """One task per row on the cluster; rows are saved as they complete."""
+    from dask.distributed import as_completed
+
+    remote_predict = client.scatter(predict, broadcast=True)
+    remote_background = client.scatter(background, broadcast=True)
+    index_of, futures = {}, []
+    for i in todo:
+        fut = client.submit(_explain_row, remote_predict, _row_frame(X, i), remote_background, settings, seeds[i],
+                            None, pure=False)
+        index_of[fut.key] = i
+        futures.append(fut)
+    for fut in as_completed(futures):
+        finish(index_of[fut.key], fut.result())
+
+
+def _explain_trees(model: Any, X: Any, rows: np.ndarray, background: Any, sv: Semivalue, names: list[str]) -> Explanation:
+    from .games.tree import TreeGame, tree_values
+
+    mode = "path-dependent" if background is None else "interventional"
+    values = tree_values(model, rows, sv, mode=mode, background=background)
+    game = TreeGame(model, rows[0], mode=mode, background=background)
+    empty = np.asarray(game(np.zeros((1, game.n_players), dtype=bool)), dtype=float)[0]
+    n = len(rows)
+    base = np.broadcast_to(empty, (n,) + np.shape(empty)).copy()
+    k = values.shape[2] if values.ndim == 3 else None
+    return Explanation(values=values, stderr=np.zeros_like(values), base_values=base,
+                       data=rows if rows.dtype != object else None,
+                       feature_names=game.player_names if game.player_names[0] != "x0" else names, index=sv.name,
+                       output_names=_output_names(model, k), methods=["exact (tree)"] * n,
+                       n_evaluations=np.zeros(n, dtype=np.int64),
+                       info=dict(model_output="raw (tree ensemble margin or probability)", tree_mode=mode))
+
+
+class _NoBar:
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress(enabled: bool, total: int, initial: int = 0) -> Any:
+    if not enabled:
+        return _NoBar()
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, initial=initial, desc="explaining rows", unit="row")

@@ -1,0 +1,194 @@
+"""ModelGame: any prediction function explained at one row by interventional imputation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..game import Game
+
+__all__ = ["ModelGame", "as_predict", "IMPUTATIONS"]
+
+IMPUTATIONS = ("baseline", "marginal")
+
+
+def as_predict(model: Any) -> Callable[[Any], np.ndarray]:
+    """A prediction function for ``model``: class probabilities for classifiers (all classes), predictions
+    for regressors, a torch module's output (no gradients), or ``model`` itself when it is a function.
+
+    Examples
+    --------
+    >>> f = as_predict(lambda X: X.sum(axis=1))
+    >>> f(np.ones((2, 3)))
+    array([3., 3.])
+    """
+    module = type(model).__module__
+    if module.startswith("torch") or hasattr(model, "forward") and hasattr(model, "parameters"):
+        import torch
+
+        def torch_predict(X: Any) -> np.ndarray:
+            with torch.no_grad():
+                out = model(torch.as_tensor(np.asarray(X, dtype=np.float32)))
+            return out.detach().cpu().numpy().astype(float)
+
+        return torch_predict
+    if hasattr(model, "predict_proba") and callable(model.predict_proba):
+        return model.predict_proba
+    if hasattr(model, "predict") and callable(model.predict):
+        return model.predict
+    if callable(model):
+        return model
+    raise TypeError(f"model must be a fitted model with predict / predict_proba, a torch module or a function, "
+                    f"got {type(model).__name__}")
+
+
+def _frame_info(obj: Any) -> tuple[list[str] | None, Any]:
+    """Column names and dtypes when ``obj`` is a pandas object."""
+    if hasattr(obj, "columns") and hasattr(obj, "dtypes"):
+        return [str(c) for c in obj.columns], obj.dtypes
+    if hasattr(obj, "index") and hasattr(obj, "dtype") and hasattr(obj, "to_numpy"):      # a Series (one row)
+        return [str(c) for c in obj.index], None
+    return None, None
+
+
+def _as_rows(obj: Any, name: str) -> np.ndarray:
+    values = obj.to_numpy() if hasattr(obj, "to_numpy") else np.asarray(obj)
+    values = np.asarray(values)
+    if values.ndim == 1:
+        values = values[None, :]
+    if values.ndim != 2:
+        raise ValueError(f"{name} must be a row or a 2-D array of rows, got shape {values.shape}")
+    return values
+
+
+class ModelGame(Game):
+    """A model's prediction at ``x`` when only the features in ``S`` are known.
+
+    Features outside ``S`` are imputed from ``background``: with ``imputation="baseline"`` they take
+    the values of one baseline row (the papers' single-reference games); with ``"marginal"`` the
+    prediction is averaged over the rows of ``background`` (interventional / marginal SHAP; the
+    Kernel Banzhaf paper averages 50 rows).
+
+    Parameters
+    ----------
+    predict : callable or fitted model
+        ``predict(X) -> (m,)`` or ``(m, k)``; a scikit-learn / xgboost / lightgbm model (class
+        probabilities for classifiers), a torch module, or any function. Receives a pandas DataFrame
+        with the original columns when ``x`` is pandas.
+    x : the row to explain (numpy row, pandas Series or one-row DataFrame)
+    background : a baseline row or rows (same columns)
+    imputation : {"baseline", "marginal"}; default "baseline" for one background row, else "marginal"
+    groups : list of lists of feature indices or names, optional
+        Each group is one player (one-hot blocks, image patches); every feature must be in one group.
+    batch_size : int, optional
+        Most rows passed to ``predict`` in one call.
+    feature_names : names of the features (default: the DataFrame's columns, else ``x0, x1, ...``)
+
+    Examples
+    --------
+    >>> import numpy as np, fairshare as fs
+    >>> g = fs.games.ModelGame(lambda X: X @ np.array([1.0, 2.0, 3.0]), x=[1.0, 1.0, 1.0], background=[0.0, 0.0, 0.0])
+    >>> fs.exact(g, "shapley").values
+    array([1., 2., 3.])
+    """
+
+    def __init__(self, predict: Any, x: Any, background: Any, imputation: str | None = None, groups: Any = None,
+                 batch_size: int | None = None, feature_names: Any = None) -> None:
+        self.predict = as_predict(predict)
+        columns, dtypes = _frame_info(x)
+        if columns is None:
+            columns, dtypes = _frame_info(background)
+        self._columns, self._dtypes = columns, dtypes
+        self._frame = columns is not None and (hasattr(x, "columns") or hasattr(x, "index"))
+        xr = _as_rows(x, "x")
+        if xr.shape[0] != 1:
+            raise ValueError(f"x must be one row, got {xr.shape[0]} rows")
+        bg = _as_rows(background, "background")
+        if bg.shape[1] != xr.shape[1]:
+            raise ValueError(f"background has {bg.shape[1]} columns but x has {xr.shape[1]}")
+        if bg.shape[0] == 0:
+            raise ValueError("background must hold at least one row")
+        if imputation is None:
+            imputation = "baseline" if bg.shape[0] == 1 else "marginal"
+        if imputation not in IMPUTATIONS:
+            raise ValueError(f"imputation must be one of {IMPUTATIONS}, got {imputation!r}")
+        if imputation == "baseline" and bg.shape[0] != 1:
+            raise ValueError(f"imputation='baseline' takes one background row, got {bg.shape[0]}; "
+                             "use imputation='marginal' to average over rows")
+        n_features = xr.shape[1]
+        names = [str(f) for f in feature_names] if feature_names is not None else (
+            columns if columns is not None else [f"x{i}" for i in range(n_features)])
+        if len(names) != n_features:
+            raise ValueError(f"feature_names must have {n_features} names, got {len(names)}")
+        self.feature_names = names
+        self.x, self.background, self.imputation = xr[0], bg, imputation
+        self.groups = self._groups(groups, names)
+        player_names = ([" + ".join(names[i] for i in g) if len(g) > 1 else names[g[0]] for g in self.groups]
+                        if groups is not None else names)
+        super().__init__(len(self.groups), player_names=player_names, batch_size=None)
+        self.row_batch = batch_size
+        self._feature_player = np.empty(n_features, dtype=np.int64)
+        for p, g in enumerate(self.groups):
+            self._feature_player[g] = p
+
+    @staticmethod
+    def _groups(groups: Any, names: list[str]) -> list[list[int]]:
+        n = len(names)
+        if groups is None:
+            return [[i] for i in range(n)]
+        index = {name: i for i, name in enumerate(names)}
+        out, seen = [], np.zeros(n, dtype=int)
+        for g in groups:
+            members = [index[m] if isinstance(m, str) else int(m) for m in (g if isinstance(g, (list, tuple, np.ndarray)) else [g])]
+            for m in members:
+                if not 0 <= m < n:
+                    raise ValueError(f"groups refer to feature {m}, but there are {n} features")
+            if not members:
+                raise ValueError("groups must not be empty")
+            seen[members] += 1
+            out.append(members)
+        if np.any(seen != 1):
+            missing = [names[i] for i in np.flatnonzero(seen == 0)]
+            twice = [names[i] for i in np.flatnonzero(seen > 1)]
+            raise ValueError(f"every feature must be in exactly one group; missing: {missing}, repeated: {twice}")
+        return out
+
+    def null_players(self) -> np.ndarray:
+        """Players whose features equal the explicand's in every background row (imputing changes nothing)."""
+        same = np.all(self.background == self.x[None, :], axis=0) if self.background.dtype != object else \
+            np.array([all(b == xv for b in self.background[:, j]) for j, xv in enumerate(self.x)])
+        per_player = np.ones(self.n_players, dtype=bool)
+        np.logical_and.at(per_player, self._feature_player, same)
+        return per_player
+
+    def _rows_for(self, coalitions: np.ndarray) -> Any:
+        known = coalitions[:, self._feature_player]                        # (m, n_features)
+        B = self.background.shape[0]
+        rows = np.where(known[:, None, :], self.x[None, None, :], self.background[None, :, :])
+        return rows.reshape(-1, self.x.size)
+
+    def _call(self, rows: np.ndarray) -> np.ndarray:
+        if self._frame:
+            import pandas as pd
+
+            frame = pd.DataFrame(rows, columns=self._columns)
+            if self._dtypes is not None:
+                frame = frame.astype(dict(zip(self._columns, self._dtypes)))
+            out = self.predict(frame)
+        else:
+            out = self.predict(rows)
+        return np.asarray(out, dtype=float)
+
+    def _evaluate(self, coalitions: np.ndarray) -> np.ndarray:
+        B = self.background.shape[0]
+        per_call = max(1, (self.row_batch or 1 << 16) // B)
+        parts = []
+        for start in range(0, coalitions.shape[0], per_call):
+            S = coalitions[start:start + per_call]
+            out = self._call(self._rows_for(S))
+            out = out.reshape(S.shape[0], B, -1).mean(axis=1)
+            parts.append(out)
+        values = np.concatenate(parts, axis=0)
+        return values[:, 0] if values.shape[1] == 1 else values

@@ -1,0 +1,180 @@
+"""Plots of explanations (matplotlib, imported lazily): bar, waterfall, beeswarm and convergence.
+
+Every plot shows error bars where the values have standard errors (two standard errors).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["bar", "waterfall", "beeswarm", "convergence"]
+
+_POS, _NEG, _GREY = "#d62728", "#1f77b4", "#7f7f7f"
+
+
+def _plt():
+    try:
+        import matplotlib
+
+        if matplotlib.get_backend().lower() not in ("agg", "module://matplotlib_inline.backend_inline"):
+            matplotlib.use("Agg", force=False)
+        import matplotlib.pyplot as plt
+    except ImportError as exc:  # pragma: no cover - only without the plot extra
+        raise ImportError("plots need matplotlib: pip install 'fairshare[plot]'") from exc
+    return plt
+
+
+def _axes(ax: Any, height: float) -> Any:
+    plt = _plt()
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, height))
+    return ax
+
+
+def _output_slice(expl: Any, output: Any) -> tuple[np.ndarray, np.ndarray | None, str, int | None]:
+    """Values of one output (default: the positive class of a binary classifier, else the first)."""
+    values, stderr = expl.values, expl.stderr
+    if values.ndim == 2:
+        return values, stderr, "", None
+    names = expl._outputs()
+    if output is None:
+        output = len(names) - 1 if len(names) == 2 else 0
+    j = names.index(str(output)) if not isinstance(output, (int, np.integer)) else int(output)
+    return values[:, :, j], None if stderr is None else stderr[:, :, j], f" (output {names[j]})", j
+
+
+def bar(expl: Any, max_display: int = 10, output: Any = None, ax: Any = None) -> Any:
+    """Mean |value| per player over rows, largest first, with two-standard-error bars (the error of
+    the mean over rows combined with the estimation error of each value).
+
+    Examples
+    --------
+    >>> import fairshare as fs, numpy as np
+    >>> e = fs.Explanation(values=np.random.default_rng(0).normal(size=(20, 4)), stderr=None,
+    ...                    base_values=np.zeros(20), data=None, feature_names=list("abcd"), index="shapley")
+    >>> ax = bar(e)
+    """
+    values, stderr, label, _ = _output_slice(expl, output)
+    mean_abs = np.abs(values).mean(axis=0)
+    rows = values.shape[0]
+    spread = np.abs(values).std(axis=0, ddof=1) / np.sqrt(rows) if rows > 1 else np.zeros_like(mean_abs)
+    est = np.sqrt((stderr**2).mean(axis=0) / rows) if stderr is not None else np.zeros_like(mean_abs)
+    err = 2 * np.sqrt(spread**2 + est**2)
+    order = np.argsort(-mean_abs)[:max_display][::-1]
+    ax = _axes(ax, 0.4 * len(order) + 1.2)
+    ax.barh(np.arange(len(order)), mean_abs[order], xerr=err[order], color=_POS, ecolor=_GREY, capsize=3)
+    ax.set_yticks(np.arange(len(order)), [expl.feature_names[i] for i in order])
+    ax.set_xlabel(f"mean |{expl.index} value|{label}")
+    ax.set_title(f"{len(expl)} rows")
+    ax.figure.tight_layout()
+    return ax
+
+
+def waterfall(expl: Any, row: int = 0, max_display: int = 10, output: Any = None, ax: Any = None) -> Any:
+    """One row: from the base value to the prediction, one bar per player (largest |value| first, the
+    rest summed), with two-standard-error bars.
+
+    Examples
+    --------
+    >>> import fairshare as fs, numpy as np
+    >>> e = fs.Explanation(values=[[1.0, -0.5, 0.2]], stderr=[[0.1, 0.1, 0.05]], base_values=[2.0],
+    ...                    data=None, feature_names=list("abc"), index="shapley")
+    >>> ax = waterfall(e)
+    """
+    values, stderr, label, j = _output_slice(expl, output)
+    v = values[row]
+    se = stderr[row] if stderr is not None else np.zeros_like(v)
+    base = np.asarray(expl.base_values[row], dtype=float).reshape(-1)
+    base = float(base[j] if j is not None and base.size > 1 else base[0])
+    order = np.argsort(-np.abs(v))
+    shown, rest = order[:max_display], order[max_display:]
+    labels = [expl.feature_names[i] for i in shown]
+    contrib = list(v[shown])
+    errs = list(se[shown])
+    if rest.size:
+        labels.append(f"{rest.size} other players")
+        contrib.append(float(v[rest].sum()))
+        errs.append(float(np.sqrt((se[rest] ** 2).sum())))
+    ax = _axes(ax, 0.4 * len(labels) + 1.5)
+    positions = np.arange(len(labels))[::-1]
+    running = base
+    for pos, c, e in zip(positions, contrib, errs):
+        ax.barh(pos, c, left=running, color=_POS if c >= 0 else _NEG)
+        ax.errorbar(running + c, pos, xerr=2 * e, color=_GREY, capsize=3, fmt="none")
+        running += c
+    ax.set_yticks(positions, labels)
+    ax.axvline(base, color=_GREY, lw=0.8, ls="--")
+    ax.axvline(running, color="black", lw=0.8)
+    ax.set_xlabel(f"base value {base:.3g} -> {running:.3g}{label}")
+    ax.set_title(f"row {row}: {expl.index} values")
+    ax.figure.tight_layout()
+    return ax
+
+
+def beeswarm(expl: Any, max_display: int = 10, output: Any = None, ax: Any = None) -> Any:
+    """Every row's value for the most important players, colored by the feature's value (when the
+    players are features).
+
+    Examples
+    --------
+    >>> import fairshare as fs, numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> e = fs.Explanation(values=rng.normal(size=(50, 3)), stderr=None, base_values=np.zeros(50),
+    ...                    data=rng.random((50, 3)), feature_names=list("abc"), index="shapley")
+    >>> ax = beeswarm(e)
+    """
+    values, _, label, _ = _output_slice(expl, output)
+    order = np.argsort(-np.abs(values).mean(axis=0))[:max_display][::-1]
+    ax = _axes(ax, 0.4 * len(order) + 1.5)
+    rng = np.random.default_rng(0)
+    data = None if expl.data is None else np.asarray(expl.data, dtype=float)
+    scatter = None
+    for pos, i in enumerate(order):
+        jitter = rng.uniform(-0.25, 0.25, size=values.shape[0])
+        if data is not None and data.shape[1] == values.shape[1]:
+            col = data[:, i]
+            lo, hi = np.nanpercentile(col, 5), np.nanpercentile(col, 95)
+            color = np.clip((col - lo) / (hi - lo if hi > lo else 1.0), 0, 1)
+            scatter = ax.scatter(values[:, i], pos + jitter, c=color, cmap="coolwarm", s=10, vmin=0, vmax=1)
+        else:
+            ax.scatter(values[:, i], pos + jitter, color=_POS, s=10)
+    ax.axvline(0, color=_GREY, lw=0.8)
+    ax.set_yticks(np.arange(len(order)), [expl.feature_names[i] for i in order])
+    ax.set_xlabel(f"{expl.index} value{label}")
+    if scatter is not None:
+        bar_ = ax.figure.colorbar(scatter, ax=ax, pad=0.01)
+        bar_.set_label("feature value (low to high)")
+    ax.figure.tight_layout()
+    return ax
+
+
+def convergence(game: Any, index: Any = "shapley", method: str = "auto", budgets: Any = None, seed: int = 0,
+                ax: Any = None, **options: Any) -> Any:
+    """Estimated relative error ``||stderr|| / ||values||`` against the budget for one game: how many
+    evaluations an explanation of the wanted accuracy needs.
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> ax = convergence(fs.games.SOUMGame.random(10, seed=0), budgets=[40, 80, 160])
+    """
+    from .estimate import estimate
+
+    n = game.n_players
+    budgets = list(budgets) if budgets is not None else [int(f * n) for f in (4, 8, 16, 32, 64)]
+    errors = []
+    for b in budgets:
+        phi = estimate(game, index, method=method, budget=b, seed=seed, **options)
+        norm = float(np.linalg.norm(phi.values))
+        errors.append(float(np.linalg.norm(phi.stderr)) / norm if phi.stderr is not None and norm > 0 else np.nan)
+    ax = _axes(ax, 3.5)
+    ax.plot(budgets, errors, marker="o", color=_POS)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("budget (game evaluations)")
+    ax.set_ylabel("estimated relative error")
+    ax.grid(alpha=0.3)
+    ax.figure.tight_layout()
+    return ax
