@@ -105,6 +105,10 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
     ((3, 4), 'exact')
     """
     sv = resolve_index(index)
+    if method != "auto":
+        from .registry import get_method
+
+        get_method(method)                       # unknown names fail here, listing the valid ones
     columns, _ = _frame_info(X)
     rows = _as_rows(X, "X")
     n_rows, n_features = rows.shape

@@ -158,7 +158,8 @@ def convergence(game: Any, index: Any = "shapley", method: str = "auto", budgets
     Examples
     --------
     >>> import fairshare as fs
-    >>> ax = convergence(fs.games.SOUMGame.random(10, seed=0), budgets=[40, 80, 160])
+    >>> game = fs.games.FunctionGame(fs.games.SOUMGame.random(10, seed=0), n_players=10)
+    >>> ax = convergence(game, budgets=[40, 80, 160])
     """
     from .estimate import estimate
 

@@ -1,0 +1,301 @@
+"""End to end: real models, pandas input, many rows, Dask, resumable cache, plots and the CLI."""
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import fairshare as fs
+
+sklearn = pytest.importorskip("sklearn")
+from sklearn.datasets import load_breast_cancer, load_diabetes  # noqa: E402
+from sklearn.ensemble import RandomForestClassifier  # noqa: E402
+from sklearn.linear_model import LinearRegression, LogisticRegression  # noqa: E402
+from sklearn.neural_network import MLPRegressor  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def cancer():
+    d = load_breast_cancer(as_frame=True)
+    model = LogisticRegression(max_iter=5000).fit(d.data, d.target)
+    return model, d.data
+
+
+@pytest.fixture(scope="module")
+def diabetes():
+    d = load_diabetes(as_frame=True)
+    model = MLPRegressor(hidden_layer_sizes=(16,), max_iter=300, random_state=0).fit(d.data, d.target)
+    return model, d.data
+
+
+# --------------------------------------------------------------------------------------- ModelGame
+def test_model_game_is_the_prediction_on_imputed_rows(diabetes):
+    model, X = diabetes
+    g = fs.games.ModelGame(model, X.iloc[3], background=X.iloc[:5])
+    assert g.imputation == "marginal" and g.player_names == list(X.columns)
+    S = np.random.default_rng(0).random((7, 10)) < 0.5
+    expected = [model.predict(pd.DataFrame(np.where(s, X.iloc[3].to_numpy(), X.iloc[:5].to_numpy()),
+                                            columns=X.columns)).mean() for s in S]
+    np.testing.assert_allclose(g(S), expected, rtol=1e-12)
+    full = g(np.ones((1, 10), bool))
+    assert full[0] == pytest.approx(model.predict(X.iloc[[3]])[0])
+
+
+def test_model_game_multi_output_groups_and_batches(cancer):
+    model, X = cancer
+    groups = [[i, i + 10, i + 20] for i in range(10)]                     # mean / error / worst of each measure
+    calls = []
+
+    def predict(frame):
+        calls.append(len(frame))
+        return model.predict_proba(frame)
+
+    g = fs.games.ModelGame(predict, X.iloc[0], background=X.iloc[5], groups=groups, batch_size=40)
+    assert g.n_players == 10 and g.player_names[0] == "mean radius + radius error + worst radius"
+    out = g(np.random.default_rng(0).random((100, 10)) < 0.5)
+    assert out.shape == (100, 2) and max(calls) <= 40
+    phi = fs.exact(g, "shapley")
+    assert phi.values.shape == (10, 2)
+    np.testing.assert_allclose(phi.values.sum(axis=0), g(np.ones((1, 10), bool))[0] - g(np.zeros((1, 10), bool))[0])
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(imputation="conditional"), "imputation must be one of"),
+    (dict(imputation="baseline", background="many"), "takes one background row"),
+    (dict(groups=[[0, 1]]), "every feature must be in exactly one group"),
+    (dict(groups=[[0], [0, 1, 2]]), "repeated"),
+])
+def test_model_game_rejects_bad_arguments(kwargs, match):
+    x = np.zeros(3)
+    bg = np.ones((4, 3)) if kwargs.pop("background", None) == "many" else np.ones(3)
+    with pytest.raises(ValueError, match=match):
+        fs.games.ModelGame(lambda Z: Z.sum(axis=1), x, bg, **kwargs)
+
+
+def test_the_same_coalition_is_never_evaluated_twice_within_one_estimate(diabetes):
+    model, X = diabetes
+    seen = []
+
+    def predict(frame):
+        seen.extend(map(tuple, np.asarray(frame)))
+        return model.predict(frame)
+
+    g = fs.games.ModelGame(predict, X.iloc[0], background=X.iloc[1])
+    fs.estimate(g, "shapley", method="kernelshap", budget=600, seed=0)     # with replacement: many repeats drawn
+    assert len(seen) == len(set(seen))
+
+
+# ----------------------------------------------------------------------------------------- explain
+def test_explain_sklearn_pandas_multi_output(cancer):
+    model, X = cancer
+    e = fs.explain(model, X.iloc[:4], background=X.iloc[100:101], budget=400, seed=0, progress=False)
+    assert e.values.shape == (4, 30, 2) and e.stderr.shape == (4, 30, 2)
+    assert e.output_names == ["0", "1"] and e.feature_names == list(X.columns)
+    np.testing.assert_allclose(e.values.sum(axis=1)[:, 1],
+                               model.predict_proba(X.iloc[:4])[:, 1] - model.predict_proba(X.iloc[100:101])[0, 1],
+                               atol=1e-8)
+    one = e[2]
+    assert one.values.shape == (1, 30, 2)
+    sub = e[["mean radius", "worst texture"]]
+    assert sub.values.shape == (4, 2, 2) and sub.feature_names == ["mean radius", "worst texture"]
+    frame = e.to_frame()
+    assert frame.shape[0] == 4 and "stderr:mean radius[1]" in frame.columns
+
+
+def test_explain_is_reproducible_and_parallel_equals_serial(diabetes):
+    model, X = diabetes
+    a = fs.explain(model, X.iloc[:5], background=X.iloc[:20], budget=300, seed=3, progress=False)
+    b = fs.explain(model, X.iloc[:5], background=X.iloc[:20], budget=300, seed=3, progress=False, n_jobs=2)
+    np.testing.assert_array_equal(a.values, b.values)
+    assert a.methods == ["regression"] * 5 and a.info["imputation"] == "marginal"
+
+
+def test_explain_picks_exact_for_small_games_and_tree_models():
+    X, y = load_diabetes(return_X_y=True)
+    lin = LinearRegression().fit(X, y)
+    e = fs.explain(lin, X[:3], background=X[:1], progress=False)
+    assert e.methods == ["exact"] * 3
+    np.testing.assert_allclose(e.values, lin.coef_ * (X[:3] - X[0]), atol=1e-9)
+    xgb = pytest.importorskip("xgboost")
+    model = xgb.XGBRegressor(n_estimators=20, max_depth=3).fit(X, y)
+    tree = fs.explain(model, X[:5], progress=False)
+    assert tree.methods == ["exact (tree)"] * 5 and tree.info["tree_mode"] == "path-dependent"
+    ref = fs.games.tree_values(model, X[:5], "shapley")
+    np.testing.assert_allclose(tree.values, ref)
+    # pandas in, interventional with a background: the same values as the TreeGame
+    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(10)])
+    inter = fs.explain(model, frame.iloc[:2], background=frame.iloc[10:20], index="banzhaf", progress=False)
+    np.testing.assert_allclose(inter.values, fs.games.tree_values(model, X[:2], "banzhaf", mode="interventional",
+                                                                   background=X[10:20]))
+
+
+def test_explain_requires_a_background_for_other_models(diabetes):
+    model, X = diabetes
+    with pytest.raises(ValueError, match="background .* is required"):
+        fs.explain(model, X.iloc[:2], progress=False)
+    with pytest.raises(ValueError, match="background has 3 columns"):
+        fs.explain(model, X.iloc[:2], background=np.zeros((1, 3)), progress=False)
+
+
+def test_explanation_save_and_load(tmp_path, cancer):
+    model, X = cancer
+    e = fs.explain(model, X.iloc[:2], background=X.iloc[50:51], budget=200, seed=0, progress=False)
+    back = fs.Explanation.load(e.save(tmp_path / "e.npz"))
+    np.testing.assert_array_equal(back.values, e.values)
+    np.testing.assert_array_equal(back.stderr, e.stderr)
+    assert back.feature_names == e.feature_names and back.methods == e.methods
+
+
+# ------------------------------------------------------------------------------------------- plots
+@pytest.mark.parametrize("kind", ["bar", "waterfall", "beeswarm"])
+def test_plots_render_to_png(tmp_path, cancer, kind):
+    model, X = cancer
+    e = fs.explain(model, X.iloc[:6], background=X.iloc[50:51], budget=200, seed=0, progress=False)
+    ax = e.plot(kind)
+    path = tmp_path / f"{kind}.png"
+    ax.figure.savefig(path)
+    assert path.stat().st_size > 5_000
+    assert ax.get_yticklabels()                                       # feature labels drawn
+
+
+def test_convergence_plot_renders(tmp_path):
+    opaque = fs.games.FunctionGame(fs.games.SOUMGame.random(12, seed=0), n_players=12)   # no closed form
+    ax = fs.plots.convergence(opaque, budgets=[50, 100, 200])
+    errors = ax.lines[0].get_ydata()
+    assert errors[0] > errors[-1]                                      # the estimated error falls with budget
+    ax.figure.savefig(tmp_path / "c.png")
+
+
+# -------------------------------------------------------------------------------------------- dask
+def test_dask_cluster_gives_the_local_result(diabetes):
+    distributed = pytest.importorskip("dask.distributed")
+    model, X = diabetes
+    local = fs.explain(model, X.iloc[:4], background=X.iloc[:10], budget=200, seed=7, progress=False)
+    one_local = fs.explain(model, X.iloc[:1], background=X.iloc[:10], budget=200, seed=7, progress=False)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        remote = fs.explain(model, X.iloc[:4], background=X.iloc[:10], budget=200, seed=7, progress=False,
+                            client=client)
+        one_remote = fs.explain(model, X.iloc[:1], background=X.iloc[:10], budget=200, seed=7, progress=False,
+                                client=client)
+    np.testing.assert_array_equal(remote.values, local.values)
+    np.testing.assert_array_equal(one_remote.values, one_local.values)   # one row: its coalitions on the cluster
+
+
+# ------------------------------------------------------------------------------------------- cache
+RUNNER = textwrap.dedent("""
+    import os, sys, numpy as np
+    from sklearn.datasets import load_diabetes
+    from sklearn.neural_network import MLPRegressor
+    import fairshare as fs
+    X, y = load_diabetes(return_X_y=True)
+    model = MLPRegressor(hidden_layer_sizes=(8,), max_iter=200, random_state=0).fit(X, y)
+    calls = {"n": 0}
+    limit = int(os.environ.get("KILL_AFTER", "0"))
+    def predict(Z):
+        calls["n"] += 1
+        if limit and calls["n"] > limit:
+            os._exit(17)                      # killed mid-run: no cleanup, no exception handling
+        return model.predict(Z)
+    e = fs.explain(predict, X[:6], background=X[:3], budget=300, seed=1, cache=sys.argv[1], progress=False,
+                   method="regression")
+    np.save(sys.argv[2], e.values)
+    print("calls", calls["n"])
+""")
+
+
+def test_an_interrupted_run_resumes_without_reevaluating(tmp_path):
+    script = tmp_path / "run.py"
+    script.write_text(RUNNER)
+    cache = tmp_path / "cache"
+    env = {**os.environ, "KILL_AFTER": "10"}
+    killed = subprocess.run([sys.executable, str(script), str(cache), str(tmp_path / "a.npy")], env=env,
+                            capture_output=True, text=True)
+    assert killed.returncode == 17, killed.stderr
+    finished_rows = len(list((cache / "rows").glob("*.npz")))
+    partial_chunks = list((cache / "coalitions").rglob("chunk_*.npz"))
+    assert finished_rows >= 1 and partial_chunks                         # some rows done, one row half done
+    resumed = subprocess.run([sys.executable, str(script), str(cache), str(tmp_path / "b.npy")],
+                             capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stderr
+    fresh = subprocess.run([sys.executable, str(script), str(tmp_path / "fresh"), str(tmp_path / "c.npy")],
+                           capture_output=True, text=True)
+    calls_resumed = int(resumed.stdout.split()[-1])
+    calls_fresh = int(fresh.stdout.split()[-1])
+    np.testing.assert_array_equal(np.load(tmp_path / "b.npy"), np.load(tmp_path / "c.npy"))
+    assert calls_resumed == calls_fresh - 10      # the 10 calls made before the kill are not made again
+    again = subprocess.run([sys.executable, str(script), str(cache), str(tmp_path / "d.npy")],
+                           capture_output=True, text=True)
+    assert int(again.stdout.split()[-1]) == 0                            # a finished run costs no model call
+
+
+def test_cache_refuses_a_different_run(tmp_path, diabetes):
+    model, X = diabetes
+    fs.explain(model, X.iloc[:2], background=X.iloc[:2], budget=100, seed=0, cache=tmp_path, progress=False)
+    with pytest.raises(ValueError, match="holds a different run"):
+        fs.explain(model, X.iloc[:2], background=X.iloc[:2], budget=100, seed=1, cache=tmp_path, progress=False)
+
+
+# --------------------------------------------------------------------------------------------- CLI
+@pytest.fixture(scope="module")
+def cli_files(tmp_path_factory):
+    joblib = pytest.importorskip("joblib")
+    d = load_breast_cancer(as_frame=True)
+    folder = tmp_path_factory.mktemp("cli")
+    model = RandomForestClassifier(n_estimators=20, max_depth=4, random_state=0).fit(d.data, d.target)
+    joblib.dump(model, folder / "forest.joblib")
+    lin = LogisticRegression(max_iter=5000).fit(d.data, d.target)
+    joblib.dump(lin, folder / "logistic.joblib")
+    d.data.iloc[:30].to_csv(folder / "rows.csv", index=False)
+    d.data.iloc[200:201].to_csv(folder / "bg.csv", index=False)
+    d.data.iloc[:5].drop(columns=["mean radius"]).to_csv(folder / "missing.csv", index=False)
+    d.data.iloc[:5].assign(extra=1.0).to_csv(folder / "extra.csv", index=False)
+    (folder / "garbage.csv").write_bytes(b"\x00\x01\x02 not,a\n\"csv")
+    return folder, d.data
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "fairshare.cli", *map(str, args)], capture_output=True, text=True)
+
+
+def test_cli_explain_writes_values_and_a_plot(cli_files):
+    folder, X = cli_files
+    out, plot = folder / "values.csv", folder / "bee.png"
+    r = _cli("explain", "--model", folder / "logistic.joblib", "--data", folder / "rows.csv", "--rows", "0:4",
+             "--background", folder / "bg.csv", "--index", "banzhaf", "--budget", "300", "--seed", "0",
+             "--out", out, "--plot", plot, "--quiet")
+    assert r.returncode == 0, r.stderr
+    frame = pd.read_csv(out)
+    assert list(frame["row"]) == [0, 1, 2, 3]
+    assert "mean radius[1]" in frame.columns and "stderr:mean radius[1]" in frame.columns
+    assert plot.stat().st_size > 5_000
+    tree = _cli("explain", "--model", folder / "forest.joblib", "--data", folder / "rows.csv", "--out",
+                folder / "tree.csv", "--quiet")
+    assert tree.returncode == 0 and "exact (tree)" in tree.stdout
+    assert len(pd.read_csv(folder / "tree.csv")) == 30
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--model", "{f}/nope.joblib", "--data", "{f}/rows.csv", "--out", "{f}/o.csv"], "no such file"),
+    (["--model", "{f}/rows.csv", "--data", "{f}/rows.csv", "--out", "{f}/o.csv"], "not a model saved with joblib"),
+    (["--model", "{f}/forest.joblib", "--data", "{f}/missing.csv", "--out", "{f}/o.csv"], "missing ['mean radius']"),
+    (["--model", "{f}/forest.joblib", "--data", "{f}/extra.csv", "--out", "{f}/o.csv"], "extra ['extra']"),
+    (["--model", "{f}/forest.joblib", "--data", "{f}/garbage.csv", "--out", "{f}/o.csv"], "--data"),
+    (["--model", "{f}/forest.joblib", "--data", "{f}/rows.csv", "--out", "{f}/o.csv", "--rows", "x:y"], "--rows"),
+    (["--model", "{f}/logistic.joblib", "--data", "{f}/rows.csv", "--out", "{f}/o.csv"], "background"),
+    (["--model", "{f}/forest.joblib", "--data", "{f}/rows.csv", "--out", "{f}/o.csv", "--colour", "red"],
+     "unrecognized arguments"),
+    (["--model", "{f}/forest.joblib", "--data", "{f}/rows.csv", "--out", "{f}/o.csv", "--method", "nope"],
+     "method must be one of"),
+])
+def test_cli_failures_are_one_line(cli_files, args, message):
+    folder, _ = cli_files
+    r = _cli("explain", *[a.format(f=folder) for a in args])
+    assert r.returncode != 0
+    assert r.stderr.startswith("fairshare: error:") and r.stderr.count("\n") == 1, r.stderr
+    assert message in r.stderr and "Traceback" not in r.stderr
