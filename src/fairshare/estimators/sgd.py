@@ -35,7 +35,7 @@ def project(phi: np.ndarray, total: np.ndarray, radius: float) -> np.ndarray:
     --------
     >>> p = project(np.array([[3.0], [0.0]]), np.array([1.0]), 10.0)
     >>> p.ravel()
-    array([2., -1.])
+    array([ 2., -1.])
     """
     d = phi.shape[0]
     on_plane = phi - (phi.sum(axis=0, keepdims=True) - total) / d

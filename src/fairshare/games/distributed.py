@@ -21,7 +21,8 @@ class DistributedGame(Game):
 
     Examples
     --------
-    >>> # from dask.distributed import Client; g = DistributedGame(game, Client())   # doctest: +SKIP
+    >>> from dask.distributed import Client                      # doctest: +SKIP
+    >>> g = DistributedGame(game, Client())                     # doctest: +SKIP
     """
 
     def __init__(self, game: Game, client: Any, chunk_size: int = 256) -> None:
