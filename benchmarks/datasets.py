@@ -32,6 +32,15 @@ def _pd():
     return pd
 
 
+def _encode_categories(df):
+    """Replace every non-numeric column by its category codes (in place); returns the frame."""
+    pd = _pd()
+    for c in df.columns:
+        if not pd.api.types.is_numeric_dtype(df[c]):
+            df[c] = df[c].astype("category").cat.codes
+    return df
+
+
 def adult_shap():
     """shap.datasets.adult(): 12 features, category codes, target '>50K' (32,561 rows)."""
     pd = _pd()
@@ -52,9 +61,7 @@ def adult_census():
     pd = _pd()
     df = pd.read_csv(datasets_dir() / "adult" / "adult_census.csv").dropna()
     y = (df.pop("class").astype(str).str.strip() == ">50K").to_numpy(float)
-    for c in df.columns:
-        if not pd.api.types.is_numeric_dtype(df[c]):
-            df[c] = df[c].astype("category").cat.codes
+    _encode_categories(df)
     return df.to_numpy(float), y, list(df.columns)
 
 
@@ -141,9 +148,7 @@ def bank():
         name = [n for n in z.namelist() if n.endswith(".csv")][0]
         df = pd.read_csv(io.BytesIO(z.read(name)))
     y = (df.pop("y") == "yes").to_numpy(float)
-    for c in df.columns:
-        if not pd.api.types.is_numeric_dtype(df[c]):
-            df[c] = df[c].astype("category").cat.codes
+    _encode_categories(df)
     return df.to_numpy(float), y, list(df.columns)
 
 
@@ -151,9 +156,7 @@ def german_credit():
     pd = _pd()
     df = pd.read_csv(datasets_dir() / "german_credit" / "german.data", sep=" ", header=None)
     y = (df.pop(20) == 1).to_numpy(float)
-    for c in df.columns:
-        if not pd.api.types.is_numeric_dtype(df[c]):
-            df[c] = df[c].astype("category").cat.codes
+    _encode_categories(df)
     return df.to_numpy(float), y, [f"a{i + 1}" for i in df.columns]
 
 
