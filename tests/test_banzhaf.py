@@ -183,3 +183,16 @@ def test_insertion_and_deletion_auc_reward_the_right_order():
     # insertion in the exact order: the curve is the running sum of the sorted weights
     expected = np.mean(np.concatenate([[0.0], np.cumsum(np.sort(w)[::-1])]))
     assert fs.metrics.insertion_auc(g, good) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("method", ["msr", "mc-banzhaf", "kernel-banzhaf", "unbiased-kernel-banzhaf",
+                                    "semivalue-regression"])
+def test_tol_stops_every_banzhaf_method_early(method):
+    g = soum(10, seed=9)
+    truth = fs.exact(g, "banzhaf").values
+    phi = fs.estimate(g, "banzhaf", method=method, budget=60_000, seed=0, tol=0.15)
+    assert phi.n_evaluations < 30_000
+    est = phi.options["estimated_relative_error"]
+    assert est <= 0.15
+    true = np.sqrt(fs.metrics.relative_squared_error(phi, truth))
+    assert true < 0.4

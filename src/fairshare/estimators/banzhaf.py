@@ -136,7 +136,8 @@ def _preset(solver: str, **fixed: Any):
 
 
 # ---------------------------------------------------------------------------------------- MSR
-def run_msr(game: Game, sv: Semivalue, evaluator: BudgetedEvaluator, rng: np.random.Generator) -> Estimate:
+def run_msr(game: Game, sv: Semivalue, evaluator: BudgetedEvaluator, rng: np.random.Generator,
+            tol: float | None = None) -> Estimate:
     """Maximum sample reuse: every sampled coalition informs every player.
 
     ``phi_i = mean(v(S) : i in S) - mean(v(S) : i not in S)`` with ``S`` holding each player
@@ -148,10 +149,12 @@ def run_msr(game: Game, sv: Semivalue, evaluator: BudgetedEvaluator, rng: np.ran
     sums_in = sums_out = sq_in = sq_out = None
     cnt_in = np.zeros(n)
     cnt_out = np.zeros(n)
-    for _ in range(32):
-        m = evaluator.remaining
+    drawn = 0
+    for _ in range(64):
+        m = evaluator.remaining if tol is None else min(evaluator.remaining, max(4 * n, drawn))
         if m < 1:
             break
+        drawn += m
         spent = evaluator.n_spent
         sizes = rng.binomial(n, w, size=m)
         S = random_subsets(rng, n, sizes)
@@ -167,16 +170,30 @@ def run_msr(game: Game, sv: Semivalue, evaluator: BudgetedEvaluator, rng: np.ran
         sq_out += total_sq - Zf.T @ V**2
         cnt_in += Zf.sum(axis=0)
         cnt_out += m - Zf.sum(axis=0)
-        if evaluator.n_spent == spent:
+        if tol is not None and np.all(cnt_in >= 2) and np.all(cnt_out >= 2):
+            values, stderr = _msr_result(sums_in, sums_out, sq_in, sq_out, cnt_in, cnt_out)
+            norm = np.linalg.norm(values)
+            if norm > 0 and np.linalg.norm(stderr) / norm <= tol:
+                break
+        if evaluator.n_spent == spent and tol is None:
             break
     if np.any(cnt_in < 2) or np.any(cnt_out < 2):
         raise BudgetError("msr needs every player both in and out of at least two sampled coalitions; "
                           "raise the budget")
+    values, stderr = _msr_result(sums_in, sums_out, sq_in, sq_out, cnt_in, cnt_out)
+    info = {"n_samples": int(cnt_in[0] + cnt_out[0])}
+    if tol is not None:
+        norm = float(np.linalg.norm(values))
+        info["estimated_relative_error"] = float(np.linalg.norm(stderr)) / norm if norm > 0 else None
+    return Estimate(values=values, stderr=stderr, info=info)
+
+
+def _msr_result(sums_in, sums_out, sq_in, sq_out, cnt_in, cnt_out):
+    """Difference of means and its standard error (two independent means)."""
     mean_in, mean_out = sums_in / cnt_in[:, None], sums_out / cnt_out[:, None]
     var_in = np.maximum(sq_in / cnt_in[:, None] - mean_in**2, 0.0) * cnt_in[:, None] / (cnt_in[:, None] - 1)
     var_out = np.maximum(sq_out / cnt_out[:, None] - mean_out**2, 0.0) * cnt_out[:, None] / (cnt_out[:, None] - 1)
-    stderr = np.sqrt(var_in / cnt_in[:, None] + var_out / cnt_out[:, None])
-    return Estimate(values=mean_in - mean_out, stderr=stderr, info={"n_samples": int(cnt_in[0] + cnt_out[0])})
+    return mean_in - mean_out, np.sqrt(var_in / cnt_in[:, None] + var_out / cnt_out[:, None])
 
 
 # ----------------------------------------------------------------------------------- registry
@@ -221,4 +238,5 @@ register(MethodSpec(
     min_budget=lambda game, sv: 2 * game.n_players + 4,
     # measured: for weighted Banzhaf values MSR beat semivalue-regression and per-player Monte Carlo
     default_for={"weighted-banzhaf": 18},
+    supports_tol=True,
 ))

@@ -18,15 +18,18 @@ _BLOCK_BOOLS = 1 << 26
 _MAX_ROUNDS = 32
 
 
-def _rounds(evaluator: BudgetedEvaluator, unit_cost: int):
+def _rounds(evaluator: BudgetedEvaluator, unit_cost: int, limit=None):
     """Yield how many sampling units (permutations, pairs) to draw, round after round.
 
     Repeated coalitions are answered from memory for free, so what a round leaves
     unspent is drawn again in the next one, until the budget cannot pay for one
-    more unit, a round finds nothing new, or ``_MAX_ROUNDS`` rounds have run.
+    more unit, a round finds nothing new, or ``_MAX_ROUNDS`` rounds have run. With
+    ``limit`` (a function giving the most units for the next round) rounds double, for ``tol``.
     """
-    for _ in range(_MAX_ROUNDS):
+    for _ in range(_MAX_ROUNDS if limit is None else 64):
         units = evaluator.remaining // unit_cost
+        if limit is not None:
+            units = min(units, limit())
         if units < 1:
             return
         spent = evaluator.n_spent
@@ -198,8 +201,14 @@ def _inclusion_probability(sv: Semivalue) -> float:
     return float(sv.params.get("w", 0.5))
 
 
+def _relative_error(moments: _Moments) -> float | None:
+    se = moments.stderr()
+    norm = float(np.linalg.norm(moments.mean))
+    return float(np.linalg.norm(se)) / norm if se is not None and norm > 0 else None
+
+
 def run_mc_banzhaf(game: Game, sv: Semivalue, evaluator: BudgetedEvaluator,
-                   rng: np.random.Generator) -> Estimate:
+                   rng: np.random.Generator, tol: float | None = None) -> Estimate:
     """Per-player Monte Carlo for (weighted) Banzhaf values (Kernel Banzhaf paper, section 4.1).
 
     The budget left after the empty and grand coalitions is split into pairs
@@ -215,14 +224,22 @@ def run_mc_banzhaf(game: Game, sv: Semivalue, evaluator: BudgetedEvaluator,
     w = _inclusion_probability(sv)
     moments = _Moments((n, k))
     block = max(1, _BLOCK_BOOLS // (2 * n))
-    for n_pairs in _rounds(evaluator, 2):
+    done = 0
+    for n_pairs in _rounds(evaluator, 2, limit=None if tol is None else lambda: max(2 * n, done)):
+        done += n_pairs
         counts = np.full(n, n_pairs // n)
         counts[rng.choice(n, n_pairs % n, replace=False)] += 1
         owner = np.repeat(np.arange(n), counts)                            # sorted by player
         for start in range(0, n_pairs, block):
             _banzhaf_block(evaluator, rng, moments, owner[start:start + block], w)
-    return Estimate(values=moments.mean, stderr=moments.stderr(), empty_value=ends[0], grand_value=ends[1],
-                    info={"samples_per_player": (int(moments.count.min()), int(moments.count.max()))})
+        if tol is not None:
+            err = _relative_error(moments)
+            if err is not None and err <= tol:
+                break
+    info = {"samples_per_player": (int(moments.count.min()), int(moments.count.max()))}
+    if tol is not None:
+        info["estimated_relative_error"] = _relative_error(moments)
+    return Estimate(values=moments.mean, stderr=moments.stderr(), empty_value=ends[0], grand_value=ends[1], info=info)
 
 
 def _banzhaf_block(evaluator: BudgetedEvaluator, rng: np.random.Generator, moments: _Moments,
@@ -251,4 +268,5 @@ register(MethodSpec(
     description="Monte Carlo per player: mean of v(S+i) - v(S) over random S (Banzhaf and weighted Banzhaf)",
     min_budget=lambda game, sv: 2 * game.n_players + 2,
     default_for={"weighted-banzhaf": 10},
+    supports_tol=True,
 ))
