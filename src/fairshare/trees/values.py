@@ -123,11 +123,18 @@ def leaf_semivalues_quadrature(A: np.ndarray, R: np.ndarray, real: np.ndarray, n
     """
     A, R = np.broadcast_arrays(np.asarray(A, dtype=float), np.asarray(R, dtype=float))
     acc = np.zeros(A.shape)
-    for u, w in zip(nodes, weights):
-        g = np.where(real, (1.0 - u) * R + u * A, 1.0)
-        prefix = np.cumprod(g, axis=-1)
-        suffix = np.cumprod(g[..., ::-1], axis=-1)[..., ::-1]
-        left = np.concatenate([np.ones(g.shape[:-1] + (1,)), prefix[..., :-1]], axis=-1)
-        right = np.concatenate([suffix[..., 1:], np.ones(g.shape[:-1] + (1,))], axis=-1)
-        acc += w * left * right
+    zero_factor = real & (A == 0) & (R == 0)              # a factor that is 0 for every u in (0, 1)
+    if zero_factor.any():
+        # rare (a child with no training cover, or an unreachable interventional leaf): prefix / suffix products
+        for u, w in zip(nodes, weights):
+            g = np.where(real, (1.0 - u) * R + u * A, 1.0)
+            prefix = np.cumprod(g, axis=-1)
+            suffix = np.cumprod(g[..., ::-1], axis=-1)[..., ::-1]
+            left = np.concatenate([np.ones(g.shape[:-1] + (1,)), prefix[..., :-1]], axis=-1)
+            right = np.concatenate([suffix[..., 1:], np.ones(g.shape[:-1] + (1,))], axis=-1)
+            acc += w * left * right
+    else:
+        for u, w in zip(nodes, weights):
+            g = np.where(real, (1.0 - u) * R + u * A, 1.0)     # > 0 at the interior nodes of the quadrature
+            acc += (w * g.prod(axis=-1, keepdims=True)) / g
     return np.where(real, (A - R) * acc, 0.0)
