@@ -1,0 +1,298 @@
+"""Example-based attribution: embeddings, kernels, SBQ prototypes and influence functions."""
+
+import numpy as np
+import pytest
+
+from fairshare.examples import (FisherKernel, LinearKernel, fisher_embedding, influence, select_prototypes,
+                                self_influence)
+from fairshare.examples.fisher import parameters_of
+from fairshare.examples.influence import hessian_matrix
+
+sklearn = pytest.importorskip("sklearn")
+from sklearn.linear_model import LinearRegression, LogisticRegression  # noqa: E402
+
+
+def data(n=200, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = (X[:, 0] + 0.7 * rng.normal(size=n) > 0).astype(int)
+    return X, y
+
+
+def _fd_gradient(loglik, theta, eps=1e-6):
+    return np.array([(loglik(theta + eps * e) - loglik(theta - eps * e)) / (2 * eps) for e in np.eye(theta.size)])
+
+
+# ---------------------------------------------------------------------------------- embeddings
+def test_logistic_embeddings_equal_finite_differences():
+    X, y = data()
+    model = LogisticRegression().fit(X, y)
+    F = fisher_embedding(model, X, y)
+    theta = parameters_of(model)
+    for i in (0, 17, 99):
+        def ll(t, i=i):
+            s = 1 / (1 + np.exp(-(X[i] @ t[:3] + t[3])))
+            return y[i] * np.log(s) + (1 - y[i]) * np.log(1 - s)
+        np.testing.assert_allclose(F[i], _fd_gradient(ll, theta), atol=1e-7)
+
+
+def test_multinomial_and_linear_embeddings_equal_finite_differences():
+    X, _ = data()
+    labels = np.digitize(X[:, 1], [-0.5, 0.5])
+    model = LogisticRegression(max_iter=2000).fit(X, labels)
+    F = fisher_embedding(model, X, labels)
+    theta = parameters_of(model)                                       # (K * (p + 1),)
+    K = 3
+
+    def ll(t, i=5):
+        W = t.reshape(K, 4)
+        logits = W[:, :3] @ X[i] + W[:, 3]
+        return logits[labels[i]] - np.log(np.exp(logits).sum())
+
+    np.testing.assert_allclose(F[5], _fd_gradient(ll, theta), atol=1e-7)
+    y = X @ [1.0, -2.0, 0.5] + 0.3 * np.random.default_rng(1).normal(size=len(X))
+    lin = LinearRegression().fit(X, y)
+    G = fisher_embedding(lin, X, y)
+    sigma2 = np.mean((y - lin.predict(X)) ** 2)
+    theta = parameters_of(lin)
+
+    def gauss(t, i=9):
+        return -0.5 * (y[i] - X[i] @ t[:3] - t[3]) ** 2 / sigma2
+
+    np.testing.assert_allclose(G[9], _fd_gradient(gauss, theta), atol=1e-6)
+
+
+def test_torch_embeddings_equal_finite_differences_and_project():
+    torch = pytest.importorskip("torch")
+    X, _ = data()
+    labels = np.digitize(X[:, 1], [-0.5, 0.5])
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 3)).double()
+    opt = torch.optim.Adam(net.parameters(), 0.05)
+    Xt, yt = torch.tensor(X), torch.tensor(labels)
+    for _ in range(200):
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(net(Xt), yt).backward()
+        opt.step()
+    F = fisher_embedding(net, X, labels)
+    assert F.shape == (200, 31)
+    flat = torch.cat([p.detach().reshape(-1) for p in net.parameters()]).numpy()
+    shapes = [p.shape for p in net.parameters()]
+
+    def ll(t, i=11):
+        from torch.func import functional_call
+
+        chunks, start = {}, 0
+        for (name, _), shape in zip(net.named_parameters(), shapes):
+            size = int(np.prod(shape))
+            chunks[name] = torch.tensor(t[start:start + size]).reshape(shape)
+            start += size
+        out = functional_call(net, chunks, (Xt[i:i + 1],))[0]
+        return float(torch.log_softmax(out, -1)[labels[i]])
+
+    np.testing.assert_allclose(F[11], _fd_gradient(ll, flat), atol=1e-6)
+    P1 = fisher_embedding(net, X, labels, projection=16, seed=3)
+    P2 = fisher_embedding(net, X, labels, projection=16, seed=3)
+    assert P1.shape == (200, 16)
+    np.testing.assert_array_equal(P1, P2)
+
+
+def test_projection_preserves_inner_products_on_average():
+    X, y = data(500)
+    model = LogisticRegression().fit(X, y)
+    F = fisher_embedding(model, X, y)
+    exact = F @ F.T
+    approx = np.mean([fisher_embedding(model, X, y, projection=64, seed=s) @
+                      fisher_embedding(model, X, y, projection=64, seed=s).T for s in range(20)], axis=0)
+    assert np.abs(approx - exact).max() < 0.1 * np.abs(exact).max()
+
+
+# --------------------------------------------------------------------------------------- kernels
+@pytest.mark.parametrize("n, p", [(200, 5), (20, 60)])          # Cholesky path and SVD / Woodbury path
+def test_fisher_kernel_equals_the_explicit_inverse(n, p):
+    F = np.random.default_rng(0).normal(size=(n, p))
+    reg = 1e-2
+    info = F.T @ F / n + reg * np.eye(p)
+    A, B = F[:7], np.random.default_rng(1).normal(size=(4, p))
+    np.testing.assert_allclose(FisherKernel(F, reg=reg)(A, B), A @ np.linalg.solve(info, B.T), rtol=1e-8, atol=1e-10)
+    with pytest.raises(ValueError, match="reg must be > 0"):
+        FisherKernel(F, reg=0.0)
+
+
+# ------------------------------------------------------------------------------------ prototypes
+def brute_force_greedy(K_train, K_cross, k):
+    z = K_cross.mean(axis=1)
+    chosen = []
+    for _ in range(k):
+        best, best_val = None, -np.inf
+        for i in range(len(z)):
+            if i in chosen:
+                continue
+            S = chosen + [i]
+            val = z[S] @ np.linalg.inv(K_train[np.ix_(S, S)]) @ z[S]          # an inverse per candidate
+            if val > best_val + 1e-12:
+                best, best_val = i, val
+        chosen.append(best)
+    return np.array(chosen)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "fisher", "rbf"])
+def test_greedy_equals_brute_force_greedy(kernel):
+    rng = np.random.default_rng(4)
+    train, test = rng.normal(size=(40, 6)), rng.normal(size=(15, 6)) + 0.5
+    if kernel == "rbf":
+        def rbf(A, B):
+            A, B = np.asarray(A), np.asarray(B)
+            return np.exp(-0.5 * ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1))
+        kern, K_train, K_cross = rbf, rbf(train, train), rbf(train, test)
+    elif kernel == "fisher":
+        fk = FisherKernel(train, reg=1e-2)
+        kern, K_train, K_cross = "fisher", fk(train, train), fk(train, test)
+    else:
+        kern, K_train, K_cross = "linear", train @ train.T, train @ test.T
+    k = 6 if kernel == "rbf" else 5            # below the embedding width: no ties from a full span
+    chosen = select_prototypes(train, test, k=k, kernel=kern)
+    np.testing.assert_array_equal(chosen.indices, brute_force_greedy(K_train, K_cross, k))
+    # the objective after each step is v(S) = mu - z_S^T K_SS^-1 z_S, recomputed from scratch
+    z = K_cross.mean(axis=1)
+    for step in range(1, k + 1):
+        S = chosen.indices[:step]
+        val = z[S] @ np.linalg.solve(K_train[np.ix_(S, S)], z[S])
+        assert chosen.objective[0] - chosen.objective[step] == pytest.approx(val, rel=1e-8, abs=1e-12)
+    np.testing.assert_allclose(chosen.weights, np.linalg.solve(K_train[np.ix_(chosen.indices, chosen.indices)],
+                                                               z[chosen.indices]), rtol=1e-8, atol=1e-10)
+
+
+def test_weights_make_the_quadrature_exact_when_every_point_is_selected():
+    rng = np.random.default_rng(5)
+    train = rng.normal(size=(25, 3))
+    test = train[rng.choice(25, 8, replace=False)]                   # the test distribution lives on training points
+
+    def rbf(A, B):
+        return np.exp(-((np.asarray(A)[:, None] - np.asarray(B)[None]) ** 2).sum(-1))
+
+    p = select_prototypes(train, test, k=25, kernel=rbf)
+    assert p.objective[-1] == pytest.approx(0.0, abs=1e-8)          # v(S) = 0: the test mean is reproduced
+    # every kernel section f = k(., x_j) is integrated exactly: sum_i w_i f(x_i) = mean over test of f
+    sections = rbf(train[p.indices], train)                          # (selected, j)
+    np.testing.assert_allclose(p.weights @ sections, rbf(test, train).mean(axis=0), atol=1e-6)
+
+
+def test_stochastic_greedy_is_reproducible_and_close_to_greedy():
+    rng = np.random.default_rng(6)
+    train, test = rng.normal(size=(2000, 20)), rng.normal(size=(100, 20)) + 0.3
+    greedy = select_prototypes(train, test, k=15)
+    stochastic = select_prototypes(train, test, k=15, method="stochastic", seed=0, delta=0.05)
+    again = select_prototypes(train, test, k=15, method="stochastic", seed=0, delta=0.05)
+    np.testing.assert_array_equal(stochastic.indices, again.indices)
+    assert len(set(stochastic.indices.tolist())) == 15
+    reduction = lambda p: p.objective[0] - p.objective[-1]          # noqa: E731
+    assert reduction(stochastic) >= 0.8 * reduction(greedy)
+
+
+def test_distributed_greedy_on_a_local_cluster():
+    distributed = pytest.importorskip("dask.distributed")
+    rng = np.random.default_rng(7)
+    train, test = rng.normal(size=(1200, 10)), rng.normal(size=(80, 10)) + 0.4
+    k, parts = 8, 4
+    greedy = select_prototypes(train, test, k=k)
+    local = select_prototypes(train, test, k=k, method="distributed", n_parts=parts, seed=1)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as c, \
+            distributed.Client(c) as client:
+        remote = select_prototypes(train, test, k=k, method="distributed", n_parts=parts, seed=1, client=client)
+    np.testing.assert_array_equal(remote.indices, local.indices)
+    assert len(set(remote.indices.tolist())) == k and remote.indices.max() < 1200
+    # GreeDi's guarantee (Mirzasoleiman et al. 2013) relative to the centralized greedy solution
+    reduction = lambda p: p.objective[0] - p.objective[-1]          # noqa: E731
+    bound = (1 - 1 / np.e) ** 2 / min(parts, k)
+    assert reduction(remote) >= bound * reduction(greedy)
+    assert reduction(remote) >= 0.9 * reduction(greedy)               # and in practice close to it
+
+
+def test_bad_arguments_to_select_prototypes():
+    train, test = np.ones((5, 2)), np.ones((3, 2))
+    with pytest.raises(ValueError, match="method must be one of"):
+        select_prototypes(train, test, 2, method="random")
+    with pytest.raises(ValueError, match="larger than the 5 training points"):
+        select_prototypes(train, test, 6)
+    with pytest.raises(ValueError, match="same width"):
+        select_prototypes(train, np.ones((3, 4)), 2)
+    with pytest.raises(ValueError, match="kernel must be"):
+        select_prototypes(train, test, 2, kernel="cosine")
+
+
+# ------------------------------------------------------------------------------------- influence
+def test_logistic_hessian_equals_finite_differences_of_the_objective():
+    X, y = data()
+    model = LogisticRegression(C=0.5).fit(X, y)
+    theta = parameters_of(model)
+    N = len(X)
+
+    def objective(t):
+        z = X @ t[:3] + t[3]
+        return np.mean(np.logaddexp(0, z) - y * z) + 0.5 * (t[:3] @ t[:3]) / (model.C * N)
+
+    eps = 1e-4
+    H_fd = np.array([[(objective(theta + eps * (ei + ej)) - objective(theta + eps * (ei - ej))
+                       - objective(theta - eps * (ei - ej)) + objective(theta - eps * (ei + ej))) / (4 * eps**2)
+                      for ej in np.eye(4)] for ei in np.eye(4)])
+    np.testing.assert_allclose(hessian_matrix(model, X, y), H_fd, atol=1e-5)
+
+
+def test_influence_predicts_the_effect_of_removing_a_point():
+    """Removing z changes the test loss by about -I(z, z_test) / N (Koh and Liang's check, with retraining)."""
+    X, y = data(300, seed=2)
+    model = LogisticRegression(C=1.0, tol=1e-10, max_iter=10_000).fit(X, y)
+    x_test, y_test = X[:1] + 0.1, y[:1]
+
+    def test_loss(m):
+        p = m.predict_proba(x_test)[0, y_test[0]]
+        return -np.log(p)
+
+    scores = influence(model, X, y, x_test, y_test)[0]
+    candidates = np.argsort(-np.abs(scores))[:12]
+    predicted, actual = [], []
+    for i in candidates:
+        keep = np.ones(len(X), bool)
+        keep[i] = False
+        # sklearn scales the penalty by 1/(C N); keep the same objective on N-1 points (C * (N-1) / N)
+        refit = LogisticRegression(C=1.0 * (len(X) - 1) / len(X), tol=1e-10, max_iter=10_000).fit(X[keep], y[keep])
+        actual.append(test_loss(refit) - test_loss(model))
+        predicted.append(-scores[i] / len(X))
+    assert np.corrcoef(predicted, actual)[0, 1] > 0.95
+    np.testing.assert_allclose(predicted, actual, rtol=0.3, atol=2e-4)
+
+
+def test_section_5_equivalence_with_the_practical_kernel():
+    """With the Hessian replaced by the identity (practical Fisher kernel) influence is minus the kernel,
+    and SBQ with one test point and k = 1 picks argmax k(i, test)^2 / k(i, i), i.e. the largest
+    squared influence relative to self-influence; with H the regularized empirical Fisher, influence is
+    minus the full Fisher kernel (Proposition 3)."""
+    X, y = data(150, seed=3)
+    model = LogisticRegression().fit(X, y)
+    F = fisher_embedding(model, X, y)
+    f_test = fisher_embedding(model, X[:1] * 0.5, y[:1])
+    infl = influence(model, X, y, X[:1] * 0.5, y[:1], hessian="identity")[0]
+    np.testing.assert_allclose(infl, -(LinearKernel()(F, f_test)[:, 0]), atol=1e-12)
+    self_infl = self_influence(model, X, y, hessian="identity")
+    first = select_prototypes(F, f_test, k=1).indices[0]
+    assert first == int(np.argmax(infl**2 / self_infl))
+    fisher_infl = influence(model, X, y, X[:1] * 0.5, y[:1], hessian="fisher", damping=1e-3)[0]
+    np.testing.assert_allclose(fisher_infl, -FisherKernel(F, reg=1e-3)(F, f_test)[:, 0], rtol=1e-8, atol=1e-12)
+
+
+def test_torch_influence_cg_equals_exact():
+    torch = pytest.importorskip("torch")
+    X, _ = data()
+    labels = np.digitize(X[:, 1], [-0.5, 0.5])
+    torch.manual_seed(1)
+    net = torch.nn.Sequential(torch.nn.Linear(3, 5), torch.nn.Tanh(), torch.nn.Linear(5, 3)).double()
+    opt = torch.optim.Adam(net.parameters(), 0.05)
+    for _ in range(200):
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(net(torch.tensor(X)), torch.tensor(labels)).backward()
+        opt.step()
+    exact = influence(net, X, labels, X[:3], labels[:3], hessian="exact", damping=0.01)
+    cg = influence(net, X, labels, X[:3], labels[:3], hessian="cg", damping=0.01, iterations=500)
+    np.testing.assert_allclose(cg, exact, rtol=1e-5, atol=1e-7)
+    assert np.all(self_influence(net, X, labels, hessian="exact", damping=0.01) > 0)
