@@ -147,7 +147,7 @@ def test_greedy_equals_brute_force_greedy(kernel):
         kern, K_train, K_cross = rbf, rbf(train, train), rbf(train, test)
     elif kernel == "fisher":
         fk = FisherKernel(train, reg=1e-2)
-        kern, K_train, K_cross = "fisher", fk(train, train), fk(train, test)
+        kern, K_train, K_cross = fk, fk(train, train), fk(train, test)
     else:
         kern, K_train, K_cross = "linear", train @ train.T, train @ test.T
     k = 6 if kernel == "rbf" else 5            # below the embedding width: no ties from a full span
