@@ -91,7 +91,7 @@ def draw_permutations(rng: np.random.Generator, t: int, n: int, antithetic: bool
 
 def run_permutation(game: Game, sv: Semivalue, evaluator: BudgetedEvaluator, rng: np.random.Generator,
                     antithetic: bool = False, stratified: bool = False, reuse: bool = True,
-                    tol: float | None = None) -> Estimate:
+                    permutations: int | None = None, tol: float | None = None) -> Estimate:
     """Permutation Monte Carlo for Shapley values; by default the optimized walk of the projected-SGD
     paper (Algorithm 1).
 
@@ -101,7 +101,8 @@ def run_permutation(game: Game, sv: Semivalue, evaluator: BudgetedEvaluator, rng
     variances are accumulated online, giving ``stderr`` and the ``tol`` stopping rule. With
     ``reuse=False`` every marginal contribution ``v(S + i) - v(S)`` is evaluated afresh (classic Monte
     Carlo: ``2n`` evaluations per permutation, for comparisons); the estimate is the same for the
-    same permutations.
+    same permutations. ``permutations`` fixes how many permutations are drawn (the budget must cover
+    them); by default as many as the budget pays for.
     """
     n = game.n_players
     ends = evaluator(game.empty_and_full())
@@ -111,6 +112,12 @@ def run_permutation(game: Game, sv: Semivalue, evaluator: BudgetedEvaluator, rng
         return Estimate(values=diff, stderr=np.zeros_like(diff), empty_value=empty, grand_value=full,
                         info={"n_permutations": 0})
     cost = n - 1 if reuse else 2 * n
+    if permutations is not None:
+        if not isinstance(permutations, (int, np.integer)) or permutations < 1:
+            raise ValueError(f"permutations must be a positive integer, got {permutations!r}")
+        if evaluator.remaining < permutations * cost:
+            raise BudgetError(f"{permutations} permutations of {n} players may need {permutations * cost + 2} "
+                              f"evaluations; the budget is {evaluator.budget}")
     if evaluator.remaining < cost:
         raise BudgetError(f"budget too small for one permutation of {n} players ({cost} evaluations)")
     k = ends.shape[1]
@@ -119,8 +126,10 @@ def run_permutation(game: Game, sv: Semivalue, evaluator: BudgetedEvaluator, rng
     block -= block % 2
     steps = np.arange(1, n)
     n_perm = 0
-    while evaluator.remaining >= cost:
+    while evaluator.remaining >= cost and (permutations is None or n_perm < permutations):
         units = min(evaluator.remaining // cost, block)
+        if permutations is not None:
+            units = min(units, permutations - n_perm)
         if tol is not None:
             units = min(units, max(2, n_perm))                           # doubling rounds
         perms = draw_permutations(rng, units, n, antithetic, stratified)
@@ -189,7 +198,7 @@ register(MethodSpec(
     indices=("shapley",),
     description="permutation Monte Carlo, the optimized walk (n-1 evaluations per permutation); antithetic, "
                 "stratified or classic (reuse=False) on request",
-    options={"antithetic": False, "stratified": False, "reuse": True},
+    options={"antithetic": False, "stratified": False, "reuse": True, "permutations": None},
     min_budget=_permutation_min_budget,
     default_for={"shapley": 10},
     supports_tol=True,
