@@ -299,3 +299,21 @@ def test_cli_failures_are_one_line(cli_files, args, message):
     assert r.returncode != 0
     assert r.stderr.startswith("fairshare: error:") and r.stderr.count("\n") == 1, r.stderr
     assert message in r.stderr and "Traceback" not in r.stderr
+
+
+def test_explain_a_torch_module():
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(5, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+    X = np.random.default_rng(0).normal(size=(3, 5))
+    bg = np.zeros(5)
+    e = fs.explain(net, X, background=bg, seed=0, progress=False)
+    assert e.methods[0] == "exact" and e.values.shape == (3, 5)                # 2^5 fits the default budget
+    with torch.no_grad():
+        f = net(torch.as_tensor(np.vstack([X, bg]), dtype=torch.float32)).numpy()[:, 0]
+    np.testing.assert_allclose(e.values.sum(axis=1), f[:3] - f[3], atol=1e-5)   # efficiency on the net's output
+    # a purely linear net: Shapley values are w_i (x_i - b_i)
+    lin = torch.nn.Linear(5, 1)
+    e = fs.explain(lin, X, background=bg, seed=0, progress=False)
+    w = lin.weight.detach().numpy()[0]
+    np.testing.assert_allclose(e.values, w * (X - bg), atol=1e-5)
