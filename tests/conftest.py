@@ -37,4 +37,12 @@ INDICES = [
 ]
 INDEX_IDS = ["shapley", "banzhaf", "beta(4,1)", "wbanzhaf(0.3)"]
 
-__all__ = ["table_game", "random_table", "all_coalitions", "INDICES", "INDEX_IDS"]
+def stderr_coverage(game: fs.Game, index: str, method: str, budget: int, runs: int = 60) -> float:
+    """Share of (player, run) pairs whose error is within two reported standard errors."""
+    truth = fs.exact(game, index).values
+    inside = [np.abs(phi.values - truth) <= 2 * phi.stderr
+              for phi in (fs.estimate(game, index, method=method, budget=budget, seed=s) for s in range(runs))]
+    return float(np.mean(inside))
+
+
+__all__ = ["stderr_coverage", "table_game", "random_table", "all_coalitions", "INDICES", "INDEX_IDS"]

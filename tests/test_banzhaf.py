@@ -9,6 +9,7 @@ import pytest
 import fairshare as fs
 from fairshare.estimators.banzhaf import SemivalueDesign
 from fairshare.exact import all_coalitions
+from conftest import stderr_coverage
 
 BANZHAF_METHODS = ["kernel-banzhaf", "unbiased-kernel-banzhaf", "semivalue-regression", "msr", "mc-banzhaf"]
 
@@ -99,13 +100,7 @@ def test_lemma_3_4_constants_and_gram(sv):
 
 @pytest.mark.parametrize("method", BANZHAF_METHODS)
 def test_stderr_is_calibrated(method):
-    g = soum(12, seed=5)
-    truth = fs.exact(g, "banzhaf").values
-    inside = []
-    for s in range(60):
-        phi = fs.estimate(g, "banzhaf", method=method, budget=400, seed=s)
-        inside.append(np.abs(phi.values - truth) <= 2 * phi.stderr)
-    coverage = float(np.mean(inside))
+    coverage = stderr_coverage(soum(12, seed=5), "banzhaf", method, budget=400)
     assert 0.85 <= coverage <= 0.99, coverage
 
 

@@ -62,18 +62,27 @@ def test_multinomial_and_linear_embeddings_equal_finite_differences():
     np.testing.assert_allclose(G[9], _fd_gradient(gauss, theta), atol=1e-6)
 
 
-def test_torch_embeddings_equal_finite_differences_and_project():
-    torch = pytest.importorskip("torch")
+def torch_classifier(hidden: int, seed: int):
+    """A small tanh network fitted to three classes of the shared toy data (float64)."""
+    import torch
+
     X, _ = data()
     labels = np.digitize(X[:, 1], [-0.5, 0.5])
-    torch.manual_seed(0)
-    net = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 3)).double()
+    torch.manual_seed(seed)
+    net = torch.nn.Sequential(torch.nn.Linear(3, hidden), torch.nn.Tanh(), torch.nn.Linear(hidden, 3)).double()
     opt = torch.optim.Adam(net.parameters(), 0.05)
     Xt, yt = torch.tensor(X), torch.tensor(labels)
     for _ in range(200):
         opt.zero_grad()
         torch.nn.functional.cross_entropy(net(Xt), yt).backward()
         opt.step()
+    return X, labels, net
+
+
+def test_torch_embeddings_equal_finite_differences_and_project():
+    torch = pytest.importorskip("torch")
+    X, labels, net = torch_classifier(hidden=4, seed=0)
+    Xt = torch.tensor(X)
     F = fisher_embedding(net, X, labels)
     assert F.shape == (200, 31)
     flat = torch.cat([p.detach().reshape(-1) for p in net.parameters()]).numpy()
@@ -282,16 +291,8 @@ def test_section_5_equivalence_with_the_practical_kernel():
 
 
 def test_torch_influence_cg_equals_exact():
-    torch = pytest.importorskip("torch")
-    X, _ = data()
-    labels = np.digitize(X[:, 1], [-0.5, 0.5])
-    torch.manual_seed(1)
-    net = torch.nn.Sequential(torch.nn.Linear(3, 5), torch.nn.Tanh(), torch.nn.Linear(5, 3)).double()
-    opt = torch.optim.Adam(net.parameters(), 0.05)
-    for _ in range(200):
-        opt.zero_grad()
-        torch.nn.functional.cross_entropy(net(torch.tensor(X)), torch.tensor(labels)).backward()
-        opt.step()
+    pytest.importorskip("torch")
+    X, labels, net = torch_classifier(hidden=5, seed=1)
     exact = influence(net, X, labels, X[:3], labels[:3], hessian="exact", damping=0.01)
     cg = influence(net, X, labels, X[:3], labels[:3], hessian="cg", damping=0.01, iterations=500)
     np.testing.assert_allclose(cg, exact, rtol=1e-5, atol=1e-7)

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import fairshare as fs
+from conftest import stderr_coverage
 
 UNIFIED = ["kernelshap", "unbiased-kernelshap", "leverageshap", "regression", "matrix-vector"]
 # every (solver, distribution, replacement) combination of the framework
@@ -118,13 +119,7 @@ def test_unbiased_kernelshap_is_unbiased():
 
 @pytest.mark.parametrize("method", UNIFIED)
 def test_stderr_is_calibrated(method):
-    g = tree_game(12, seed=5)
-    truth = fs.exact(g, "shapley").values
-    inside = []
-    for s in range(60):
-        phi = fs.estimate(g, "shapley", method=method, budget=240, seed=s)
-        inside.append(np.abs(phi.values - truth) <= 2 * phi.stderr)
-    coverage = float(np.mean(inside))
+    coverage = stderr_coverage(tree_game(12, seed=5), "shapley", method, budget=240)
     assert 0.85 <= coverage <= 0.99, coverage
 
 
