@@ -191,3 +191,15 @@ def test_tol_stops_every_banzhaf_method_early(method):
     assert est <= 0.15
     true = np.sqrt(fs.metrics.relative_squared_error(phi, truth))
     assert true < 0.4
+
+
+def test_insertion_curve_of_one_output_of_a_multi_output_game():
+    W = np.array([[5.0, 0.0], [-1.0, 1.0], [3.0, 0.0]])                  # players x outputs
+    g = fs.games.FunctionGame(lambda S: S.astype(float) @ W, n_players=3)
+    order_values = np.array([[5.0, 0.0], [0.1, 0.0], [3.0, 0.0]])
+    # order 0, 2, 1: output 0's curve is 0, 5, 8, 7; output 1's is 0, 0, 0, 1
+    assert fs.metrics.insertion_auc(g, order_values, output=0) == pytest.approx(np.mean([0, 5, 8, 7]))
+    assert fs.metrics.insertion_auc(g, order_values, output=1) == pytest.approx(0.25)
+    assert fs.metrics.deletion_auc(g, order_values, output=-1) == pytest.approx(np.mean([1, 1, 1, 0]))
+    with pytest.raises(ValueError, match="output must index"):
+        fs.metrics.insertion_auc(g, order_values, output=2)

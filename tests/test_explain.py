@@ -317,3 +317,17 @@ def test_explain_a_torch_module():
     e = fs.explain(lin, X, background=bg, seed=0, progress=False)
     w = lin.weight.detach().numpy()[0]
     np.testing.assert_allclose(e.values, w * (X - bg), atol=1e-5)
+
+
+def test_model_game_bounds_the_rows_per_call_for_wide_inputs():
+    n = 4096
+    sizes = []
+
+    def predict(X):
+        sizes.append(X.shape)
+        return X[:, :5].sum(axis=1)
+
+    g = fs.games.ModelGame(predict, np.ones(n), background=np.zeros(n))
+    out = g(np.random.default_rng(0).random((10000, n)) < 0.5)
+    assert out.shape == (10000,) and sum(s[0] for s in sizes) == 10000
+    assert max(s[0] for s in sizes) == (1 << 24) // n                       # 4096 rows: 128 MB of float64

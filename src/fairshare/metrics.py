@@ -134,20 +134,29 @@ def objective_error(estimate: Any, game: Any, index: Any = "banzhaf") -> float:
     return 0.0 if best == 0.0 and got == 0.0 else (got - best) / best
 
 
-def _curve(game: Any, order: np.ndarray, start_full: bool, max_features: int | None) -> np.ndarray:
+def _curve(game: Any, order: np.ndarray, start_full: bool, max_features: int | None,
+           output: int | None = None) -> np.ndarray:
     n = game.n_players
     K = n if max_features is None else min(n, int(max_features))
     S = np.zeros((K + 1, n), dtype=bool) if not start_full else np.ones((K + 1, n), dtype=bool)
     for step in range(1, K + 1):
         S[step:, order[step - 1]] = not start_full
     values = np.asarray(game(S), dtype=float)
-    return values if values.ndim == 1 else values.mean(axis=1)
+    if values.ndim == 1:
+        return values
+    if output is not None:
+        if not -values.shape[1] <= output < values.shape[1]:
+            raise ValueError(f"output must index one of the game's {values.shape[1]} outputs, got {output}")
+        return values[:, output]
+    return values.mean(axis=1)
 
 
-def insertion_auc(game: Any, values: Any, max_features: int | None = 100) -> float:
+def insertion_auc(game: Any, values: Any, max_features: int | None = 100, output: int | None = None) -> float:
     """Area under the insertion curve (unified framework, App. H.3): players are added to the empty
     coalition in order of estimated importance and the game is evaluated after each; the area is the
-    mean of the curve (higher is better). ``game`` supplies ``v(S)`` (a baseline-imputed model).
+    mean of the curve (higher is better). ``game`` supplies ``v(S)`` (a baseline-imputed model). For a
+    multi-output game the curve follows ``output`` (e.g. the predicted class's probability), or the
+    mean over outputs when it is ``None``; players are ranked by ``|values|`` summed over outputs.
 
     Examples
     --------
@@ -158,10 +167,10 @@ def insertion_auc(game: Any, values: Any, max_features: int | None = 100) -> flo
     """
     order = np.argsort(-_as_values(values) if _as_values(values).ndim == 1 else -_importance(_as_values(values)),
                        kind="stable")
-    return float(np.mean(_curve(game, order, False, max_features)))
+    return float(np.mean(_curve(game, order, False, max_features, output)))
 
 
-def deletion_auc(game: Any, values: Any, max_features: int | None = 100) -> float:
+def deletion_auc(game: Any, values: Any, max_features: int | None = 100, output: int | None = None) -> float:
     """Area under the deletion curve: players are removed from the grand coalition in order of
     estimated importance (lower is better).
 
@@ -174,4 +183,4 @@ def deletion_auc(game: Any, values: Any, max_features: int | None = 100) -> floa
     """
     order = np.argsort(-_as_values(values) if _as_values(values).ndim == 1 else -_importance(_as_values(values)),
                        kind="stable")
-    return float(np.mean(_curve(game, order, True, max_features)))
+    return float(np.mean(_curve(game, order, True, max_features, output)))

@@ -83,7 +83,8 @@ class ModelGame(Game):
     groups : list of lists of feature indices or names, optional
         Each group is one player (one-hot blocks, image patches); every feature must be in one group.
     batch_size : int, optional
-        Most rows passed to ``predict`` in one call.
+        Most rows passed to ``predict`` in one call (default: 65,536 rows or about 16 million cells,
+        whichever is fewer, so wide inputs stay within ~128 MB per call).
     feature_names : names of the features (default: the DataFrame's columns, else ``x0, x1, ...``)
 
     Examples
@@ -183,7 +184,9 @@ class ModelGame(Game):
 
     def _evaluate(self, coalitions: np.ndarray) -> np.ndarray:
         B = self.background.shape[0]
-        per_call = max(1, (self.row_batch or 1 << 16) // B)
+        # default: at most 2^16 rows and about 2^24 cells (128 MB of float64) per model call
+        default = max(1, min(1 << 16, (1 << 24) // max(1, self.x.size)))
+        per_call = max(1, (self.row_batch or default) // B)
         parts = []
         for start in range(0, coalitions.shape[0], per_call):
             S = coalitions[start:start + per_call]
