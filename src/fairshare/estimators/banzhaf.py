@@ -28,7 +28,7 @@ from ..game import Game
 from ..registry import Estimate, MethodSpec, register
 from ..sampling import CoalitionSample, random_subsets
 from ..semivalues import Semivalue
-from .linear import Design, group_stderr, solve_matrix_vector, solve_regression
+from .linear import Design, group_stderr, indicator_product, solve_matrix_vector, solve_regression
 from .rounds import run_rounds
 
 
@@ -159,17 +159,18 @@ def run_msr(game: Game, sv: Semivalue, evaluator: BudgetedEvaluator, rng: np.ran
         sizes = rng.binomial(n, w, size=m)
         S = random_subsets(rng, n, sizes)
         V = evaluator(S)
-        Zf = S.astype(float)
         if sums_in is None:
             k = V.shape[1]
             sums_in, sums_out, sq_in, sq_out = (np.zeros((n, k)) for _ in range(4))
-        sums_in += Zf.T @ V
-        sq_in += Zf.T @ V**2
+        s_in, q_in = np.split(indicator_product(S, np.hstack([V, V**2]), transpose=True), 2, axis=1)
+        sums_in += s_in
+        sq_in += q_in
         total, total_sq = V.sum(axis=0), (V**2).sum(axis=0)
-        sums_out += total - Zf.T @ V
-        sq_out += total_sq - Zf.T @ V**2
-        cnt_in += Zf.sum(axis=0)
-        cnt_out += m - Zf.sum(axis=0)
+        sums_out += total - s_in
+        sq_out += total_sq - q_in
+        in_count = S.sum(axis=0)
+        cnt_in += in_count
+        cnt_out += m - in_count
         if tol is not None and np.all(cnt_in >= 2) and np.all(cnt_out >= 2):
             values, stderr = _msr_result(sums_in, sums_out, sq_in, sq_out, cnt_in, cnt_out)
             norm = np.linalg.norm(values)

@@ -27,7 +27,7 @@ import scipy.linalg
 
 from ..sampling import CoalitionSample
 
-__all__ = ["Design", "Linearized", "gram", "solve_regression", "solve_matrix_vector", "group_stderr", "projected"]
+__all__ = ["Design", "Linearized", "gram", "indicator_product", "solve_regression", "solve_matrix_vector", "group_stderr", "projected"]
 
 _BLOCK_ROWS = 4096
 _MAX_GROUPS = 32
@@ -100,6 +100,30 @@ class Linearized:
     x: np.ndarray                          # (d, k)
     contrib: np.ndarray                    # (r, k): the sampled sum is sum_j contrib_j a_j
     solve: Callable[[np.ndarray], np.ndarray]   # perturbation of the sum -> perturbation of x
+
+
+def indicator_product(Z: np.ndarray, B: np.ndarray, transpose: bool = False) -> np.ndarray:
+    """``Z @ B`` (or ``Z^T @ B``) for a boolean coalition matrix, a block of rows at a time, so that
+    no dense float copy of ``Z`` larger than one block is made.
+
+    Examples
+    --------
+    >>> Z = np.array([[True, False], [True, True]])
+    >>> indicator_product(Z, np.array([[1.0], [2.0]])).ravel().tolist()
+    [1.0, 3.0]
+    >>> indicator_product(Z, np.array([[1.0], [2.0]]), transpose=True).ravel().tolist()
+    [3.0, 2.0]
+    """
+    B = np.asarray(B, dtype=float)
+    if transpose:
+        out = np.zeros((Z.shape[1],) + B.shape[1:])
+        for start in range(0, Z.shape[0], _BLOCK_ROWS):
+            out += Z[start:start + _BLOCK_ROWS].T.astype(float) @ B[start:start + _BLOCK_ROWS]
+        return out
+    out = np.empty((Z.shape[0],) + B.shape[1:])
+    for start in range(0, Z.shape[0], _BLOCK_ROWS):
+        out[start:start + _BLOCK_ROWS] = Z[start:start + _BLOCK_ROWS].astype(float) @ B
+    return out
 
 
 def gram(design: Design) -> np.ndarray:

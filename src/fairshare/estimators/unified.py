@@ -33,7 +33,8 @@ from ..game import Game
 from ..registry import Estimate, MethodSpec, register
 from ..sampling import CoalitionSample, shapley_size_log_mass
 from ..semivalues import Semivalue
-from .linear import Design, group_stderr, projected, solve_matrix_vector, solve_regression, subsample
+from .linear import (Design, group_stderr, indicator_product, projected, solve_matrix_vector, solve_regression,
+                     subsample)
 from .rounds import run_rounds
 
 _SOLVERS = ("regression", "matrix-vector")
@@ -79,7 +80,7 @@ def _proxy(control_variate: Any, game: Game, sv: Semivalue, d: int, k: int) -> t
             f"got shape {np.shape(control_variate)}"
         )
     g = np.broadcast_to(g, (d, k)).copy()
-    return (lambda S: S.astype(float) @ g), g
+    return (lambda S: indicator_product(S, g)), g
 
 
 def _lambda(lam: Any, alpha: np.ndarray) -> np.ndarray:
@@ -141,7 +142,10 @@ def _estimate(sample: CoalitionSample, V: np.ndarray, v0: np.ndarray, vN: np.nda
         target = target - (proxy_values(sample.coalitions) - pe[0])
         total = total - (pe[1] - pe[0])
         offset = proxy_phi
-    if auto_cv:
+    # an additive proxy needs more than d distinct rows in each half; below that it would be a
+    # minimum-norm guess that costs a dense pseudo-inverse and adds variance instead of removing it
+    rows_per_half = sample.n_rows / (4.0 if sample.paired else 2.0)
+    if auto_cv and rows_per_half > d:
         return _cross_fitted(sample, target, total, d, lam, ak, scale, rng, offset)
     return _solve_once(sample, target, total, d, solver, lam, ak, scale, rng, offset)
 
@@ -185,7 +189,7 @@ def _cross_fitted(sample: CoalitionSample, target: np.ndarray, total: np.ndarray
         use = subsample(sample, use_rows)
         g, _ = _solve_once(fit, target[fit_rows], total, d, "regression", lam, (ak * factor)[fit_rows], 1.0, rng,
                            np.zeros((d, target.shape[1])))
-        resid = target[use_rows] - use.coalitions.astype(float) @ g
+        resid = target[use_rows] - indicator_product(use.coalitions, g)
         phi, se = _solve_once(use, resid, total - g.sum(axis=0), d, "matrix-vector", lam,
                               (ak * factor)[use_rows], scale, rng, g)
         estimates.append(phi)
