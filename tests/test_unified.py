@@ -255,3 +255,26 @@ def test_complete_levels_in_the_sampler():
     assert (sizes == 1).sum() == 20 and forced.n_draws == 40
     with pytest.raises(ValueError, match="complete must be"):
         sample_without_replacement(rng, 10, q, 40, complete="yes")
+
+
+def test_wide_additive_game_is_recovered_exactly_by_the_blocked_solver():
+    # n = 1500 > one block of rows is not needed to hold the design: 4000 coalitions, 1500 players
+    n = 1500
+    w = np.random.default_rng(3).standard_normal(n)
+    g = fs.games.AdditiveGame(w)
+    phi = fs.estimate(g, "shapley", method="regression", budget=4000, seed=0)
+    np.testing.assert_allclose(phi.values, w, atol=1e-8)
+    mv = fs.estimate(g, "shapley", method="matrix-vector", budget=1000, seed=0)   # m < n: no control variate
+    assert np.all(np.isfinite(mv.values)) and mv.values.sum() == pytest.approx(w.sum())
+
+
+def test_gram_by_rank_k_updates_equals_the_dense_product():
+    from fairshare.estimators.linear import Design, gram
+
+    rng = np.random.default_rng(0)
+    r, d = 9000, 40                                                            # more rows than one block
+    Z = rng.random((r, d)) < 0.3
+    s, t, w = rng.random(r), rng.random(r), rng.random(r)
+    design = Design(Z, s, t, w, np.zeros((r, 1)), np.ones(r), np.arange(r), np.zeros(r, int))
+    A = Z * s[:, None] - t[:, None]
+    np.testing.assert_allclose(gram(design), A.T @ (A * w[:, None]), rtol=1e-12, atol=1e-9)
