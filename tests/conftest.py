@@ -37,6 +37,17 @@ INDICES = [
 ]
 INDEX_IDS = ["shapley", "banzhaf", "beta(4,1)", "wbanzhaf(0.3)"]
 
+def near_additive_game(n: int, n_interactions: int, main_scale: float, interaction_scale: float, seed: int,
+                       max_size: int) -> tuple[fs.games.SOUMGame, np.random.Generator]:
+    """A game with one main effect per player plus a few small interactions (like most model
+    explanations); also returns the generator, for draws that follow."""
+    rng = np.random.default_rng(seed)
+    extra = fs.games.SOUMGame.random(n, n_terms=3 * n, max_size=max_size, seed=seed).carriers[:n_interactions]
+    carriers = np.vstack([np.eye(n, dtype=bool), extra])
+    coefs = np.concatenate([main_scale * rng.standard_normal(n), interaction_scale * rng.standard_normal(n_interactions)])
+    return fs.games.SOUMGame(carriers, coefs), rng
+
+
 def stderr_coverage(game: fs.Game, index: str, method: str, budget: int, runs: int = 60) -> float:
     """Share of (player, run) pairs whose error is within two reported standard errors."""
     truth = fs.exact(game, index).values
@@ -45,4 +56,4 @@ def stderr_coverage(game: fs.Game, index: str, method: str, budget: int, runs: i
     return float(np.mean(inside))
 
 
-__all__ = ["stderr_coverage", "table_game", "random_table", "all_coalitions", "INDICES", "INDEX_IDS"]
+__all__ = ["near_additive_game", "stderr_coverage", "table_game", "random_table", "all_coalitions", "INDICES", "INDEX_IDS"]

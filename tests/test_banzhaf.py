@@ -9,7 +9,7 @@ import pytest
 import fairshare as fs
 from fairshare.estimators.banzhaf import SemivalueDesign
 from fairshare.exact import all_coalitions
-from conftest import stderr_coverage
+from conftest import near_additive_game, stderr_coverage
 
 BANZHAF_METHODS = ["kernel-banzhaf", "unbiased-kernel-banzhaf", "semivalue-regression", "msr", "mc-banzhaf"]
 
@@ -106,9 +106,7 @@ def test_stderr_is_calibrated(method):
 
 def test_kernel_banzhaf_beats_monte_carlo_on_a_near_additive_game():
     n = 14
-    rng = np.random.default_rng(6)
-    carriers = np.vstack([np.eye(n, dtype=bool), soum(n, seed=6).carriers[:10]])
-    g = fs.games.SOUMGame(carriers, np.concatenate([rng.standard_normal(n), 0.2 * rng.standard_normal(10)]))
+    g, _ = near_additive_game(n, 10, 1.0, 0.2, seed=6, max_size=5)
     kb = median_error(g, "banzhaf", 20 * n, method="kernel-banzhaf")
     for other in ("msr", "mc-banzhaf"):
         assert kb < median_error(g, "banzhaf", 20 * n, method=other) / 3

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import fairshare as fs
-from conftest import stderr_coverage
+from conftest import near_additive_game, stderr_coverage
 
 UNIFIED = ["kernelshap", "unbiased-kernelshap", "leverageshap", "regression", "matrix-vector"]
 # every (solver, distribution, replacement) combination of the framework
@@ -126,10 +126,8 @@ def test_stderr_is_calibrated(method):
 def test_user_control_variates():
     # a mostly additive game with a few interactions, like most model explanations
     n = 12
-    rng = np.random.default_rng(6)
-    carriers = np.vstack([np.eye(n, dtype=bool), soum(n, seed=6).carriers[:8]])
-    coefs = np.concatenate([3.0 * rng.standard_normal(n), 0.3 * rng.standard_normal(8)])
-    g = fs.games.SOUMGame(carriers, coefs)
+    g, rng = near_additive_game(n, 8, 3.0, 0.3, seed=6, max_size=6)
+    carriers, coefs = g.carriers, g.coefficients
     truth = fs.exact(g, "shapley").values
     plain = median_error(g, truth, 100, method="matrix-vector", control_variate=None)
     close = truth + 0.01 * rng.standard_normal(n)                 # e.g. an earlier explanation
