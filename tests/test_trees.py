@@ -92,6 +92,28 @@ def test_exact_values_equal_enumeration(name, mode, sv):
     np.testing.assert_allclose(closed.values, fs.exact(g, sv, via="enumeration").values, atol=1e-9)
 
 
+@pytest.mark.parametrize("mode", ["path-dependent", "interventional"])
+@pytest.mark.parametrize("name", ["xgboost-deep", "sklearn-forest-classifier", "lightgbm"])
+def test_semivalue_given_by_weights_only_equals_enumeration(name, mode):
+    # no measure on u: the per-leaf polynomial path (path-dependent) and the sign tables (interventional)
+    model, X = ZOO[name]
+    weights = np.array([0.3, 0.05, 0.02, 0.01, 0.02, 0.05, 0.3]) / 2.0
+    sv = fs.Semivalue(weights)
+    assert sv.quadrature(6) is None
+    g = fs.games.TreeGame(model, X[2], mode=mode, background=X[5:9] if mode == "interventional" else None)
+    np.testing.assert_allclose(fs.exact(g, sv).values, fs.exact(g, sv, via="enumeration").values, atol=1e-9)
+
+
+def test_interventional_background_sharing_features_with_the_row():
+    # background rows equal to the explicand on some features: the walk follows both where they agree
+    model, X = ZOO["xgboost-deep"]
+    bg = np.repeat(X[:1], 4, axis=0)
+    bg[0, :3], bg[1, 3:], bg[2, ::2], bg[3] = X[7, :3], X[8, 3:], X[9, ::2], X[10]
+    g = fs.games.TreeGame(model, X[0], mode="interventional", background=bg)
+    for sv in ("shapley", "banzhaf"):
+        np.testing.assert_allclose(fs.exact(g, sv).values, fs.exact(g, sv, via="enumeration").values, atol=1e-9)
+
+
 @pytest.mark.parametrize("n", [12, 14])
 def test_exact_values_equal_enumeration_at_fourteen_players(n):
     X, y = data(n, missing=0.05, seed=n)

@@ -10,7 +10,7 @@ from ..game import Game
 from ..semivalues import Semivalue, resolve_index
 from ..trees.ensemble import TreeEnsemble, read_ensemble
 from ..trees.paths import LeafPaths, leaf_paths
-from ..trees.values import leaf_semivalues, leaf_semivalues_quadrature, path_weights, sign_tables
+from ..trees.values import leaf_semivalues, path_weights, sign_tables
 
 __all__ = ["TreeGame", "tree_values"]
 
@@ -51,6 +51,7 @@ class _Prepared:
         self.ensemble: TreeEnsemble = read_ensemble(model)
         self.paths: LeafPaths = leaf_paths(self.ensemble)
         self.ratios = self.paths.cover_ratios()
+        self.max_depth = self.ensemble.depth()
 
 
 class TreeGame(Game):
@@ -168,114 +169,38 @@ def _scatter(out: np.ndarray, contrib: np.ndarray, paths: LeafPaths, n: int) -> 
         out[:, :, j] += np.bincount(index, weights=weighted, minlength=b * (n + 1)).reshape(b, n + 1)
 
 
-def _scatter_patterns(contrib_u: np.ndarray, leaf_u: np.ndarray, inverse: np.ndarray, paths: LeafPaths,
-                      n: int, k: int) -> np.ndarray:
-    """``out[r] = sum over leaves L of contrib(pattern of (r, L)) * value_L``, into features.
-
-    Contributions are gathered for a block of rows and sent to features through one sparse
-    (leaf factor -> feature) map shared by all rows and outputs.
-    """
-    import scipy.sparse as sp
-
-    rows, L = inverse.shape
-    D = contrib_u.shape[1]
-    feature_map = sp.csr_matrix((np.ones(L * D), (paths.feature.reshape(-1), np.arange(L * D))), shape=(n + 1, L * D))
-    out = np.zeros((rows, n + 1, k))
-    per = max(1, _BLOCK_ELEMENTS // max(L * D * k, 1))
-    for start in range(0, rows, per):
-        block = contrib_u[inverse[start:start + per]]                                  # (b, L, D)
-        weighted = block[..., None] * paths.value[None, :, None, :]                   # (b, L, D, k)
-        b = block.shape[0]
-        dense = weighted.reshape(b, L * D, k).transpose(1, 0, 2).reshape(L * D, b * k)
-        out[start:start + per] = (feature_map @ dense).reshape(n + 1, b, k).transpose(1, 0, 2)
-    return out
-
-
 def _exact_rows(prep: _Prepared, X: np.ndarray, index: Semivalue, mode: str, background: np.ndarray | None) -> np.ndarray:
-    """Exact values ``(rows, n, k)`` for every row of ``X``."""
+    """Exact values ``(rows, n, k)`` for every row of ``X`` (compiled walks over the trees)."""
+    from ..trees.kernels import interventional_walk, path_dependent_walk     # numba: imported when first needed
     paths, ens = prep.paths, prep.ensemble
     n, k = ens.n_features, ens.n_outputs
-    L, D = paths.feature.shape
-    real = np.arange(D)[None, :] < paths.n_factors[:, None]                     # (L, D)
-    A_all = paths.follows(ens, X)                                                # (rows, L, D)
-    out = np.zeros((X.shape[0], n + 1, k))
+    D = paths.depth
+    out = np.zeros((X.shape[0], n, k))
+    per = max(1, _BLOCK_ELEMENTS // max(ens.feature.size, 1))          # rows whose decisions are held at once
     if mode == "interventional":
-        R_all = paths.follows(ens, background)                                   # (B, L, D)
-        if D < 40:
-            per_a, a_leaf, a_inverse = _interventional_by_pattern(A_all, R_all, real, index, n)
-            out = _scatter_patterns(per_a, a_leaf, a_inverse.reshape(A_all.shape[:2]), paths, n, k)
-            return out[:, :n, :]
         pos, neg = sign_tables(index, n, D)
-        B = R_all.shape[0]
-        per = max(1, _BLOCK_ELEMENTS // max(L * D * B, 1))
+        go_z = ens.decisions(background)
         for start in range(0, X.shape[0], per):
-            A = A_all[start:start + per][:, None]                                # (b, 1, L, D)
-            _scatter(out[start:start + per], _sign_contrib(A, R_all[None], real, pos, neg).mean(axis=1), paths, n)
-        return out[:, :n, :]
-    # path-dependent: a leaf's contribution depends only on which of its factors the row follows,
-    # so each distinct (leaf, pattern) pair is computed once for all rows
-    cw = path_weights(index, n, D)
+            interventional_walk(ens.left, ens.right, ens.feature, ens.value, ens.roots, ens.decisions(X[start:start + per]),
+                                go_z, pos, neg, prep.max_depth, out[start:start + per])
+        return out
+    quad = index.quadrature(D)
+    if quad is not None:
+        for start in range(0, X.shape[0], per):
+            path_dependent_walk(ens.left, ens.right, ens.feature, ens.cover, ens.value, ens.roots,
+                                ens.decisions(X[start:start + per]), quad[0], quad[1], prep.max_depth,
+                                out[start:start + per])
+        return out
+    # a semivalue given by its weights only (no measure): per-leaf polynomials in numpy
+    real = np.arange(D)[None, :] < paths.n_factors[:, None]
     R = np.where(real, prep.ratios, 1.0)
-    bits = (A_all.astype(np.int64) << np.arange(D, dtype=np.int64)[None, None, :]).sum(axis=-1)   # (rows, L)
-    keys = bits + (np.arange(L, dtype=np.int64) << D)[None, :] if D < 40 else None
-    if keys is not None:
-        uniq, inverse = np.unique(keys.reshape(-1), return_inverse=True)
-        leaf_u = uniq >> D
-        A_u = ((uniq[:, None] >> np.arange(D)[None, :]) & 1).astype(float)
-        quad = index.quadrature(D)
-        if quad is not None:
-            contrib_u = leaf_semivalues_quadrature(A_u, R[leaf_u], real[leaf_u], *quad)
-        else:
-            contrib_u = leaf_semivalues(A_u, R[leaf_u], paths.n_factors[leaf_u], cw)        # (U, D)
-        out = _scatter_patterns(contrib_u, leaf_u, inverse.reshape(bits.shape), paths, n, k)
-    else:
-        per = max(1, _BLOCK_ELEMENTS // max(L * D, 1))
-        for start in range(0, X.shape[0], per):
-            contrib = leaf_semivalues(A_all[start:start + per].astype(float), R[None], paths.n_factors, cw)
-            _scatter(out[start:start + per], contrib, paths, n)
-    return out[:, :n, :]
-
-
-def _sign_contrib(A: np.ndarray, R: np.ndarray, real: np.ndarray, pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
-    """Per-factor values of leaf terms ``1[P in S, N out of S]`` (interventional, one baseline row)."""
-    P = A & ~R & real
-    N = ~A & R & real
-    alive = ~np.any(~A & ~R & real, axis=-1, keepdims=True)
-    p = P.sum(axis=-1, keepdims=True)
-    q = N.sum(axis=-1, keepdims=True)
-    return (np.where(P, pos[p, q], 0.0) + np.where(N, neg[p, q], 0.0)) * alive
-
-
-def _codes(bits: np.ndarray) -> np.ndarray:
-    D = bits.shape[-1]
-    return (bits.astype(np.int64) << np.arange(D, dtype=np.int64)).sum(axis=-1)
-
-
-def _interventional_by_pattern(A_all: np.ndarray, R_all: np.ndarray, real: np.ndarray, index: Semivalue,
-                               n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Factor values averaged over the background for each distinct (leaf, explicand pattern), computed
-    once per (leaf, explicand pattern, background pattern) and weighted by how many background rows share
-    it. Returns ``(values (U, D), leaf of each pattern (U,), pattern of each (row, leaf))``."""
-    L, D = real.shape
-    pos, neg = sign_tables(index, n, D)
-    leaf_ids = np.arange(L, dtype=np.int64) << D
-    a_keys, a_inverse = np.unique((_codes(A_all) + leaf_ids).reshape(-1), return_inverse=True)
-    r_keys, r_count = np.unique((_codes(R_all) + leaf_ids).reshape(-1), return_counts=True)
-    a_leaf, r_leaf = a_keys >> D, r_keys >> D
-    r_per_leaf = np.bincount(r_leaf, minlength=L)
-    r_start = np.concatenate([[0], np.cumsum(r_per_leaf)[:-1]])
-    reps = r_per_leaf[a_leaf]                                                    # combos per explicand pattern
-    a_of_combo = np.repeat(np.arange(a_keys.size), reps)
-    offset = np.arange(a_of_combo.size) - np.repeat(np.cumsum(reps) - reps, reps)
-    r_of_combo = r_start[a_leaf[a_of_combo]] + offset
-    mask = (1 << np.arange(D, dtype=np.int64))
-    A = (a_keys[a_of_combo, None] & mask) > 0
-    R = (r_keys[r_of_combo, None] & mask) > 0
-    weight = r_count[r_of_combo] / R_all.shape[0]
-    contrib = _sign_contrib(A, R, real[a_leaf[a_of_combo]], pos, neg) * weight[:, None]
-    per_a = np.zeros((a_keys.size, D))
-    np.add.at(per_a, a_of_combo, contrib)
-    return per_a, a_leaf, a_inverse
+    cw = path_weights(index, n, D)
+    wide = np.zeros((X.shape[0], n + 1, k))
+    per = max(1, _BLOCK_ELEMENTS // max(paths.feature.size, 1))
+    for start in range(0, X.shape[0], per):
+        A = paths.follows(ens, X[start:start + per]).astype(float)
+        _scatter(wide[start:start + per], leaf_semivalues(A, R[None], paths.n_factors, cw), paths, n)
+    return wide[:, :n, :]
 
 
 def tree_values(model: Any, X: Any, index: str | Semivalue = "shapley", mode: str = "path-dependent",

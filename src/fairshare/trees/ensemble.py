@@ -75,6 +75,35 @@ class TreeEnsemble:
         is_missing = (nan & (kind != _MISSING_AS_ZERO)) | ((kind == _MISSING_ZERO) & (compared == 0.0))
         return np.where(is_missing, self.default_left[nodes], cmp)
 
+    def decisions(self, X: np.ndarray) -> np.ndarray:
+        """``go_left[r, node]``: row ``X[r]`` goes to the left child at every internal node (False at leaves).
+
+        Examples
+        --------
+        >>> from sklearn.tree import DecisionTreeRegressor
+        >>> X = np.arange(8.0).reshape(-1, 1)
+        >>> ens = read_ensemble(DecisionTreeRegressor(max_depth=1).fit(X, X[:, 0] > 3))
+        >>> ens.decisions(np.array([[0.0], [7.0]]))[:, ens.roots[0]]
+        array([ True, False])
+        """
+        X = np.atleast_2d(np.asarray(X, dtype=float))
+        internal = np.flatnonzero(self.feature >= 0)
+        out = np.zeros((X.shape[0], self.feature.size), dtype=bool)
+        out[:, internal] = self.goes_left(internal[None, :], X[:, self.feature[internal]])
+        return out
+
+    def depth(self) -> int:
+        """Largest number of edges on a root-to-leaf path."""
+        depth = np.zeros(self.feature.size, dtype=np.int64)
+        frontier = self.roots[self.feature[self.roots] >= 0]
+        level = 0
+        while frontier.size:
+            level += 1
+            children = np.concatenate([self.left[frontier], self.right[frontier]])
+            depth[children] = level
+            frontier = children[self.feature[children] >= 0]
+        return int(depth.max(initial=0))
+
     def predict(self, X: np.ndarray) -> np.ndarray:
         """Raw output (margin) for each row of ``X``: ``(m, k)``; vectorized over rows and trees."""
         X = np.asarray(X, dtype=float)

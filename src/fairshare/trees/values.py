@@ -11,6 +11,11 @@ weight of the coalitions holding ``t`` of the other path features) and ``c`` sum
 semivalue weights over the ``u`` players off the path. The leave-one-out polynomials
 come from one product per leaf by synthetic division (stable here since
 ``0 <= R <= A = 1`` or ``A = 0``). Cost: ``O(leaves * depth^2)``.
+
+When the semivalue has a known measure on the inclusion probability ``u`` (Shapley, Banzhaf,
+beta-Shapley, weighted Banzhaf), ``sum_t e_t c(F, t) = int prod_{f != i} ((1 - u) R_f + u A_f)
+dmu(u)`` is integrated exactly by a quadrature; :mod:`fairshare.trees.kernels` does that in a
+compiled walk over the trees. :func:`leaf_semivalues` serves semivalues given by their weights.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import numpy as np
 from ..combinatorics import log_binom, logsumexp
 from ..semivalues import Semivalue
 
-__all__ = ["path_weights", "leaf_semivalues", "leaf_semivalues_quadrature", "sign_tables"]
+__all__ = ["path_weights", "leaf_semivalues", "sign_tables"]
 
 
 def path_weights(semivalue: Semivalue, n_players: int, depth: int) -> np.ndarray:
@@ -111,30 +116,3 @@ def sign_tables(semivalue: Semivalue, n_players: int, depth: int) -> tuple[np.nd
             if q >= 1:
                 neg[p, q] = -np.exp(logsumexp(log_p + log_binom(rest, ell - p)))
     return pos, neg
-
-
-def leaf_semivalues_quadrature(A: np.ndarray, R: np.ndarray, real: np.ndarray, nodes: np.ndarray,
-                               weights: np.ndarray) -> np.ndarray:
-    """:func:`leaf_semivalues` for a semivalue with a known measure on the inclusion probability ``u``.
-
-    Then ``sum_t e_t c(F, t) = int prod_{f != i} ((1 - u) R_f + u A_f) dmu(u)``, a polynomial of degree
-    ``F - 1`` in ``u`` integrated exactly by the quadrature (one node for Banzhaf values). The
-    products leaving one factor out come from prefix and suffix products (no division).
-    """
-    A, R = np.broadcast_arrays(np.asarray(A, dtype=float), np.asarray(R, dtype=float))
-    acc = np.zeros(A.shape)
-    zero_factor = real & (A == 0) & (R == 0)              # a factor that is 0 for every u in (0, 1)
-    if zero_factor.any():
-        # rare (a child with no training cover, or an unreachable interventional leaf): prefix / suffix products
-        for u, w in zip(nodes, weights):
-            g = np.where(real, (1.0 - u) * R + u * A, 1.0)
-            prefix = np.cumprod(g, axis=-1)
-            suffix = np.cumprod(g[..., ::-1], axis=-1)[..., ::-1]
-            left = np.concatenate([np.ones(g.shape[:-1] + (1,)), prefix[..., :-1]], axis=-1)
-            right = np.concatenate([suffix[..., 1:], np.ones(g.shape[:-1] + (1,))], axis=-1)
-            acc += w * left * right
-    else:
-        for u, w in zip(nodes, weights):
-            g = np.where(real, (1.0 - u) * R + u * A, 1.0)     # > 0 at the interior nodes of the quadrature
-            acc += (w * g.prod(axis=-1, keepdims=True)) / g
-    return np.where(real, (A - R) * acc, 0.0)
