@@ -2,7 +2,7 @@
 
 Time per explanation (same rows, same values) on adult and nhanes xgboost models, a digits
 random forest and a CIFAR-sized (3072-feature) synthetic random forest, in path-dependent and
-interventional (100 background rows) mode, reported as ratios in one run. Also exact Banzhaf
+interventional (100 background rows) mode, reported as ratios in one run (best of up to three calls each). Also exact Banzhaf
 (ours; shapiq's Banzhaf tree path fails in this environment and is reported as such).
 """
 
@@ -49,6 +49,19 @@ def _timed(fn):
     return out, time.perf_counter() - start
 
 
+def _best_of(fn, repeats: int = 3, budget_s: float = 3.0):
+    """Fastest of up to ``repeats`` runs (fewer when one run takes over ``budget_s / repeats``)."""
+    out, best = _timed(fn)
+    spent = best
+    for _ in range(repeats - 1):
+        if spent + best > budget_s:
+            break
+        _, t = _timed(fn)
+        spent += t
+        best = min(best, t)
+    return out, best
+
+
 def _shap_values(model, rows, background):
     import shap
 
@@ -69,16 +82,20 @@ def _shapiq(model, rows, index):
 
 def main(size: str = "default", seeds: int | None = None, out: str | None = None) -> None:
     cfg = SIZES[size]
-    rows_out, banzhaf_3072 = [], None
+    rows_out, banzhaf_3072, first_call = [], None, None
     for name, model, X in models(cfg):
         rows = X[: cfg["rows"]]
         background = X[-cfg["background"]:]
         for mode in ("path-dependent", "interventional"):
             bg = background if mode == "interventional" else None
-            ours, t_ours = _timed(lambda: fs.games.tree_values(model, rows, "shapley", mode=mode, background=bg))
-            _, t_banzhaf = _timed(lambda: fs.games.tree_values(model, rows, "banzhaf", mode=mode, background=bg))
+            # one untimed call each (ours: the first one in the process loads the compiled kernels)
+            _, t_warm = _timed(lambda: fs.games.tree_values(model, rows[:2], "shapley", mode=mode, background=bg))
+            first_call = t_warm if first_call is None else first_call
+            ours, t_ours = _best_of(lambda: fs.games.tree_values(model, rows, "shapley", mode=mode, background=bg))
+            _, t_banzhaf = _best_of(lambda: fs.games.tree_values(model, rows, "banzhaf", mode=mode, background=bg))
             try:
-                theirs, t_shap = _timed(lambda: _shap_values(model, rows, bg))
+                _shap_values(model, rows[:2], bg)
+                theirs, t_shap = _best_of(lambda: _shap_values(model, rows, bg))
                 if theirs.shape != ours.shape:
                     theirs = np.moveaxis(theirs, 0, -1)
                 agree = float(np.abs(theirs - ours).max())
@@ -104,12 +121,16 @@ def main(size: str = "default", seeds: int | None = None, out: str | None = None
                 _, banzhaf_3072 = _timed(lambda: fs.games.tree_values(model, rows[:1], "banzhaf"))
     sections = [
         f"Run with `fairshare bench trees --size {size}`. Times are milliseconds per explained row "
-        f"({cfg['rows']} rows explained in one call each; interventional mode with {cfg['background']} background rows). "
+        f"({cfg['rows']} rows explained in one call each; interventional mode with {cfg['background']} background rows), "
+        "fastest of up to three calls after one untimed call, for fairshare and shap alike; each call includes reading "
+        "the model (fairshare) or building the explainer (shap). fairshare runs on one core; for xgboost path-dependent values shap calls xgboost's own `pred_contribs`, which uses the model's threads (2 here). "
         "`shap / ours` above 1 means fairshare is faster; `agreement` is the largest absolute difference between "
         "fairshare's and shap's Shapley values.",
         table(["model", "mode", "rows", "fairshare Shapley ms", "fairshare Banzhaf ms", "shap ms", "shap / ours",
                "Banzhaf / Shapley (ours)", "agreement", "shapiq SV ms", "shapiq BV"], rows_out),
         f"Exact Banzhaf values of one row of the 3072-feature forest (path-dependent): {banzhaf_3072:.2f} s "
         "(target: under 20 s).",
+        f"The first call in this process took {first_call:.2f} s: it loads fairshare's compiled tree kernels from "
+        "numba's cache (compiling them, a few seconds, happens once after installation).",
     ]
     write_report("trees", "fairshare bench trees", sections, out)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from functools import cached_property
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -16,6 +17,7 @@ __all__ = ["TreeGame", "tree_values"]
 
 MODES = ("path-dependent", "interventional")
 _BLOCK_ELEMENTS = 1 << 22
+_WALK_ROWS = 64            # rows sharing one compiled walk over the trees (arithmetic vectorized over them)
 
 
 def _feature_names(model: Any, n: int) -> list[str] | None:
@@ -44,14 +46,44 @@ def _rows(X: Any, n: int, name: str) -> np.ndarray:
     return arr
 
 
+class _Layout(NamedTuple):
+    """Per node: cover ratio to its parent, parent, factor slot of the parent's feature on the path,
+    whether that feature repeats on the path; and the most distinct features on one path."""
+
+    ratio: np.ndarray
+    parent: np.ndarray
+    slot: np.ndarray
+    repeat: np.ndarray
+    distinct_depth: int
+
+
 class _Prepared:
     """An ensemble with its paths, shared by every row explained."""
 
     def __init__(self, model: Any) -> None:
         self.ensemble: TreeEnsemble = read_ensemble(model)
-        self.paths: LeafPaths = leaf_paths(self.ensemble)
-        self.ratios = self.paths.cover_ratios()
         self.max_depth = self.ensemble.depth()
+
+    @cached_property
+    def paths(self) -> LeafPaths:
+        """Root-to-leaf paths (the game's coalition values; semivalues given by weights only)."""
+        return leaf_paths(self.ensemble)
+
+    @cached_property
+    def ratios(self) -> np.ndarray:
+        return self.paths.cover_ratios()
+
+    @cached_property
+    def layout(self) -> _Layout:
+        """What the compiled walks need besides the ensemble's arrays."""
+        from ..trees.kernels import path_layout
+
+        ens = self.ensemble
+        slot, repeat, n_slots, parent = path_layout(ens.left, ens.right, ens.feature, ens.roots, self.max_depth)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(parent >= 0, ens.cover / ens.cover[np.maximum(parent, 0)], 1.0)
+        ratio = np.where(np.isfinite(ratio), ratio, 0.0)
+        return _Layout(ratio, parent, slot, repeat, max(1, int(n_slots.max(initial=0))))
 
 
 class TreeGame(Game):
@@ -110,7 +142,7 @@ class TreeGame(Game):
                 raise ValueError("background is only used with mode='interventional'")
             self.background = None
         self.n_outputs = ens.n_outputs if ens.n_outputs > 1 else 0
-        self._A = prepared.paths.follows(ens, self.x[None, :])[0]
+        self._A = prepared.paths.follows(ens, self.x[None, :])[0] if mode == "path-dependent" else None
 
     def _evaluate(self, coalitions: np.ndarray) -> np.ndarray:
         ens = self.prepared.ensemble
@@ -172,9 +204,11 @@ def _scatter(out: np.ndarray, contrib: np.ndarray, paths: LeafPaths, n: int) -> 
 def _exact_rows(prep: _Prepared, X: np.ndarray, index: Semivalue, mode: str, background: np.ndarray | None) -> np.ndarray:
     """Exact values ``(rows, n, k)`` for every row of ``X`` (compiled walks over the trees)."""
     from ..trees.kernels import interventional_walk, path_dependent_walk     # numba: imported when first needed
-    paths, ens = prep.paths, prep.ensemble
+
+    ens = prep.ensemble
     n, k = ens.n_features, ens.n_outputs
-    D = paths.depth
+    lay = prep.layout
+    D = lay.distinct_depth
     out = np.zeros((X.shape[0], n, k))
     per = max(1, _BLOCK_ELEMENTS // max(ens.feature.size, 1))          # rows whose decisions are held at once
     if mode == "interventional":
@@ -184,14 +218,17 @@ def _exact_rows(prep: _Prepared, X: np.ndarray, index: Semivalue, mode: str, bac
             interventional_walk(ens.left, ens.right, ens.feature, ens.value, ens.roots, ens.decisions(X[start:start + per]),
                                 go_z, pos, neg, prep.max_depth, out[start:start + per])
         return out
-    quad = index.quadrature(D)
+    quad = index.quadrature(D - 1)                 # leaving one factor out: degree <= D - 1 in u
     if quad is not None:
-        for start in range(0, X.shape[0], per):
-            path_dependent_walk(ens.left, ens.right, ens.feature, ens.cover, ens.value, ens.roots,
-                                ens.decisions(X[start:start + per]), quad[0], quad[1], prep.max_depth,
-                                out[start:start + per])
+        for start in range(0, X.shape[0], _WALK_ROWS):
+            go_left_t = np.ascontiguousarray(ens.decisions(X[start:start + _WALK_ROWS]).T)
+            block = np.zeros((n, k, go_left_t.shape[1]))
+            path_dependent_walk(ens.left, ens.right, ens.feature, lay.ratio, lay.parent, lay.slot, lay.repeat, ens.value,
+                                ens.roots, go_left_t, quad[0], quad[1], prep.max_depth, block)
+            out[start:start + _WALK_ROWS] = block.transpose(2, 0, 1)
         return out
     # a semivalue given by its weights only (no measure): per-leaf polynomials in numpy
+    paths = prep.paths
     real = np.arange(D)[None, :] < paths.n_factors[:, None]
     R = np.where(real, prep.ratios, 1.0)
     cw = path_weights(index, n, D)

@@ -1,18 +1,20 @@
 """Compiled (numba) walks over tree ensembles: exact semivalues for many rows.
 
 Both kernels take the flat arrays of :class:`~fairshare.trees.ensemble.TreeEnsemble` and the
-split decisions of the rows at every node (``go_left[r, node]``, computed once in numpy with
-each model's own split rule), and add each row's values into ``out[r, feature, output]``.
+split decisions of the rows at every node (computed once in numpy with each model's own split
+rule, :meth:`~fairshare.trees.ensemble.TreeEnsemble.decisions`), and add the rows' values into
+``out``. They are the engine of :func:`fairshare.games.tree_values` and of ``fairshare.exact`` on
+a :class:`~fairshare.games.TreeGame`; use those.
 
-*Path-dependent* (:func:`path_dependent_walk`): one depth-first walk per row and tree. Along the
-way each distinct path feature ``f`` carries its factor ``g_f(u) = R_f + u (A_f - R_f)``
-(``A_f``: the row follows the path at every node on ``f``; ``R_f``: product of the cover
-ratios), and the prefix product ``P(u) = prod_f g_f(u)`` at the quadrature nodes of the
-semivalue's measure. At a leaf, player ``f`` gets
-``(A_f - R_f) sum_q w_q P(u_q) / g_f(u_q)`` times the leaf value (see
-:mod:`fairshare.trees.values`). A subtree where some factor is identically zero (a child no
-training row reached, which the row does not follow) adds nothing and is skipped. Cost per
-row: ``O(leaves * depth * (quadrature nodes + outputs))``.
+*Path-dependent* (:func:`path_dependent_walk`): one depth-first walk per tree for a whole block
+of rows. Along the way each distinct path feature ``f`` carries its factor
+``g_f(u) = R_f + u (A_f - R_f)`` (``A_f``: the row follows the path at every node on ``f``;
+``R_f``: product of the cover ratios, the same for every row), and the prefix product
+``P(u) = prod_f g_f(u)`` at the quadrature nodes of the semivalue's measure, per row. At a leaf,
+player ``f`` gets ``(A_f - R_f) sum_q w_q P(u_q) / g_f(u_q)`` times the leaf value (see
+:mod:`fairshare.trees.values`). The branchy walk is paid once per block; the arithmetic runs
+over the rows in contiguous arrays. Cost: ``O(leaves * depth * (quadrature nodes + outputs))``
+per row.
 
 *Interventional* (:func:`interventional_walk`): for each (row, background row, tree), the walk
 follows both rows where they agree and branches where they disagree on a feature not yet
@@ -27,99 +29,178 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["path_dependent_walk", "interventional_walk"]
+__all__ = ["path_layout", "path_dependent_walk", "interventional_walk"]
 
 
 @njit(cache=True, nogil=True)
-def path_dependent_walk(left: np.ndarray, right: np.ndarray, feature: np.ndarray, cover: np.ndarray,
-                        value: np.ndarray, roots: np.ndarray, go_left: np.ndarray, nodes: np.ndarray,
-                        weights: np.ndarray, max_depth: int, out: np.ndarray) -> None:  # pragma: no cover - compiled
-    """Add path-dependent semivalues of every row into ``out`` ``(rows, n_features, k)``.
+def path_layout(left: np.ndarray, right: np.ndarray, feature: np.ndarray, roots: np.ndarray,
+                max_depth: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover - compiled
+    """Per node reached by an edge: the factor slot of the edge's feature on the path from the root
+    (slots numbered by first occurrence), whether the edge repeats a feature already on the path,
+    and the number of distinct features on the path. Also the parent of every node.
 
-    ``nodes, weights``: quadrature of the semivalue's measure, exact for degree ``max_depth``;
-    ``max_depth``: the largest number of edges on a root-to-leaf path.
+    Examples
+    --------
+    >>> from sklearn.tree import DecisionTreeRegressor
+    >>> from fairshare.trees.ensemble import read_ensemble
+    >>> X = np.random.default_rng(0).random((200, 1)); y = np.sin(6 * X[:, 0])
+    >>> ens = read_ensemble(DecisionTreeRegressor(max_depth=2).fit(X, y))   # one feature, split twice per path
+    >>> slot, repeat, n_slots, parent = path_layout(ens.left, ens.right, ens.feature, ens.roots, ens.depth())
+    >>> int(n_slots.max()), bool(repeat.any())
+    (1, True)
     """
-    rows = go_left.shape[0]
+    N = feature.shape[0]
+    slot = np.zeros(N, dtype=np.int64)
+    repeat = np.zeros(N, dtype=np.bool_)
+    n_slots = np.zeros(N, dtype=np.int64)
+    parent = np.full(N, -1, dtype=np.int64)
+    levels = max_depth + 2
+    path = np.empty(levels, dtype=np.int64)          # feature of each slot on the current path
+    st_node = np.empty(levels + 1, dtype=np.int64)
+    for t in range(roots.shape[0]):
+        st_node[0] = roots[t]
+        top = 1
+        while top > 0:
+            top -= 1
+            c = st_node[top]
+            p = parent[c]
+            if p >= 0:
+                # rebuild the slots of the path to p (at most depth steps) from the parents' records
+                ns = n_slots[p]
+                f = feature[p]
+                j = -1
+                node = p
+                while parent[node] >= 0:
+                    if not repeat[node]:
+                        path[slot[node]] = feature[parent[node]]
+                    node = parent[node]
+                for i in range(ns):
+                    if path[i] == f:
+                        j = i
+                        break
+                if j >= 0:
+                    slot[c], repeat[c], n_slots[c] = j, True, ns
+                else:
+                    slot[c], repeat[c], n_slots[c] = ns, False, ns + 1
+            if feature[c] >= 0:
+                parent[left[c]] = c
+                parent[right[c]] = c
+                st_node[top] = right[c]
+                st_node[top + 1] = left[c]
+                top += 2
+    return slot, repeat, n_slots, parent
+
+
+@njit(cache=True, nogil=True)
+def path_dependent_walk(left: np.ndarray, right: np.ndarray, feature: np.ndarray, ratio: np.ndarray,
+                        parent: np.ndarray, slot: np.ndarray, repeat: np.ndarray, value: np.ndarray,
+                        roots: np.ndarray, go_left_t: np.ndarray, nodes: np.ndarray, weights: np.ndarray,
+                        max_depth: int, out: np.ndarray) -> None:  # pragma: no cover - compiled
+    """Add path-dependent semivalues of a block of rows into ``out`` ``(n_features, k, rows)``.
+
+    ``go_left_t[node, r]``: row ``r`` goes left at ``node``; ``ratio[c]``: cover of ``c`` over
+    its parent's; ``parent, slot, repeat``: from :func:`path_layout`; ``nodes, weights``:
+    quadrature of the semivalue's measure (nodes strictly inside (0, 1)), exact for degree
+    ``distinct depth - 1``. The walk visits each node once for the whole block; the work per
+    node and leaf runs over the rows in contiguous arrays.
+    """
+    b = go_left_t.shape[1]
     k = value.shape[1]
     Q = nodes.shape[0]
     levels = max_depth + 2
-    P = np.empty((levels, Q))
-    fac_feat = np.empty((levels, levels), dtype=np.int64)
-    fac_a = np.empty((levels, levels))
-    fac_r = np.empty((levels, levels))
-    n_fac = np.zeros(levels, dtype=np.int64)
-    stack_node = np.empty(levels + 1, dtype=np.int64)
-    stack_parent = np.empty(levels + 1, dtype=np.int64)
-    stack_level = np.empty(levels + 1, dtype=np.int64)
-    for r in range(rows):
-        for t in range(roots.shape[0]):
-            root = roots[t]
-            if feature[root] < 0:
+    P = np.empty((levels, Q, b))
+    lvl_slot = np.empty(levels, dtype=np.int64)     # slot set by the edge into level d
+    lvl_feat = np.empty(levels, dtype=np.int64)
+    lvl_r = np.empty(levels)                        # R of that slot after the edge (row independent)
+    lvl_a = np.empty((levels, b))                   # A of that slot after the edge, per row
+    fa = np.empty((levels, b))                      # factors at a leaf, by slot
+    fr = np.empty(levels)
+    ff = np.empty(levels, dtype=np.int64)
+    from_level = np.empty(levels, dtype=np.int64)
+    inv0 = np.empty(Q)
+    inv1 = np.empty(Q)
+    sv = np.empty(b)
+    st_node = np.empty(levels + 1, dtype=np.int64)
+    st_level = np.empty(levels + 1, dtype=np.int64)
+    for t in range(roots.shape[0]):
+        root = roots[t]
+        if feature[root] < 0:
+            continue
+        for q in range(Q):
+            for j in range(b):
+                P[0, q, j] = 1.0
+        st_node[0], st_level[0] = right[root], 1
+        st_node[1], st_level[1] = left[root], 1
+        top = 2
+        while top > 0:
+            top -= 1
+            c, d = st_node[top], st_level[top]
+            p = parent[c]
+            went_left = left[p] == c
+            rc = ratio[c]
+            s = slot[c]
+            prev = -1
+            if repeat[c]:                            # merge with the same feature higher on the path
+                for h in range(d - 1, 0, -1):
+                    if lvl_slot[h] == s:
+                        prev = h
+                        break
+                rc *= lvl_r[prev]
+            lvl_slot[d], lvl_feat[d], lvl_r[d] = s, feature[p], rc
+            for j in range(b):
+                aj = 1.0 if go_left_t[p, j] == went_left else 0.0
+                if prev >= 0:
+                    aj *= lvl_a[prev, j]
+                lvl_a[d, j] = aj
+            if prev < 0:
+                for q in range(Q):
+                    u = nodes[q]
+                    for j in range(b):
+                        P[d, q, j] = P[d - 1, q, j] * (rc + u * (lvl_a[d, j] - rc))
+            else:                                    # recompute the product over the path's factors
+                ns = 0
+                for h in range(1, d + 1):
+                    from_level[lvl_slot[h]] = h
+                    ns = max(ns, lvl_slot[h] + 1)
+                for q in range(Q):
+                    u = nodes[q]
+                    for j in range(b):
+                        P[d, q, j] = 1.0
+                    for i in range(ns):
+                        h = from_level[i]
+                        for j in range(b):
+                            P[d, q, j] *= lvl_r[h] + u * (lvl_a[h, j] - lvl_r[h])
+            if feature[c] >= 0:
+                st_node[top], st_level[top] = right[c], d + 1
+                st_node[top + 1], st_level[top + 1] = left[c], d + 1
+                top += 2
                 continue
-            n_fac[0] = 0
-            for q in range(Q):
-                P[0, q] = 1.0
-            stack_node[0], stack_parent[0], stack_level[0] = right[root], root, 1
-            stack_node[1], stack_parent[1], stack_level[1] = left[root], root, 1
-            top = 2
-            while top > 0:
-                top -= 1
-                c, p, d = stack_node[top], stack_parent[top], stack_level[top]
-                f = feature[p]
-                went_left = left[p] == c
-                a = 1.0 if go_left[r, p] == went_left else 0.0
-                ratio = cover[c] / cover[p] if cover[p] > 0 else 0.0
-                nf = n_fac[d - 1]
-                j = -1
-                for i in range(nf):
-                    fac_feat[d, i] = fac_feat[d - 1, i]
-                    fac_a[d, i] = fac_a[d - 1, i]
-                    fac_r[d, i] = fac_r[d - 1, i]
-                    if fac_feat[d, i] == f:
-                        j = i
-                if j >= 0:
-                    new_a, new_r = fac_a[d, j] * a, fac_r[d, j] * ratio
-                    fac_a[d, j], fac_r[d, j] = new_a, new_r
-                    n_fac[d] = nf
-                    if new_a == 0.0 and new_r == 0.0:
-                        continue
-                    for q in range(Q):       # recomputed, not divided: a factor may vanish at u = 0 or 1
-                        prod = 1.0
-                        for h in range(nf):
-                            prod *= fac_r[d, h] + nodes[q] * (fac_a[d, h] - fac_r[d, h])
-                        P[d, q] = prod
-                else:
-                    if a == 0.0 and ratio == 0.0:
-                        continue
-                    fac_feat[d, nf], fac_a[d, nf], fac_r[d, nf] = f, a, ratio
-                    n_fac[d] = nf + 1
-                    for q in range(Q):
-                        P[d, q] = P[d - 1, q] * (ratio + nodes[q] * (a - ratio))
-                if feature[c] >= 0:
-                    stack_node[top], stack_parent[top], stack_level[top] = right[c], c, d + 1
-                    stack_node[top + 1], stack_parent[top + 1], stack_level[top + 1] = left[c], c, d + 1
-                    top += 2
-                    continue
-                # leaf: player f_i gets (A_i - R_i) int prod_{f != i} g_f
-                for i in range(n_fac[d]):
-                    ai, ri = fac_a[d, i], fac_r[d, i]
-                    if ai == ri:
-                        continue
-                    s = 0.0
-                    for q in range(Q):
-                        gi = ri + nodes[q] * (ai - ri)
-                        if gi != 0.0:
-                            s += weights[q] * P[d, q] / gi
-                        else:  # a node at u = 0 or 1 where this factor vanishes: product of the others
-                            prod = 1.0
-                            for h in range(n_fac[d]):
-                                if h != i:
-                                    prod *= fac_r[d, h] + nodes[q] * (fac_a[d, h] - fac_r[d, h])
-                            s += weights[q] * prod
-                    s *= ai - ri
-                    fi = fac_feat[d, i]
-                    for o in range(k):
-                        out[r, fi, o] += s * value[c, o]
+            # leaf: player f_i gets (A_i - R_i) int prod_{f != i} g_f = (A_i - R_i) sum_q w_q P(u_q) / g_i(u_q),
+            # with A_i in {0, 1}: 1 / g_i(u_q) is one of two numbers per factor, shared by all rows
+            ns = 0
+            for h in range(1, d + 1):
+                from_level[lvl_slot[h]] = h
+                ns = max(ns, lvl_slot[h] + 1)
+            for i in range(ns):
+                h = from_level[i]
+                ri = lvl_r[h]
+                for q in range(Q):
+                    u = nodes[q]
+                    g0 = ri * (1.0 - u)
+                    inv0[q] = weights[q] / g0 if g0 != 0.0 else 0.0      # g = 0 only for A = R = 0: no share
+                    inv1[q] = weights[q] / (ri + u * (1.0 - ri))
+                for j in range(b):
+                    sv[j] = 0.0
+                for q in range(Q):
+                    for j in range(b):
+                        sv[j] += P[d, q, j] * (inv1[q] if lvl_a[h, j] != 0.0 else inv0[q])
+                for j in range(b):
+                    sv[j] *= lvl_a[h, j] - ri
+                fi = lvl_feat[h]
+                for o in range(k):
+                    vo = value[c, o]
+                    for j in range(b):
+                        out[fi, o, j] += sv[j] * vo
 
 
 @njit(cache=True, nogil=True)
@@ -197,3 +278,4 @@ def interventional_walk(left: np.ndarray, right: np.ndarray, feature: np.ndarray
                     st_n[top + 1] = nf + 1
                     st_node[top + 1] = left[node] if gz else right[node]
                     top += 2
+
