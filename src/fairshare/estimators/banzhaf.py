@@ -94,16 +94,31 @@ class SemivalueDesign:
 
 def run_semivalue_linear(game: Game, sv: Semivalue, evaluator: BudgetedEvaluator, rng: np.random.Generator, *,
                          solver: str, replacement: bool, paired: Any, counts: str = "systematic",
-                         tol: float | None = None) -> Estimate:
-    """Kernel Banzhaf and its generalization to any semivalue (Lemma 3.4), regression or matrix-vector."""
+                         tol: float | None = None, control: bool = False, folds: int = 10) -> Estimate:
+    """Kernel Banzhaf and its generalization to any semivalue (Lemma 3.4), regression or matrix-vector.
+
+    ``control=True`` (Banzhaf values, paired): regression on ``v - beta g`` with the cross-fitted tree
+    surrogate of :mod:`fairshare.estimators.surrogate` (``folds`` folds).
+    """
     n = game.n_players
     design = SemivalueDesign(sv, n)
     if paired == "auto":
         paired = design.symmetric
     if paired and not design.symmetric:
         raise ValueError(f"paired sampling needs a symmetric semivalue (p_l = p_(n-1-l)); {sv.name} is not")
+    if control and not (sv.is_banzhaf and paired):
+        raise ValueError("the tree control variate needs Banzhaf values and paired sampling (paired=True)")
+    if isinstance(folds, bool) or not isinstance(folds, (int, np.integer)) or folds < 2:
+        raise ValueError(f"folds must be an integer >= 2, got {folds!r}")
+    betas: list[np.ndarray] = []
 
     def estimate(sample: CoalitionSample, V: np.ndarray):
+        if control:
+            from .surrogate import banzhaf_control_variate
+
+            adjustment, beta = banzhaf_control_variate(sample.coalitions, V, rng, folds=int(folds))
+            V = V - adjustment
+            betas.append(beta)
         sizes = sample.coalitions.sum(axis=1)
         log_s, log_t = design.log_s[sizes], design.log_t[sizes]
         shift = float(np.max(log_s[np.isfinite(log_s)]))
@@ -125,6 +140,8 @@ def run_semivalue_linear(game: Game, sv: Semivalue, evaluator: BudgetedEvaluator
 
     values, stderr, info = run_rounds(rng, evaluator, n, design.log_q, replacement=replacement, paired=bool(paired),
                                       counts=counts, complete=False, tol=tol, estimate=estimate)
+    if betas:
+        info["control_beta"] = [round(float(b), 4) for b in betas[-1]]
     return Estimate(values=values, stderr=stderr, info=info)
 
 
@@ -213,6 +230,18 @@ register(MethodSpec(
     min_budget=_min_regression,
     supports_tol=True,
     default_for={"banzhaf": 20},
+))
+register(MethodSpec(
+    name="kernel-banzhaf-cv",
+    run=_preset("regression", control=True),
+    indices=("banzhaf",),
+    description="Kernel Banzhaf on v - beta g, g the non-additive part of cross-fitted xgboost surrogates "
+                "(exact Banzhaf values 0); for games with strong interactions (needs xgboost)",
+    # measured (benchmarks/banzhaf.py): 2.5x lower error than Kernel Banzhaf and shapiq on the breast-cancer
+    # single-baseline game at m = 600; a tie on the near-additive Table 1 games
+    options={"paired": True, "replacement": False, "counts": "systematic", "folds": 10},
+    min_budget=_min_regression,
+    supports_tol=True,
 ))
 register(MethodSpec(
     name="unbiased-kernel-banzhaf",
