@@ -64,6 +64,7 @@ def banzhaf_control_variate(coalitions: np.ndarray, values: np.ndarray, rng: np.
     except ImportError as exc:  # pragma: no cover - the ml extra is installed in tests
         raise ImportError("the tree control variate needs xgboost: pip install 'fairshare[ml]'") from exc
     from ..games.tree import tree_values
+    from ..trees.ensemble import read_ensemble
 
     coalitions = np.asarray(coalitions, dtype=bool)
     V = np.asarray(values, dtype=float)
@@ -91,8 +92,9 @@ def banzhaf_control_variate(coalitions: np.ndarray, values: np.ndarray, rng: np.
             y = V[train, j]
             model = xgb.XGBRegressor(n_estimators=trees, max_depth=depth, learning_rate=learning_rate, n_jobs=1,
                                      random_state=seed + k, base_score=float(y.mean())).fit(X[train], y)
-            phi = tree_values(model, ones, "banzhaf", mode="interventional", background=zeros)[0]
-            g[test] = model.predict(X[test]).astype(float) - (X[test] - 0.5) @ phi
+            ens = read_ensemble(model)           # float64 sums of the leaves, as in its exact values
+            phi = tree_values(ens, ones, "banzhaf", mode="interventional", background=zeros)[0]
+            g[test] = ens.predict(X[test])[:, 0] - (X[test] - 0.5) @ phi
         rv, rg = _odd_residual(coalitions, V[:, j]), _odd_residual(coalitions, g)
         denominator = float(rg @ rg)
         b = float(np.clip(rv @ rg / denominator, 0.0, 1.0)) if denominator > 0 else 0.0
