@@ -92,6 +92,16 @@ def path_layout(left: np.ndarray, right: np.ndarray, feature: np.ndarray, roots:
 
 
 @njit(cache=True, nogil=True)
+def _latest_levels(lvl_slot: np.ndarray, d: int, from_level: np.ndarray) -> int:  # pragma: no cover - compiled
+    """``from_level[slot]``: deepest level up to ``d`` that set each factor slot; returns the number of slots."""
+    ns = 0
+    for h in range(1, d + 1):
+        from_level[lvl_slot[h]] = h
+        ns = max(ns, lvl_slot[h] + 1)
+    return ns
+
+
+@njit(cache=True, nogil=True)
 def path_dependent_walk(left: np.ndarray, right: np.ndarray, feature: np.ndarray, ratio: np.ndarray,
                         parent: np.ndarray, slot: np.ndarray, repeat: np.ndarray, value: np.ndarray,
                         roots: np.ndarray, go_left_t: np.ndarray, nodes: np.ndarray, weights: np.ndarray,
@@ -158,10 +168,7 @@ def path_dependent_walk(left: np.ndarray, right: np.ndarray, feature: np.ndarray
                     for j in range(b):
                         P[d, q, j] = P[d - 1, q, j] * (rc + u * (lvl_a[d, j] - rc))
             else:                                    # recompute the product over the path's factors
-                ns = 0
-                for h in range(1, d + 1):
-                    from_level[lvl_slot[h]] = h
-                    ns = max(ns, lvl_slot[h] + 1)
+                ns = _latest_levels(lvl_slot, d, from_level)
                 for q in range(Q):
                     u = nodes[q]
                     for j in range(b):
@@ -177,10 +184,7 @@ def path_dependent_walk(left: np.ndarray, right: np.ndarray, feature: np.ndarray
                 continue
             # leaf: player f_i gets (A_i - R_i) int prod_{f != i} g_f = (A_i - R_i) sum_q w_q P(u_q) / g_i(u_q),
             # with A_i in {0, 1}: 1 / g_i(u_q) is one of two numbers per factor, shared by all rows
-            ns = 0
-            for h in range(1, d + 1):
-                from_level[lvl_slot[h]] = h
-                ns = max(ns, lvl_slot[h] + 1)
+            ns = _latest_levels(lvl_slot, d, from_level)
             for i in range(ns):
                 h = from_level[i]
                 ri = lvl_r[h]
