@@ -37,6 +37,18 @@ INDICES = [
 ]
 INDEX_IDS = ["shapley", "banzhaf", "beta(4,1)", "wbanzhaf(0.3)"]
 
+def interacting_game(n: int = 14, seed: int = 3) -> fs.games.SOUMGame:
+    """Main effects plus unanimity terms of size 3 (odd interactions, which paired sampling does not cancel)."""
+    rng = np.random.default_rng(seed)
+    triples = [rng.choice(n, 3, replace=False) for _ in range(12)]
+    carriers = np.zeros((n + len(triples), n), dtype=bool)
+    carriers[np.arange(n), np.arange(n)] = True
+    for j, t in enumerate(triples):
+        carriers[n + j, t] = True
+    coefficients = np.concatenate([rng.normal(0.0, 0.3, n), rng.normal(0.0, 1.0, len(triples))])
+    return fs.games.SOUMGame(carriers, coefficients)
+
+
 def near_additive_game(n: int, n_interactions: int, main_scale: float, interaction_scale: float, seed: int,
                        max_size: int) -> tuple[fs.games.SOUMGame, np.random.Generator]:
     """A game with one main effect per player plus a few small interactions (like most model
@@ -56,4 +68,4 @@ def stderr_coverage(game: fs.Game, index: str, method: str, budget: int, runs: i
     return float(np.mean(inside))
 
 
-__all__ = ["near_additive_game", "stderr_coverage", "table_game", "random_table", "all_coalitions", "INDICES", "INDEX_IDS"]
+__all__ = ["interacting_game", "near_additive_game", "stderr_coverage", "table_game", "random_table", "all_coalitions", "INDICES", "INDEX_IDS"]

@@ -10,7 +10,7 @@ import fairshare as fs
 from fairshare.estimators.banzhaf import SemivalueDesign
 from fairshare.exact import all_coalitions
 from fairshare.registry import get_method, method_names
-from conftest import near_additive_game, stderr_coverage
+from conftest import interacting_game, near_additive_game, stderr_coverage
 
 BANZHAF_METHODS = [name for name in method_names() if name != "exact" and get_method(name).supports(fs.Semivalue.banzhaf())]
 
@@ -113,18 +113,6 @@ def test_kernel_banzhaf_beats_monte_carlo_on_a_near_additive_game():
         assert kb < median_error(g, "banzhaf", 20 * n, method=other) / 3
 
 
-def interacting_game(n=14, seed=3):
-    """Main effects plus unanimity terms of size 3 (odd interactions, which paired sampling does not cancel)."""
-    rng = np.random.default_rng(seed)
-    triples = [rng.choice(n, 3, replace=False) for _ in range(12)]
-    carriers = np.zeros((n + len(triples), n), dtype=bool)
-    carriers[np.arange(n), np.arange(n)] = True
-    for j, t in enumerate(triples):
-        carriers[n + j, t] = True
-    coefficients = np.concatenate([rng.normal(0.0, 0.3, n), rng.normal(0.0, 1.0, len(triples))])
-    return fs.games.SOUMGame(carriers, coefficients)
-
-
 def test_tree_control_variate_beats_kernel_banzhaf_on_interacting_games():
     g = interacting_game()
     plain = median_error(g, "banzhaf", 600, seeds=12, method="kernel-banzhaf")
@@ -153,7 +141,7 @@ def test_tree_control_variate_on_a_multi_output_game():
 
 
 def test_tree_control_variate_bad_arguments():
-    from fairshare.estimators.surrogate import banzhaf_control_variate
+    from fairshare.estimators.surrogate import tree_control_variate
 
     g = interacting_game()
     with pytest.raises(ValueError, match="paired"):
@@ -164,7 +152,7 @@ def test_tree_control_variate_bad_arguments():
         fs.estimate(g, "banzhaf", method="kernel-banzhaf-cv", budget=300, seed=0, folds=1)
     S = np.random.default_rng(0).random((40, 14)) < 0.5
     with pytest.raises(ValueError, match="complementary pairs"):
-        banzhaf_control_variate(S, g(S), np.random.default_rng(0))
+        tree_control_variate(S, g(S), np.random.default_rng(0))
 
 
 def test_kernel_banzhaf_options_and_tol():

@@ -30,6 +30,7 @@ from ..sampling import CoalitionSample, random_subsets
 from ..semivalues import Semivalue
 from .linear import Design, group_stderr, indicator_product, solve_matrix_vector, solve_regression
 from .rounds import run_rounds
+from .surrogate import CONTROL_MIN_ROWS_PER_PLAYER, tree_control_variate
 
 
 def _log_abs_diff(log_a: np.ndarray, log_b: np.ndarray) -> np.ndarray:
@@ -112,15 +113,17 @@ def run_semivalue_linear(game: Game, sv: Semivalue, evaluator: BudgetedEvaluator
         # cross-fitting needs each fold's coalitions drawn independently of the others; without replacement
         # they are excluded from the surrogates' training coalitions, which biases the estimate
         raise ValueError("the tree control variate samples with replacement (replacement=True)")
+    cv_note = {}
+    if control and evaluator.remaining < CONTROL_MIN_ROWS_PER_PLAYER * n:
+        control, replacement = False, False          # too few pairs for surrogates: plain Kernel Banzhaf
+        cv_note = {"control": f"off: budget below {CONTROL_MIN_ROWS_PER_PLAYER}n, plain Kernel Banzhaf"}
     if isinstance(folds, bool) or not isinstance(folds, (int, np.integer)) or folds < 2:
         raise ValueError(f"folds must be an integer >= 2, got {folds!r}")
     betas: list[np.ndarray] = []
 
     def estimate(sample: CoalitionSample, V: np.ndarray):
         if control:
-            from .surrogate import banzhaf_control_variate
-
-            adjustment, beta = banzhaf_control_variate(sample.coalitions, V, rng, folds=int(folds))
+            adjustment, beta = tree_control_variate(sample.coalitions, V, rng, "banzhaf", folds=int(folds))
             V = V - adjustment
             betas.append(beta)
         sizes = sample.coalitions.sum(axis=1)
@@ -146,6 +149,7 @@ def run_semivalue_linear(game: Game, sv: Semivalue, evaluator: BudgetedEvaluator
                                       counts=counts, complete=False, tol=tol, estimate=estimate)
     if betas:
         info["control_beta"] = [round(float(b), 4) for b in betas[-1]]
+    info.update(cv_note)
     return Estimate(values=values, stderr=stderr, info=info)
 
 

@@ -1,18 +1,21 @@
-"""A cross-fitted tree surrogate as control variate for Kernel Banzhaf.
+"""A cross-fitted tree surrogate as control variate for the regression estimators.
 
-Paired Kernel Banzhaf errs only through the odd (antisymmetric) non-additive part of the game:
-the additive part is fitted exactly and complementary pairs cancel every even part. A game whose
-players interact strongly (a model explained against one baseline row, say) has a large odd part
-and the least-squares fit pays for it.
+Paired Kernel Banzhaf (and paired Shapley regression) err only through the odd (antisymmetric)
+non-additive part of the game: the additive part is fitted exactly and complementary pairs cancel
+every even part. A game whose players interact strongly (a model explained against one baseline
+row, say) has a large odd part and the least-squares fit pays for it.
 
 The control variate: split the complementary pairs into ``folds``; for each fold fit gradient-
 boosted trees ``f_k`` to the game values of the other folds (coalitions as 0/1 features), compute
-the exact Banzhaf values ``phi_k`` of ``f_k`` with the tree code, and keep its non-additive part
-``g_k(S) = f_k(S) - sum_i phi_k,i (1[i in S] - 1/2)``, whose Banzhaf values are exactly zero. Each
-sampled coalition gets ``g`` from the surrogate that did not see it, and Kernel Banzhaf runs on
-``v - beta g``: the same target values, with a smaller odd part when the surrogate captured the
+the exact values ``phi_k`` of ``f_k`` (Banzhaf, Shapley, any semivalue) with the tree code, and
+keep ``g_k(S) = f_k(S) - f_k(empty) - sum_(i in S) phi_k,i``, whose values are exactly zero (a
+semivalue of an additive game is its coefficients, of a constant zero; ``g_k`` vanishes at the empty
+and the full coalition). Each sampled coalition gets ``g`` from the surrogate that did not see it,
+and the regression runs on ``v - beta g``: the same target values, with a smaller odd part when the surrogate captured the
 game's interactions. ``beta`` minimizes the odd non-additive residual over the pairs, so a surrogate
-that only learned noise gets ``beta`` near zero and the estimate falls back to plain Kernel Banzhaf.
+that only learned noise gets ``beta`` near zero and the estimate falls back to the plain regression.
+Draws must be independent across folds (with replacement): without replacement a fold's coalitions
+are, by construction, the ones the other folds' surrogates never saw, which biases the estimate.
 
 No game evaluations are spent on the surrogate; it costs ``folds`` tree fits per output.
 """
@@ -21,7 +24,11 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["banzhaf_control_variate"]
+from ..semivalues import Semivalue
+
+__all__ = ["tree_control_variate", "CONTROL_MIN_ROWS_PER_PLAYER"]
+
+CONTROL_MIN_ROWS_PER_PLAYER = 4     # below 4n evaluations the estimators skip the surrogate and sample as usual
 
 
 def _odd_residual(coalitions: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -32,8 +39,9 @@ def _odd_residual(coalitions: np.ndarray, values: np.ndarray) -> np.ndarray:
     return d - q @ (q.T @ d)
 
 
-def banzhaf_control_variate(coalitions: np.ndarray, values: np.ndarray, rng: np.random.Generator,
-                            folds: int = 10, trees: int = 100, depth: int = 4, learning_rate: float = 0.2) -> tuple[np.ndarray, np.ndarray]:
+def tree_control_variate(coalitions: np.ndarray, values: np.ndarray, rng: np.random.Generator,
+                         index: str | Semivalue = "banzhaf", folds: int = 10, trees: int = 100, depth: int = 4,
+                         learning_rate: float = 0.2) -> tuple[np.ndarray, np.ndarray]:
     """Cross-fitted control values ``beta g`` for each row and output, and ``beta`` per output.
 
     Parameters
@@ -41,6 +49,7 @@ def banzhaf_control_variate(coalitions: np.ndarray, values: np.ndarray, rng: np.
     coalitions : (m, n) bool, complementary pairs in rows ``2i, 2i + 1``
     values : (m,) or (m, k) game values
     rng : generator (fold assignment and the surrogates' seeds)
+    index : the semivalue being estimated (``g`` has exactly zero values for it)
     folds, trees, depth, learning_rate : cross-fitting folds; size and step of each xgboost surrogate
 
     Returns
@@ -55,7 +64,7 @@ def banzhaf_control_variate(coalitions: np.ndarray, values: np.ndarray, rng: np.
     >>> rng = np.random.default_rng(0)
     >>> S = rng.random((200, 10)) < 0.5
     >>> S = np.repeat(S, 2, axis=0); S[1::2] = ~S[1::2]
-    >>> control, beta = banzhaf_control_variate(S, game(S), rng)
+    >>> control, beta = tree_control_variate(S, game(S), rng, "shapley")
     >>> control.shape, beta.shape
     ((400,), (1,))
     """
@@ -93,8 +102,8 @@ def banzhaf_control_variate(coalitions: np.ndarray, values: np.ndarray, rng: np.
             model = xgb.XGBRegressor(n_estimators=trees, max_depth=depth, learning_rate=learning_rate, n_jobs=1,
                                      random_state=seed + k, base_score=float(y.mean())).fit(X[train], y)
             ens = read_ensemble(model)           # float64 sums of the leaves, as in its exact values
-            phi = tree_values(ens, ones, "banzhaf", mode="interventional", background=zeros)[0]
-            g[test] = ens.predict(X[test])[:, 0] - (X[test] - 0.5) @ phi
+            phi = tree_values(ens, ones, index, mode="interventional", background=zeros)[0]
+            g[test] = ens.predict(X[test])[:, 0] - ens.predict(zeros)[0, 0] - X[test] @ phi
         rv, rg = _odd_residual(coalitions, V[:, j]), _odd_residual(coalitions, g)
         denominator = float(rg @ rg)
         b = float(np.clip(rv @ rg / denominator, 0.0, 1.0)) if denominator > 0 else 0.0

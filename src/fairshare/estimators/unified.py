@@ -36,6 +36,7 @@ from ..semivalues import Semivalue
 from .linear import (Design, group_stderr, indicator_product, projected, solve_matrix_vector, solve_regression,
                      subsample)
 from .rounds import run_rounds
+from .surrogate import CONTROL_MIN_ROWS_PER_PLAYER, tree_control_variate
 
 _SOLVERS = ("regression", "matrix-vector")
 
@@ -111,17 +112,34 @@ def run_unified(game: Game, sv: Semivalue, evaluator: BudgetedEvaluator, rng: np
         return Estimate(values=diff, stderr=np.zeros_like(diff), empty_value=v0, grand_value=vN,
                         info={"n_samples": 0})
     log_q = shapley_size_log_mass(d, distribution, tau)
-    auto_cv = isinstance(control_variate, str)
-    if auto_cv and control_variate != "auto":
-        raise ValueError(f"control_variate must be None, 'auto', a Game or an array, got {control_variate!r}")
-    proxy = None if auto_cv else _proxy(control_variate, game, sv, d, k)
-    auto_cv = auto_cv and solver == "matrix-vector"   # an additive proxy is absorbed by the regression fit
+    named_cv = isinstance(control_variate, str)
+    if named_cv and control_variate not in ("auto", "trees"):
+        raise ValueError(f"control_variate must be None, 'auto', 'trees', a Game or an array, got {control_variate!r}")
+    trees_cv = named_cv and control_variate == "trees"
+    if trees_cv and not (paired and replacement):
+        raise ValueError("control_variate='trees' needs paired draws with replacement (paired=True, replacement=True): "
+                         "cross-fitting needs folds drawn independently")
+    proxy = None if named_cv else _proxy(control_variate, game, sv, d, k)
+    auto_cv = named_cv and control_variate == "auto" and solver == "matrix-vector"   # absorbed by regression otherwise
+    betas: list[np.ndarray] = []
+    cv_note = {}
+    if trees_cv and evaluator.remaining + 2 < CONTROL_MIN_ROWS_PER_PLAYER * d:       # 2: v(empty), v(N)
+        # too few pairs to fit surrogates: the plain default design (without replacement, small sizes complete)
+        trees_cv, replacement, complete = False, False, "auto"
+        cv_note = {"control": f"off: budget below {CONTROL_MIN_ROWS_PER_PLAYER}n, plain regression"}
 
     def estimate(sample: CoalitionSample, V: np.ndarray):
+        if trees_cv:
+            adjustment, beta = tree_control_variate(sample.coalitions, V, rng, sv)
+            betas.append(beta)
+            V = V - adjustment
         return _estimate(sample, V, v0, vN, d, solver, lam, proxy, auto_cv, rng)
 
     values, stderr, info = run_rounds(rng, evaluator, d, log_q, replacement=replacement, paired=paired,
                                       counts=counts, complete=complete, tol=tol, estimate=estimate)
+    if betas:
+        info["control_beta"] = [round(float(b), 4) for b in betas[-1]]
+    info.update(cv_note)
     return Estimate(values=values, stderr=stderr, empty_value=v0, grand_value=vN, info=info)
 
 
@@ -257,6 +275,17 @@ register(MethodSpec(
     min_budget=_min_budget_regression,
     supports_tol=True,
     default_for={"shapley": 20},
+))
+register(MethodSpec(
+    name="regression-cv",
+    run=_preset("regression"),
+    indices=("shapley",),
+    description="regression on v - beta g, g the Shapley-zero part of cross-fitted xgboost surrogates (paired draws "
+                "with replacement; plain regression below 4n evaluations); for games with strong interactions",
+    # measured (breast-cancer single-baseline xgboost game, 10 seeds): 2x lower error at 4n, 3.2x at 10n, 6.3x at 30n
+    options={**_REGRESSION_OPTIONS, "replacement": True, "complete": False, "control_variate": "trees"},
+    min_budget=_min_budget_regression,
+    supports_tol=True,
 ))
 register(MethodSpec(
     name="matrix-vector",
