@@ -245,8 +245,8 @@ register(MethodSpec(
     indices=("banzhaf",),
     description="Kernel Banzhaf on v - beta g, g the non-additive part of cross-fitted xgboost surrogates "
                 "(exact Banzhaf values 0; paired draws with replacement); for games with strong interactions (needs xgboost)",
-    # measured (benchmarks/banzhaf.py): 2.5x lower error than Kernel Banzhaf and shapiq on the breast-cancer
-    # single-baseline game at m = 600; a tie on the near-additive Table 1 games
+    # measured (benchmarks/banzhaf.py): 2.7x lower error than Kernel Banzhaf and shapiq on the breast-cancer
+    # single-baseline game at m = 600; 1.1-3x on five Table 1 games, a tie on the other three
     options={"paired": True, "replacement": True, "counts": "systematic", "folds": 10},
     min_budget=_min_regression,
     supports_tol=True,
