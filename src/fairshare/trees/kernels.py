@@ -26,13 +26,26 @@ from the background is the game ``1[P in S, N out of S]``; its values come from
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 from numba import njit
 
 __all__ = ["path_layout", "path_dependent_walk", "interventional_walk"]
 
 
-@njit(cache=True, nogil=True)
+def _can_cache() -> bool:
+    """numba keeps compiled kernels next to this file or in the user's cache folder; where neither is
+    writable (a read-only install without a home), compiling once per process beats failing."""
+    places = (os.environ.get("NUMBA_CACHE_DIR"), os.path.dirname(os.path.abspath(__file__)),
+              os.path.join(os.path.expanduser("~"), ".cache"))
+    return any(p and os.path.isdir(p) and os.access(p, os.W_OK) for p in places)
+
+
+_CACHE = _can_cache()
+
+
+@njit(cache=_CACHE, nogil=True)
 def path_layout(left: np.ndarray, right: np.ndarray, feature: np.ndarray, roots: np.ndarray,
                 max_depth: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover - compiled
     """Per node reached by an edge: the factor slot of the edge's feature on the path from the root
@@ -91,7 +104,7 @@ def path_layout(left: np.ndarray, right: np.ndarray, feature: np.ndarray, roots:
     return slot, repeat, n_slots, parent
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=_CACHE, nogil=True)
 def _latest_levels(lvl_slot: np.ndarray, d: int, from_level: np.ndarray) -> int:  # pragma: no cover - compiled
     """``from_level[slot]``: deepest level up to ``d`` that set each factor slot; returns the number of slots."""
     ns = 0
@@ -101,7 +114,7 @@ def _latest_levels(lvl_slot: np.ndarray, d: int, from_level: np.ndarray) -> int:
     return ns
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=_CACHE, nogil=True)
 def path_dependent_walk(left: np.ndarray, right: np.ndarray, feature: np.ndarray, ratio: np.ndarray,
                         parent: np.ndarray, slot: np.ndarray, repeat: np.ndarray, value: np.ndarray,
                         roots: np.ndarray, go_left_t: np.ndarray, nodes: np.ndarray, weights: np.ndarray,
@@ -207,7 +220,7 @@ def path_dependent_walk(left: np.ndarray, right: np.ndarray, feature: np.ndarray
                         out[fi, o, j] += sv[j] * vo
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=_CACHE, nogil=True)
 def interventional_walk(left: np.ndarray, right: np.ndarray, feature: np.ndarray, value: np.ndarray,
                         roots: np.ndarray, go_x: np.ndarray, go_z: np.ndarray, pos: np.ndarray, neg: np.ndarray,
                         max_depth: int, out: np.ndarray) -> None:  # pragma: no cover - compiled
