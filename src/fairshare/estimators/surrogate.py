@@ -17,7 +17,7 @@ that only learned noise gets ``beta`` near zero and the estimate falls back to t
 Draws must be independent across folds (with replacement): without replacement a fold's coalitions
 are, by construction, the ones the other folds' surrogates never saw, which biases the estimate.
 
-No game evaluations are spent on the surrogate; it costs ``folds`` tree fits per output.
+No game evaluations are spent on the surrogate; it costs ``folds`` tree fits (one per fold, all outputs at once).
 """
 
 from __future__ import annotations
@@ -93,20 +93,19 @@ def tree_control_variate(coalitions: np.ndarray, values: np.ndarray, rng: np.ran
     X = coalitions.astype(np.float32)
     ones, zeros = np.ones((1, n)), np.zeros((1, n))
     seed = int(rng.integers(2**31 - 1))
+    G = np.zeros_like(V)
+    for f in range(folds):
+        test = fold == f
+        train = ~test
+        # one fit for all outputs (a tree per output and round); float64 sums of the leaves as in its exact values
+        model = xgb.XGBRegressor(n_estimators=trees, max_depth=depth, learning_rate=learning_rate, n_jobs=1,
+                                 random_state=seed + f).fit(X[train], V[train] if V.shape[1] > 1 else V[train, 0])
+        ens = read_ensemble(model)
+        phi = tree_values(ens, ones, index, mode="interventional", background=zeros)[0].reshape(n, -1)   # (n, k)
+        G[test] = ens.predict(X[test]) - ens.predict(zeros)[0] - X[test] @ phi
     for j in range(V.shape[1]):
-        g = np.zeros(m)
-        for k in range(folds):
-            test = fold == k
-            train = ~test
-            y = V[train, j]
-            model = xgb.XGBRegressor(n_estimators=trees, max_depth=depth, learning_rate=learning_rate, n_jobs=1,
-                                     random_state=seed + k, base_score=float(y.mean())).fit(X[train], y)
-            ens = read_ensemble(model)           # float64 sums of the leaves, as in its exact values
-            phi = tree_values(ens, ones, index, mode="interventional", background=zeros)[0]
-            g[test] = ens.predict(X[test])[:, 0] - ens.predict(zeros)[0, 0] - X[test] @ phi
-        rv, rg = _odd_residual(coalitions, V[:, j]), _odd_residual(coalitions, g)
+        rv, rg = _odd_residual(coalitions, V[:, j]), _odd_residual(coalitions, G[:, j])
         denominator = float(rg @ rg)
-        b = float(np.clip(rv @ rg / denominator, 0.0, 1.0)) if denominator > 0 else 0.0
-        beta[j] = b
-        control[:, j] = b * g
+        beta[j] = float(np.clip(rv @ rg / denominator, 0.0, 1.0)) if denominator > 0 else 0.0
+        control[:, j] = beta[j] * G[:, j]
     return (control[:, 0] if squeeze else control), beta
