@@ -11,13 +11,14 @@ the exact values ``phi_k`` of ``f_k`` (Banzhaf, Shapley, any semivalue) with the
 keep ``g_k(S) = f_k(S) - f_k(empty) - sum_(i in S) phi_k,i``, whose values are exactly zero (a
 semivalue of an additive game is its coefficients, of a constant zero; ``g_k`` vanishes at the empty
 and the full coalition). Each sampled coalition gets ``g`` from the surrogate that did not see it,
-and the regression runs on ``v - beta g``: the same target values, with a smaller odd part when the surrogate captured the
-game's interactions. ``beta`` minimizes the odd non-additive residual over the pairs, so a surrogate
+and the regression runs on ``v - beta g``: the same target values, with a smaller odd part when
+the surrogate captured the game's interactions. ``beta`` minimizes the odd non-additive residual over the pairs, so a surrogate
 that only learned noise gets ``beta`` near zero and the estimate falls back to the plain regression.
 Draws must be independent across folds (with replacement): without replacement a fold's coalitions
 are, by construction, the ones the other folds' surrogates never saw, which biases the estimate.
 
-No game evaluations are spent on the surrogate; it costs ``folds`` tree fits (one per fold, all outputs at once).
+No game evaluations are spent on the surrogate; it costs ``folds`` tree fits (one per fold, all
+outputs at once).
 """
 
 from __future__ import annotations
