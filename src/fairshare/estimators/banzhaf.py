@@ -244,7 +244,8 @@ register(MethodSpec(
     run=_preset("regression", control=True),
     indices=("banzhaf",),
     description="Kernel Banzhaf on v - beta g, g the non-additive part of cross-fitted xgboost surrogates "
-                "(exact Banzhaf values 0; paired draws with replacement); for games with strong interactions (needs xgboost)",
+                "(exact Banzhaf values 0; paired draws with replacement); for games with strong interactions "
+                "(needs xgboost)",
     # measured (benchmarks/banzhaf.py): 2.7x lower error than Kernel Banzhaf and shapiq on the breast-cancer
     # single-baseline game at m = 600; 1.1-3x on five Table 1 games, a tie on the other three
     options={"paired": True, "replacement": True, "counts": "systematic", "folds": 10},

@@ -12,8 +12,9 @@ keep ``g_k(S) = f_k(S) - f_k(empty) - sum_(i in S) phi_k,i``, whose values are e
 semivalue of an additive game is its coefficients, of a constant zero; ``g_k`` vanishes at the empty
 and the full coalition). Each sampled coalition gets ``g`` from the surrogate that did not see it,
 and the regression runs on ``v - beta g``: the same target values, with a smaller odd part when
-the surrogate captured the game's interactions. ``beta`` minimizes the odd non-additive residual over the pairs, so a surrogate
-that only learned noise gets ``beta`` near zero and the estimate falls back to the plain regression.
+the surrogate captured the game's interactions. ``beta`` minimizes the odd non-additive residual
+over the pairs, so a surrogate that only learned noise gets ``beta`` near zero and the estimate
+falls back to the plain regression.
 Draws must be independent across folds (with replacement): without replacement a fold's coalitions
 are, by construction, the ones the other folds' surrogates never saw, which biases the estimate.
 

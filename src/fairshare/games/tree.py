@@ -201,7 +201,8 @@ def _scatter(out: np.ndarray, contrib: np.ndarray, paths: LeafPaths, n: int) -> 
         out[:, :, j] += np.bincount(index, weights=weighted, minlength=b * (n + 1)).reshape(b, n + 1)
 
 
-def _exact_rows(prep: _Prepared, X: np.ndarray, index: Semivalue, mode: str, background: np.ndarray | None) -> np.ndarray:
+def _exact_rows(prep: _Prepared, X: np.ndarray, index: Semivalue, mode: str,
+                background: np.ndarray | None) -> np.ndarray:
     """Exact values ``(rows, n, k)`` for every row of ``X`` (compiled walks over the trees)."""
     from ..trees.kernels import interventional_walk, path_dependent_walk     # numba: imported when first needed
 
@@ -215,16 +216,17 @@ def _exact_rows(prep: _Prepared, X: np.ndarray, index: Semivalue, mode: str, bac
         pos, neg = sign_tables(index, n, D)
         go_z = ens.decisions(background)
         for start in range(0, X.shape[0], per):
-            interventional_walk(ens.left, ens.right, ens.feature, ens.value, ens.roots, ens.decisions(X[start:start + per]),
-                                go_z, pos, neg, prep.max_depth, out[start:start + per])
+            go_x = ens.decisions(X[start:start + per])
+            interventional_walk(ens.left, ens.right, ens.feature, ens.value, ens.roots, go_x, go_z, pos, neg,
+                                prep.max_depth, out[start:start + per])
         return out
     quad = index.quadrature(D - 1)                 # leaving one factor out: degree <= D - 1 in u
     if quad is not None:
         for start in range(0, X.shape[0], _WALK_ROWS):
             go_left_t = np.ascontiguousarray(ens.decisions(X[start:start + _WALK_ROWS]).T)
             block = np.zeros((n, k, go_left_t.shape[1]))
-            path_dependent_walk(ens.left, ens.right, ens.feature, lay.ratio, lay.parent, lay.slot, lay.repeat, ens.value,
-                                ens.roots, go_left_t, quad[0], quad[1], prep.max_depth, block)
+            path_dependent_walk(ens.left, ens.right, ens.feature, lay.ratio, lay.parent, lay.slot, lay.repeat,
+                                ens.value, ens.roots, go_left_t, quad[0], quad[1], prep.max_depth, block)
             out[start:start + _WALK_ROWS] = block.transpose(2, 0, 1)
         return out
     # a semivalue given by its weights only (no measure): per-leaf polynomials in numpy
