@@ -60,6 +60,14 @@ def near_additive_game(n: int, n_interactions: int, main_scale: float, interacti
     return fs.games.SOUMGame(carriers, coefs), rng
 
 
+def median_error(game: fs.Game, index, budget: int, seeds: int = 24, truth: np.ndarray | None = None,
+                 **kw) -> float:
+    """Median relative squared error of ``fs.estimate`` over ``seeds`` seeds (``truth`` defaults to exact values)."""
+    truth = fs.exact(game, index).values if truth is None else truth
+    return float(np.median([fs.metrics.relative_squared_error(fs.estimate(game, index, budget=budget, seed=s, **kw),
+                                                              truth) for s in range(seeds)]))
+
+
 def stderr_coverage(game: fs.Game, index: str, method: str, budget: int, runs: int = 60) -> float:
     """Share of (player, run) pairs whose error is within two reported standard errors."""
     truth = fs.exact(game, index).values
@@ -68,4 +76,4 @@ def stderr_coverage(game: fs.Game, index: str, method: str, budget: int, runs: i
     return float(np.mean(inside))
 
 
-__all__ = ["interacting_game", "near_additive_game", "stderr_coverage", "table_game", "random_table", "all_coalitions", "INDICES", "INDEX_IDS"]
+__all__ = ["interacting_game", "median_error", "near_additive_game", "stderr_coverage", "table_game", "random_table", "all_coalitions", "INDICES", "INDEX_IDS"]

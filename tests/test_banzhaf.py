@@ -10,7 +10,7 @@ import fairshare as fs
 from fairshare.estimators.banzhaf import SemivalueDesign
 from fairshare.exact import all_coalitions
 from fairshare.registry import get_method, method_names
-from conftest import interacting_game, near_additive_game, stderr_coverage
+from conftest import interacting_game, median_error, near_additive_game, stderr_coverage
 
 BANZHAF_METHODS = [name for name in method_names() if name != "exact" and get_method(name).supports(fs.Semivalue.banzhaf())]
 
@@ -23,12 +23,6 @@ def voting(n=12, seed=0):
     rng = np.random.default_rng(seed)
     w = rng.integers(1, 12, n)
     return fs.games.WeightedVotingGame(w, quota=float(w.sum() // 2 + 1))
-
-
-def median_error(game, index, budget, seeds=24, **kw):
-    truth = fs.exact(game, index).values
-    return np.median([fs.metrics.relative_squared_error(fs.estimate(game, index, budget=budget, seed=s, **kw), truth)
-                      for s in range(seeds)])
 
 
 @pytest.mark.parametrize("make", [soum, voting], ids=["soum", "voting"])

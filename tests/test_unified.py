@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import fairshare as fs
-from conftest import interacting_game, near_additive_game, stderr_coverage
+from conftest import interacting_game, median_error, near_additive_game, stderr_coverage
 
 UNIFIED = ["kernelshap", "unbiased-kernelshap", "leverageshap", "regression", "matrix-vector"]
 # every (solver, distribution, replacement) combination of the framework
@@ -34,11 +34,6 @@ def soum(n, seed=0):
     return fs.games.SOUMGame.random(n, n_terms=3 * n, max_size=min(n, 6), seed=seed)
 
 
-def median_error(game, truth, budget, seeds=24, **kw):
-    return np.median([fs.metrics.relative_squared_error(fs.estimate(game, "shapley", budget=budget, seed=s, **kw),
-                                                        truth) for s in range(seeds)])
-
-
 @pytest.mark.parametrize("n", [8, 12, 16])
 @pytest.mark.parametrize("make", [soum, tree_game], ids=["soum", "tree"])
 @pytest.mark.parametrize("method", UNIFIED)
@@ -46,7 +41,8 @@ def test_error_falls_with_budget(method, make, n):
     g = make(n)
     truth = fs.exact(g, "shapley").values
     low, high = (3 * n, 12 * n) if n > 8 else (16, 64)
-    e_low, e_high = median_error(g, truth, low, method=method), median_error(g, truth, high, method=method)
+    e_low = median_error(g, "shapley", low, truth=truth, method=method)
+    e_high = median_error(g, "shapley", high, truth=truth, method=method)
     assert e_high < e_low / 2.0, (e_low, e_high)       # 4x the budget: roughly 4x less error
 
 
@@ -55,7 +51,7 @@ def test_every_configuration_converges(solver, dist, repl):
     g = soum(12, seed=1)
     truth = fs.exact(g, "shapley").values
     kw = dict(method=solver, distribution=dist, replacement=repl)
-    e_low, e_high = median_error(g, truth, 48, **kw), median_error(g, truth, 192, **kw)
+    e_low, e_high = (median_error(g, "shapley", b, truth=truth, **kw) for b in (48, 192))
     assert e_high < e_low / 2.0, (e_low, e_high)
 
 
@@ -129,13 +125,13 @@ def test_user_control_variates():
     g, rng = near_additive_game(n, 8, 3.0, 0.3, seed=6, max_size=6)
     carriers, coefs = g.carriers, g.coefficients
     truth = fs.exact(g, "shapley").values
-    plain = median_error(g, truth, 100, method="matrix-vector", control_variate=None)
+    plain = median_error(g, "shapley", 100, truth=truth, method="matrix-vector", control_variate=None)
     close = truth + 0.01 * rng.standard_normal(n)                 # e.g. an earlier explanation
-    proxied = median_error(g, truth, 100, method="matrix-vector", control_variate=close)
+    proxied = median_error(g, "shapley", 100, truth=truth, method="matrix-vector", control_variate=close)
     assert proxied < plain / 20
     # a cheap surrogate game with known values: here the additive part of the game
     surrogate = fs.games.SOUMGame(carriers[:n], coefs[:n])
-    with_game = median_error(g, truth, 100, method="matrix-vector", control_variate=surrogate)
+    with_game = median_error(g, "shapley", 100, truth=truth, method="matrix-vector", control_variate=surrogate)
     assert with_game < plain / 20
     with pytest.raises(ValueError, match="control_variate must be"):
         fs.estimate(g, "shapley", method="matrix-vector", budget=100, control_variate=np.ones(3))
@@ -146,8 +142,8 @@ def test_user_control_variates():
 def test_auto_control_variate_helps_the_matrix_vector_estimator():
     g = tree_game(10, seed=7)
     truth = fs.exact(g, "shapley").values
-    plain = median_error(g, truth, 100, method="matrix-vector", control_variate=None)
-    auto = median_error(g, truth, 100, method="matrix-vector", control_variate="auto")
+    plain = median_error(g, "shapley", 100, truth=truth, method="matrix-vector", control_variate=None)
+    auto = median_error(g, "shapley", 100, truth=truth, method="matrix-vector", control_variate="auto")
     assert auto < plain / 2
 
 
@@ -230,8 +226,8 @@ def test_completing_the_singletons_helps_at_small_budgets():
     n = 14
     g = fs.games.SOUMGame.random(n, n_terms=40, min_size=3, max_size=3, seed=12)
     truth = fs.exact(g, "shapley").values
-    auto = median_error(g, truth, 2 * n + 2, method="regression")
-    spread = median_error(g, truth, 2 * n + 2, method="regression", complete=False)
+    auto = median_error(g, "shapley", 2 * n + 2, truth=truth, method="regression")
+    spread = median_error(g, "shapley", 2 * n + 2, truth=truth, method="regression", complete=False)
     assert auto < spread / 2, (auto, spread)
     phi = fs.estimate(g, "shapley", method="regression", budget=2 * n + 2, seed=0)
     sizes = phi.options["n_samples"]
@@ -281,9 +277,8 @@ def test_gram_by_rank_k_updates_equals_the_dense_product():
 def test_tree_control_variate_cuts_the_shapley_regression_error_on_interacting_games():
     g = interacting_game()
     truth = fs.exact(g, "shapley").values
-    errors = {method: np.median([fs.metrics.relative_squared_error(
-        fs.estimate(g, "shapley", method=method, budget=600, seed=s), truth) for s in range(12)])
-        for method in ("regression", "regression-cv")}
+    errors = {method: median_error(g, "shapley", 600, seeds=12, truth=truth, method=method)
+              for method in ("regression", "regression-cv")}
     assert errors["regression-cv"] < 0.5 * errors["regression"], errors
 
 
