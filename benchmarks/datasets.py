@@ -41,6 +41,21 @@ def _encode_categories(df):
     return df
 
 
+def _split(df, target, positive=None, encode: bool = False, names=None):
+    """``(X, y, feature names)`` from a frame: pop ``target`` (``== positive`` when given, as 0/1),
+    optionally replace text columns by category codes."""
+    y = df.pop(target)
+    y = (y == positive).to_numpy(float) if positive is not None else y.to_numpy(float)
+    if encode:
+        _encode_categories(df)
+    return df.to_numpy(float), y, list(df.columns) if names is None else names
+
+
+def _sklearn(load):
+    data = load()
+    return data.data, data.target.astype(float), list(data.feature_names)
+
+
 def adult_shap():
     """shap.datasets.adult(): 12 features, category codes, target '>50K' (32,561 rows)."""
     pd = _pd()
@@ -60,16 +75,13 @@ def adult_census():
     """shapiq's adult census (14 features, rows with missing categoricals dropped)."""
     pd = _pd()
     df = pd.read_csv(datasets_dir() / "adult" / "adult_census.csv").dropna()
-    y = (df.pop("class").astype(str).str.strip() == ">50K").to_numpy(float)
-    _encode_categories(df)
-    return df.to_numpy(float), y, list(df.columns)
+    df["class"] = df["class"].astype(str).str.strip()
+    return _split(df, "class", ">50K", encode=True)
 
 
 def california():
     pd = _pd()
-    df = pd.read_csv(datasets_dir() / "california_housing" / "california_housing.csv")
-    y = df.pop("MedHouseVal").to_numpy(float)
-    return df.to_numpy(float), y, list(df.columns)
+    return _split(pd.read_csv(datasets_dir() / "california_housing" / "california_housing.csv"), "MedHouseVal")
 
 
 def communities():
@@ -86,15 +98,13 @@ def communities():
 def diabetes_sklearn():
     from sklearn.datasets import load_diabetes
 
-    data = load_diabetes()
-    return data.data, data.target.astype(float), list(data.feature_names)
+    return _sklearn(load_diabetes)
 
 
 def iris():
     from sklearn.datasets import load_iris
 
-    data = load_iris()
-    return data.data, data.target.astype(float), list(data.feature_names)
+    return _sklearn(load_iris)
 
 
 def _shap_linear60(correlated: bool):
@@ -147,31 +157,23 @@ def bank():
     with zipfile.ZipFile(datasets_dir() / "bank_marketing" / "bank-full.zip") as z:
         name = [n for n in z.namelist() if n.endswith(".csv")][0]
         df = pd.read_csv(io.BytesIO(z.read(name)))
-    y = (df.pop("y") == "yes").to_numpy(float)
-    _encode_categories(df)
-    return df.to_numpy(float), y, list(df.columns)
+    return _split(df, "y", "yes", encode=True)
 
 
 def german_credit():
     pd = _pd()
     df = pd.read_csv(datasets_dir() / "german_credit" / "german.data", sep=" ", header=None)
-    y = (df.pop(20) == 1).to_numpy(float)
-    _encode_categories(df)
-    return df.to_numpy(float), y, [f"a{i + 1}" for i in df.columns]
+    return _split(df, 20, 1, encode=True, names=[f"a{i + 1}" for i in range(20)])
 
 
 def brca():
     pd = _pd()
-    df = pd.read_csv(datasets_dir() / "brca" / "brca_small.csv")
-    y = df.pop("BRCA_Subtype_PAM50").to_numpy(float)
-    return df.to_numpy(float), y, list(df.columns)
+    return _split(pd.read_csv(datasets_dir() / "brca" / "brca_small.csv"), "BRCA_Subtype_PAM50")
 
 
 def tuandromd():
     pd = _pd()
-    df = pd.read_csv(datasets_dir() / "tuandromd" / "TUANDROMD.csv").dropna()
-    y = (df.pop("Label") == "malware").to_numpy(float)
-    return df.to_numpy(float), y, list(df.columns)
+    return _split(pd.read_csv(datasets_dir() / "tuandromd" / "TUANDROMD.csv").dropna(), "Label", "malware")
 
 
 def enron1_path() -> Path:
