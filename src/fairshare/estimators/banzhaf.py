@@ -18,6 +18,7 @@ coalitions with and without each player.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -153,13 +154,6 @@ def run_semivalue_linear(game: Game, sv: Semivalue, evaluator: BudgetedEvaluator
     return Estimate(values=values, stderr=stderr, info=info)
 
 
-def _preset(solver: str, **fixed: Any):
-    def run(game: Game, sv: Semivalue, evaluator: BudgetedEvaluator, rng: np.random.Generator,
-            tol: float | None = None, **options: Any) -> Estimate:
-        return run_semivalue_linear(game, sv, evaluator, rng, solver=solver, tol=tol, **{**fixed, **options})
-    return run
-
-
 # ---------------------------------------------------------------------------------------- MSR
 def run_msr(game: Game, sv: Semivalue, evaluator: BudgetedEvaluator, rng: np.random.Generator,
             tol: float | None = None) -> Estimate:
@@ -229,7 +223,7 @@ def _min_regression(game: Game, sv: Semivalue) -> int:
 
 register(MethodSpec(
     name="kernel-banzhaf",
-    run=_preset("regression"),
+    run=partial(run_semivalue_linear, solver="regression"),
     indices=("banzhaf",),
     description="Kernel Banzhaf (Algorithm 1): least squares on paired uniform coalitions, design entries +-1/2 "
                 "(without replacement by default; replacement=True is the paper's algorithm)",
@@ -241,7 +235,7 @@ register(MethodSpec(
 ))
 register(MethodSpec(
     name="kernel-banzhaf-cv",
-    run=_preset("regression", control=True),
+    run=partial(run_semivalue_linear, solver="regression", control=True),
     indices=("banzhaf",),
     description="Kernel Banzhaf on v - beta g, g the non-additive part of cross-fitted xgboost surrogates "
                 "(exact Banzhaf values 0; paired draws with replacement); for games with strong interactions "
@@ -254,7 +248,7 @@ register(MethodSpec(
 ))
 register(MethodSpec(
     name="unbiased-kernel-banzhaf",
-    run=_preset("matrix-vector"),
+    run=partial(run_semivalue_linear, solver="matrix-vector"),
     indices=("banzhaf",),
     description="matrix-vector counterpart of Kernel Banzhaf: unbiased Horvitz-Thompson sum of (z - 1/2) v(S)",
     options={"paired": True, "replacement": True, "counts": "systematic"},
@@ -263,7 +257,7 @@ register(MethodSpec(
 ))
 register(MethodSpec(
     name="semivalue-regression",
-    run=_preset("regression"),
+    run=partial(run_semivalue_linear, solver="regression"),
     indices=("any semivalue",),
     description="regression for any semivalue (Lemma 3.4) with leverage-score sampling (Theorem 3.5)",
     options={"paired": "auto", "replacement": False, "counts": "systematic"},

@@ -23,6 +23,7 @@ the finite-population factor, so units taken with certainty contribute no error.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -224,13 +225,6 @@ def _min_budget_mv(game: Game, sv: Semivalue) -> int:
     return 2 if game.n_players == 1 else 4
 
 
-def _preset(solver: str, **fixed: Any):
-    def run(game: Game, sv: Semivalue, evaluator: BudgetedEvaluator, rng: np.random.Generator,
-            tol: float | None = None, **options: Any) -> Estimate:
-        return run_unified(game, sv, evaluator, rng, solver=solver, tol=tol, **{**fixed, **options})
-    return run
-
-
 # Defaults chosen by measurement (benchmarks/shapley.py, benchmarks/highdim.py): without replacement and
 # paired; leverage-score sizes beat kernel-weight sizes in 19 of 24 (game, budget) pairs from 2n + 2 to
 # 30n on eight XGBoost games (up to 1.8x lower median error at 4n on communities, 1.6x on digits) and
@@ -244,7 +238,8 @@ _MV_OPTIONS = {**_REGRESSION_OPTIONS, "control_variate": "auto"}
 
 register(MethodSpec(
     name="kernelshap",
-    run=_preset("regression", distribution="kernel", replacement=True, paired=True, lam="alpha"),
+    run=partial(run_unified, solver="regression",
+                distribution="kernel", replacement=True, paired=True, lam="alpha"),
     indices=("shapley",),
     description="KernelSHAP (Lundberg and Lee 2017): regression, kernel-weight sampling with replacement, paired",
     min_budget=_min_budget_regression,
@@ -252,7 +247,8 @@ register(MethodSpec(
 ))
 register(MethodSpec(
     name="unbiased-kernelshap",
-    run=_preset("matrix-vector", distribution="kernel", replacement=True, paired=True, lam=0.0),
+    run=partial(run_unified, solver="matrix-vector",
+                distribution="kernel", replacement=True, paired=True, lam=0.0),
     indices=("shapley",),
     description="unbiased KernelSHAP (Covert and Lee 2021): matrix-vector, kernel weights, lambda = 0, paired",
     min_budget=_min_budget_mv,
@@ -260,7 +256,8 @@ register(MethodSpec(
 ))
 register(MethodSpec(
     name="leverageshap",
-    run=_preset("regression", distribution="leverage", replacement=False, paired=True, lam="alpha"),
+    run=partial(run_unified, solver="regression",
+                distribution="leverage", replacement=False, paired=True, lam="alpha"),
     indices=("shapley",),
     description="LeverageSHAP (Musco and Witter 2025): regression, leverage scores, without replacement, paired",
     min_budget=_min_budget_regression,
@@ -268,7 +265,7 @@ register(MethodSpec(
 ))
 register(MethodSpec(
     name="regression",
-    run=_preset("regression"),
+    run=partial(run_unified, solver="regression"),
     indices=("shapley",),
     description="regression estimator phi^R_lambda with a choice of sampling distribution, replacement, pairing",
     options=dict(_REGRESSION_OPTIONS),
@@ -278,7 +275,7 @@ register(MethodSpec(
 ))
 register(MethodSpec(
     name="regression-cv",
-    run=_preset("regression"),
+    run=partial(run_unified, solver="regression"),
     indices=("shapley",),
     description="regression on v - beta g, g the Shapley-zero part of cross-fitted xgboost surrogates (paired draws "
                 "with replacement; plain regression below 4n evaluations); for games with strong interactions",
@@ -290,7 +287,7 @@ register(MethodSpec(
 ))
 register(MethodSpec(
     name="matrix-vector",
-    run=_preset("matrix-vector"),
+    run=partial(run_unified, solver="matrix-vector"),
     indices=("shapley",),
     description="matrix-vector estimator phi^M_lambda (unbiased) with a choice of sampling, replacement, pairing",
     options=dict(_MV_OPTIONS),
