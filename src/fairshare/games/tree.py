@@ -142,7 +142,6 @@ class TreeGame(Game):
                 raise ValueError("background is only used with mode='interventional'")
             self.background = None
         self.n_outputs = ens.n_outputs if ens.n_outputs > 1 else 0
-        self._A = prepared.paths.follows(ens, self.x[None, :])[0] if mode == "path-dependent" else None
 
     def _evaluate(self, coalitions: np.ndarray) -> np.ndarray:
         ens = self.prepared.ensemble
@@ -157,8 +156,13 @@ class TreeGame(Game):
                 pred = ens.predict(rows.reshape(-1, self.n_players)).reshape(S.shape[0], B, -1)
                 out[start:start + block] = pred.mean(axis=1)
         else:
-            out = _path_dependent_values(self.prepared, self._A, coalitions)
+            out = _path_dependent_values(self.prepared, self._follows, coalitions)
         return out if ens.n_outputs > 1 else out[:, 0]
+
+    @cached_property
+    def _follows(self) -> np.ndarray:
+        """``A[L, d]`` of the explicand (path-dependent game values; not needed for exact values)."""
+        return self.prepared.paths.follows(self.prepared.ensemble, self.x[None, :])[0]
 
     def null_players(self) -> np.ndarray:
         """Features no tree splits on, and (interventional) features equal to every background row."""
