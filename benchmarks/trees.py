@@ -8,14 +8,13 @@ interventional (100 background rows) mode, reported as ratios in one run (best o
 
 from __future__ import annotations
 
-import time
 import warnings
 
 import numpy as np
 
 import fairshare as fs
 
-from .common import table, write_report
+from .common import best_of, table, timed, write_report
 from .datasets import adult_shap, nhanes
 
 warnings.filterwarnings("ignore")
@@ -41,25 +40,6 @@ def models(cfg):
     X = rng.random((m, 3072))
     y = (X[:, :64].sum(axis=1) + 0.5 * rng.standard_normal(m) > 32).astype(int)
     yield "CIFAR-sized synthetic (random forest, 3072 features, depth 15)", RandomForestClassifier(n_estimators=100, max_depth=15, random_state=42, n_jobs=2).fit(X, y), rng.random((200, 3072))
-
-
-def _timed(fn):
-    start = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - start
-
-
-def _best_of(fn, repeats: int = 3, budget_s: float = 3.0):
-    """Fastest of up to ``repeats`` runs (fewer when one run takes over ``budget_s / repeats``)."""
-    out, best = _timed(fn)
-    spent = best
-    for _ in range(repeats - 1):
-        if spent + best > budget_s:
-            break
-        _, t = _timed(fn)
-        spent += t
-        best = min(best, t)
-    return out, best
 
 
 def _shap_values(model, rows, background):
@@ -89,13 +69,13 @@ def main(size: str = "default", seeds: int | None = None, out: str | None = None
         for mode in ("path-dependent", "interventional"):
             bg = background if mode == "interventional" else None
             # one untimed call each (ours: the first one in the process loads the compiled kernels)
-            _, t_warm = _timed(lambda: fs.games.tree_values(model, rows[:2], "shapley", mode=mode, background=bg))
+            _, t_warm = timed(lambda: fs.games.tree_values(model, rows[:2], "shapley", mode=mode, background=bg))
             first_call = t_warm if first_call is None else first_call
-            ours, t_ours = _best_of(lambda: fs.games.tree_values(model, rows, "shapley", mode=mode, background=bg))
-            _, t_banzhaf = _best_of(lambda: fs.games.tree_values(model, rows, "banzhaf", mode=mode, background=bg))
+            ours, t_ours = best_of(lambda: fs.games.tree_values(model, rows, "shapley", mode=mode, background=bg))
+            _, t_banzhaf = best_of(lambda: fs.games.tree_values(model, rows, "banzhaf", mode=mode, background=bg))
             try:
                 _shap_values(model, rows[:2], bg)
-                theirs, t_shap = _best_of(lambda: _shap_values(model, rows, bg))
+                theirs, t_shap = best_of(lambda: _shap_values(model, rows, bg))
                 if theirs.shape != ours.shape:
                     theirs = np.moveaxis(theirs, 0, -1)
                 agree = float(np.abs(theirs - ours).max())
@@ -105,12 +85,12 @@ def main(size: str = "default", seeds: int | None = None, out: str | None = None
             if mode == "path-dependent":
                 k = cfg["shapiq_rows"]
                 try:
-                    _, t = _timed(lambda: _shapiq(model, rows[:k], "SV"))
+                    _, t = timed(lambda: _shapiq(model, rows[:k], "SV"))
                     shapiq_time = f"{1000 * t / k:.1f} ({(t / k) / (t_ours / len(rows)):.1f}x ours)"
                 except Exception as exc:  # noqa: BLE001
                     shapiq_time = f"failed: {type(exc).__name__}"
                 try:
-                    _timed(lambda: _shapiq(model, rows[:1], "BV"))
+                    timed(lambda: _shapiq(model, rows[:1], "BV"))
                     shapiq_bv = "ran"
                 except Exception as exc:  # noqa: BLE001
                     shapiq_bv = f"failed: {type(exc).__name__}"
@@ -118,7 +98,7 @@ def main(size: str = "default", seeds: int | None = None, out: str | None = None
             rows_out.append([name, mode, len(rows), t_ours * per, t_banzhaf * per, t_shap * per,
                              t_shap / t_ours, t_banzhaf / t_ours, agree, shapiq_time, shapiq_bv])
             if name.startswith("CIFAR") and mode == "path-dependent":
-                _, banzhaf_3072 = _timed(lambda: fs.games.tree_values(model, rows[:1], "banzhaf"))
+                _, banzhaf_3072 = timed(lambda: fs.games.tree_values(model, rows[:1], "banzhaf"))
     sections = [
         f"Run with `fairshare bench trees --size {size}`. Times are milliseconds per explained row "
         f"({cfg['rows']} rows explained in one call each; interventional mode with {cfg['background']} background rows), "

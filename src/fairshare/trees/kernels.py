@@ -136,9 +136,6 @@ def path_dependent_walk(left: np.ndarray, right: np.ndarray, feature: np.ndarray
     lvl_feat = np.empty(levels, dtype=np.int64)
     lvl_r = np.empty(levels)                        # R of that slot after the edge (row independent)
     lvl_a = np.empty((levels, b))                   # A of that slot after the edge, per row
-    fa = np.empty((levels, b))                      # factors at a leaf, by slot
-    fr = np.empty(levels)
-    ff = np.empty(levels, dtype=np.int64)
     from_level = np.empty(levels, dtype=np.int64)
     inv0 = np.empty(Q)
     inv1 = np.empty(Q)
