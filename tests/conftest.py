@@ -71,8 +71,11 @@ def median_error(game: fs.Game, index, budget: int, seeds: int = 24, truth: np.n
 def stderr_coverage(game: fs.Game, index: str, method: str, budget: int, runs: int = 60) -> float:
     """Share of (player, run) pairs whose error is within two reported standard errors."""
     truth = fs.exact(game, index).values
-    inside = [np.abs(phi.values - truth) <= 2 * phi.stderr
-              for phi in (fs.estimate(game, index, method=method, budget=budget, seed=s) for s in range(runs))]
+    inside = []
+    for s in range(runs):
+        phi = fs.estimate(game, index, method=method, budget=budget, seed=s)
+        assert phi.stderr is not None and np.all(phi.stderr >= 0)
+        inside.append(np.abs(phi.values - truth) <= 2 * phi.stderr + 1e-12)
     return float(np.mean(inside))
 
 

@@ -5,6 +5,7 @@ import pytest
 
 import fairshare as fs
 from fairshare.registry import get_method, method_names
+from conftest import stderr_coverage
 
 ESTIMATORS = [m for m in method_names() if m != "exact"]
 CASES = [(m, idx) for m in ESTIMATORS for idx in ("shapley", "banzhaf") if get_method(m).supports(fs.Semivalue.shapley() if idx == "shapley" else fs.Semivalue.banzhaf())]
@@ -51,14 +52,7 @@ def test_error_shrinks_like_one_over_budget(method, index):
 
 @pytest.mark.parametrize("method, index", [c for c in CASES if get_method(c[0]).has_stderr])
 def test_stderr_covers_the_true_error(method, index):
-    g = soum(n=12, seed=2)
-    truth = fs.exact(g, index).values
-    inside = []
-    for s in range(60):
-        phi = fs.estimate(g, index, method=method, budget=600, seed=s)
-        assert phi.stderr is not None and np.all(phi.stderr >= 0)
-        inside.append(np.abs(phi.values - truth) <= 2 * phi.stderr + 1e-12)
-    coverage = np.mean(inside)
+    coverage = stderr_coverage(soum(n=12, seed=2), index, method, budget=600)
     assert 0.85 <= coverage <= 0.995, coverage
 
 
