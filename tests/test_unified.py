@@ -288,6 +288,10 @@ def test_tree_control_variate_needs_independent_pairs_and_budget():
         fs.estimate(g, "shapley", method="regression-cv", budget=300, seed=0, replacement=False)
     with pytest.raises(ValueError, match="control_variate"):
         fs.estimate(g, "shapley", method="regression", budget=300, seed=0, control_variate="forest")
+    with pytest.raises(ValueError, match="folds"):
+        fs.estimate(g, "shapley", method="regression-cv", budget=300, seed=0, folds=1)
+    with pytest.raises(TypeError, match="folds"):
+        fs.estimate(g, "shapley", method="regression-cv", budget=300, seed=0, folds=2.5)
     # below 4n evaluations there are too few pairs for surrogates: the plain default regression, said so
     small = fs.estimate(g, "shapley", method="regression-cv", budget=40, seed=0)
     plain = fs.estimate(g, "shapley", method="regression", budget=40, seed=0)

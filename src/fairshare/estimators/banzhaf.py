@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import check_int
 from ..combinatorics import log_binom, logsumexp
 from ..evaluation import BudgetedEvaluator, BudgetError
 from ..game import Game
@@ -118,13 +119,12 @@ def run_semivalue_linear(game: Game, sv: Semivalue, evaluator: BudgetedEvaluator
     if control and evaluator.remaining < CONTROL_MIN_ROWS_PER_PLAYER * n:
         control, replacement = False, False          # too few pairs for surrogates: plain Kernel Banzhaf
         cv_note = {"control": f"off: budget below {CONTROL_MIN_ROWS_PER_PLAYER}n, plain Kernel Banzhaf"}
-    if isinstance(folds, bool) or not isinstance(folds, (int, np.integer)) or folds < 2:
-        raise ValueError(f"folds must be an integer >= 2, got {folds!r}")
+    folds = check_int(folds, "folds", minimum=2)
     betas: list[np.ndarray] = []
 
     def estimate(sample: CoalitionSample, V: np.ndarray):
         if control:
-            adjustment, beta = tree_control_variate(sample.coalitions, V, rng, "banzhaf", folds=int(folds))
+            adjustment, beta = tree_control_variate(sample.coalitions, V, rng, "banzhaf", folds=folds)
             V = V - adjustment
             betas.append(beta)
         sizes = sample.coalitions.sum(axis=1)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validation import check_int
 from ..semivalues import Semivalue
 
 __all__ = ["tree_control_variate", "CONTROL_MIN_ROWS_PER_PLAYER"]
@@ -87,7 +88,7 @@ def tree_control_variate(coalitions: np.ndarray, values: np.ndarray, rng: np.ran
     pairs = m // 2
     control = np.zeros_like(V)
     beta = np.zeros(V.shape[1])
-    folds = min(int(folds), pairs // 2)
+    folds = min(check_int(folds, "folds", minimum=2), pairs // 2)
     if folds < 2 or pairs <= n + 1:
         return (control[:, 0] if squeeze else control), beta
     fold_of_pair = rng.permutation(pairs) % folds
