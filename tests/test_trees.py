@@ -247,7 +247,7 @@ def test_bad_arguments():
         fs.games.TreeGame(model, X[:2])
     with pytest.raises(ValueError, match="background must have 7 columns"):
         fs.games.TreeGame(model, X[0], mode="interventional", background=X[:3, :2])
-    with pytest.raises(TypeError, match="model must be an xgboost, lightgbm or scikit-learn tree model"):
+    with pytest.raises(TypeError, match="model must be an xgboost, lightgbm, catboost or scikit-learn tree model"):
         fs.games.TreeGame(object(), X[0])
 
 

@@ -55,7 +55,14 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         if name not in available:
             raise ValueError(f"unknown benchmark {name!r}; available: {available + ['all']}")
         module = importlib.import_module(f"{path.name}.{name}")
-        module.main(size=args.size, seeds=args.seeds, out=args.out)
+        kwargs = dict(size=args.size, seeds=args.seeds, out=args.out)
+        if args.device != "cpu":
+            import inspect
+
+            if "device" not in inspect.signature(module.main).parameters:
+                raise ValueError(f"benchmark {name!r} runs on the CPU only; --device {args.device} is not supported")
+            kwargs["device"] = args.device
+        module.main(**kwargs)
     return 0
 
 
@@ -178,6 +185,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="quick: seconds (used by the tests); default: minutes; full: the papers' settings")
     p.add_argument("--seeds", type=int, default=None, help="override the number of seeds")
     p.add_argument("--out", default=None, help="output folder (default benchmarks/results/NAME)")
+    p.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
+                   help="cuda: also measure the GPU paths (benchmarks that have them: trees, highdim)")
     p.set_defaults(func=_cmd_bench)
     return parser
 

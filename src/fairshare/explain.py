@@ -14,6 +14,7 @@ from .explanation import Explanation
 from .games.distributed import DistributedGame
 from .games.model import ModelGame, _as_rows, _frame_info
 from .semivalues import Semivalue, resolve_index
+from .trees.readers import is_tree_model
 
 __all__ = ["explain", "default_budget"]
 
@@ -27,19 +28,6 @@ def default_budget(n_players: int) -> int:
     (256, 2108)
     """
     return int(min(2 ** min(n_players, 62), 2 * n_players + 2048))
-
-
-def _is_tree_model(model: Any) -> bool:
-    from .trees.ensemble import read_ensemble
-
-    module = type(model).__module__
-    if not (module.startswith("xgboost") or module.startswith("lightgbm") or module.startswith("sklearn")):
-        return False
-    try:
-        read_ensemble(model)
-        return True
-    except (TypeError, ValueError):
-        return False
 
 
 def _row_frame(X: Any, i: int) -> Any:
@@ -109,6 +97,9 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
         from .registry import get_method
 
         get_method(method)                       # unknown names fail here, listing the valid ones
+    if method in ("auto", "exact") and groups is None and is_tree_model(model) and \
+            (imputation != "baseline" or background is None or _as_rows(background, "background").shape[0] == 1):
+        return _explain_trees(model, X, background, sv, feature_names)
     columns, _ = _frame_info(X)
     rows = _as_rows(X, "X")
     n_rows, n_features = rows.shape
@@ -120,9 +111,6 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
         bg_rows = _as_rows(background, "background")
         if bg_rows.shape[1] != n_features:
             raise ValueError(f"background has {bg_rows.shape[1]} columns but X has {n_features}")
-    if method in ("auto", "exact") and groups is None and _is_tree_model(model) and \
-            (imputation != "baseline" or background is None or _as_rows(background, "background").shape[0] == 1):
-        return _explain_trees(model, X, rows, background, sv, names)
     if background is None:
         raise ValueError("background (a baseline row or rows) is required to explain a non-tree model")
     settings = dict(imputation=imputation, groups=groups, batch_size=batch_size, feature_names=names, index=sv,
@@ -210,22 +198,37 @@ def _on_dask(client: Any, predict: Any, X: Any, background: Any, settings: dict,
         finish(index_of[fut.key], fut.result())
 
 
-def _explain_trees(model: Any, X: Any, rows: np.ndarray, background: Any, sv: Semivalue, names: list[str]) -> Explanation:
-    from .games.tree import TreeGame, tree_values
+def _explain_trees(model: Any, X: Any, background: Any, sv: Semivalue, feature_names: Any) -> Explanation:
+    """Exact tree values (the model read once, rows in parallel): path-dependent without background."""
+    from .games.tree import _check_mode, _exact_rows, empty_value
+    from .trees.inputs import tree_rows
+    from .trees.prepared import prepared
 
+    prep = prepared(model)
+    ens = prep.ensemble
+    rows = tree_rows(X, ens, "X")
+    if rows.shape[0] == 0:
+        raise ValueError("X holds no rows to explain")
     mode = "path-dependent" if background is None else "interventional"
-    values = tree_values(model, rows, sv, mode=mode, background=background)
-    game = TreeGame(model, rows[0], mode=mode, background=background)
-    empty = np.asarray(game(np.zeros((1, game.n_players), dtype=bool)), dtype=float)[0]
+    _check_mode(prep, mode, background)
+    bg = None if background is None else tree_rows(background, ens, "background")
+    if bg is not None and bg.shape[0] == 0:
+        raise ValueError("background must hold at least one row")
+    values = _exact_rows(prep, rows, resolve_index(sv, ens.n_features), mode, bg)
+    values = values if ens.n_outputs > 1 else values[..., 0]
+    empty = empty_value(prep, mode, bg)
+    empty = empty if ens.n_outputs > 1 else empty[0]
     n = len(rows)
+    names = [str(f) for f in feature_names] if feature_names is not None else (
+        ens.feature_names or _frame_info(X)[0] or [f"x{i}" for i in range(ens.n_features)])
+    if len(names) != ens.n_features:
+        raise ValueError(f"feature_names must have {ens.n_features} names, got {len(names)}")
     base = np.broadcast_to(empty, (n,) + np.shape(empty)).copy()
     k = values.shape[2] if values.ndim == 3 else None
-    return Explanation(values=values, stderr=np.zeros_like(values), base_values=base,
-                       data=rows if rows.dtype != object else None,
-                       feature_names=game.player_names if game.player_names[0] != "x0" else names, index=sv.name,
-                       output_names=_output_names(model, k), methods=["exact (tree)"] * n,
-                       n_evaluations=np.zeros(n, dtype=np.int64),
-                       info=dict(model_output="raw (tree ensemble margin or probability)", tree_mode=mode))
+    return Explanation(values=values, stderr=np.zeros_like(values), base_values=base, data=rows,
+                       feature_names=list(names), index=sv.name, output_names=_output_names(model, k),
+                       methods=["exact (tree)"] * n, n_evaluations=np.zeros(n, dtype=np.int64),
+                       info=dict(model_output=f"raw ({ens.output})", tree_mode=mode))
 
 
 class _NoBar:

@@ -76,7 +76,7 @@ def tree_control_variate(coalitions: np.ndarray, values: np.ndarray, rng: np.ran
     except ImportError as exc:  # pragma: no cover - the ml extra is installed in tests
         raise ImportError("the tree control variate needs xgboost: pip install 'fairshare[ml]'") from exc
     from ..games.tree import tree_values
-    from ..trees.ensemble import read_ensemble
+    from ..trees import read_ensemble
 
     coalitions = np.asarray(coalitions, dtype=bool)
     V = np.asarray(values, dtype=float)

@@ -9,81 +9,30 @@ import numpy as np
 
 from ..game import Game
 from ..semivalues import Semivalue, resolve_index
-from ..trees.ensemble import TreeEnsemble, read_ensemble
-from ..trees.paths import LeafPaths, leaf_paths
+from ..trees.inputs import tree_rows
+from ..trees.paths import LeafPaths
+from ..trees.prepared import Prepared, prepared
 from ..trees.values import leaf_semivalues, path_weights, sign_tables
 
-__all__ = ["TreeGame", "tree_values"]
+__all__ = ["TreeGame", "tree_values", "empty_value"]
 
 MODES = ("path-dependent", "interventional")
 _BLOCK_ELEMENTS = 1 << 22
+_DECISION_CELLS = 1 << 26  # row x node decisions held at once (64 MB of booleans)
 _WALK_ROWS = 64            # rows sharing one compiled walk over the trees (arithmetic vectorized over them)
 
 
-def _feature_names(model: Any, n: int) -> list[str] | None:
-    for attr in ("feature_names_in_", "feature_names"):
-        names = getattr(model, attr, None)
-        if names is not None and len(names) == n:
-            return [str(v) for v in names]
-    booster = getattr(model, "booster_", None) or (model.get_booster() if hasattr(model, "get_booster") else None)
-    for source in (booster, model):
-        getter = getattr(source, "feature_name", None)
-        if callable(getter):
-            names = getter()
-            if names is not None and len(names) == n and not all(str(v).startswith("Column_") for v in names):
-                return [str(v) for v in names]
-        names = getattr(source, "feature_names", None) if source is not None else None
-        if names is not None and len(names) == n:
-            return [str(v) for v in names]
-    return None
-
-
-def _rows(X: Any, n: int, name: str) -> np.ndarray:
-    arr = np.asarray(getattr(X, "values", X), dtype=float)
-    arr = np.atleast_2d(arr)
-    if arr.ndim != 2 or arr.shape[1] != n:
-        raise ValueError(f"{name} must have {n} columns (the model's features), got shape {np.shape(X)}")
-    return arr
-
-
-class _Layout(NamedTuple):
-    """Per node: cover ratio to its parent, parent, factor slot of the parent's feature on the path,
-    whether that feature repeats on the path; and the most distinct features on one path."""
-
-    ratio: np.ndarray
-    parent: np.ndarray
-    slot: np.ndarray
-    repeat: np.ndarray
-    distinct_depth: int
-
-
-class _Prepared:
-    """An ensemble with its paths, shared by every row explained."""
-
-    def __init__(self, model: Any) -> None:
-        self.ensemble: TreeEnsemble = read_ensemble(model)
-        self.max_depth = self.ensemble.depth()
-
-    @cached_property
-    def paths(self) -> LeafPaths:
-        """Root-to-leaf paths (the game's coalition values; semivalues given by weights only)."""
-        return leaf_paths(self.ensemble)
-
-    @cached_property
-    def ratios(self) -> np.ndarray:
-        return self.paths.cover_ratios()
-
-    @cached_property
-    def layout(self) -> _Layout:
-        """What the compiled walks need besides the ensemble's arrays."""
-        from ..trees.kernels import path_layout
-
-        ens = self.ensemble
-        slot, repeat, n_slots, parent = path_layout(ens.left, ens.right, ens.feature, ens.roots, self.max_depth)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.where(parent >= 0, ens.cover / ens.cover[np.maximum(parent, 0)], 1.0)
-        ratio = np.where(np.isfinite(ratio), ratio, 0.0)
-        return _Layout(ratio, parent, slot, repeat, max(1, int(n_slots.max(initial=0))))
+def _check_mode(prep: Prepared, mode: str, background: Any) -> None:
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    if mode == "interventional" and background is None:
+        raise ValueError("background (a baseline row or rows) is required for mode='interventional'")
+    if mode == "path-dependent" and background is not None:
+        raise ValueError("background is only used with mode='interventional'")
+    if mode == "path-dependent" and prep.ensemble.linear is not None:
+        raise ValueError("path-dependent values of lightgbm linear trees are not defined: a leaf's linear model "
+                         "needs the values of the features outside the coalition, which the tree's cover does not "
+                         "give; use mode='interventional' with a background (explained exactly)")
 
 
 class TreeGame(Game):
@@ -91,9 +40,11 @@ class TreeGame(Game):
 
     Parameters
     ----------
-    model : xgboost, lightgbm or scikit-learn tree model (DecisionTree, RandomForest,
-        ExtraTrees, GradientBoosting; regressors and classifiers)
-    x : row to explain (1-D array, pandas Series or one-row DataFrame)
+    model : a tree model: xgboost, lightgbm, catboost, scikit-learn (decision trees, random and
+        extra-trees forests, bagged trees, gradient boosting, HistGradientBoosting, IsolationForest);
+        regressors and classifiers. Read once per model object (refitting it is noticed).
+    x : row to explain (1-D array, pandas Series or one-row DataFrame (columns aligned by name,
+        categoricals and nullable dtypes read as the model reads them), a sparse row)
     mode : {"path-dependent", "interventional"}
         ``"path-dependent"``: a feature outside ``S`` sends the path both ways,
         weighted by the training cover (TreeSHAP's ``tree_path_dependent``; Karczmarz et
@@ -101,9 +52,10 @@ class TreeGame(Game):
         baseline row, and the value is averaged over the rows of ``background``.
     background : row or rows, required for ``"interventional"``
 
-    The value is the model's raw output: margin for xgboost, lightgbm and gradient
-    boosting, prediction for regressors, class probabilities for scikit-learn tree and
-    forest classifiers; one output per class where there are several.
+    The value is the model's raw output: margin for xgboost, lightgbm, catboost and gradient
+    boosting, prediction for regressors, class probabilities for scikit-learn tree, forest and
+    bagging classifiers, the average path length for IsolationForest; one output per class where
+    there are several.
 
     Examples
     --------
@@ -119,28 +71,20 @@ class TreeGame(Game):
 
     def __init__(self, model: Any, x: Any, mode: str = "path-dependent", background: Any = None,
                  player_names: Any = None, batch_size: int | None = None) -> None:
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-        prepared = model if isinstance(model, _Prepared) else _Prepared(model)
-        ens = prepared.ensemble
-        n = ens.n_features
-        names = player_names if player_names is not None else (
-            _feature_names(model, n) if not isinstance(model, _Prepared) else None)
-        super().__init__(n, player_names=names, batch_size=batch_size)
-        self.prepared = prepared
+        prep = prepared(model)
+        _check_mode(prep, mode, background)
+        ens = prep.ensemble
+        super().__init__(ens.n_features, player_names=player_names if player_names is not None else
+                         ens.feature_names, batch_size=batch_size)
+        self.prepared = prep
         self.mode = mode
-        self.x = _rows(x, n, "x")
-        if self.x.shape[0] != 1:
-            raise ValueError(f"x must be one row, got {self.x.shape[0]} rows (use fairshare.games.tree_values for many)")
-        self.x = self.x[0]
-        if mode == "interventional":
-            if background is None:
-                raise ValueError("background (a baseline row or rows) is required for mode='interventional'")
-            self.background = _rows(background, n, "background")
-        else:
-            if background is not None:
-                raise ValueError("background is only used with mode='interventional'")
-            self.background = None
+        rows = tree_rows(x, ens, "x")
+        if rows.shape[0] != 1:
+            raise ValueError(f"x must be one row, got {rows.shape[0]} rows (use fairshare.games.tree_values for many)")
+        self.x = rows[0]
+        self.background = tree_rows(background, ens, "background") if mode == "interventional" else None
+        if self.background is not None and self.background.shape[0] == 0:
+            raise ValueError("background must hold at least one row")
         self.n_outputs = ens.n_outputs if ens.n_outputs > 1 else 0
 
     def _evaluate(self, coalitions: np.ndarray) -> np.ndarray:
@@ -183,7 +127,7 @@ class TreeGame(Game):
         return values if self.prepared.ensemble.n_outputs > 1 else values[:, 0]
 
 
-def _path_dependent_values(prep: _Prepared, A: np.ndarray, coalitions: np.ndarray) -> np.ndarray:
+def _path_dependent_values(prep: Prepared, A: np.ndarray, coalitions: np.ndarray) -> np.ndarray:
     paths, ens = prep.paths, prep.ensemble
     L, D = paths.feature.shape
     padded = np.concatenate([coalitions, np.zeros((coalitions.shape[0], 1), bool)], axis=1)
@@ -196,6 +140,14 @@ def _path_dependent_values(prep: _Prepared, A: np.ndarray, coalitions: np.ndarra
     return out
 
 
+def empty_value(prep: Prepared, mode: str, background: np.ndarray | None) -> np.ndarray:
+    """``v(empty)`` of the tree game (the same for every row): ``(k,)``."""
+    if mode == "interventional":
+        return prep.ensemble.predict(background).mean(axis=0)
+    L, D = prep.paths.feature.shape
+    return _path_dependent_values(prep, np.zeros((L, D)), np.zeros((1, prep.ensemble.n_features), bool))[0]
+
+
 def _scatter(out: np.ndarray, contrib: np.ndarray, paths: LeafPaths, n: int) -> None:
     """Add per-factor contributions ``(b, L, D)`` times leaf values into ``out`` ``(b, n + 1, k)``."""
     b = contrib.shape[0]
@@ -205,33 +157,44 @@ def _scatter(out: np.ndarray, contrib: np.ndarray, paths: LeafPaths, n: int) -> 
         out[:, :, j] += np.bincount(index, weights=weighted, minlength=b * (n + 1)).reshape(b, n + 1)
 
 
-def _exact_rows(prep: _Prepared, X: np.ndarray, index: Semivalue, mode: str,
+def _linear_arrays(prep: Prepared) -> tuple:
+    lin = prep.ensemble.linear
+    if lin is None:
+        return np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros((0, 1))
+    return lin.ptr, lin.feature, lin.coeff, lin.fallback
+
+
+def _exact_rows(prep: Prepared, X: np.ndarray, index: Semivalue, mode: str,
                 background: np.ndarray | None) -> np.ndarray:
     """Exact values ``(rows, n, k)`` for every row of ``X`` (compiled walks over the trees)."""
-    from ..trees.kernels import interventional_walk, path_dependent_walk     # numba: imported when first needed
+    from ..trees.kernels import interventional_rows, path_dependent_rows     # numba: imported when first needed
 
     ens = prep.ensemble
     n, k = ens.n_features, ens.n_outputs
     lay = prep.layout
     D = lay.distinct_depth
     out = np.zeros((X.shape[0], n, k))
-    per = max(1, _BLOCK_ELEMENTS // max(ens.feature.size, 1))          # rows whose decisions are held at once
+    per = max(_WALK_ROWS, _DECISION_CELLS // max(ens.feature.size, 1))      # rows whose decisions are held at once
     if mode == "interventional":
-        pos, neg = sign_tables(index, n, D)
-        go_z = ens.decisions(background)
+        linear = _linear_arrays(prep)
+        extra = int(np.diff(linear[0]).max(initial=0)) if linear[0].size > 1 else 0
+        pos, neg = sign_tables(index, n, D + extra)
+        go_z = prep.decisions(background)
         for start in range(0, X.shape[0], per):
-            go_x = ens.decisions(X[start:start + per])
-            interventional_walk(ens.left, ens.right, ens.feature, ens.value, ens.roots, go_x, go_z, pos, neg,
-                                prep.max_depth, out[start:start + per])
+            rows = X[start:start + per]
+            interventional_rows(ens.left, ens.right, ens.feature, ens.value, ens.roots, prep.tree_out,
+                                ens.decisions(rows), go_z, pos, neg, linear, np.ascontiguousarray(rows),
+                                np.ascontiguousarray(background), prep.max_depth, out[start:start + per])
         return out
     quad = index.quadrature(D - 1)                 # leaving one factor out: degree <= D - 1 in u
     if quad is not None:
-        for start in range(0, X.shape[0], _WALK_ROWS):
-            go_left_t = np.ascontiguousarray(ens.decisions(X[start:start + _WALK_ROWS]).T)
+        for start in range(0, X.shape[0], per):
+            go_left_t = np.ascontiguousarray(ens.decisions(X[start:start + per]).T)
             block = np.zeros((n, k, go_left_t.shape[1]))
-            path_dependent_walk(ens.left, ens.right, ens.feature, lay.ratio, lay.parent, lay.slot, lay.repeat,
-                                ens.value, ens.roots, go_left_t, quad[0], quad[1], prep.max_depth, block)
-            out[start:start + _WALK_ROWS] = block.transpose(2, 0, 1)
+            path_dependent_rows(ens.left, ens.right, ens.feature, lay.ratio, lay.parent, lay.slot, lay.repeat,
+                                ens.value, ens.roots, prep.tree_out, go_left_t, quad[0], quad[1], prep.max_depth,
+                                _WALK_ROWS, block)
+            out[start:start + per] = block.transpose(2, 0, 1)
         return out
     # a semivalue given by its weights only (no measure): per-leaf polynomials in numpy
     paths = prep.paths
@@ -250,8 +213,9 @@ def tree_values(model: Any, X: Any, index: str | Semivalue = "shapley", mode: st
                 background: Any = None) -> np.ndarray:
     """Exact values of a tree model for many rows at once: ``(rows, n_features)`` or ``(rows, n_features, k)``.
 
-    Shares the model's paths across rows, so ground truth for a benchmark of 100 rows is
-    one call.
+    The model is read once (and cached while it lives); rows run in parallel. ``X`` and
+    ``background`` may be numpy arrays, pandas frames (aligned by column name; categoricals and
+    nullable dtypes), sparse matrices or an xgboost ``DMatrix``.
 
     Examples
     --------
@@ -262,16 +226,13 @@ def tree_values(model: Any, X: Any, index: str | Semivalue = "shapley", mode: st
     >>> fs.games.tree_values(model, X[:5], "banzhaf").shape
     (5, 4)
     """
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-    prep = _Prepared(model)
-    n = prep.ensemble.n_features
-    rows = _rows(X, n, "X")
-    bg = None
-    if mode == "interventional":
-        if background is None:
-            raise ValueError("background (a baseline row or rows) is required for mode='interventional'")
-        bg = _rows(background, n, "background")
-    sv = resolve_index(index, n)
+    prep = prepared(model)
+    _check_mode(prep, mode, background)
+    ens = prep.ensemble
+    rows = tree_rows(X, ens, "X")
+    bg = tree_rows(background, ens, "background") if mode == "interventional" else None
+    if bg is not None and bg.shape[0] == 0:
+        raise ValueError("background must hold at least one row")
+    sv = resolve_index(index, ens.n_features)
     values = _exact_rows(prep, rows, sv, mode, bg)
-    return values if prep.ensemble.n_outputs > 1 else values[..., 0]
+    return values if ens.n_outputs > 1 else values[..., 0]

@@ -55,17 +55,15 @@ class LeafPaths:
 
         Pads are False (they enter products through ``R = 1``).
         """
-        X = np.atleast_2d(np.asarray(X, dtype=float))
+        go_left = ens.decisions(np.atleast_2d(np.asarray(X, dtype=float)))        # (rows, nodes)
         valid = self.node >= 0
         nodes = np.where(valid, self.node, ens.roots[0])
-        feats = np.where(valid, ens.feature[nodes], 0)
-        feats = np.where(feats < 0, 0, feats)
         L, P = self.node.shape
         D = self.depth
-        out = np.ones((X.shape[0], L, D + 1), dtype=bool)
+        out = np.ones((go_left.shape[0], L, D + 1), dtype=bool)
         rows = np.arange(L)
         for j in range(P):
-            ok = ens.goes_left(nodes[:, j][None, :], X[:, feats[:, j]]) == self.went_left[None, :, j]
+            ok = go_left[:, nodes[:, j]] == self.went_left[None, :, j]
             ok |= ~valid[None, :, j]
             out[:, rows, self.slot[:, j]] &= ok
         out[:, :, D] = False
@@ -90,7 +88,7 @@ def leaf_paths(ens: TreeEnsemble) -> LeafPaths:
     --------
     >>> from sklearn.tree import DecisionTreeRegressor
     >>> X = np.random.default_rng(0).random((50, 3)); y = X[:, 0] + X[:, 1]
-    >>> from fairshare.trees.ensemble import read_ensemble
+    >>> from fairshare.trees import read_ensemble
     >>> paths = leaf_paths(read_ensemble(DecisionTreeRegressor(max_depth=2).fit(X, y)))
     >>> paths.node.shape[0]        # four leaves
     4
@@ -111,7 +109,7 @@ def leaf_paths(ens: TreeEnsemble) -> LeafPaths:
         path_nodes = np.concatenate([np.column_stack([nodes_in, inner]), np.column_stack([nodes_in, inner])])
         path_left = np.concatenate([np.column_stack([left_in, np.ones(inner.size, bool)]),
                                     np.column_stack([left_in, np.zeros(inner.size, bool)])])
-    P = max(p.shape[1] for p in leaf_nodes)
+    P = max(1, max(p.shape[1] for p in leaf_nodes))          # at least one (padding) step: single-leaf trees
     leaf = np.concatenate(leaves)
     node = np.concatenate([np.pad(p, ((0, 0), (0, P - p.shape[1])), constant_values=-1) for p in leaf_nodes])
     went_left = np.concatenate([np.pad(p, ((0, 0), (0, P - p.shape[1])), constant_values=False) for p in leaf_left])

@@ -104,15 +104,13 @@ def sign_tables(semivalue: Semivalue, n_players: int, depth: int) -> tuple[np.nd
     n = n_players
     log_p = semivalue.log_weights(n)
     ell = np.arange(n)
-    pos = np.zeros((depth + 1, depth + 1))
-    neg = np.zeros((depth + 1, depth + 1))
-    for p in range(depth + 1):
-        for q in range(depth + 1 - p):
-            if p + q == 0 or p + q > n:
-                continue
-            rest = n - p - q
-            if p >= 1:
-                pos[p, q] = np.exp(logsumexp(log_p + log_binom(rest, ell - p + 1)))
-            if q >= 1:
-                neg[p, q] = -np.exp(logsumexp(log_p + log_binom(rest, ell - p)))
+    p = np.arange(depth + 1)[:, None]
+    q = np.arange(depth + 1)[None, :]
+    ok = (p + q >= 1) & (p + q <= min(depth, n))
+    rest = np.where(ok, n - p - q, 0)[..., None]                     # (p, q, 1)
+    with np.errstate(invalid="ignore"):
+        log_pos = logsumexp(log_p + log_binom(rest, ell - p[..., None] + 1), axis=-1)
+        log_neg = logsumexp(log_p + log_binom(rest, ell - p[..., None]), axis=-1)
+    pos = np.where(ok & (p >= 1), np.exp(log_pos), 0.0)
+    neg = np.where(ok & (q >= 1), -np.exp(log_neg), 0.0)
     return pos, neg

@@ -1,0 +1,147 @@
+"""Reading xgboost models (``Booster`` or the scikit-learn wrappers) into a :class:`TreeEnsemble`.
+
+From the model's JSON: gbtree and dart boosters (dart trees scaled by their drop weights), one
+tree per class or vector-leaf trees (``multi_strategy="multi_output_tree"``), numerical and
+categorical splits (the categories listed at a node go right; any other category, an invalid
+one included, goes left; NaN follows the default direction). The trees read are those the
+model predicts with: a scikit-learn wrapper fitted with early stopping predicts with its
+best iteration, a ``Booster`` with every tree. The base margin comes from the model itself
+(one prediction of a row of missing values), so every objective's ``base_score`` transform is
+the model's own.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+from .ensemble import TreeEnsemble, assemble
+
+__all__ = ["read_xgboost", "xgboost_margin"]
+
+
+def _booster(model: Any) -> Any:
+    return model.get_booster() if hasattr(model, "get_booster") else model
+
+
+def _iterations(model: Any, booster: Any) -> int | None:
+    """Boosting rounds the model predicts with (None: all of them)."""
+    if hasattr(model, "get_booster"):                    # scikit-learn wrapper: predict() uses best_iteration
+        best = getattr(model, "best_iteration", None)
+        if best is not None:
+            return int(best) + 1
+    return None
+
+
+def xgboost_margin(model: Any, X: np.ndarray) -> np.ndarray:
+    """The model's own raw margin for numeric rows (categorical features given as codes): ``(m, k)``."""
+    import xgboost as xgb
+
+    booster = _booster(model)
+    rounds = _iterations(model, booster)
+    types = booster.feature_types
+    dm = xgb.DMatrix(np.asarray(X, dtype=float), feature_names=booster.feature_names, feature_types=types,
+                     enable_categorical=bool(types and "c" in types), missing=np.nan)
+    kwargs = {"iteration_range": (0, rounds)} if rounds is not None else {}
+    out = np.asarray(booster.predict(dm, output_margin=True, **kwargs), dtype=float)
+    return out.reshape(X.shape[0], -1)
+
+
+def _category_maps(booster: Any, n_features: int) -> tuple[dict[int, np.ndarray], str | None]:
+    """Training categories of features that were pandas categoricals (needs pyarrow to read them)."""
+    types = booster.feature_types or []
+    if "c" not in types:
+        return {}, None
+    try:
+        cats = booster.get_categories()
+        if cats.empty():
+            return {}, None
+    except (AttributeError, TypeError):                  # xgboost < 3.1 stores none
+        return {}, None
+    try:
+        arrays = booster.get_categories(export_to_arrow=True).to_arrow()
+    except ImportError:
+        return {}, ("the xgboost model stores the categories of its pandas categorical features; reading them "
+                    "needs pyarrow (pip install pyarrow), or pass the features as category codes")
+    maps = {}
+    for j, (_, values) in enumerate(arrays):
+        if values is not None and j < n_features:
+            maps[j] = np.asarray(values.to_pylist(), dtype=object)
+    return maps, None
+
+
+def read_xgboost(model: Any) -> TreeEnsemble:
+    """Read an xgboost model; see the module docstring for what is supported."""
+    booster = _booster(model)
+    raw = json.loads(booster.save_raw(raw_format="json"))
+    learner = raw["learner"]
+    gbm = learner["gradient_booster"]
+    name = gbm.get("name", "gbtree")
+    if name not in ("gbtree", "dart"):
+        raise ValueError(f"only tree boosters can be read; this xgboost model uses booster={name!r} "
+                         "(explain it with fs.explain(model.predict, X, background=...))")
+    inner = gbm["model"] if "model" in gbm else gbm["gbtree"]["model"]
+    params = learner["learner_model_param"]
+    n_features = int(params["num_feature"])
+    k = max(int(params.get("num_class", "0")), int(params.get("num_target", "1")), 1)
+    all_trees = inner["trees"]
+    tree_info = inner.get("tree_info", [0] * len(all_trees))
+    weights = gbm.get("weight_drop", [1.0] * len(all_trees))
+    rounds = _iterations(model, booster)
+    indptr = inner.get("iteration_indptr")
+    if rounds is not None and indptr is not None:
+        used = int(indptr[min(rounds, len(indptr) - 1)])
+    elif rounds is not None:
+        used = min(len(all_trees), rounds * max(1, len(all_trees) // max(1, booster.num_boosted_rounds())))
+    else:
+        used = len(all_trees)
+    trees = [_tree(t, int(out), float(scale), k) for t, out, scale in
+             zip(all_trees[:used], tree_info[:used], weights[:used])]
+    missing = getattr(model, "missing", None) if hasattr(model, "get_booster") else None
+    missing = None if missing is None or (isinstance(missing, float) and np.isnan(missing)) else float(missing)
+    maps, note = _category_maps(booster, n_features)
+    names = list(booster.feature_names) if booster.feature_names else None
+    if not trees:
+        trees = [_constant_tree(k)]
+    ens = assemble(trees, n_features, k, np.zeros(k), strict=True, float32=True, output="margin",
+                   feature_names=names, category_maps=maps, missing_value=missing, sparse_missing=True)
+    ens.category_note = note
+    probe = np.full((1, n_features), np.nan)
+    ens.base = (xgboost_margin(model, probe) - ens.predict(probe))[0]
+    return ens
+
+
+def _constant_tree(k: int) -> dict:
+    return dict(feature=[-1], threshold=[0.0], left=[-1], right=[-1], default_left=[True], missing=[0],
+                cover=[1.0], value=np.zeros((1, k)))
+
+
+def _tree(t: dict, out: int, scale: float, k: int) -> dict:
+    left = np.asarray(t["left_children"], dtype=np.int64)
+    right = np.asarray(t["right_children"], dtype=np.int64)
+    leaf = left < 0
+    size = left.size
+    cond = np.asarray(t["split_conditions"], dtype=np.float32).astype(float)
+    vector = int(t.get("tree_param", {}).get("size_leaf_vector", "1") or 1)
+    value = np.zeros((size, k))
+    if vector > 1:
+        # vector leaves: a leaf's right child holds its row in leaf_weights
+        leaf_weights = np.asarray(t["leaf_weights"], dtype=np.float32).astype(float).reshape(-1, vector)
+        value[leaf, :vector] = leaf_weights[right[leaf]] * scale
+        cond = np.where(leaf, 0.0, cond)
+    else:
+        value[leaf, out] = cond[leaf] * scale
+    split_type = np.asarray(t.get("split_type", np.zeros(size)), dtype=np.int64)
+    tree = dict(feature=np.where(leaf, -1, np.asarray(t["split_indices"])), threshold=np.where(leaf, 0.0, cond),
+                left=left, right=np.where(leaf, -1, right), default_left=np.asarray(t["default_left"], dtype=bool),
+                missing=np.zeros(size), cover=np.asarray(t["sum_hessian"], dtype=float), value=value)
+    if np.any(split_type != 0):
+        # listed categories go right; anything else (another category, an invalid one) goes left
+        cats = np.asarray(t["categories"], dtype=np.int64)
+        listed = {}
+        for node, start, count in zip(t["categories_nodes"], t["categories_segments"], t["categories_sizes"]):
+            listed[int(node)] = cats[int(start):int(start) + int(count)]
+        tree.update(categorical=(split_type != 0) & ~leaf, cat_right=listed, cat_other_left=np.ones(size, bool))
+    return tree
