@@ -80,3 +80,28 @@ def stderr_coverage(game: fs.Game, index: str, method: str, budget: int, runs: i
 
 
 __all__ = ["interacting_game", "median_error", "near_additive_game", "stderr_coverage", "table_game", "random_table", "all_coalitions", "INDICES", "INDEX_IDS"]
+
+
+def model_raw_output(model, X, custom=None) -> np.ndarray:
+    """A tree model's own raw output from its library's API (independent of fairshare's readers): ``(m, k)``:
+    margins (xgboost, lightgbm, catboost, gradient boosting), probabilities (scikit-learn forests and trees),
+    predictions (regressors); ``custom(model, X)`` where a configuration needs its own."""
+    if custom is not None:
+        out = custom(model, X)
+    else:
+        from sklearn.ensemble import GradientBoostingClassifier, HistGradientBoostingClassifier
+
+        module = type(model).__module__
+        if module.startswith("xgboost"):
+            out = model.predict(X, output_margin=True)
+        elif module.startswith("lightgbm"):
+            out = model.predict(X, raw_score=True)
+        elif module.startswith("catboost"):
+            out = model.predict(X, prediction_type="RawFormulaVal")
+        elif isinstance(model, (GradientBoostingClassifier, HistGradientBoostingClassifier)):
+            out = model.decision_function(X)
+        elif hasattr(model, "predict_proba"):
+            out = model.predict_proba(X)
+        else:
+            out = model.predict(X)
+    return np.asarray(out, dtype=float).reshape(len(X), -1)

@@ -17,6 +17,8 @@ import pytest
 import fairshare as fs
 from fairshare.trees import prepared, read_ensemble, tree_rows
 
+from conftest import model_raw_output
+
 xgb = pytest.importorskip("xgboost")
 lgb = pytest.importorskip("lightgbm")
 from sklearn import ensemble as ske  # noqa: E402
@@ -173,25 +175,7 @@ def case_catboost():
     }
 
 
-def raw_output(model, X, custom=None):
-    """The model's own raw output, from its library's API (independent of fairshare's reader)."""
-    if custom is not None:
-        out = custom(model, X)
-    else:
-        module = type(model).__module__
-        if module.startswith("xgboost"):
-            out = model.predict(X, output_margin=True)
-        elif module.startswith("lightgbm"):
-            out = model.predict(X, raw_score=True)
-        elif module.startswith("catboost"):
-            out = model.predict(X, prediction_type="RawFormulaVal")
-        elif isinstance(model, (ske.GradientBoostingClassifier, ske.HistGradientBoostingClassifier)):
-            out = model.decision_function(X)
-        elif hasattr(model, "predict_proba"):
-            out = model.predict_proba(X)
-        else:
-            out = model.predict(X)
-    return np.asarray(out, dtype=float).reshape(len(X), -1)
+raw_output = model_raw_output
 
 
 CASES = {**case_xgboost(), **case_lightgbm(), **case_sklearn()}
@@ -430,3 +414,18 @@ def test_agreement_with_shap_where_shap_reads_the_model(name, mode):
     ours_sum, theirs_sum = ours.reshape(5, N_FEATURES, -1).sum(axis=1), theirs.reshape(5, N_FEATURES, -1).sum(axis=1)
     np.testing.assert_allclose(ours_sum, gap, atol=1e-9)
     assert np.abs(theirs_sum - gap).max() > 0.1, "shap now gets this right: remove it from SHAP_WRONG"
+
+
+def test_the_parse_cache_holds_models_that_cannot_be_hashed_and_lets_them_go():
+    import gc
+    import weakref
+
+    class Unhashable(ske.RandomForestRegressor):
+        __hash__ = None
+
+    model = Unhashable(n_estimators=3, max_depth=2, random_state=0).fit(X_NUM, Y_REG)
+    assert prepared(model) is prepared(model)
+    ref = weakref.ref(model)
+    del model
+    gc.collect()
+    assert ref() is None                             # the cache does not keep a model alive

@@ -8,7 +8,7 @@ import pytest
 import fairshare as fs
 from fairshare.trees import leaf_paths, read_ensemble
 
-from conftest import INDEX_IDS, INDICES
+from conftest import INDEX_IDS, INDICES, model_raw_output
 
 xgb = pytest.importorskip("xgboost")
 lgb = pytest.importorskip("lightgbm")
@@ -48,19 +48,7 @@ def model_zoo(n, seed=0):
     }
 
 
-def raw_output(model, X):
-    name = type(model).__module__
-    if name.startswith("xgboost"):
-        out = model.predict(X, output_margin=True)
-    elif name.startswith("lightgbm"):
-        out = model.predict(X, raw_score=True)
-    elif hasattr(model, "decision_function") and isinstance(model, GradientBoostingClassifier):
-        out = model.decision_function(X)
-    elif hasattr(model, "predict_proba"):
-        out = model.predict_proba(X)
-    else:
-        out = model.predict(X)
-    return np.asarray(out, dtype=float).reshape(X.shape[0], -1)
+raw_output = model_raw_output
 
 
 ZOO = model_zoo(7)

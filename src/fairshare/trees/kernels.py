@@ -344,7 +344,7 @@ def _leaves_parallel(feature, left, right, roots, threshold, default_left, missi
 
 
 # ------------------------------------------------------------------------------- interventional
-@njit(cache=_CACHE, nogil=True)
+@njit(cache=_CACHE, nogil=True, inline="always")
 def _add_game(path_f: np.ndarray, path_s: np.ndarray, nf: int, weight: float, o: int, pos: np.ndarray,
               neg: np.ndarray, out: np.ndarray, r: int) -> None:  # pragma: no cover - compiled
     """Add ``weight`` times the values of ``1[P in S, N out of S]`` (P: path features with side True) to output ``o``."""
@@ -360,7 +360,7 @@ def _add_game(path_f: np.ndarray, path_s: np.ndarray, nf: int, weight: float, o:
         out[r, path_f[i], o] += vp if path_s[i] else vn
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(cache=_CACHE, nogil=True, inline="always")
 def _side(path_f: np.ndarray, path_s: np.ndarray, nf: int, f: int) -> int:  # pragma: no cover - compiled
     """1: ``f`` is on the path taken from the row, 0: from the background row, -1: not decided."""
     for i in range(nf):
@@ -476,9 +476,18 @@ def _intervene_row(r: int, left: np.ndarray, right: np.ndarray, feature: np.ndar
                     elif nf > 0:
                         if o_t >= 0:
                             _add_game(path_f, path_s, nf, value[node, o_t] * scale, o_t, pos, neg, out, r)
-                        else:
-                            for o in range(k):
-                                _add_game(path_f, path_s, nf, value[node, o] * scale, o, pos, neg, out, r)
+                        else:                            # a leaf feeding every output: its sign values once
+                            p = 0
+                            for i in range(nf):
+                                if path_s[i]:
+                                    p += 1
+                            vp = pos[p, nf - p] * scale
+                            vn = neg[p, nf - p] * scale
+                            for i in range(nf):
+                                sv = vp if path_s[i] else vn
+                                fi = path_f[i]
+                                for o in range(k):
+                                    out[r, fi, o] += sv * value[node, o]
                     continue
                 gx = go_x[r, node]
                 gz = go_z[b, node]

@@ -131,8 +131,17 @@ def _same(a: tuple, b: tuple) -> bool:
     return True
 
 
-_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# id(model) -> (weak reference to the model, fit state, Prepared): keyed by identity, since some models
+# (catboost's) define __eq__ without __hash__; an entry leaves with its model
+_CACHE: dict[int, tuple] = {}
 _LOCK = threading.Lock()
+
+
+def _drop(key: int, ref: weakref.ref) -> None:
+    with _LOCK:
+        entry = _CACHE.get(key)
+        if entry is not None and entry[0] is ref:
+            del _CACHE[key]
 
 
 def prepared(model: Any) -> Prepared:
@@ -154,19 +163,18 @@ def prepared(model: Any) -> Prepared:
     if isinstance(model, TreeEnsemble):
         return Prepared(model)
     state = _fit_state(model)
+    key = id(model)
     with _LOCK:
-        try:
-            entry = _CACHE.get(model)
-        except TypeError:                        # not weakly referenceable: read every time
-            entry = None
-        if entry is not None and _same(entry[0], state):
-            return entry[1]
+        entry = _CACHE.get(key)
+        if entry is not None and entry[0]() is model and _same(entry[1], state):
+            return entry[2]
     result = Prepared(read_ensemble(model))
+    try:
+        ref = weakref.ref(model, lambda r, key=key: _drop(key, r))
+    except TypeError:                            # not weakly referenceable: read every time
+        return result
     with _LOCK:
-        try:
-            _CACHE[model] = (state, result)
-        except TypeError:
-            pass
+        _CACHE[key] = (ref, state, result)
     return result
 
 
@@ -181,7 +189,4 @@ def forget(model: Any = None) -> None:
         if model is None:
             _CACHE.clear()
         else:
-            try:
-                _CACHE.pop(model, None)
-            except TypeError:
-                pass
+            _CACHE.pop(id(model), None)

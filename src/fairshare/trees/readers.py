@@ -20,10 +20,12 @@ _CHECK_ROWS = 48
 
 
 def _library(model: Any) -> str | None:
-    module = type(model).__module__
-    for lib in _LIBRARIES:
-        if module == lib or module.startswith(lib + "."):
-            return lib
+    """The library a model (or the class it derives from) comes from."""
+    for cls in type(model).__mro__:
+        module = cls.__module__
+        for lib in _LIBRARIES:
+            if module == lib or module.startswith(lib + "."):
+                return lib
     return None
 
 
