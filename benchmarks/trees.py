@@ -24,39 +24,44 @@ from .datasets import adult_shap, california, nhanes
 
 warnings.filterwarnings("ignore")
 
-SIZES = {"quick": dict(rows=5, background=10, shapiq_rows=2, forest_rows=300, loop_rows=2),
-         "default": dict(rows=100, background=100, shapiq_rows=10, forest_rows=2000, loop_rows=20),
-         "full": dict(rows=100, background=100, shapiq_rows=100, forest_rows=5000, loop_rows=100)}
+SIZES = {"quick": dict(rows=5, background=10, shapiq_rows=2, forest_rows=300, loop_rows=2, trees=0.1),
+         "default": dict(rows=100, background=100, shapiq_rows=10, forest_rows=2000, loop_rows=20, trees=1.0),
+         "full": dict(rows=100, background=100, shapiq_rows=100, forest_rows=5000, loop_rows=100, trees=1.0)}
 
 
 def models(cfg):
+    """The benchmark's models (``cfg["trees"]`` scales their numbers of trees; the quick size trains tenths)."""
     import lightgbm as lgb
     import xgboost as xgb
     from sklearn.datasets import load_digits
     from sklearn.ensemble import HistGradientBoostingRegressor, RandomForestClassifier
 
     X, y, _ = adult_shap()
-    yield "adult (xgboost, 12 features)", xgb.XGBClassifier(n_estimators=100, max_depth=6, n_jobs=2).fit(X[:20000], y[:20000]), X[20000:]
-    yield "adult (lightgbm, 12 features)", lgb.LGBMClassifier(n_estimators=100, num_leaves=63, verbose=-1, n_jobs=2).fit(X[:20000], y[:20000]), X[20000:]
+    yield "adult (xgboost, 12 features)", xgb.XGBClassifier(n_estimators=_n(cfg, 100), max_depth=6, n_jobs=2).fit(X[:20000], y[:20000]), X[20000:]
+    yield "adult (lightgbm, 12 features)", lgb.LGBMClassifier(n_estimators=_n(cfg, 100), num_leaves=63, verbose=-1, n_jobs=2).fit(X[:20000], y[:20000]), X[20000:]
     try:
         import catboost as cb
 
-        yield "adult (catboost, 12 features)", cb.CatBoostClassifier(iterations=100, depth=6, verbose=0, thread_count=2, allow_writing_files=False).fit(X[:20000], y[:20000]), X[20000:]
+        yield "adult (catboost, 12 features)", cb.CatBoostClassifier(iterations=_n(cfg, 100), depth=6, verbose=0, thread_count=2, allow_writing_files=False).fit(X[:20000], y[:20000]), X[20000:]
     except ImportError:
         pass
     X, y, _ = nhanes()
-    yield "nhanes (xgboost, 79 features, NaN)", xgb.XGBRegressor(n_estimators=100, max_depth=6, n_jobs=2).fit(X[:10000], y[:10000]), X[10000:]
+    yield "nhanes (xgboost, 79 features, NaN)", xgb.XGBRegressor(n_estimators=_n(cfg, 100), max_depth=6, n_jobs=2).fit(X[:10000], y[:10000]), X[10000:]
     X, y, _ = california()
-    yield "california (HistGradientBoosting, 8 features)", HistGradientBoostingRegressor(max_iter=100, max_depth=6, random_state=0).fit(X[:15000], y[:15000]), X[15000:]
+    yield "california (HistGradientBoosting, 8 features)", HistGradientBoostingRegressor(max_iter=_n(cfg, 100), max_depth=6, random_state=0).fit(X[:15000], y[:15000]), X[15000:]
     X, y = load_digits(return_X_y=True)
     X = X.astype(float)
-    yield "digits (xgboost, 300 trees of depth 8)", xgb.XGBRegressor(n_estimators=300, max_depth=8, n_jobs=2).fit(X[:1400], y[:1400]), X[1400:]
-    yield "digits (random forest, 64 features, 10 classes)", RandomForestClassifier(n_estimators=100, max_depth=10, random_state=0, n_jobs=2).fit(X[:1400], y[:1400]), X[1400:]
+    yield "digits (xgboost, 300 trees of depth 8)", xgb.XGBRegressor(n_estimators=_n(cfg, 300), max_depth=8, n_jobs=2).fit(X[:1400], y[:1400]), X[1400:]
+    yield "digits (random forest, 64 features, 10 classes)", RandomForestClassifier(n_estimators=_n(cfg, 100), max_depth=10, random_state=0, n_jobs=2).fit(X[:1400], y[:1400]), X[1400:]
     rng = np.random.default_rng(0)
     m = cfg["forest_rows"]
     X = rng.random((m, 3072))
     y = (X[:, :64].sum(axis=1) + 0.5 * rng.standard_normal(m) > 32).astype(int)
-    yield "CIFAR-sized synthetic (random forest, 3072 features, depth 15)", RandomForestClassifier(n_estimators=100, max_depth=15, random_state=42, n_jobs=2).fit(X, y), rng.random((200, 3072))
+    yield "CIFAR-sized synthetic (random forest, 3072 features, depth 15)", RandomForestClassifier(n_estimators=_n(cfg, 100), max_depth=15, random_state=42, n_jobs=2).fit(X, y), rng.random((200, 3072))
+
+
+def _n(cfg, trees: int) -> int:
+    return max(5, int(round(trees * cfg["trees"])))
 
 
 def _one_thread(fn):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import fairshare as fs
-from fairshare.estimators.banzhaf import SemivalueDesign
+from fairshare.estimators.formulations import SemivalueDesign
 from fairshare.exact import all_coalitions
 from fairshare.registry import get_method, method_names
 from conftest import interacting_game, median_error, near_additive_game
@@ -155,7 +155,8 @@ def test_kernel_banzhaf_options_and_tol():
 
 def test_auto_choices_for_banzhaf_family():
     opaque = fs.games.FunctionGame(soum(14), n_players=14)
-    assert fs.estimate(opaque, "banzhaf", budget=300, seed=0).method == "kernel-banzhaf"
+    assert fs.estimate(opaque, "banzhaf", budget=300, seed=0).method == "kernel-banzhaf-cv"     # cheap surrogates
+    assert fs.estimate(opaque, "banzhaf", budget=50, seed=0).method == "kernel-banzhaf"         # below 4n
     assert fs.estimate(opaque, fs.Semivalue.weighted_banzhaf(0.3), budget=300, seed=0).method == "msr"
     assert fs.estimate(opaque, fs.Semivalue.beta_shapley(4, 1), budget=300, seed=0).method == "semivalue-regression"
 

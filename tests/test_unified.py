@@ -162,8 +162,8 @@ def test_tol_stops_early_with_an_honest_error_estimate():
 
 def test_tol_arguments():
     g = soum(8)
-    with pytest.raises(ValueError, match="does not support tol"):
-        fs.estimate(g, "shapley", method="sgd", budget=100, tol=0.1)          # no standard errors, no stopping rule
+    with pytest.raises(ValueError, match="takes no stopping rule"):
+        fs.estimate(g, "shapley", method="exact", budget=256, tol=0.1)
     with pytest.raises(ValueError, match="tol must be finite and > 0"):
         fs.estimate(g, "shapley", method="regression", budget=100, tol=0.0)
 
@@ -206,7 +206,8 @@ def test_lambda_choices_agree_at_full_budget():
 
 def test_auto_picks_the_regression_estimator():
     g = tree_game(12)
-    assert fs.estimate(g, "shapley", budget=200, seed=0).method == "regression"
+    assert fs.estimate(g, "shapley", budget=40, seed=0).method == "regression"             # below 4n
+    assert fs.estimate(g, "shapley", budget=200, seed=0).method == "regression-cv"         # cheap surrogates
 
 
 def test_paired_regression_is_exact_for_pairwise_games():
@@ -263,7 +264,7 @@ def test_wide_additive_game_is_recovered_exactly_by_the_blocked_solver():
 
 
 def test_gram_by_rank_k_updates_equals_the_dense_product():
-    from fairshare.estimators.linear import Design, gram
+    from fairshare.estimators.solve import Design, gram
 
     rng = np.random.default_rng(0)
     r, d = 9000, 40                                                            # more rows than one block

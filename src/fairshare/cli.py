@@ -9,15 +9,19 @@ from .registry import methods
 
 
 def _cmd_methods(args: argparse.Namespace) -> int:
+    from .registry import methods_markdown
+
+    if args.markdown:
+        print(methods_markdown())
+        return 0
     rows = methods()
     width = max(len(m.name) for m in rows)
     iwidth = max(len(", ".join(m.indices)) for m in rows)
     print(f"{'method':<{width}}  {'indices':<{iwidth}}  description")
     for m in rows:
         print(f"{m.name:<{width}}  {', '.join(m.indices):<{iwidth}}  {m.description}")
-        if m.options:
-            opts = ", ".join(f"{k}={v!r}" for k, v in m.options.items())
-            print(f"{'':<{width}}  {'':<{iwidth}}  options: {opts}")
+        for doc in m.option_docs.values():
+            print(f"{'':<{width}}  {'':<{iwidth}}    {doc}")
     return 0
 
 
@@ -161,6 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _OneLineParser(prog="fairshare", description="Shapley, Banzhaf and semivalue attributions.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
     p = sub.add_parser("methods", help="list the registered methods, the indices they support, their options")
+    p.add_argument("--markdown", action="store_true", help="print the README's methods table")
     p.set_defaults(func=_cmd_methods)
     p = sub.add_parser("demo", help="explain one breast-cancer prediction with every method")
     p.add_argument("--budget", type=int, default=200, help="evaluations per estimator (default 200)")

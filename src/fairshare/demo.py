@@ -75,8 +75,12 @@ def run_demo(budget: int = DEMO_BUDGET, seed: int = 0) -> tuple[list[DemoRow], d
             sv = resolve_index(idx)
             if not spec.supports(sv) or name == "exact":
                 continue
+            # a method that needs more than the demo budget (sgd: 50 steps of every chain) runs at its minimum
+            from .games.model import ModelGame
+
+            need = spec.budget_needed(ModelGame(model.decision_function, row, baseline, groups=groups), sv)
             start = time.perf_counter()
-            e = explain(model.decision_function, row, index=idx, method=name, budget=budget, **common)
+            e = explain(model.decision_function, row, index=idx, method=name, budget=max(budget, need), **common)
             seconds = time.perf_counter() - start
             stderr = float(np.mean(e.stderr)) if e.stderr is not None else float("nan")
             rows.append(DemoRow(name, idx, int(e.n_evaluations[0]),

@@ -1,4 +1,4 @@
-"""``fairshare.estimate``: one entry point that dispatches through the method registry."""
+"""``fairshare.estimate``: one entry point that dispatches through the method registry to the one driver."""
 
 from __future__ import annotations
 
@@ -6,22 +6,26 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import SeedLike, check_int, check_positive_float, check_rng
+from ._validation import SeedLike, check_int, check_rng
 from .attribution import Attribution
+from .estimators.driver import run
+from .estimators.spec import Estimate, Setup
 from .evaluation import BudgetedEvaluator, BudgetError
 from .game import Game
 from .games.restricted import RestrictedGame
-from .registry import get_method, method_names, _REGISTRY
+from .registry import get_method, method_names, registered
 from .semivalues import Semivalue, resolve_index
+from .stopping import StoppingRule, as_rule
 
 __all__ = ["estimate"]
 
 
 def _auto_method(game: Game, sv: Semivalue, budget: int) -> str:
-    if budget >= get_method("exact").min_budget(game, sv):
+    exact_spec = get_method("exact")
+    if budget >= exact_spec.budget_needed(game, sv):
         return "exact"
     best, best_priority = None, -np.inf
-    for spec in _REGISTRY.values():
+    for spec in registered():
         for family, priority in spec.default_for.items():
             if spec.supports(sv) and family in spec.indices and priority > best_priority:
                 best, best_priority = spec.name, priority
@@ -34,7 +38,8 @@ def _auto_method(game: Game, sv: Semivalue, budget: int) -> str:
 
 
 def estimate(game: Game, index: str | Semivalue = "shapley", method: str = "auto", budget: int | None = None,
-             seed: SeedLike = None, tol: float | None = None, **options: Any) -> Attribution:
+             seed: SeedLike = None, tol: float | None = None, stop: StoppingRule | None = None,
+             **options: Any) -> Attribution:
     """Estimate the semivalues of ``game`` with a registered method, within ``budget`` evaluations.
 
     Parameters
@@ -49,12 +54,17 @@ def estimate(game: Game, index: str | Semivalue = "shapley", method: str = "auto
         Most game evaluations the method may spend, all included. Required except
         for ``method="exact"``.
     seed : int, numpy Generator or None
-        Same seed, same result.
+        Same seed, same result: the sampler and the error bars draw from separate streams
+        split from it.
     tol : float, optional
-        Spend the budget in rounds and stop once the estimated relative error
-        ``||stderr|| / ||values||`` is at most ``tol`` (methods that report ``supports_tol``).
+        Shorthand for ``stop=fairshare.stopping.RelativeError(tol)``.
+    stop : a :mod:`fairshare.stopping` rule, optional
+        e.g. ``RelativeError(0.05) | MaxTime(60)``: the budget is spent in doubling rounds and the run
+        stops after the first round where the rule holds. The round and the reason are in
+        ``options["stopped"]``.
     **options
-        Method options (``fairshare methods`` lists them).
+        Method options (``fairshare methods`` lists them); every value is checked before the game
+        is evaluated.
 
     Returns
     -------
@@ -77,55 +87,52 @@ def estimate(game: Game, index: str | Semivalue = "shapley", method: str = "auto
             raise ValueError("budget must be given (the number of game evaluations the method may spend)")
     else:
         budget = check_int(budget, "budget", minimum=1)
+    rule = as_rule(stop, tol)
     name = _auto_method(game, sv, budget if budget is not None else 0) if method == "auto" else method
     spec = get_method(name)
     if not spec.supports(sv):
-        valid = [s.name for s in _REGISTRY.values() if s.supports(sv)]
+        valid = [s.name for s in registered() if s.supports(sv)]
         raise ValueError(
             f"method {name!r} supports the {', '.join(spec.indices)} index, not {sv.name!r}; "
             f"methods for {sv.name!r}: {valid}"
         )
-    unknown = sorted(set(options) - set(spec.options))
-    if unknown:
-        raise ValueError(
-            f"unknown option(s) {unknown} for method {name!r}; valid options: {sorted(spec.options) or 'none'}"
-        )
-    opts = {**spec.options, **options}
-    need = spec.min_budget(game, sv)
+    opts = spec.resolve(options, n, sv)
+    if rule is not None and spec.exact is not None and method == "exact":
+        raise ValueError("method 'exact' takes no stopping rule (tol or stop): it spends 2^n evaluations or none")
+    need = spec.budget_needed(game, sv, opts)
     if budget is not None and budget < need:
-        raise BudgetError(
-            f"budget={budget} is too small for method {name!r} with {n} players; it needs at least {need} "
-            f"evaluations"
-        )
-    if tol is not None:
-        tol = check_positive_float(tol, "tol")
-        if not spec.supports_tol:
-            raise ValueError(f"method {name!r} does not support tol; methods that do: "
-                             f"{[s.name for s in _REGISTRY.values() if s.supports_tol]}")
-        opts_run = {**opts, "tol": tol}
-    else:
-        opts_run = opts
+        raise BudgetError(f"budget={budget} is too small for method {name!r} with {n} players; it needs at least "
+                          f"{need} evaluations")
     rng = check_rng(seed)
+    sampler_rng, solver_rng = rng.spawn(2)
     target, target_sv, active = game, sv, None
-    nulls = game.null_players() if name != "exact" else None
+    nulls = game.null_players() if spec.exact is None else None
     if nulls is not None and nulls.any() and not nulls.all():
         active = np.flatnonzero(~nulls)
         target = RestrictedGame(game, active)
         target_sv = sv.reduced(n, int(nulls.sum()))
-        need = spec.min_budget(target, target_sv)
+        need = spec.budget_needed(target, target_sv, opts)
         if budget is not None and budget < need:
             raise BudgetError(f"budget={budget} is too small for method {name!r} with {target.n_players} non-null "
                               f"players; it needs at least {need} evaluations")
     evaluator = BudgetedEvaluator(target, budget)
+    auto_note = None
+    if method == "auto" and not options and spec.exact is None and not (nulls is not None and nulls.all()):
+        from .estimators.auto import control_variate_choice
+
+        name, auto_note = control_variate_choice(name, evaluator, budget)
+        spec = get_method(name)
+        opts = spec.resolve({}, target.n_players, target_sv)
     if nulls is not None and nulls.all():
         ends = evaluator(game.empty_and_full())
         k = ends.shape[1]
-        from .registry import Estimate
-
         result = Estimate(values=np.zeros((n, k)), stderr=np.zeros((n, k)), empty_value=ends[0], grand_value=ends[1],
                           info={"null_players": n})
+    elif spec.exact is not None:
+        result = spec.exact(target, target_sv, evaluator, opts)
     else:
-        result = spec.run(target, target_sv, evaluator, rng, **opts_run)
+        setup = Setup(target.n_players, target_sv, budget, opts, sampler_rng, solver_rng, game=target)
+        result = run(spec, setup, evaluator, rule)
     if active is not None:
         values = np.zeros((n, result.values.shape[1]))
         values[active] = result.values
@@ -145,9 +152,12 @@ def estimate(game: Game, index: str | Semivalue = "shapley", method: str = "auto
             a = a[..., 0]
         return float(a) if a.ndim == 0 else a
 
+    info = {**opts, **result.info}
+    if auto_note is not None:
+        info["auto"] = auto_note
     return Attribution(
         values=out(result.values), stderr=out(result.stderr), index=sv.name, method=name,
-        options={**opts, **result.info}, n_evaluations=evaluator.n_spent,
+        options=info, n_evaluations=evaluator.n_spent,
         empty_value=out(result.empty_value), grand_value=out(result.grand_value),
         player_names=list(game.player_names),
     )

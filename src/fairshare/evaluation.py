@@ -77,6 +77,13 @@ class BudgetedEvaluator:
             )
         self.n_spent += n_evaluations
 
+    def fresh(self, coalitions: np.ndarray) -> np.ndarray:
+        """Evaluate every row afresh (no reuse of earlier values; classic Monte Carlo), charged to the budget."""
+        X = np.asarray(coalitions, dtype=bool)
+        self.charge(X.shape[0])
+        vals = self.game(X)
+        return vals[:, None] if vals.ndim == 1 else vals
+
     def __call__(self, coalitions: np.ndarray) -> np.ndarray:
         X = np.asarray(coalitions, dtype=bool)
         if X.shape[0] == 0:

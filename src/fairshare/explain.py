@@ -113,6 +113,19 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
             raise ValueError(f"background has {bg_rows.shape[1]} columns but X has {n_features}")
     if background is None:
         raise ValueError("background (a baseline row or rows) is required to explain a non-tree model")
+    from .games.model import as_predict
+
+    predict = as_predict(model)
+    auto_note = None
+    if method == "auto" and not options:
+        # one choice for every row (the same method whatever the threads or the cluster), made on the first row;
+        # the rows share the second of surrogate fitting auto allows one estimate
+        from .estimators.auto import AUTO_SURROGATE_SECONDS, resolve_auto, with_surrogate_allowance
+
+        first = ModelGame(predict, _row_frame(X, 0), background, imputation=imputation, groups=groups,
+                          batch_size=batch_size, feature_names=names)
+        method, auto_note = with_surrogate_allowance(AUTO_SURROGATE_SECONDS.get() / max(1, n_rows), resolve_auto,
+                                                     first, sv, budget or default_budget(first.n_players))
     settings = dict(imputation=imputation, groups=groups, batch_size=batch_size, feature_names=names, index=sv,
                     method=method, budget=budget, options=options, client=None)
     seeds = np.random.SeedSequence(seed if not isinstance(seed, np.random.Generator)
@@ -124,9 +137,6 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
                           method=method, budget=budget, seed=str(seed), imputation=imputation, groups=groups,
                           options=options, names=names)
         run = RunCache(cache, key)
-    from .games.model import as_predict
-
-    predict = as_predict(model)
     results: list[dict | None] = [run.row(i) if run is not None else None for i in range(n_rows)]
     todo = [i for i in range(n_rows) if results[i] is None]
     bar = _progress(progress and n_rows > 1, n_rows, initial=n_rows - len(todo))
@@ -169,7 +179,7 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
                        n_evaluations=np.array([int(r["n_evaluations"]) for r in results]),
                        info=dict(model_output="predict_proba" if hasattr(model, "predict_proba") else "predict",
                                  imputation=imputation or ("baseline" if _as_rows(background, "b").shape[0] == 1 else "marginal"),
-                                 budget=budget, seed=str(seed)))
+                                 budget=budget, seed=str(seed), **({"auto": auto_note} if auto_note else {})))
 
 
 def _output_names(model: Any, k: int | None) -> list[str] | None:

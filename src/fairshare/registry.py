@@ -1,88 +1,19 @@
 """The one registry of attribution methods: it drives estimate(), the CLI, the docs table and the tests.
 
-A method registers a function ``run(game, semivalue, evaluator, rng, **options)``
-returning an :class:`Estimate`; :func:`fairshare.estimate` wraps it with index,
-budget and option checks, so a new method touches only its own module and the
-``register`` call there.
+Methods are declared in their estimator modules (``SPECS`` lists of
+:class:`~fairshare.estimators.spec.MethodSpec`: sampler, solver, declared options) and registered
+here when :mod:`fairshare.estimators` is imported; adding a method touches its sampler or solver
+module, its declaration and its test.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
-import numpy as np
+from .estimators.spec import INDEX_FAMILIES, Estimate, MethodSpec, Option
 
-from .semivalues import Semivalue
-
-__all__ = ["Estimate", "MethodSpec", "register", "get_method", "methods", "method_names"]
-
-
-@dataclass
-class Estimate:
-    """What a method's ``run`` function returns (the registry adds the bookkeeping)."""
-
-    values: np.ndarray            # (n, k)
-    stderr: np.ndarray | None     # (n, k) or None
-    empty_value: np.ndarray | None = None   # (k,)
-    grand_value: np.ndarray | None = None   # (k,)
-    info: dict = field(default_factory=dict)  # extra facts for Attribution.options (e.g. samples used)
-
-
-def _is_shapley(sv: Semivalue) -> bool:
-    return sv.is_shapley
-
-
-def _is_banzhaf(sv: Semivalue) -> bool:
-    return sv.is_banzhaf
-
-
-def _any(sv: Semivalue) -> bool:
-    return True
-
-
-INDEX_FAMILIES: dict[str, Callable[[Semivalue], bool]] = {
-    "shapley": _is_shapley,
-    "banzhaf": _is_banzhaf,
-    "weighted-banzhaf": lambda sv: sv.is_banzhaf or sv.name.startswith("weighted-banzhaf"),
-    "any semivalue": _any,
-}
-
-
-@dataclass(frozen=True)
-class MethodSpec:
-    """One registered method.
-
-    Attributes
-    ----------
-    name : registry key (``method=`` argument and CLI name)
-    run : the estimator function
-    indices : index families it supports (keys of ``INDEX_FAMILIES``)
-    description : one line for ``fairshare methods`` and the docs
-    options : option names and their defaults
-    min_budget : smallest budget the method can work with, as a function of (game, semivalue)
-    default_for : index families for which this is the method ``method="auto"`` picks,
-        mapped to a priority (highest wins)
-    supports_tol : whether ``run`` accepts ``tol`` (spend the budget in rounds, stop once the
-        estimated relative error is below it)
-    has_stderr : whether the method reports standard errors
-    """
-
-    name: str
-    run: Callable[..., Estimate]
-    indices: tuple[str, ...]
-    description: str
-    options: Mapping[str, Any] = field(default_factory=dict)
-    min_budget: Callable[[Any, Semivalue], int] = lambda game, sv: 1
-    default_for: Mapping[str, int] = field(default_factory=dict)
-    supports_tol: bool = False
-    has_stderr: bool = True
-
-    def supports(self, sv: Semivalue) -> bool:
-        """True when the method can estimate the semivalue ``sv``."""
-        return any(INDEX_FAMILIES[fam](sv) for fam in self.indices)
-
+__all__ = ["Estimate", "MethodSpec", "Option", "register", "get_method", "methods", "method_names",
+           "methods_markdown"]
 
 _REGISTRY: dict[str, MethodSpec] = {}
 
@@ -124,6 +55,12 @@ def get_method(name: str) -> MethodSpec:
     return _REGISTRY[name]
 
 
+def registered() -> list[MethodSpec]:
+    """Every registered method's declaration."""
+    _load()
+    return list(_REGISTRY.values())
+
+
 @dataclass(frozen=True)
 class MethodInfo:
     """Public summary of a registered method."""
@@ -132,10 +69,12 @@ class MethodInfo:
     indices: tuple[str, ...]
     description: str
     options: dict
+    option_docs: dict
+    has_stderr: bool
 
 
 def methods() -> list[MethodInfo]:
-    """Every registered method with the indices it supports and a one-line description.
+    """Every registered method with the indices it supports, a one-line description and its options.
 
     Examples
     --------
@@ -144,9 +83,27 @@ def methods() -> list[MethodInfo]:
     ['exact', 'permutation', 'mc-banzhaf']
     """
     _load()
-    return [MethodInfo(s.name, s.indices, s.description, dict(s.options)) for s in _REGISTRY.values()]
+    return [MethodInfo(s.name, s.indices, s.description, dict(s.defaults), {o.name: o.describe() for o in s.options},
+                       s.has_stderr) for s in _REGISTRY.values()]
+
+
+def methods_markdown() -> str:
+    """The README's methods table, generated from the registry (``fairshare methods --markdown``).
+
+    Examples
+    --------
+    >>> methods_markdown().splitlines()[0]
+    '| method | index | what it is | options |'
+    """
+    lines = ["| method | index | what it is | options |", "|---|---|---|---|"]
+    for m in methods():
+        index = ", ".join(m.indices).replace("any semivalue", "any").replace("weighted-banzhaf", "(weighted) Banzhaf")
+        index = index.replace("shapley", "Shapley").replace("banzhaf", "Banzhaf")
+        opts = ", ".join(f"`{k}`" for k in m.options) or "-"
+        lines.append(f"| `{m.name}` | {index} | {m.description} | {opts} |")
+    return "\n".join(lines)
 
 
 def _load() -> None:
     # importing the estimator modules registers them
-    from . import estimators  # noqa: F401
+    from .estimators import catalog  # noqa: F401

@@ -185,6 +185,11 @@ class CoalitionSample:
         Number of draws (with replacement) or units (without replacement).
     paired : bool
         Rows come in complementary pairs ``S, N \\ S`` (rows ``2i`` and ``2i + 1``).
+    coverage : str
+        ``"random"``: every coalition the distribution covers could have been drawn (weighted sums are
+        unbiased and their variance is estimable); ``"all"``: every such coalition was taken (exact);
+        ``"partial"``: some sizes were taken whole and others not at all (a deterministic design whose
+        error cannot be estimated from the sample).
     """
 
     coalitions: np.ndarray
@@ -194,6 +199,7 @@ class CoalitionSample:
     fpc: np.ndarray
     n_draws: int
     paired: bool = False
+    coverage: str = "random"
 
     @property
     def n_rows(self) -> int:
@@ -364,6 +370,12 @@ def sample_without_replacement(rng: np.random.Generator, d: int, log_q: np.ndarr
     else:
         n_h = _binomial_counts(rng, units_h, np.exp(log_pi), n_units)
         log_pi_h = log_pi
+    if np.all(log_pi_h == 0.0):
+        coverage = "all"
+    elif np.any(np.isneginf(log_pi_h)):
+        coverage = "partial"
+    else:
+        coverage = "random"
     blocks, sizes, unit_pi = [], [], []
     for size, count, p in zip(h, n_h, log_pi_h):
         if count == 0:
@@ -376,7 +388,8 @@ def sample_without_replacement(rng: np.random.Generator, d: int, log_q: np.ndarr
         unit_pi.append(np.full(count, p))
     if not blocks:
         empty = np.zeros(0)
-        return CoalitionSample(np.zeros((0, d), bool), empty, empty.astype(int), empty.astype(int), empty, 0, paired)
+        return CoalitionSample(np.zeros((0, d), bool), empty, empty.astype(int), empty.astype(int), empty, 0, paired,
+                               coverage)
     S = np.concatenate(blocks)
     size = np.concatenate(sizes)
     log_upi = np.concatenate(unit_pi)
@@ -386,7 +399,7 @@ def sample_without_replacement(rng: np.random.Generator, d: int, log_q: np.ndarr
         unit = np.repeat(unit, 2)
         log_upi = np.repeat(log_upi, 2)
         size = np.repeat(size, 2)
-    return CoalitionSample(S, -log_upi, unit, size, -np.expm1(log_upi), int(n_h.sum()), paired)
+    return CoalitionSample(S, -log_upi, unit, size, -np.expm1(log_upi), int(n_h.sum()), paired, coverage)
 
 
 def _binomial_counts(rng: np.random.Generator, units: np.ndarray, pi: np.ndarray, limit: int) -> np.ndarray:

@@ -1,4 +1,2 @@
-"""Estimator modules; importing one registers its methods in :mod:`fairshare.registry`."""
-
-# registration order is the order of `fairshare methods`
-from . import exact_method, montecarlo, unified, banzhaf, sgd  # noqa: F401, I001
+"""Estimators: samplers (``samplers/``), solvers (``regression.py``, ``montecarlo.py``, ``sgd.py``), the
+regression formulations, the one driver; ``catalog.py`` registers every declared method."""

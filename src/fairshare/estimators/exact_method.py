@@ -7,18 +7,13 @@ import numpy as np
 from ..evaluation import BudgetedEvaluator
 from ..exact import MAX_ENUMERATION_PLAYERS, exact
 from ..game import Game
-from ..registry import Estimate, MethodSpec, register
 from ..semivalues import Semivalue
+from .spec import Estimate, MethodSpec, Option
 
 
-def _min_budget(game: Game, sv: Semivalue) -> int:
-    return 2 if game.knows_exact_values(sv) else 2 ** game.n_players
-
-
-def run_exact(game: Game, sv: Semivalue, evaluator: BudgetedEvaluator, rng: np.random.Generator,
-              allow_large: bool = False) -> Estimate:
+def run_exact(game: Game, sv: Semivalue, evaluator: BudgetedEvaluator, options: dict) -> Estimate:
     """Exact values through :func:`fairshare.exact`, charged to the evaluator's budget."""
-    result = exact(game, sv, allow_large=allow_large)
+    result = exact(game, sv, allow_large=options["allow_large"])
     evaluator.charge(result.n_evaluations)
     values = np.asarray(result.values, dtype=float)
     values = values[:, None] if values.ndim == 1 else values
@@ -30,12 +25,11 @@ def run_exact(game: Game, sv: Semivalue, evaluator: BudgetedEvaluator, rng: np.r
                     grand_value=col(result.grand_value), info=dict(result.options))
 
 
-register(MethodSpec(
-    name="exact",
-    run=run_exact,
-    indices=("any semivalue",),
+SPECS = [MethodSpec(
+    name="exact", indices=("any semivalue",),
     description=f"exact values: the game's closed form, or enumeration of all 2^n coalitions "
                 f"(n <= {MAX_ENUMERATION_PLAYERS} unless allow_large)",
-    options={"allow_large": False},
-    min_budget=_min_budget,
-))
+    sampler=None, solver=None, exact=run_exact,
+    options=(Option("allow_large", False, f"enumerate games of more than {MAX_ENUMERATION_PLAYERS} players",
+                    kind="bool"),),
+    min_budget=lambda n, sv, opts: 2 ** n)]

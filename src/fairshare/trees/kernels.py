@@ -530,6 +530,16 @@ def _intervene_parallel(left, right, feature, value, roots, tree_out, go_x, go_z
                        lin_coeff, lin_fallback, X, Z, max_depth, max_terms, out)
 
 
+@njit(cache=_CACHE, nogil=True)
+def _intervene_chunks_serial(left, right, feature, value, roots, tree_out, go_x, go_z, pos, neg, lin_ptr, lin_feat,
+                             lin_coeff, lin_fallback, X, Z, max_depth, max_terms, bounds, partial):  # pragma: no cover
+    for c in range(bounds.shape[0] - 1):
+        lo, hi = bounds[c], bounds[c + 1]
+        for r in range(go_x.shape[0]):
+            _intervene_row(r, left, right, feature, value, roots, tree_out, go_x, go_z[lo:hi], pos, neg, lin_ptr,
+                           lin_feat, lin_coeff, lin_fallback, X, Z[lo:hi], max_depth, max_terms, partial[c])
+
+
 @njit(cache=_CACHE, nogil=True, parallel=True)
 def _intervene_chunks(left, right, feature, value, roots, tree_out, go_x, go_z, pos, neg, lin_ptr, lin_feat,
                       lin_coeff, lin_fallback, X, Z, max_depth, max_terms, bounds, partial):  # pragma: no cover
@@ -564,6 +574,7 @@ def _path_dependent_parallel(left, right, feature, ratio, parent, slot, repeat, 
 
 # ------------------------------------------------------------------------------------- drivers
 _PARALLEL = threading.Lock()     # one parallel kernel at a time; a concurrent caller runs the serial one
+_CHUNKS = 8                      # background chunks of a single explained row
 
 
 def _run(serial, parallel, parallel_ok: bool, *args) -> None:
@@ -627,18 +638,21 @@ def interventional_rows(left: np.ndarray, right: np.ndarray, feature: np.ndarray
 
     ptr, feat, coeff, fallback = linear
     max_terms = int(np.diff(ptr).max(initial=0)) if ptr.size > 1 else 0
-    threads = numba.get_num_threads()
     args = (left, right, feature, value, roots, tree_out, go_x, go_z, pos, neg, ptr, feat, coeff, fallback, X, Z,
             max_depth, max_terms)
     B = go_z.shape[0]
-    if threads > 1 and go_x.shape[0] < threads and B >= 2 * threads and _PARALLEL.acquire(blocking=False):
-        # one row (the per-row loop): its background rows in parallel chunks, weighted by their share
-        try:
-            bounds = np.linspace(0, B, threads + 1).astype(np.int64)
-            partial = np.zeros((threads,) + out.shape)
-            _intervene_chunks(*args, bounds, partial)
-        finally:
-            _PARALLEL.release()
+    if go_x.shape[0] < _CHUNKS and B >= 2 * _CHUNKS:
+        # few rows (the per-row loop): the background in a fixed number of chunks, in parallel when the threads
+        # are free and one after another otherwise; the same sums either way, whatever the threads
+        bounds = np.linspace(0, B, _CHUNKS + 1).astype(np.int64)
+        partial = np.zeros((_CHUNKS,) + out.shape)
+        if numba.get_num_threads() > 1 and _PARALLEL.acquire(blocking=False):
+            try:
+                _intervene_chunks(*args, bounds, partial)
+            finally:
+                _PARALLEL.release()
+        else:
+            _intervene_chunks_serial(*args, bounds, partial)
         out += np.tensordot(np.diff(bounds) / B, partial, axes=1)
         return
     _run(_intervene_serial, _intervene_parallel, go_x.shape[0] > 1, *args, out)

@@ -14,6 +14,11 @@ A complementary pair ``(S, N \\ S)`` has ``a_complement = -a_S`` for every symme
 Error bars: the estimate is linearized around the solution (sandwich form) and the variance of
 the weighted sum is estimated from random groups of sampling units, balanced across coalition
 sizes and scaled by each unit's finite-population factor (units taken with certainty add none).
+Two small-sample corrections keep them honest where few samples are left for the error: each
+fitted row's residual is divided by ``1 - h_j`` (``h_j`` its leverage in the weighted fit: a row
+the fit passes through exactly says nothing about the error, and an exactly determined system gets
+infinite error bars), and with ``G`` groups the error is scaled by Student's ``t_{G-1}`` quantile
+over the normal one, so that two standard errors are a 95% interval.
 """
 
 from __future__ import annotations
@@ -27,7 +32,8 @@ import scipy.linalg
 
 from ..sampling import CoalitionSample
 
-__all__ = ["Design", "Linearized", "gram", "indicator_product", "solve_regression", "solve_matrix_vector", "group_stderr", "projected"]
+__all__ = ["Design", "Linearized", "gram", "indicator_product", "solve_regression", "solve_matrix_vector",
+           "group_stderr", "projected", "merge", "subsample", "small_sample_factor"]
 
 _BLOCK_ROWS = 4096
 _MAX_GROUPS = 32
@@ -100,6 +106,7 @@ class Linearized:
     x: np.ndarray                          # (d, k)
     contrib: np.ndarray                    # (r, k): the sampled sum is sum_j contrib_j a_j
     solve: Callable[[np.ndarray], np.ndarray]   # perturbation of the sum -> perturbation of x
+    leverage: np.ndarray | None = None     # (r,) h_j of each fitted row (regression only)
 
 
 def indicator_product(Z: np.ndarray, B: np.ndarray, transpose: bool = False) -> np.ndarray:
@@ -160,20 +167,24 @@ def solve_regression(design: Design, constrained: bool) -> Linearized:
     c = design.weighted_sum(design.w[:, None] * design.y)
     try:
         factor = scipy.linalg.cho_factor(M, check_finite=False)
-        solve = lambda rhs: scipy.linalg.cho_solve(factor, rhs_map(rhs), check_finite=False)   # noqa: E731
-        x = solve(c)
+        solve_plain: Callable = lambda rhs: scipy.linalg.cho_solve(factor, rhs, check_finite=False)   # noqa: E731
+        x = solve_plain(rhs_map(c))
         if not np.all(np.isfinite(x)):
             raise np.linalg.LinAlgError("non-finite solution")
     except (np.linalg.LinAlgError, scipy.linalg.LinAlgError):
         pinv = np.linalg.pinv(M, hermitian=True)
-        solve = lambda rhs: pinv @ rhs_map(rhs)                     # noqa: E731
-        x = solve(c)
+        solve_plain = lambda rhs: pinv @ rhs                        # noqa: E731
+        x = solve_plain(rhs_map(c))
+    solve = lambda rhs: solve_plain(rhs_map(rhs))                   # noqa: E731
     if constrained:
         x = projected(x)
     residual = np.empty_like(design.y)
+    leverage = np.empty(design.y.shape[0])
     for rows, Ab in design.blocks():
         residual[rows] = design.y[rows] - Ab @ x
-    return Linearized(x=x, contrib=design.w[:, None] * residual, solve=solve)
+        B = projected(Ab.T).T if constrained else Ab                        # rows in the solved subspace
+        leverage[rows] = design.w[rows] * np.einsum("ij,ji->i", B, solve_plain(B.T))
+    return Linearized(x=x, contrib=design.w[:, None] * residual, solve=solve, leverage=leverage)
 
 
 def solve_matrix_vector(design: Design, inverse_gram: Callable[[np.ndarray], np.ndarray]) -> Linearized:
@@ -182,21 +193,46 @@ def solve_matrix_vector(design: Design, inverse_gram: Callable[[np.ndarray], np.
     return Linearized(x=inverse_gram(design.weighted_sum(contrib)), contrib=contrib, solve=inverse_gram)
 
 
+def small_sample_factor(dof: np.ndarray | float) -> np.ndarray:
+    """Student's ``t_{dof}`` 97.5% quantile over the normal one (infinite for no degrees of freedom), so that
+    two standard errors are a 95% interval with few samples.
+
+    Examples
+    --------
+    >>> np.round(small_sample_factor(np.array([1, 10, 1000])), 3)
+    array([6.483, 1.137, 1.001])
+    """
+    from scipy.stats import norm, t
+
+    dof = np.asarray(dof, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(dof >= 1, t.ppf(0.975, np.maximum(dof, 1.0)) / norm.ppf(0.975), np.inf)
+
+
 def group_stderr(design: Design, lin: Linearized, rng: np.random.Generator,
                  transform: Callable[[np.ndarray], np.ndarray] | None = None) -> np.ndarray:
-    """Per-player standard error of ``transform(x)`` from random groups of sampling units."""
+    """Per-player standard error of ``transform(x)`` from random groups of sampling units (with the
+    small-sample corrections of the module docstring)."""
     d = design.n_players
     k = lin.contrib.shape[1]
     units, first, inverse = np.unique(design.unit, return_index=True, return_inverse=True)
     n_random = int((design.fpc[first] > 1e-12).sum())
     if n_random < 2:
-        return np.zeros((d, k)) if n_random == 0 else np.full((d, k), np.nan)
+        return np.zeros((d, k)) if n_random == 0 else np.full((d, k), np.inf)
+    contrib = lin.contrib
+    if lin.leverage is not None:
+        random_rows = design.fpc > 1e-12
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scale = np.where(random_rows, 1.0 / (1.0 - np.minimum(lin.leverage, 1.0)), 1.0)
+        if not np.all(np.isfinite(scale)) or np.any(lin.leverage[random_rows] > 1.0 - 1e-9):
+            return np.full((d, k), np.inf)                 # the fit passes exactly through a sampled row
+        contrib = contrib * scale[:, None]
     G = min(_MAX_GROUPS, n_random)
     order = np.lexsort((rng.random(units.size), design.stratum[first]))
     group_of_unit = np.empty(units.size, dtype=np.int64)
     group_of_unit[order] = (np.arange(units.size) + rng.integers(G)) % G
     row_group = group_of_unit[inverse.ravel()]
-    scaled = lin.contrib * np.sqrt(design.fpc)[:, None]
+    scaled = contrib * np.sqrt(design.fpc)[:, None]
     spread = np.zeros((scaled.shape[0], G * k))
     np.put_along_axis(spread, row_group[:, None] * k + np.arange(k)[None, :], scaled, axis=1)
     totals = design.weighted_sum(spread).reshape(d, G, k).transpose(1, 0, 2)        # (G, d, k)
@@ -204,13 +240,13 @@ def group_stderr(design: Design, lin: Linearized, rng: np.random.Generator,
     deviation = replicates - replicates.mean(axis=0, keepdims=True)
     transform = transform or (lambda v: v)
     dx = np.stack([transform(lin.solve(deviation[g])) for g in range(G)])
-    return np.sqrt((dx**2).sum(axis=0) / (G * (G - 1)))
+    return np.sqrt((dx**2).sum(axis=0) / (G * (G - 1))) * small_sample_factor(G - 1)
 
 
 def subsample(sample: CoalitionSample, rows: np.ndarray) -> CoalitionSample:
     """The rows ``rows`` of a sample (keeps weights and pairing)."""
     return CoalitionSample(sample.coalitions[rows], sample.log_weight[rows], sample.unit[rows],
-                           sample.stratum[rows], sample.fpc[rows], sample.n_draws, sample.paired)
+                           sample.stratum[rows], sample.fpc[rows], sample.n_draws, sample.paired, sample.coverage)
 
 
 def merge(samples: list[CoalitionSample], units: list[int]) -> CoalitionSample:
@@ -224,10 +260,15 @@ def merge(samples: list[CoalitionSample], units: list[int]) -> CoalitionSample:
     return CoalitionSample(
         np.concatenate([p.coalitions for p in parts]), np.concatenate([p.log_weight for p in parts]),
         np.concatenate([p.unit for p in parts]), np.concatenate([p.stratum for p in parts]),
-        np.concatenate([p.fpc for p in parts]), int(total), samples[0].paired)
+        np.concatenate([p.fpc for p in parts]), int(total), samples[0].paired,
+        _pooled_coverage([s.coverage for s in samples]))
 
 
-def solution_norm_ok(values: Any, stderr: Any, tol: float) -> bool:
-    """Stopping rule of ``tol``: ``||stderr|| / ||values|| <= tol``."""
-    norm = float(np.linalg.norm(values))
-    return stderr is not None and norm > 0 and float(np.linalg.norm(stderr)) / norm <= tol
+def _pooled_coverage(coverages: list[str]) -> str:
+    """Coverage of a mixture of designs: biased if one round left sizes unsampled, exact if every round took
+    everything, otherwise random (unbiased, with an estimable error)."""
+    if "partial" in coverages:
+        return "partial"
+    return "all" if all(c == "all" for c in coverages) else "random"
+
+
