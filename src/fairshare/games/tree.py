@@ -100,7 +100,17 @@ class TreeGame(Game):
                 pred = ens.predict(rows.reshape(-1, self.n_players)).reshape(S.shape[0], B, -1)
                 out[start:start + block] = pred.mean(axis=1)
         else:
-            out = _path_dependent_values(self.prepared, self._follows, coalitions)
+            # the empty and the grand coalition (what fs.exact asks for) without the leaf paths: the ensemble's
+            # expected value and its prediction
+            size = coalitions.sum(axis=1)
+            out = np.empty((coalitions.shape[0], ens.n_outputs))
+            out[size == 0] = self.prepared.expected_value
+            full = size == self.n_players
+            if full.any():
+                out[full] = ens.predict(self.x[None, :])[0]
+            rest = (size > 0) & ~full
+            if rest.any():
+                out[rest] = _path_dependent_values(self.prepared, self._follows, coalitions[rest])
         return out if ens.n_outputs > 1 else out[:, 0]
 
     @cached_property
@@ -144,8 +154,7 @@ def empty_value(prep: Prepared, mode: str, background: np.ndarray | None) -> np.
     """``v(empty)`` of the tree game (the same for every row): ``(k,)``."""
     if mode == "interventional":
         return prep.ensemble.predict(background).mean(axis=0)
-    L, D = prep.paths.feature.shape
-    return _path_dependent_values(prep, np.zeros((L, D)), np.zeros((1, prep.ensemble.n_features), bool))[0]
+    return prep.expected_value
 
 
 def _scatter(out: np.ndarray, contrib: np.ndarray, paths: LeafPaths, n: int) -> None:

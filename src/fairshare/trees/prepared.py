@@ -68,6 +68,14 @@ class Prepared:
         return self.paths.cover_ratios()
 
     @cached_property
+    def expected_value(self) -> np.ndarray:
+        """The path-dependent game's value at the empty coalition: each leaf weighted by its share of the
+        training cover along its path, ``(k,)``."""
+        paths = self.paths
+        weight = self.ratios.prod(axis=1)                               # every factor at its cover ratio
+        return self.ensemble.base + weight @ paths.value
+
+    @cached_property
     def tree_out(self) -> np.ndarray:
         return self.ensemble.tree_outputs()
 
