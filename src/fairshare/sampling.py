@@ -34,6 +34,7 @@ __all__ = [
 DISTRIBUTIONS = {"kernel": 1.0, "modified": 0.5, "leverage": 0.0}
 
 _UNRANK_LIMIT = 1 << 62
+_RANDOM_DRAW_POPULATION = 1 << 40      # sizes with more coalitions are drawn at random (repeats ~ count^2 / 2^41)
 _AUTO_COMPLETE_SHARE = 0.6
 
 
@@ -77,10 +78,15 @@ def _unrank_colex(ranks: np.ndarray, d: int, h: int) -> np.ndarray:
     out = np.zeros((m, d), dtype=bool)
     if h == 0 or m == 0:
         return out
-    # table[c, k] = C(c, k) for c < d, capped (entries above the largest rank are never chosen)
-    table = np.empty((d, h + 1), dtype=np.int64)
-    for k in range(h + 1):
-        table[:, k] = [min(math.comb(c, k), _UNRANK_LIMIT) for c in range(d)]
+    # table[c, k] = C(c, k) for c < d, by C(c, k) = sum_{j < c} C(j, k - 1): a cumulative sum per column. Every
+    # entry used is at most the population (<= 2^62), and the columns grow with c, so nothing overflows
+    # below the entries that matter; larger ones are capped (never chosen)
+    table = np.zeros((d, h + 1), dtype=np.int64)
+    table[:, 0] = 1
+    for k in range(1, h + 1):
+        col = np.cumsum(np.minimum(table[:-1, k - 1], _UNRANK_LIMIT).astype(np.float64))
+        exact = np.cumsum(table[:-1, k - 1])
+        table[1:, k] = np.where(col < 2.0**62, exact, _UNRANK_LIMIT)
     r = ranks.astype(np.int64).copy()
     rows = np.arange(m)
     for k in range(h, 0, -1):
@@ -93,7 +99,7 @@ def _unrank_colex(ranks: np.ndarray, d: int, h: int) -> np.ndarray:
 def random_subsets(rng: np.random.Generator, d: int, sizes: np.ndarray) -> np.ndarray:
     """One uniform random subset of ``range(d)`` per entry of ``sizes`` (repeats possible).
 
-    Rows are grouped by size so each group costs one ``argpartition``; no loop per row.
+    Compiled Floyd's algorithm over all rows at once (:mod:`fairshare.subsets`): no loop per size or row.
 
     Examples
     --------
@@ -101,25 +107,47 @@ def random_subsets(rng: np.random.Generator, d: int, sizes: np.ndarray) -> np.nd
     >>> S.sum(axis=1)
     array([ 3,  7,  0, 10])
     """
-    sizes = np.asarray(sizes, dtype=np.int64)
+    from .subsets import floyd_rows
+
+    return floyd_rows(rng, d, np.asarray(sizes, dtype=np.int64))
+
+
+def _keys(rows: np.ndarray) -> np.ndarray:
+    packed = np.ascontiguousarray(np.packbits(rows, axis=1))
+    return packed.view(f"S{packed.shape[1]}").ravel()
+
+
+def _distinct_by_size(rng: np.random.Generator, d: int, sizes: np.ndarray, containing: np.ndarray) -> np.ndarray:
+    """Uniform random subsets of the given sizes, distinct among rows of the same size (populations so large
+    that repeats are rare: they are drawn again). ``containing[r]``: row ``r`` must hold player 0."""
     out = np.zeros((sizes.size, d), dtype=bool)
-    order = np.argsort(sizes, kind="stable")
-    uniq, starts = np.unique(sizes[order], return_index=True)
-    bounds = np.append(starts, sizes.size)
-    for h, lo, hi in zip(uniq, bounds[:-1], bounds[1:]):
-        idx = order[lo:hi]
-        if h == 0:
-            continue
-        if h == d:
-            out[idx] = True
-            continue
-        small = min(h, d - h)
-        keys = rng.random((idx.size, d))
-        chosen = np.argpartition(keys, small - 1, axis=1)[:, :small]
-        block = np.zeros((idx.size, d), dtype=bool)
-        np.put_along_axis(block, chosen, True, axis=1)
-        out[idx] = block if small == h else ~block
-    return out
+    todo = np.arange(sizes.size)
+    for _ in range(64):
+        if todo.size == 0:
+            return out
+        hold = containing[todo]
+        block = np.zeros((todo.size, d), dtype=bool)
+        if hold.any():                                      # player 0, then a subset of players 1..d-1
+            block[hold, 0] = True
+            block[hold, 1:] = random_subsets(rng, d - 1, sizes[todo][hold] - 1)
+        if (~hold).any():
+            block[~hold] = random_subsets(rng, d, sizes[todo][~hold])
+        out[todo] = block
+        # only sizes whose repeats are not negligible are checked (expected repeats count^2 / (2 C(d, h)))
+        counts = np.bincount(sizes, minlength=d + 1).astype(float)
+        risk = counts**2 / 2.0 * np.exp(-log_binom(d, np.arange(d + 1)))
+        checked = risk[sizes] > 1e-12
+        if not checked.any():
+            return out
+        # a repeat within a size: keep the first, draw the others again
+        idx = np.flatnonzero(checked)
+        all_keys = _keys(out[idx])
+        order = np.lexsort((all_keys, sizes[idx]))
+        keys, sz = all_keys[order], sizes[idx][order]
+        dup = np.zeros(idx.size, dtype=bool)
+        dup[order[1:]] = (keys[1:] == keys[:-1]) & (sz[1:] == sz[:-1])
+        todo = idx[dup]
+    raise RuntimeError("could not draw distinct subsets")
 
 
 def distinct_subsets(rng: np.random.Generator, d: int, h: int, count: int, *, containing: int | None = None) -> np.ndarray:
@@ -249,7 +277,7 @@ def sample_with_replacement(rng: np.random.Generator, d: int, log_q: np.ndarray,
     expected_log = np.log(n_draws) + log_q - log_c + (np.log(2.0) if paired else 0.0)
     unit = np.arange(n_draws)
     if paired:
-        S = np.stack([S, ~S], axis=1).reshape(-1, d)
+        S = _with_complements(S)
         sizes = np.stack([sizes, d - sizes], axis=1).reshape(-1)
         unit = np.repeat(unit, 2)
     stratum = np.minimum(sizes, d - sizes) if paired else sizes
@@ -377,8 +405,11 @@ def sample_without_replacement(rng: np.random.Generator, d: int, log_q: np.ndarr
     else:
         coverage = "random"
     blocks, sizes, unit_pi = [], [], []
-    for size, count, p in zip(h, n_h, log_pi_h):
-        if count == 0:
+    # sizes with few coalitions are drawn exactly without replacement (by rank); the others all at once by
+    # Floyd's algorithm, distinct within a size (repeats, vanishingly rare, drawn again)
+    big = log_c[h] > np.log(_RANDOM_DRAW_POPULATION)
+    for size, count, p, at_random in zip(h, n_h, log_pi_h, big):
+        if count == 0 or at_random:
             continue
         if paired and 2 * size == d:
             blocks.append(distinct_subsets(rng, d, int(size), int(count), containing=0))
@@ -386,6 +417,12 @@ def sample_without_replacement(rng: np.random.Generator, d: int, log_q: np.ndarr
             blocks.append(distinct_subsets(rng, d, int(size), int(count)))
         sizes.append(np.full(count, size))
         unit_pi.append(np.full(count, p))
+    if big.any():
+        rows = np.repeat(h[big], n_h[big])
+        if rows.size:
+            blocks.append(_distinct_by_size(rng, d, rows, paired & (2 * rows == d)))
+            sizes.append(rows)
+            unit_pi.append(np.repeat(log_pi_h[big], n_h[big]))
     if not blocks:
         empty = np.zeros(0)
         return CoalitionSample(np.zeros((0, d), bool), empty, empty.astype(int), empty.astype(int), empty, 0, paired,
@@ -395,11 +432,19 @@ def sample_without_replacement(rng: np.random.Generator, d: int, log_q: np.ndarr
     log_upi = np.concatenate(unit_pi)
     unit = np.arange(S.shape[0])
     if paired:
-        S = np.stack([S, ~S], axis=1).reshape(-1, d)
+        S = _with_complements(S)
         unit = np.repeat(unit, 2)
         log_upi = np.repeat(log_upi, 2)
         size = np.repeat(size, 2)
     return CoalitionSample(S, -log_upi, unit, size, -np.expm1(log_upi), int(n_h.sum()), paired, coverage)
+
+
+def _with_complements(S: np.ndarray) -> np.ndarray:
+    """Rows ``S_0, N \\ S_0, S_1, N \\ S_1, ...`` (written in place: no stacked temporaries)."""
+    out = np.empty((2 * S.shape[0], S.shape[1]), dtype=bool)
+    out[0::2] = S
+    np.logical_not(S, out=out[1::2])
+    return out
 
 
 def _binomial_counts(rng: np.random.Generator, units: np.ndarray, pi: np.ndarray, limit: int) -> np.ndarray:

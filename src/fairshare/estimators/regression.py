@@ -26,6 +26,7 @@ from ..game import Game
 from ..sampling import CoalitionSample, DISTRIBUTIONS, shapley_size_log_mass
 from ..semivalues import Semivalue
 from .formulations import SemivalueDesign, SemivalueRegression, ShapleyKernel
+from .iterative import PackedDesign, solve_regression_iterative, use_iterative
 from .samplers import CoalitionDesign, NeymanSizes
 from .solve import Design, group_stderr, indicator_product, merge, solve_matrix_vector, solve_regression, subsample
 from .spec import MethodSpec, Option, Setup
@@ -46,6 +47,7 @@ class RegressionSolver:
         opts = setup.options
         self.cv = setup.derived.get("control_variate", opts.get("control_variate"))
         self.folds = opts.get("folds", 10)
+        self.solve = opts.get("solve", "auto")
         self.rng = setup.solver_rng
         self.samples: list[CoalitionSample] = []
         self.values: list[np.ndarray] = []
@@ -100,6 +102,7 @@ class RegressionSolver:
             values, stderr = self._cross_fitted(sample, target, total)
         else:
             values, stderr = self.fit(sample, target, total, self.kind)
+        info["solver"] = self.solved_with
         if sample.coverage == "partial":
             stderr = np.full_like(values, np.inf)
             info["stderr"] = ("not estimable: the budget took some coalition sizes whole and left the others "
@@ -113,10 +116,16 @@ class RegressionSolver:
         top = float(np.max(rows.log_w))
         w = np.exp(rows.log_w - top)
         design = Design.build(sample, rows.s, rows.t, w, rows.y, collapse_pairs=rows.collapse_pairs)
+        iterative = use_iterative(design.Z.shape[0], self.d, design.y.shape[1]) if self.solve == "auto" else \
+            self.solve == "iterative"
+        if iterative:
+            design = PackedDesign.from_design(design)
+        self.solved_with = "iterative" if iterative else "dense"
         if kind == "regression":
             if self.form.center(sample):
                 design = design.centered()
-            lin = solve_regression(design, constrained=self.form.constrained)
+            lin = solve_regression_iterative(design, self.form.constrained) if iterative else \
+                solve_regression(design, constrained=self.form.constrained)
         else:
             lin = solve_matrix_vector(design, self.form.matrix_vector(top))
         stderr = group_stderr(design, lin, self.rng, transform=self.form.transform)
@@ -202,6 +211,8 @@ CONTROL = Option("control_variate", None, "None, 'trees' (cross-fitted xgboost s
                  "additive fit on the other half of the units), a Game with known values, or proxy values",
                  check=_check_control)
 FOLDS = Option("folds", 10, "cross-fitting folds of control_variate='trees'", kind="int", minimum=2)
+SOLVE = Option("solve", "auto", "linear algebra: 'dense' (Gram matrix, O(m n^2)), 'iterative' (conjugate gradients on the "
+               "packed coalitions, O(m n) a pass) or 'auto' (the cheaper)", allowed=("auto", "dense", "iterative"))
 
 
 def _validate(opts: dict, n: int, sv: Semivalue) -> None:
@@ -273,7 +284,7 @@ def _min_mv(n: int, sv: Semivalue, opts: dict) -> int:
 
 
 # ------------------------------------------------------------------------------------ registry
-_SHAPLEY_OPTIONS = (DISTRIBUTION, TAU, REPLACEMENT, PAIRED, LAM, CONTROL, COUNTS, COMPLETE)
+_SHAPLEY_OPTIONS = (DISTRIBUTION, TAU, REPLACEMENT, PAIRED, LAM, CONTROL, COUNTS, COMPLETE, SOLVE)
 
 # Defaults chosen by measurement (benchmarks/shapley.py, benchmarks/highdim.py): without replacement and
 # paired; leverage-score sizes beat kernel-weight sizes in 19 of 24 (game, budget) pairs from 2n + 2 to
@@ -288,21 +299,21 @@ SPECS = [
         sampler=partial(_design, kind="regression"), solver=partial(_solver, kind="regression"),
         fixed=dict(distribution="kernel", tau=None, replacement=True, paired=True, lam="alpha", control_variate=None,
                    counts="systematic", complete=False),
-        min_budget=_min_regression),
+        options=(SOLVE,), min_budget=_min_regression),
     MethodSpec(
         name="unbiased-kernelshap", indices=("shapley",),
         description="unbiased KernelSHAP (Covert and Lee 2021): matrix-vector, kernel weights, lambda = 0, paired",
         sampler=partial(_design, kind="matrix-vector"), solver=partial(_solver, kind="matrix-vector"),
         fixed=dict(distribution="kernel", tau=None, replacement=True, paired=True, lam=0.0, control_variate=None,
                    counts="systematic", complete=False),
-        min_budget=_min_mv),
+        options=(SOLVE,), min_budget=_min_mv),
     MethodSpec(
         name="leverageshap", indices=("shapley",),
         description="LeverageSHAP (Musco and Witter 2025): regression, leverage scores, without replacement, paired",
         sampler=partial(_design, kind="regression"), solver=partial(_solver, kind="regression"),
         fixed=dict(distribution="leverage", tau=None, replacement=False, paired=True, lam="alpha",
                    control_variate=None, counts="systematic", complete=False),
-        min_budget=_min_regression),
+        options=(SOLVE,), min_budget=_min_regression),
     MethodSpec(
         name="regression", indices=("shapley",),
         description="regression estimator phi^R_lambda with a choice of sampling distribution, replacement, pairing",
@@ -317,14 +328,14 @@ SPECS = [
         sampler=partial(_design, kind="regression"), solver=partial(_solver, kind="regression"),
         options=(DISTRIBUTION, TAU, Option("replacement", True, REPLACEMENT.doc, kind="bool"), PAIRED, LAM,
                  Option("control_variate", "trees", CONTROL.doc, check=_check_control), COUNTS,
-                 Option("complete", False, COMPLETE.doc, allowed=(True, False, "auto")), FOLDS),
+                 Option("complete", False, COMPLETE.doc, allowed=(True, False, "auto")), FOLDS, SOLVE),
         min_budget=_min_regression, validate=_validate),
     MethodSpec(
         name="regression-adaptive", indices=("shapley",),
         description="regression with variance-adaptive sizes: after a first round of leverage-score pairs, later rounds "
                     "allocate coalition sizes by Neyman allocation from the residuals seen",
         sampler=partial(_design, kind="regression", adaptive=True), solver=partial(_solver, kind="regression"),
-        options=(LAM, COUNTS),
+        options=(LAM, COUNTS, SOLVE),
         fixed=dict(distribution="leverage", tau=None, replacement=False, paired=True, control_variate=None,
                    complete=False),
         min_budget=_min_regression),
@@ -341,7 +352,7 @@ SPECS = [
                     "(without replacement by default; replacement=True is the paper's algorithm)",
         # measured (benchmarks/banzhaf.py, m = 20n): without replacement as good or better on 3 of 4 small datasets
         sampler=partial(_design, kind="regression"), solver=partial(_solver, kind="regression"),
-        options=(PAIRED, REPLACEMENT, COUNTS), fixed=dict(control_variate=None),
+        options=(PAIRED, REPLACEMENT, COUNTS, SOLVE), fixed=dict(control_variate=None),
         min_budget=_min_regression, default_for={"banzhaf": 20}, validate=_validate),
     MethodSpec(
         name="kernel-banzhaf-cv", indices=("banzhaf",),
@@ -351,20 +362,20 @@ SPECS = [
         # measured (benchmarks/banzhaf.py): 2.7x lower error than Kernel Banzhaf and shapiq on the breast-cancer
         # single-baseline game at m = 600; 1.1-3x on five Table 1 games, a tie on the other three
         sampler=partial(_design, kind="regression"), solver=partial(_solver, kind="regression"),
-        options=(PAIRED, Option("replacement", True, REPLACEMENT.doc, kind="bool"), COUNTS, FOLDS),
+        options=(PAIRED, Option("replacement", True, REPLACEMENT.doc, kind="bool"), COUNTS, FOLDS, SOLVE),
         fixed=dict(control_variate="trees"), min_budget=_min_regression, validate=_validate),
     MethodSpec(
         name="unbiased-kernel-banzhaf", indices=("banzhaf",),
         description="matrix-vector counterpart of Kernel Banzhaf: unbiased Horvitz-Thompson sum of (z - 1/2) v(S)",
         sampler=partial(_design, kind="matrix-vector"), solver=partial(_solver, kind="matrix-vector"),
-        options=(PAIRED, Option("replacement", True, REPLACEMENT.doc, kind="bool"), COUNTS),
+        options=(PAIRED, Option("replacement", True, REPLACEMENT.doc, kind="bool"), COUNTS, SOLVE),
         fixed=dict(control_variate=None), min_budget=lambda n, sv, o: 4, validate=_validate),
     MethodSpec(
         name="semivalue-regression", indices=("any semivalue",),
         description="regression for any semivalue (Lemma 3.4) with leverage-score sampling (Theorem 3.5)",
         sampler=partial(_design, kind="regression"), solver=partial(_solver, kind="regression"),
         options=(Option("paired", "auto", "draw complementary pairs (S, N \\ S); 'auto': when the semivalue is "
-                        "symmetric", allowed=("auto", True, False)), REPLACEMENT, COUNTS),
+                        "symmetric", allowed=("auto", True, False)), REPLACEMENT, COUNTS, SOLVE),
         fixed=dict(control_variate=None), min_budget=_min_regression, default_for={"any semivalue": 15},
         validate=_validate),
 ]

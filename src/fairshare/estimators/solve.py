@@ -91,6 +91,13 @@ class Design:
         y = self.y - (self.w[:, None] * self.y).sum(axis=0) / total
         return Design(self.Z, self.s, self.t, self.w, y, self.fpc, self.unit, self.stratum, mean_row)
 
+    def group_sums(self, U: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarray:
+        """``sum_{j in g} U_j a_j`` for every group: ``(G, d, k)``."""
+        k = U.shape[1]
+        spread = np.zeros((U.shape[0], n_groups * k))
+        np.put_along_axis(spread, group[:, None] * k + np.arange(k)[None, :], U, axis=1)
+        return self.weighted_sum(spread).reshape(self.n_players, n_groups, k).transpose(1, 0, 2)
+
     def weighted_sum(self, scalars: np.ndarray) -> np.ndarray:
         """``sum_j scalars_j a_j`` as a (d, k) array."""
         out = np.zeros((self.n_players, scalars.shape[1]))
@@ -233,9 +240,7 @@ def group_stderr(design: Design, lin: Linearized, rng: np.random.Generator,
     group_of_unit[order] = (np.arange(units.size) + rng.integers(G)) % G
     row_group = group_of_unit[inverse.ravel()]
     scaled = contrib * np.sqrt(design.fpc)[:, None]
-    spread = np.zeros((scaled.shape[0], G * k))
-    np.put_along_axis(spread, row_group[:, None] * k + np.arange(k)[None, :], scaled, axis=1)
-    totals = design.weighted_sum(spread).reshape(d, G, k).transpose(1, 0, 2)        # (G, d, k)
+    totals = design.group_sums(scaled, row_group, G)                                # (G, d, k)
     replicates = G * totals
     deviation = replicates - replicates.mean(axis=0, keepdims=True)
     transform = transform or (lambda v: v)
@@ -252,6 +257,8 @@ def subsample(sample: CoalitionSample, rows: np.ndarray) -> CoalitionSample:
 def merge(samples: list[CoalitionSample], units: list[int]) -> CoalitionSample:
     """Pool samples drawn in rounds as a mixture: each round's weights scaled by its share of the units."""
     total = float(sum(units))
+    if len(samples) == 1:                             # one round: nothing to pool (and no copies)
+        return samples[0]
     parts, offset = [], 0
     for s, n in zip(samples, units):
         parts.append(CoalitionSample(s.coalitions, s.log_weight + np.log(n / total), s.unit + offset,
