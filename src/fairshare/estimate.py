@@ -131,7 +131,8 @@ def estimate(game: Game, index: str | Semivalue = "shapley", method: str = "auto
     elif spec.exact is not None:
         result = spec.exact(target, target_sv, evaluator, opts)
     else:
-        setup = Setup(target.n_players, target_sv, budget, opts, sampler_rng, solver_rng, game=target)
+        device = getattr(target, "device", None) if getattr(target, "on_device", False) else None
+        setup = Setup(target.n_players, target_sv, budget, opts, sampler_rng, solver_rng, game=target, device=device)
         result = run(spec, setup, evaluator, rule)
     if active is not None:
         values = np.zeros((n, result.values.shape[1]))

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from .arrays import is_tensor
 from .game import Game
 
 __all__ = ["coalition_keys", "BudgetedEvaluator", "BudgetError"]
@@ -58,6 +61,8 @@ class BudgetedEvaluator:
         self.n_spent = 0
         self._keys = np.zeros(0, dtype=coalition_keys(np.zeros((0, game.n_players), bool)).dtype)
         self._values: np.ndarray | None = None
+        self._tkeys: Any = None             # the same for coalitions held as torch tensors (on their device)
+        self._tvalues: Any = None
 
     @property
     def remaining(self) -> int | None:
@@ -85,6 +90,8 @@ class BudgetedEvaluator:
         return vals[:, None] if vals.ndim == 1 else vals
 
     def __call__(self, coalitions: np.ndarray) -> np.ndarray:
+        if is_tensor(coalitions):
+            return self._call_tensor(coalitions)
         X = np.asarray(coalitions, dtype=bool)
         if X.shape[0] == 0:
             k = max(self.game.n_outputs or 1, 1)
@@ -111,6 +118,39 @@ class BudgetedEvaluator:
             pos = np.searchsorted(self._keys, uniq)
         return self._values[pos[inverse.ravel()]]
 
+    def _call_tensor(self, X: Any) -> Any:
+        """The same for coalitions held as a torch tensor: keys, lookups and values stay on its device."""
+        import torch
+
+        m = X.shape[0]
+        k = max(self.game.n_outputs or 1, 1)
+        if m == 0:
+            return torch.zeros((0, k), dtype=torch.float64, device=X.device)
+        keys = _tensor_keys(X)
+        uniq, inverse = torch.unique(keys, dim=0, return_inverse=True)
+        pos = torch.full((uniq.shape[0],), -1, dtype=torch.int64, device=X.device)
+        if self._tkeys is not None:
+            S = self._tkeys.shape[0]
+            both, inv2 = torch.unique(torch.cat([self._tkeys, uniq]), dim=0, return_inverse=True)
+            lut = torch.full((both.shape[0],), -1, dtype=torch.int64, device=X.device)
+            lut[inv2[:S]] = torch.arange(S, device=X.device)
+            pos = lut[inv2[S:]]
+        new = torch.nonzero(pos < 0).ravel()
+        if self.budget is not None and self.n_spent + int(new.numel()) > self.budget:
+            raise BudgetError(f"evaluating {int(new.numel())} new coalitions would exceed the budget of {self.budget} "
+                              f"({self.n_spent} already spent)")
+        if new.numel():
+            first = torch.full((uniq.shape[0],), m, dtype=torch.int64, device=X.device)
+            first = first.scatter_reduce(0, inverse, torch.arange(m, device=X.device), reduce="amin")
+            vals = self.game(X[first[new]])
+            vals = vals[:, None] if vals.ndim == 1 else vals
+            self.n_spent += int(new.numel())
+            start = 0 if self._tkeys is None else self._tkeys.shape[0]
+            self._tkeys = uniq[new] if self._tkeys is None else torch.cat([self._tkeys, uniq[new]])
+            self._tvalues = vals if self._tvalues is None else torch.cat([self._tvalues, vals])
+            pos[new] = torch.arange(start, start + int(new.numel()), device=X.device)
+        return self._tvalues[pos[inverse]]
+
     def _insert(self, keys: np.ndarray, values: np.ndarray) -> None:
         if self._values is None:
             all_keys, all_values = keys, values
@@ -131,3 +171,23 @@ class BudgetedEvaluator:
         (3,)
         """
         return values[..., 0] if self.scalar else values
+
+
+_KEY_BITS = 62
+
+
+def _tensor_keys(X: Any) -> Any:
+    """Coalition rows of a boolean tensor as int64 words of 62 bits (exact, comparable on the device)."""
+    import torch
+
+    m, d = X.shape
+    words = -(-d // _KEY_BITS)
+    padded = torch.zeros((m, words * _KEY_BITS), dtype=torch.bool, device=X.device)
+    padded[:, :d] = X
+    weights = torch.pow(2, torch.arange(_KEY_BITS, device=X.device, dtype=torch.int64))
+    out = torch.empty((m, words), dtype=torch.int64, device=X.device)
+    step = max(1, (1 << 24) // (words * _KEY_BITS))
+    for start in range(0, m, step):
+        block = padded[start:start + step].reshape(-1, words, _KEY_BITS).to(torch.int64)
+        out[start:start + step] = (block * weights).sum(dim=2)
+    return out

@@ -97,6 +97,8 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
         from .registry import get_method
 
         get_method(method)                       # unknown names fail here, listing the valid ones
+    if _is_torch_module(model) and _is_images(X, background):
+        return _explain_torch(model, X, background, sv, method, budget, seed, groups, batch_size, progress, options)
     if method in ("auto", "exact") and groups is None and is_tree_model(model) and \
             (imputation != "baseline" or background is None or _as_rows(background, "background").shape[0] == 1):
         return _explain_trees(model, X, background, sv, feature_names)
@@ -180,6 +182,63 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
                        info=dict(model_output="predict_proba" if hasattr(model, "predict_proba") else "predict",
                                  imputation=imputation or ("baseline" if _as_rows(background, "b").shape[0] == 1 else "marginal"),
                                  budget=budget, seed=str(seed), **({"auto": auto_note} if auto_note else {})))
+
+
+def _is_torch_module(model: Any) -> bool:
+    return hasattr(model, "forward") and hasattr(model, "parameters") and type(model).__module__.startswith("torch") \
+        or any(c.__module__.startswith("torch.nn") for c in type(model).__mro__)
+
+
+def _is_images(X: Any, background: Any) -> bool:
+    """Inputs a TorchGame explains: a tensor (or array) with more than two dimensions, or a tensor of rows with
+    at most one baseline (a number, a single input, or nothing)."""
+    ndim = len(getattr(X, "shape", ()))
+    if ndim > 2:
+        return True
+    single = background is None or np.ndim(background) == 0 or (hasattr(background, "shape") and len(background.shape) == 1)
+    return ndim == 2 and type(X).__module__.startswith("torch") and single
+
+
+def _explain_torch(model: Any, X: Any, background: Any, sv: Semivalue, method: str, budget: Any, seed: SeedLike,
+                   groups: Any, batch_size: Any, progress: bool, options: dict) -> Explanation:
+    """Torch modules on inputs of any shape: one :class:`~fairshare.games.TorchGame` per input, on the model's
+    device (tensors end to end on a GPU)."""
+    from .games.torch_game import TorchGame
+
+    n_rows = int(X.shape[0])
+    if n_rows == 0:
+        raise ValueError("X holds no inputs to explain")
+    baseline = 0.0 if background is None else background
+    if hasattr(baseline, "shape") and len(baseline.shape) == len(X.shape) and baseline.shape[0] == 1:
+        baseline = baseline[0]
+    seeds = np.random.SeedSequence(seed if not isinstance(seed, np.random.Generator)
+                                   else seed.integers(2**63)).spawn(n_rows)
+    results, bar = [], _progress(progress and n_rows > 1, n_rows)
+    if method == "auto" and not options:                       # one choice for every input (see explain)
+        from .estimators.auto import AUTO_SURROGATE_SECONDS, resolve_auto, with_surrogate_allowance
+
+        first = TorchGame(model, X[0], baseline=baseline, groups=groups, batch_size=batch_size)
+        method, _ = with_surrogate_allowance(AUTO_SURROGATE_SECONDS.get() / n_rows, resolve_auto, first, sv,
+                                             budget or default_budget(first.n_players))
+    try:
+        for i in range(n_rows):
+            game = TorchGame(model, X[i], baseline=baseline, groups=groups, batch_size=batch_size)
+            b = budget or default_budget(game.n_players)
+            phi = estimate(game, sv, method=method, budget=b, seed=seeds[i], **options)
+            results.append(phi)
+            bar.update(1)
+    finally:
+        bar.close()
+    values = np.stack([np.asarray(r.values, dtype=float) for r in results])
+    stderr = None if any(r.stderr is None for r in results) else np.stack([np.asarray(r.stderr) for r in results])
+    k = values.shape[2] if values.ndim == 3 else None
+    return Explanation(values=values, stderr=stderr, base_values=np.stack([np.asarray(r.empty_value, dtype=float)
+                                                                           for r in results]),
+                       data=None, feature_names=list(results[0].player_names), index=sv.name,
+                       output_names=[str(j) for j in range(k)] if k else None, methods=[r.method for r in results],
+                       n_evaluations=np.array([r.n_evaluations for r in results]),
+                       info=dict(model_output="torch module outputs", budget=budget, seed=str(seed),
+                                 input_shape=list(X.shape[1:])))
 
 
 def _output_names(model: Any, k: int | None) -> list[str] | None:

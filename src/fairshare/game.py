@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from ._validation import check_coalitions, check_int, format_coalition
+from .arrays import is_tensor
 from .semivalues import Semivalue
 
 __all__ = ["Game"]
@@ -65,8 +66,13 @@ class Game:
         self.n_outputs: int | None = None  # None until known; 0 marks a scalar game
 
     # ------------------------------------------------------------------ calls
+    #: whether :meth:`_evaluate` takes a torch tensor of coalitions (and then answers with one, on its device)
+    accepts_tensors = False
+
     def __call__(self, coalitions: Any) -> np.ndarray:
         """Evaluate the game on a boolean ``(m, n_players)`` array of coalitions."""
+        if is_tensor(coalitions):
+            return self._call_tensor(coalitions)
         X = check_coalitions(coalitions, self.n_players)
         m = X.shape[0]
         step = self.batch_size or max(m, 1)
@@ -74,6 +80,39 @@ class Game:
         if not parts:
             return np.zeros((0,) if not self.n_outputs else (0, self.n_outputs))
         return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)
+
+    def _call_tensor(self, X: Any) -> Any:
+        """Coalitions as a torch tensor: a game that accepts them keeps them (and its values) on their device;
+        any other game gets them as numpy and its values come back as a tensor on the same device."""
+        import torch
+
+        if X.ndim != 2 or X.shape[1] != self.n_players:
+            raise ValueError(f"coalitions must have shape (m, {self.n_players}), got {tuple(X.shape)}")
+        if X.dtype != torch.bool:
+            raise TypeError(f"coalitions must be a boolean tensor, got {X.dtype}")
+        if not self.accepts_tensors:
+            return torch.as_tensor(self(X.cpu().numpy()), device=X.device)
+        step = self.batch_size or max(X.shape[0], 1)
+        parts = []
+        for start in range(0, X.shape[0], step):
+            out = self._evaluate(X[start:start + step])
+            self.n_evaluations += int(min(step, X.shape[0] - start))
+            out = out.to(torch.float64)
+            if out.ndim not in (1, 2) or out.shape[0] != min(step, X.shape[0] - start):
+                raise ValueError(f"the game must return one value (or row) per coalition, got shape {tuple(out.shape)}")
+            k = 0 if out.ndim == 1 else out.shape[1]
+            if self.n_outputs is None:
+                self.n_outputs = k
+            elif k != self.n_outputs:
+                raise ValueError(f"the game returned {k or 'scalar'} outputs, earlier calls returned "
+                                 f"{self.n_outputs or 'scalar'}")
+            if not bool(torch.isfinite(out).all()):
+                raise ValueError("the game returned NaN or inf for some coalitions")
+            parts.append(out)
+        if not parts:
+            return torch.zeros((0,) if not self.n_outputs else (0, self.n_outputs), dtype=torch.float64,
+                               device=X.device)
+        return torch.cat(parts)
 
     def _checked(self, X: np.ndarray) -> np.ndarray:
         out = np.asarray(self._evaluate(X))

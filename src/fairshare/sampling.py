@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -254,7 +255,7 @@ def _log_sizes(d: int, log_q: np.ndarray) -> np.ndarray:
 
 
 def sample_with_replacement(rng: np.random.Generator, d: int, log_q: np.ndarray, n_draws: int,
-                            paired: bool = True) -> CoalitionSample:
+                            paired: bool = True, device: Any = None) -> CoalitionSample:
     """Draw coalitions i.i.d. from the size distribution ``exp(log_q)`` (App. F, Algorithm 1).
 
     With ``paired``, ``n_draws`` coalitions are drawn and each is followed by its
@@ -272,7 +273,7 @@ def sample_with_replacement(rng: np.random.Generator, d: int, log_q: np.ndarray,
         _check_symmetric(log_q)
     q = np.exp(log_q)
     sizes = rng.choice(d + 1, size=n_draws, p=q / q.sum())
-    S = random_subsets(rng, d, sizes)
+    S = random_subsets(rng, d, sizes) if device is None else torch_subsets(rng, d, sizes, device)
     # expected number of times a given coalition of size h appears as a row
     expected_log = np.log(n_draws) + log_q - log_c + (np.log(2.0) if paired else 0.0)
     unit = np.arange(n_draws)
@@ -306,7 +307,7 @@ def _systematic_round(expected: np.ndarray, rng: np.random.Generator) -> np.ndar
 
 def sample_without_replacement(rng: np.random.Generator, d: int, log_q: np.ndarray, n_units: int,
                                paired: bool = True, counts: str = "systematic",
-                               complete: bool | str = False) -> CoalitionSample:
+                               complete: bool | str = False, device: Any = None) -> CoalitionSample:
     """Draw distinct coalitions (App. F, Algorithm 2), each with inclusion probability
     ``min(1, c * p_S)``, the scale ``c`` found by binary search so that about ``n_units``
     units are drawn.
@@ -417,17 +418,23 @@ def sample_without_replacement(rng: np.random.Generator, d: int, log_q: np.ndarr
             blocks.append(distinct_subsets(rng, d, int(size), int(count)))
         sizes.append(np.full(count, size))
         unit_pi.append(np.full(count, p))
+    if device is not None:
+        blocks = [to_device(b, device) for b in blocks]
     if big.any():
         rows = np.repeat(h[big], n_h[big])
         if rows.size:
-            blocks.append(_distinct_by_size(rng, d, rows, paired & (2 * rows == d)))
+            holds = paired & (2 * rows == d)
+            if device is None:
+                blocks.append(_distinct_by_size(rng, d, rows, holds))
+            else:
+                blocks.append(torch_subsets(rng, d, rows, device, containing=holds))
             sizes.append(rows)
             unit_pi.append(np.repeat(log_pi_h[big], n_h[big]))
     if not blocks:
         empty = np.zeros(0)
         return CoalitionSample(np.zeros((0, d), bool), empty, empty.astype(int), empty.astype(int), empty, 0, paired,
                                coverage)
-    S = np.concatenate(blocks)
+    S = np.concatenate(blocks) if device is None else __import__("torch").cat(blocks)
     size = np.concatenate(sizes)
     log_upi = np.concatenate(unit_pi)
     unit = np.arange(S.shape[0])
@@ -439,12 +446,54 @@ def sample_without_replacement(rng: np.random.Generator, d: int, log_q: np.ndarr
     return CoalitionSample(S, -log_upi, unit, size, -np.expm1(log_upi), int(n_h.sum()), paired, coverage)
 
 
-def _with_complements(S: np.ndarray) -> np.ndarray:
-    """Rows ``S_0, N \\ S_0, S_1, N \\ S_1, ...`` (written in place: no stacked temporaries)."""
+def _with_complements(S: Any) -> Any:
+    """Rows ``S_0, N \\ S_0, S_1, N \\ S_1, ...`` (written in place: no stacked temporaries; on a tensor's device)."""
+    if not isinstance(S, np.ndarray):
+        import torch
+
+        out = torch.empty((2 * S.shape[0], S.shape[1]), dtype=torch.bool, device=S.device)
+        out[0::2] = S
+        out[1::2] = ~S
+        return out
     out = np.empty((2 * S.shape[0], S.shape[1]), dtype=bool)
     out[0::2] = S
     np.logical_not(S, out=out[1::2])
     return out
+
+
+def to_device(rows: np.ndarray, device: Any) -> Any:
+    """A boolean numpy array as a torch tensor on ``device``."""
+    import torch
+
+    return torch.as_tensor(np.ascontiguousarray(rows), device=device)
+
+
+def torch_subsets(rng: np.random.Generator, d: int, sizes: np.ndarray, device: Any,
+                  containing: np.ndarray | None = None) -> Any:
+    """Uniform random subsets of the given sizes drawn on a torch ``device``: a row's ``k`` smallest of ``d``
+    uniform keys (one sort per row, in parallel on a GPU), seeded from the numpy generator ``rng``.
+    ``containing[r]``: row ``r`` holds player 0 and ``k - 1`` of the others. Rows of one size are distinct
+    with overwhelming probability (the sizes drawn this way have more than 2^40 coalitions).
+
+    Examples
+    --------
+    >>> S = torch_subsets(np.random.default_rng(0), 10, np.array([3, 7, 0, 10]), "cpu")
+    >>> S.sum(dim=1).tolist()
+    [3, 7, 0, 10]
+    """
+    import torch
+
+    sizes = np.asarray(sizes, dtype=np.int64)
+    m = sizes.size
+    hold = np.zeros(m, dtype=bool) if containing is None else np.asarray(containing, dtype=bool)
+    gen = torch.Generator(device=device)
+    gen.manual_seed(int(rng.integers(2**62)))
+    keys = torch.rand((m, d), generator=gen, device=device)
+    keys[torch.as_tensor(hold, device=device), 0] = -1.0                    # player 0 first where it must be in
+    k = torch.as_tensor(sizes, device=device)
+    sorted_keys = torch.sort(keys, dim=1).values
+    threshold = sorted_keys.gather(1, torch.clamp(k - 1, min=0)[:, None])
+    return (keys <= threshold) & (k > 0)[:, None]
 
 
 def _binomial_counts(rng: np.random.Generator, units: np.ndarray, pi: np.ndarray, limit: int) -> np.ndarray:

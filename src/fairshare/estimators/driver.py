@@ -16,7 +16,9 @@ from typing import Any
 
 import numpy as np
 
+from ..arrays import to_numpy
 from ..evaluation import BudgetedEvaluator, BudgetError
+from ..sampling import to_device
 from ..stopping import RunState, StoppingRule
 from .samplers import History
 from .spec import Estimate, MethodSpec, Setup
@@ -41,7 +43,10 @@ def run(spec: MethodSpec, setup: Setup, evaluator: BudgetedEvaluator, stop: Stop
                         info={"n_samples": 0})
     sampler = spec.sampler(setup)                  # factories check their configuration before any evaluation
     solver = spec.solver(setup)
-    ends = evaluator(game.empty_and_full())
+    ends_rows = game.empty_and_full()
+    if getattr(sampler, "device", None) is not None:       # the sampler draws on a device: the ends go there too
+        ends_rows = to_device(ends_rows, sampler.device)
+    ends = np.asarray(to_numpy(evaluator(ends_rows)), dtype=float)
     v0, vN = ends[0], ends[1]
     solver.start(v0, vN)
     history = History(empty_value=v0, grand_value=vN)

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import arrays
 from ..combinatorics import log_binom, logsumexp
 from ..sampling import CoalitionSample
 from ..semivalues import Semivalue
@@ -126,9 +127,9 @@ class ShapleyKernel:
 
     def rows(self, sample: CoalitionSample, target: np.ndarray, total: np.ndarray) -> Rows:
         """``target``: ``v(S) - v(empty)`` (minus a control variate), ``total``: ``v(N) - v(empty)`` (the same)."""
-        sizes = sample.coalitions.sum(axis=1)
-        alpha = total / self.d
-        y = target - np.outer(sizes, self._lam(alpha))
+        sizes = np.asarray(arrays.to_numpy(sample.coalitions.sum(axis=1)), dtype=float)
+        alpha = np.asarray(arrays.to_numpy(total), dtype=float) / self.d
+        y = target - arrays.like(np.outer(sizes, self._lam(alpha)), target)
         r = sample.n_rows
         return Rows(np.ones(r), np.zeros(r), sample.log_weight + log_kernel_weight(self.d, sizes), y, True)
 
@@ -136,7 +137,7 @@ class ShapleyKernel:
         return False
 
     def values(self, x: np.ndarray, total: np.ndarray) -> np.ndarray:
-        return x + (total / self.d)[None, :]
+        return x + arrays.like((np.asarray(arrays.to_numpy(total), dtype=float) / self.d)[None, :], x)
 
     def transform(self, x: np.ndarray) -> np.ndarray:
         return x
@@ -158,7 +159,7 @@ class SemivalueRegression:
         self.d = d
 
     def rows(self, sample: CoalitionSample, target: np.ndarray, total: np.ndarray) -> Rows:
-        sizes = sample.coalitions.sum(axis=1)
+        sizes = np.asarray(arrays.to_numpy(sample.coalitions.sum(axis=1)), dtype=np.int64)
         log_s, log_t = self.design.log_s[sizes], self.design.log_t[sizes]
         shift = float(np.max(log_s[np.isfinite(log_s)]))
         self._shift = shift

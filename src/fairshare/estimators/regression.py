@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import arrays
 from ..exact import exact
 from ..game import Game
 from ..sampling import CoalitionSample, DISTRIBUTIONS, shapley_size_log_mass
@@ -80,14 +81,14 @@ class RegressionSolver:
         if not self.samples:
             raise ValueError("no coalitions were sampled: raise the budget")
         sample = merge(self.samples, [s.n_draws for s in self.samples])
-        V = np.concatenate(self.values)
+        V = arrays.concat(self.values)
         info: dict = {"n_samples": int(sample.n_draws), "n_rounds": len(self.samples)}
         if isinstance(self.cv, str) and self.cv == "trees" and sample.coverage != "all":   # (all: exact as it is)
             adjustment, beta = tree_control_variate(sample.coalitions, V, self.rng, self.setup.semivalue,
                                                     folds=self.folds)
             V = V - adjustment
             info["control_beta"] = [round(float(b), 4) for b in beta]
-        target, total = V - self.v0, self.vN - self.v0
+        target, total = V - arrays.like(self.v0, V), self.vN - self.v0
         offset = np.zeros((self.d, V.shape[1]))
         if self.proxy is not None:
             proxy_values, proxy_phi = self.proxy
@@ -103,6 +104,7 @@ class RegressionSolver:
         else:
             values, stderr = self.fit(sample, target, total, self.kind)
         info["solver"] = self.solved_with
+        values, stderr = arrays.to_numpy(values), arrays.to_numpy(stderr)       # the results: d x k, to the host
         if sample.coverage == "partial":
             stderr = np.full_like(values, np.inf)
             info["stderr"] = ("not estimable: the budget took some coalition sizes whole and left the others "
@@ -116,11 +118,12 @@ class RegressionSolver:
         top = float(np.max(rows.log_w))
         w = np.exp(rows.log_w - top)
         design = Design.build(sample, rows.s, rows.t, w, rows.y, collapse_pairs=rows.collapse_pairs)
-        iterative = use_iterative(design.Z.shape[0], self.d, design.y.shape[1]) if self.solve == "auto" else \
-            self.solve == "iterative"
+        on_device = arrays.is_tensor(design.Z)             # a GPU runs the dense path fastest (and in place)
+        iterative = not on_device and (use_iterative(design.Z.shape[0], self.d, design.y.shape[1])
+                                       if self.solve == "auto" else self.solve == "iterative")
         if iterative:
             design = PackedDesign.from_design(design)
-        self.solved_with = "iterative" if iterative else "dense"
+        self.solved_with = "iterative" if iterative else ("dense on " + str(design.Z.device) if on_device else "dense")
         if kind == "regression":
             if self.form.center(sample):
                 design = design.centered()
@@ -150,10 +153,12 @@ class RegressionSolver:
                                   sample.coverage)
         estimates, variances = [], []
         for fit_rows, use_rows in ((in_a | certain, in_b | certain), (in_b | certain, in_a | certain)):
-            g, _ = self.fit(subsample(doubled, fit_rows), target[fit_rows], total, "regression")
+            g, _ = self.fit(subsample(doubled, fit_rows), arrays.take_rows(target, np.flatnonzero(fit_rows)), total,
+                            "regression")
             use = subsample(doubled, use_rows)
-            resid = target[use_rows] - indicator_product(use.coalitions, g)
-            phi, se = self.fit(use, resid, total - g.sum(axis=0), "matrix-vector")
+            resid = arrays.take_rows(target, np.flatnonzero(use_rows)) - indicator_product(use.coalitions, g)
+            g_host = np.asarray(arrays.to_numpy(g), dtype=float)
+            phi, se = self.fit(use, resid, total - g_host.sum(axis=0), "matrix-vector")
             estimates.append(phi + g)
             variances.append(se**2)
         return 0.5 * (estimates[0] + estimates[1]), 0.5 * np.sqrt(variances[0] + variances[1])
@@ -262,9 +267,9 @@ def _design(setup: Setup, kind: str, adaptive: bool = False) -> CoalitionDesign:
         setup.notes["paired"] = f"off: {(setup.budget - 2) // 2} pairs cannot determine {unknowns - 1} unknowns"
     setup.derived["paired"] = paired
     if adaptive:
-        return NeymanSizes(setup.sampler_rng, d, log_q, counts=o.get("counts", "systematic"))
+        return NeymanSizes(setup.sampler_rng, d, log_q, counts=o.get("counts", "systematic"), device=setup.device)
     return CoalitionDesign(setup.sampler_rng, d, log_q, replacement=replacement, paired=paired,
-                           counts=o.get("counts", "systematic"), complete=complete)
+                           counts=o.get("counts", "systematic"), complete=complete, device=setup.device)
 
 
 def _solver(setup: Setup, kind: str) -> RegressionSolver:

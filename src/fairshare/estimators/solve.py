@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import scipy.linalg
 
+from .. import arrays
 from ..sampling import CoalitionSample
 
 __all__ = ["Design", "Linearized", "gram", "indicator_product", "solve_regression", "solve_matrix_vector",
@@ -61,8 +61,12 @@ class Design:
     @classmethod
     def build(cls, sample: CoalitionSample, s: np.ndarray, t: np.ndarray, w: np.ndarray, y: np.ndarray,
               collapse_pairs: bool = True) -> Design:
-        """Rows of ``sample`` (pairs collapsed when the sample is paired and ``collapse_pairs``)."""
+        """Rows of ``sample`` (pairs collapsed when the sample is paired and ``collapse_pairs``); on the sample's
+        device when its coalitions are a torch tensor."""
         Z = sample.coalitions
+        if arrays.is_tensor(Z):
+            s, t, w = (arrays.like(np.asarray(v, dtype=float), Z) for v in (s, t, w))
+            y = arrays.like(y, Z)
         if sample.paired and collapse_pairs:
             return cls(Z[0::2], s[0::2], t[0::2], 2.0 * w[0::2], 0.5 * (y[0::2] - y[1::2]), sample.fpc[0::2],
                        sample.unit[0::2], sample.stratum[0::2])
@@ -94,13 +98,15 @@ class Design:
     def group_sums(self, U: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarray:
         """``sum_{j in g} U_j a_j`` for every group: ``(G, d, k)``."""
         k = U.shape[1]
-        spread = np.zeros((U.shape[0], n_groups * k))
-        np.put_along_axis(spread, group[:, None] * k + np.arange(k)[None, :], U, axis=1)
-        return self.weighted_sum(spread).reshape(self.n_players, n_groups, k).transpose(1, 0, 2)
+        spread = arrays.zeros((U.shape[0], n_groups * k), U)
+        rows = arrays.like(np.arange(U.shape[0])[:, None], U)
+        spread[rows, arrays.like(group[:, None] * k + np.arange(k)[None, :], U)] = U
+        return self.weighted_sum(spread).reshape(self.n_players, n_groups, k).permute(1, 0, 2) \
+            if arrays.is_tensor(U) else self.weighted_sum(spread).reshape(self.n_players, n_groups, k).transpose(1, 0, 2)
 
     def weighted_sum(self, scalars: np.ndarray) -> np.ndarray:
         """``sum_j scalars_j a_j`` as a (d, k) array."""
-        out = np.zeros((self.n_players, scalars.shape[1]))
+        out = arrays.zeros((self.n_players, scalars.shape[1]), scalars)
         for rows, Ab in self.blocks():
             out += Ab.T @ scalars[rows]
         return out
@@ -128,6 +134,9 @@ def indicator_product(Z: np.ndarray, B: np.ndarray, transpose: bool = False) -> 
     >>> indicator_product(Z, np.array([[1.0], [2.0]]), transpose=True).ravel().tolist()
     [3.0, 2.0]
     """
+    if arrays.is_tensor(Z):
+        B = arrays.like(B, Z)
+        return (Z.T.to(B.dtype) @ B) if transpose else (Z.to(B.dtype) @ B)
     B = np.asarray(B, dtype=float)
     if transpose:
         out = np.zeros((Z.shape[1],) + B.shape[1:])
@@ -146,8 +155,8 @@ def gram(design: Design) -> np.ndarray:
     from scipy.linalg.blas import dsyrk
 
     d = design.n_players
-    if np.any(design.w < 0):
-        A = np.zeros((d, d))
+    if arrays.is_tensor(design.Z) or np.any(design.w < 0):
+        A = arrays.zeros((d, d), design.Z)
         for rows, Ab in design.blocks():
             A += Ab.T @ (Ab * design.w[rows, None])
         return A
@@ -172,25 +181,18 @@ def solve_regression(design: Design, constrained: bool) -> Linearized:
         M = A
         rhs_map = lambda rhs: rhs                                   # noqa: E731
     c = design.weighted_sum(design.w[:, None] * design.y)
-    try:
-        factor = scipy.linalg.cho_factor(M, check_finite=False)
-        solve_plain: Callable = lambda rhs: scipy.linalg.cho_solve(factor, rhs, check_finite=False)   # noqa: E731
-        x = solve_plain(rhs_map(c))
-        if not np.all(np.isfinite(x)):
-            raise np.linalg.LinAlgError("non-finite solution")
-    except (np.linalg.LinAlgError, scipy.linalg.LinAlgError):
-        pinv = np.linalg.pinv(M, hermitian=True)
-        solve_plain = lambda rhs: pinv @ rhs                        # noqa: E731
-        x = solve_plain(rhs_map(c))
+    solve_plain = arrays.factor_solver(M)
+    x = solve_plain(rhs_map(c))
     solve = lambda rhs: solve_plain(rhs_map(rhs))                   # noqa: E731
     if constrained:
         x = projected(x)
-    residual = np.empty_like(design.y)
-    leverage = np.empty(design.y.shape[0])
+    residual = arrays.zeros(tuple(design.y.shape), design.y)
+    leverage = arrays.zeros((design.y.shape[0],), design.y)
+    einsum = __import__("torch").einsum if arrays.is_tensor(design.y) else np.einsum
     for rows, Ab in design.blocks():
         residual[rows] = design.y[rows] - Ab @ x
         B = projected(Ab.T).T if constrained else Ab                        # rows in the solved subspace
-        leverage[rows] = design.w[rows] * np.einsum("ij,ji->i", B, solve_plain(B.T))
+        leverage[rows] = design.w[rows] * einsum("ij,ji->i", B, solve_plain(B.T))
     return Linearized(x=x, contrib=design.w[:, None] * residual, solve=solve, leverage=leverage)
 
 
@@ -229,28 +231,29 @@ def group_stderr(design: Design, lin: Linearized, rng: np.random.Generator,
     contrib = lin.contrib
     if lin.leverage is not None:
         random_rows = design.fpc > 1e-12
+        leverage = np.asarray(arrays.to_numpy(lin.leverage), dtype=float)
         with np.errstate(divide="ignore", invalid="ignore"):
-            scale = np.where(random_rows, 1.0 / (1.0 - np.minimum(lin.leverage, 1.0)), 1.0)
-        if not np.all(np.isfinite(scale)) or np.any(lin.leverage[random_rows] > 1.0 - 1e-9):
+            scale = np.where(random_rows, 1.0 / (1.0 - np.minimum(leverage, 1.0)), 1.0)
+        if not np.all(np.isfinite(scale)) or np.any(leverage[random_rows] > 1.0 - 1e-9):
             return np.full((d, k), np.inf)                 # the fit passes exactly through a sampled row
-        contrib = contrib * scale[:, None]
+        contrib = contrib * arrays.like(scale[:, None], contrib)
     G = min(_MAX_GROUPS, n_random)
     order = np.lexsort((rng.random(units.size), design.stratum[first]))
     group_of_unit = np.empty(units.size, dtype=np.int64)
     group_of_unit[order] = (np.arange(units.size) + rng.integers(G)) % G
     row_group = group_of_unit[inverse.ravel()]
-    scaled = contrib * np.sqrt(design.fpc)[:, None]
+    scaled = contrib * arrays.like(np.sqrt(design.fpc)[:, None], contrib)
     totals = design.group_sums(scaled, row_group, G)                                # (G, d, k)
     replicates = G * totals
     deviation = replicates - replicates.mean(axis=0, keepdims=True)
     transform = transform or (lambda v: v)
-    dx = np.stack([transform(lin.solve(deviation[g])) for g in range(G)])
-    return np.sqrt((dx**2).sum(axis=0) / (G * (G - 1))) * small_sample_factor(G - 1)
+    dx = arrays.stack([transform(lin.solve(deviation[g])) for g in range(G)], deviation)
+    return arrays.sqrt((dx**2).sum(axis=0) / (G * (G - 1))) * float(small_sample_factor(G - 1))
 
 
 def subsample(sample: CoalitionSample, rows: np.ndarray) -> CoalitionSample:
     """The rows ``rows`` of a sample (keeps weights and pairing)."""
-    return CoalitionSample(sample.coalitions[rows], sample.log_weight[rows], sample.unit[rows],
+    return CoalitionSample(arrays.take_rows(sample.coalitions, rows), sample.log_weight[rows], sample.unit[rows],
                            sample.stratum[rows], sample.fpc[rows], sample.n_draws, sample.paired, sample.coverage)
 
 
@@ -265,7 +268,7 @@ def merge(samples: list[CoalitionSample], units: list[int]) -> CoalitionSample:
                                      s.stratum, s.fpc, s.n_draws, s.paired))
         offset += int(s.unit.max()) + 1 if s.unit.size else 0
     return CoalitionSample(
-        np.concatenate([p.coalitions for p in parts]), np.concatenate([p.log_weight for p in parts]),
+        arrays.concat([p.coalitions for p in parts]), np.concatenate([p.log_weight for p in parts]),
         np.concatenate([p.unit for p in parts]), np.concatenate([p.stratum for p in parts]),
         np.concatenate([p.fpc for p in parts]), int(total), samples[0].paired,
         _pooled_coverage([s.coverage for s in samples]))

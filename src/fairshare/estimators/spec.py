@@ -133,6 +133,7 @@ class Setup:
     sampler_rng: np.random.Generator
     solver_rng: np.random.Generator
     game: Any = None              # the game (solvers may read its declared facts; never evaluate it)
+    device: Any = None            # a torch device when the game evaluates tensors there (TorchGame on a GPU)
     derived: dict = field(default_factory=dict)     # what the sampler factory decided (the solver reads it)
     notes: dict = field(default_factory=dict)       # facts for Attribution.options (e.g. a fallback taken)
 

@@ -9,6 +9,7 @@ from .model import ModelGame
 from .noisy import NoisyGame
 from .restricted import RestrictedGame
 from .symmetric import AdversarialGame, SymmetricGame
+from .torch_game import TorchGame
 from .tree import TreeGame, tree_values
 from .unanimity import SOUMGame, UnanimityGame, unanimity_share
 from .voting import WeightedVotingGame
@@ -26,6 +27,7 @@ __all__ = [
     "RestrictedGame",
     "SOUMGame",
     "SymmetricGame",
+    "TorchGame",
     "TreeGame",
     "UnanimityGame",
     "WeightedVotingGame",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...arrays import to_numpy
 from ...combinatorics import logsumexp
 from .base import History
 from .coalitions import CoalitionDesign
@@ -37,8 +38,10 @@ class NeymanSizes(CoalitionDesign):
     [300, 700]
     """
 
-    def __init__(self, rng: np.random.Generator, n_players: int, log_q: np.ndarray, counts: str = "systematic") -> None:
-        super().__init__(rng, n_players, log_q, replacement=False, paired=True, counts=counts, complete=False)
+    def __init__(self, rng: np.random.Generator, n_players: int, log_q: np.ndarray, counts: str = "systematic",
+                 device: object = None) -> None:
+        super().__init__(rng, n_players, log_q, replacement=False, paired=True, counts=counts, complete=False,
+                         device=device)
 
     def schedule(self, total: int, rounds: bool) -> list[int]:
         if (self.population is not None and total + self.free >= self.population) or total < 8 * self.d:
@@ -56,11 +59,13 @@ class NeymanSizes(CoalitionDesign):
         for sample, V in zip(history.batches, history.values):
             if not getattr(sample, "paired", False) or sample.n_rows == 0:
                 continue
-            S = sample.coalitions
+            S = np.asarray(to_numpy(sample.coalitions[0::2]))               # (the pairs' first rows, to the host)
+            V = np.asarray(to_numpy(V), dtype=float)
             fitted = S.astype(float) @ phi                                     # additive part of each row
-            r = V - history.empty_value[None, :] - fitted
-            odd = 0.5 * (r[0::2] - r[1::2])
-            level = np.minimum(S[0::2].sum(axis=1), d - S[0::2].sum(axis=1))
+            r_first = V[0::2] - history.empty_value[None, :] - fitted
+            r_second = V[1::2] - history.empty_value[None, :] - (phi.sum(axis=0)[None, :] - fitted)
+            odd = 0.5 * (r_first - r_second)
+            level = np.minimum(S.sum(axis=1), d - S.sum(axis=1))
             np.add.at(sums, level, (odd ** 2).sum(axis=1))
             np.add.at(counts, level, 1.0)
         if counts.sum() < 2:

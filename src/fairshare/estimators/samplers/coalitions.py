@@ -31,8 +31,10 @@ class CoalitionDesign(Sampler):
     """
 
     def __init__(self, rng: np.random.Generator, n_players: int, log_q: np.ndarray, *, replacement: bool,
-                 paired: bool = True, counts: str = "systematic", complete: bool | str = False) -> None:
+                 paired: bool = True, counts: str = "systematic", complete: bool | str = False,
+                 device: object = None) -> None:
         super().__init__(rng, n_players)
+        self.device = device              # a torch device: the coalition rows are drawn there
         self.log_q = np.asarray(log_q, dtype=float)
         self.replacement = replacement
         self.one_draw_per_round = not replacement
@@ -70,8 +72,8 @@ class CoalitionDesign(Sampler):
             self.enumerated = True
             # the allowance covers every coalition: take them all (weight 1), whatever the design
             return sample_without_replacement(self.rng, self.d, log_q, self.population,
-                                              paired=self.paired, counts="systematic")
+                                              paired=self.paired, counts="systematic", device=self.device)
         if self.replacement:
-            return sample_with_replacement(self.rng, self.d, log_q, n_units, paired=self.paired)
+            return sample_with_replacement(self.rng, self.d, log_q, n_units, paired=self.paired, device=self.device)
         return sample_without_replacement(self.rng, self.d, log_q, n_units, paired=self.paired, counts=self.counts,
-                                          complete=self.complete)
+                                          complete=self.complete, device=self.device)

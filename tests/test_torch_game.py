@@ -1,0 +1,91 @@
+"""TorchGame and the tensor path: coalitions, masked inputs, model calls, solve and standard errors on the
+model's device (the CPU here; the same code runs on a GPU)."""
+
+import numpy as np
+import pytest
+
+import fairshare as fs
+
+torch = pytest.importorskip("torch")
+
+
+def cnn(seed=0, classes=4):
+    torch.manual_seed(seed)
+    return torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(2),
+                               torch.nn.Flatten(), torch.nn.Linear(16, classes)).eval()
+
+
+def quadrants():
+    """3 x 4 x 4 images in 6 players: two halves of each channel."""
+    labels = np.zeros((3, 4, 4), dtype=np.int64)
+    for c in range(3):
+        labels[c, :, 2:] = 1
+        labels[c] += 2 * c
+    return labels
+
+
+def test_the_game_is_the_model_on_masked_inputs():
+    net = cnn()
+    x, base = torch.rand(3, 4, 4), torch.rand(3, 4, 4)
+    g = fs.games.TorchGame(net, x, baseline=base, groups=quadrants())
+    S = np.random.default_rng(0).random((7, 6)) < 0.5
+    owner = quadrants().reshape(-1)
+    expected = []
+    for row in S:
+        mask = torch.as_tensor(row[owner].reshape(3, 4, 4))
+        expected.append(net(torch.where(mask, x, base)[None])[0].detach().numpy())
+    np.testing.assert_allclose(g(S), np.array(expected), rtol=1e-5, atol=1e-6)
+    values = g(torch.as_tensor(S))                                   # tensors in, tensors out, same device
+    assert torch.is_tensor(values) and values.dtype == torch.float64
+    np.testing.assert_allclose(values.numpy(), g(S), atol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["regression", "kernelshap", "matrix-vector", "leverageshap"])
+def test_the_tensor_path_is_exact_at_a_full_budget_and_counts_evaluations(method):
+    net = cnn()
+    g = fs.games.TorchGame(net, torch.rand(3, 4, 4), groups=quadrants(), on_device=True)
+    truth = fs.exact(fs.games.TorchGame(net, g.x, groups=quadrants()), "shapley").values
+    phi = fs.estimate(g, "shapley", method=method, budget=64, seed=0)
+    assert phi.options["solver"].startswith("dense on cpu") and phi.n_evaluations <= 64
+    np.testing.assert_allclose(phi.values, truth, atol=1e-9)
+
+
+def test_the_tensor_path_estimates_with_calibrated_error_bars():
+    net = cnn(classes=3)
+    x = torch.rand(3, 6, 6)
+    truth_game = fs.games.TorchGame(net, x, groups=np.repeat(np.arange(12), 9).reshape(3, 6, 6))
+    truth = fs.exact(truth_game, "shapley").values
+    inside = []
+    for seed in range(8):
+        g = fs.games.TorchGame(net, x, groups=np.repeat(np.arange(12), 9).reshape(3, 6, 6), on_device=True)
+        phi = fs.estimate(g, "shapley", method="regression", budget=600, seed=seed)
+        inside.append(np.mean(np.abs(phi.values - truth) <= 2 * phi.stderr))
+        assert phi.n_evaluations <= 600 and g.n_evaluations == phi.n_evaluations
+    assert np.mean(inside) >= 0.85, np.mean(inside)
+    banzhaf = fs.estimate(fs.games.TorchGame(net, x, groups=np.repeat(np.arange(12), 9).reshape(3, 6, 6),
+                                             on_device=True), "banzhaf", method="kernel-banzhaf", budget=1000, seed=0)
+    np.testing.assert_allclose(banzhaf.values, fs.exact(truth_game, "banzhaf").values, atol=0.05)
+
+
+def test_explain_takes_a_torch_module_and_images():
+    net = cnn()
+    images = torch.rand(2, 3, 4, 4)
+    e = fs.explain(net, images, budget=500, seed=0, progress=False)
+    assert e.values.shape == (2, 48, 4) and e.methods == ["regression"] * 2
+    out = net(images).detach().numpy().astype(float)
+    np.testing.assert_allclose(e.values.sum(axis=1) + e.base_values, out, atol=1e-9)
+    grouped = fs.explain(net, images, groups=quadrants(), seed=0, progress=False)       # 2^6 coalitions: exact
+    assert grouped.values.shape == (2, 6, 4) and grouped.methods == ["exact"] * 2
+
+
+def test_bad_arguments_name_what_is_wrong():
+    net = cnn()
+    x = torch.rand(3, 4, 4)
+    with pytest.raises(ValueError, match="baseline must be a number or shaped like x"):
+        fs.games.TorchGame(net, x, baseline=torch.zeros(3, 4))
+    with pytest.raises(ValueError, match="groups overlap"):
+        fs.games.TorchGame(net, x, groups=[[0, 1], [1, 2]] + [[i] for i in range(3, 48)])
+    with pytest.raises(ValueError, match="groups must cover every element"):
+        fs.games.TorchGame(net, x, groups=[[0, 1]])
+    with pytest.raises(ValueError, match="batch_size must be a positive integer"):
+        fs.games.TorchGame(net, x, batch_size=0)
