@@ -161,7 +161,7 @@ def peak_memory(model, base, x, budget: int) -> float:
     return peak / 2**20
 
 
-def main(size: str = "default", seeds: int | None = None, out: str | None = None) -> None:
+def main(size: str = "default", seeds: int | None = None, out: str | None = None, device: str = "cpu") -> None:
     cfg = dict(SIZES[size])
     if seeds:
         cfg["points"] = seeds
@@ -219,4 +219,36 @@ def main(size: str = "default", seeds: int | None = None, out: str | None = None
     ]
     if summary:
         sections.append(summary)
+    sections += _cnn_sections(size, device)
     write_report("highdim", "fairshare bench highdim", sections, out)
+
+
+def _cnn_sections(size: str, device: str, cfg: dict | None = None) -> list[str]:
+    """The CNN game (benchmarks/highdim_cnn.py): model and estimator time, the model floor, peers."""
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return ["## CNN game\n\nleft out: torch is not installed (extra `torch`)."]
+    from . import highdim_cnn
+
+    cfg = cfg or highdim_cnn.SIZES[size]
+    rows, peers, notes = highdim_cnn.run(cfg, "cuda" if device == "cuda" else "cpu", cifar_sized_task)
+    import platform
+
+    machine = f"{platform.processor() or platform.machine()}"
+    if device == "cuda":
+        import torch
+
+        machine = torch.cuda.get_device_name(0)
+    return [
+        f"## CNN game on {device} ({machine})\n\nA small CNN (two conv layers) trained on the CIFAR-sized digits, "
+        "n = 3072 pixel-channels, all ten class probabilities, the first training image as the baseline; "
+        "`fs.games.TorchGame` keeps coalitions, masked inputs, model calls, the solve and the standard errors on the "
+        "device. Model time is measured inside the game (masking and forward passes); the floor is m masked forward "
+        "passes alone; NMSE is against a long reference run. " + " ".join(notes) + "\n\n" + table(
+            ["m", "total s / explicand", "model s", "estimator s", "model floor s", "total / floor",
+             "median NMSE vs reference"], rows),
+        "## CNN game: peers at equal m (same machine)\n\n" + table(
+            ["m", "method", "s / explicand", "median NMSE vs reference", "time / fairshare", "NMSE / fairshare"],
+            peers),
+    ]

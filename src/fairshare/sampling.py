@@ -488,12 +488,16 @@ def torch_subsets(rng: np.random.Generator, d: int, sizes: np.ndarray, device: A
     hold = np.zeros(m, dtype=bool) if containing is None else np.asarray(containing, dtype=bool)
     gen = torch.Generator(device=device)
     gen.manual_seed(int(rng.integers(2**62)))
-    keys = torch.rand((m, d), generator=gen, device=device)
-    keys[torch.as_tensor(hold, device=device), 0] = -1.0                    # player 0 first where it must be in
-    k = torch.as_tensor(sizes, device=device)
-    sorted_keys = torch.sort(keys, dim=1).values
-    threshold = sorted_keys.gather(1, torch.clamp(k - 1, min=0)[:, None])
-    return (keys <= threshold) & (k > 0)[:, None]
+    out = torch.empty((m, d), dtype=torch.bool, device=device)
+    step = max(1, (1 << 26) // max(d, 1))                   # rows per chunk: bounded temporaries
+    for lo in range(0, m, step):
+        hi = min(m, lo + step)
+        keys = torch.rand((hi - lo, d), generator=gen, device=device)
+        keys[torch.as_tensor(hold[lo:hi], device=device), 0] = -1.0            # player 0 first where it must be in
+        k = torch.as_tensor(sizes[lo:hi], device=device)
+        threshold = torch.sort(keys, dim=1).values.gather(1, torch.clamp(k - 1, min=0)[:, None])
+        out[lo:hi] = (keys <= threshold) & (k > 0)[:, None]
+    return out
 
 
 def _binomial_counts(rng: np.random.Generator, units: np.ndarray, pi: np.ndarray, limit: int) -> np.ndarray:

@@ -36,6 +36,7 @@ __all__ = ["Design", "Linearized", "gram", "indicator_product", "solve_regressio
            "group_stderr", "projected", "merge", "subsample", "small_sample_factor"]
 
 _BLOCK_ROWS = 4096
+_EXACT_LEVERAGE_WORK = 2e9        # m d^2 up to which every row's leverage is solved exactly
 _MAX_GROUPS = 32
 
 
@@ -189,10 +190,16 @@ def solve_regression(design: Design, constrained: bool) -> Linearized:
     residual = arrays.zeros(tuple(design.y.shape), design.y)
     leverage = arrays.zeros((design.y.shape[0],), design.y)
     einsum = __import__("torch").einsum if arrays.is_tensor(design.y) else np.einsum
+    # exact leverages cost a solve per row (m d^2): beyond small problems, the diagonal of M stands in for M
+    exact_leverage = design.y.shape[0] * d * d <= _EXACT_LEVERAGE_WORK or arrays.is_tensor(design.y)
+    mean_diag = float(arrays.to_numpy(M.diagonal().mean() if arrays.is_tensor(M) else np.diag(M).mean()))
     for rows, Ab in design.blocks():
         residual[rows] = design.y[rows] - Ab @ x
         B = projected(Ab.T).T if constrained else Ab                        # rows in the solved subspace
-        leverage[rows] = design.w[rows] * einsum("ij,ji->i", B, solve_plain(B.T))
+        if exact_leverage:
+            leverage[rows] = design.w[rows] * einsum("ij,ji->i", B, solve_plain(B.T))
+        else:
+            leverage[rows] = np.minimum(design.w[rows] * (B * B).sum(axis=1) / mean_diag, 0.5)
     return Linearized(x=x, contrib=design.w[:, None] * residual, solve=solve, leverage=leverage)
 
 

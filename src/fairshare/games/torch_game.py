@@ -71,6 +71,7 @@ class TorchGame(Game):
         if batch_size is not None and (not isinstance(batch_size, (int, np.integer)) or batch_size < 1):
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
         self.row_batch = int(batch_size) if batch_size is not None else max(1, _BATCH_ELEMENTS // numel)
+        self.seconds = 0.0              # time spent in masking and forward passes (the model's share of a run)
 
     @staticmethod
     def _owners(groups: Any, numel: int, shape: tuple) -> tuple[np.ndarray, int]:
@@ -94,18 +95,30 @@ class TorchGame(Game):
             raise ValueError(f"groups must cover every element: {int((owner < 0).sum())} of {numel} are in none")
         return owner, len(groups)
 
+    def _sync(self) -> None:
+        if self.device.type == "cuda":
+            import torch
+
+            torch.cuda.synchronize(self.device)
+
     def _evaluate(self, coalitions: Any) -> Any:
         import torch
+
+        import time
 
         host = not torch.is_tensor(coalitions)
         S = torch.as_tensor(coalitions, device=self.device) if host else coalitions.to(self.device)
         outs = []
+        self._sync()
+        start = time.perf_counter()
         with torch.inference_mode():
-            for start in range(0, S.shape[0], self.row_batch):
-                mask = S[start:start + self.row_batch][:, self.owner].reshape((-1,) + tuple(self.x.shape))
+            for lo in range(0, S.shape[0], self.row_batch):
+                mask = S[lo:lo + self.row_batch][:, self.owner].reshape((-1,) + tuple(self.x.shape))
                 inputs = torch.where(mask, self.x, self.baseline)
                 out = self.module(inputs)
                 outs.append(out.reshape(out.shape[0], -1).to(torch.float64))
         values = torch.cat(outs) if outs else torch.zeros((0, 1), dtype=torch.float64, device=self.device)
+        self._sync()
+        self.seconds += time.perf_counter() - start
         values = values[:, 0] if values.shape[1] == 1 else values
         return values.cpu().numpy() if host else values
