@@ -191,7 +191,7 @@ def solve_regression(design: Design, constrained: bool) -> Linearized:
     leverage = arrays.zeros((design.y.shape[0],), design.y)
     einsum = __import__("torch").einsum if arrays.is_tensor(design.y) else np.einsum
     # exact leverages cost a solve per row (m d^2): beyond small problems, the diagonal of M stands in for M
-    exact_leverage = design.y.shape[0] * d * d <= _EXACT_LEVERAGE_WORK or arrays.is_tensor(design.y)
+    exact_leverage = design.y.shape[0] * d * d <= _EXACT_LEVERAGE_WORK
     mean_diag = float(arrays.to_numpy(M.diagonal().mean() if arrays.is_tensor(M) else np.diag(M).mean()))
     for rows, Ab in design.blocks():
         residual[rows] = design.y[rows] - Ab @ x
@@ -199,7 +199,8 @@ def solve_regression(design: Design, constrained: bool) -> Linearized:
         if exact_leverage:
             leverage[rows] = design.w[rows] * einsum("ij,ji->i", B, solve_plain(B.T))
         else:
-            leverage[rows] = np.minimum(design.w[rows] * (B * B).sum(axis=1) / mean_diag, 0.5)
+            lev = design.w[rows] * (B * B).sum(axis=1) / mean_diag
+            leverage[rows] = lev.clamp(max=0.5) if arrays.is_tensor(lev) else np.minimum(lev, 0.5)
     return Linearized(x=x, contrib=design.w[:, None] * residual, solve=solve, leverage=leverage)
 
 
@@ -254,8 +255,10 @@ def group_stderr(design: Design, lin: Linearized, rng: np.random.Generator,
     replicates = G * totals
     deviation = replicates - replicates.mean(axis=0, keepdims=True)
     transform = transform or (lambda v: v)
-    dx = arrays.stack([transform(lin.solve(deviation[g])) for g in range(G)], deviation)
-    return arrays.sqrt((dx**2).sum(axis=0) / (G * (G - 1))) * float(small_sample_factor(G - 1))
+    # every group's perturbation through one solve with G k right-hand sides (the maps are linear per column)
+    stacked = deviation.permute(1, 0, 2) if arrays.is_tensor(deviation) else deviation.transpose(1, 0, 2)
+    dx = transform(lin.solve(stacked.reshape(d, G * k))).reshape(d, G, k)
+    return arrays.sqrt((dx**2).sum(axis=1) / (G * (G - 1))) * float(small_sample_factor(G - 1))
 
 
 def subsample(sample: CoalitionSample, rows: np.ndarray) -> CoalitionSample:
