@@ -15,7 +15,7 @@ import numpy as np
 
 import fairshare as fs
 
-from .common import table, write_report
+from .common import plot_lines, results_dir, table, write_report
 
 SIZES = {"quick": dict(budget=3000, n=10), "default": dict(budget=30000, n=14), "full": dict(budget=30000, n=14)}
 
@@ -40,10 +40,13 @@ def main(size: str = "default", seeds: int | None = None, out: str | None = None
         err = float(np.linalg.norm(phi.values - truth) / np.linalg.norm(truth))
         rows.append([name, index, seconds, phi.n_evaluations, err, phi.options["stopped"]["reason"]])
     slowest = max(r[2] for r in rows)
+    plot_lines(results_dir("engine", out) / "seconds_vs_error.png", f"every method at budget {budget} (n = {n})",
+               "seconds", "relative error", {f"{r[0]} ({r[1]})": ([r[2]], [max(r[4], 1e-16)]) for r in rows})
     sections = [
         f"Run with `fairshare bench engine --size {size}`: the {n}-player radial game (projected-SGD paper), "
         f"budget {budget} ({2 ** n} coalitions exist), one run per method after an untimed one. Target: every "
         f"method under 2 s, SGD under 1 s. Slowest here: {slowest:.2f} s.",
         table(["method", "index", "seconds", "evaluations", "relative error", "stopped"], rows),
+        "![seconds against error](seconds_vs_error.png)",
     ]
     write_report("engine", "fairshare bench engine", sections, out)

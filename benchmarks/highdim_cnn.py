@@ -16,7 +16,7 @@ import numpy as np
 
 import fairshare as fs
 
-SIZES = {"quick": dict(points=1, budgets=(4000,), reference=12000, epochs=1, peers=(4000,), train=400),
+SIZES = {"quick": dict(points=1, budgets=(4000,), reference=8000, epochs=1, peers=(), train=400),
          "default": dict(points=3, budgets=(10_000, 100_000), reference=400_000, epochs=4, peers=(10_000,),
                          train=1400),
          "full": dict(points=5, budgets=(10_000, 100_000, 1_000_000), reference=2_000_000, epochs=6,
