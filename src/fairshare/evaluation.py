@@ -111,10 +111,11 @@ class BudgetedEvaluator:
                 f"({self.n_spent} already spent)"
             )
         if new.size:
-            vals = self.game(X[first[new]])
+            rows = np.sort(first[new])              # the game sees the rows in the caller's order; when every
+            vals = self.game(X if rows.size == X.shape[0] else X[rows])     # row is new, without a copy
             vals = vals[:, None] if vals.ndim == 1 else vals
             self.n_spent += new.size
-            self._insert(uniq[new], vals)
+            self._insert(keys[rows], vals)
             pos = np.searchsorted(self._keys, uniq)
         return self._values[pos[inverse.ravel()]]
 

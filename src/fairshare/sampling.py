@@ -118,36 +118,41 @@ def _keys(rows: np.ndarray) -> np.ndarray:
     return packed.view(f"S{packed.shape[1]}").ravel()
 
 
-def _distinct_by_size(rng: np.random.Generator, d: int, sizes: np.ndarray, containing: np.ndarray) -> np.ndarray:
+def _distinct_by_size(rng: np.random.Generator, d: int, sizes: np.ndarray, containing: np.ndarray,
+                      out: np.ndarray | None = None) -> np.ndarray:
     """Uniform random subsets of the given sizes, distinct among rows of the same size (populations so large
-    that repeats are rare: they are drawn again). ``containing[r]``: row ``r`` must hold player 0."""
-    out = np.zeros((sizes.size, d), dtype=bool)
-    todo = np.arange(sizes.size)
+    that repeats are rare: they are drawn again). ``containing[r]``: row ``r`` must hold player 0. Written into
+    ``out`` (all False; a view such as every other row of the caller's array) when given."""
+    from .subsets import floyd_fill
+
+    def draw(rows: np.ndarray, block: np.ndarray) -> None:
+        hold = containing[rows].astype(np.int64)           # player 0, then a subset of players 1..d-1
+        block[hold == 1, 0] = True
+        order = np.concatenate([np.flatnonzero(hold == 1), np.flatnonzero(hold == 0)])
+        floyd_fill(rng, block, sizes[rows] - hold, d - hold, hold, draw_order=order)
+
+    out = np.zeros((sizes.size, d), dtype=bool) if out is None else out
+    draw(np.arange(sizes.size), out)
+    # only sizes whose repeats are not negligible are checked (expected repeats count^2 / (2 C(d, h)))
+    counts = np.bincount(sizes, minlength=d + 1).astype(float)
+    risk = counts**2 / 2.0 * np.exp(-log_binom(d, np.arange(d + 1)))
+    checked = risk[sizes] > 1e-12
+    idx = np.flatnonzero(checked)
     for _ in range(64):
-        if todo.size == 0:
-            return out
-        hold = containing[todo]
-        block = np.zeros((todo.size, d), dtype=bool)
-        if hold.any():                                      # player 0, then a subset of players 1..d-1
-            block[hold, 0] = True
-            block[hold, 1:] = random_subsets(rng, d - 1, sizes[todo][hold] - 1)
-        if (~hold).any():
-            block[~hold] = random_subsets(rng, d, sizes[todo][~hold])
-        out[todo] = block
-        # only sizes whose repeats are not negligible are checked (expected repeats count^2 / (2 C(d, h)))
-        counts = np.bincount(sizes, minlength=d + 1).astype(float)
-        risk = counts**2 / 2.0 * np.exp(-log_binom(d, np.arange(d + 1)))
-        checked = risk[sizes] > 1e-12
-        if not checked.any():
+        if idx.size == 0:
             return out
         # a repeat within a size: keep the first, draw the others again
-        idx = np.flatnonzero(checked)
         all_keys = _keys(out[idx])
         order = np.lexsort((all_keys, sizes[idx]))
         keys, sz = all_keys[order], sizes[idx][order]
         dup = np.zeros(idx.size, dtype=bool)
         dup[order[1:]] = (keys[1:] == keys[:-1]) & (sz[1:] == sz[:-1])
         todo = idx[dup]
+        if todo.size == 0:
+            return out
+        block = np.zeros((todo.size, d), dtype=bool)
+        draw(todo, block)
+        out[todo] = block
     raise RuntimeError("could not draw distinct subsets")
 
 
@@ -405,41 +410,45 @@ def sample_without_replacement(rng: np.random.Generator, d: int, log_q: np.ndarr
         coverage = "partial"
     else:
         coverage = "random"
-    blocks, sizes, unit_pi = [], [], []
     # sizes with few coalitions are drawn exactly without replacement (by rank); the others all at once by
-    # Floyd's algorithm, distinct within a size (repeats, vanishingly rare, drawn again)
+    # Floyd's algorithm, distinct within a size (repeats, vanishingly rare, drawn again). On the CPU every row
+    # is written straight into the returned array (drawn rows, then their complements in place)
     big = log_c[h] > np.log(_RANDOM_DRAW_POPULATION)
-    for size, count, p, at_random in zip(h, n_h, log_pi_h, big):
-        if count == 0 or at_random:
-            continue
-        if paired and 2 * size == d:
-            blocks.append(distinct_subsets(rng, d, int(size), int(count), containing=0))
-        else:
-            blocks.append(distinct_subsets(rng, d, int(size), int(count)))
-        sizes.append(np.full(count, size))
-        unit_pi.append(np.full(count, p))
-    if device is not None:
-        blocks = [to_device(b, device) for b in blocks]
-    if big.any():
-        rows = np.repeat(h[big], n_h[big])
-        if rows.size:
-            holds = paired & (2 * rows == d)
-            if device is None:
-                blocks.append(_distinct_by_size(rng, d, rows, holds))
-            else:
-                blocks.append(torch_subsets(rng, d, rows, device, containing=holds))
-            sizes.append(rows)
-            unit_pi.append(np.repeat(log_pi_h[big], n_h[big]))
-    if not blocks:
+    n_draw = int(n_h.sum())
+    if n_draw == 0:
         empty = np.zeros(0)
         return CoalitionSample(np.zeros((0, d), bool), empty, empty.astype(int), empty.astype(int), empty, 0, paired,
                                coverage)
-    S = np.concatenate(blocks) if device is None else __import__("torch").cat(blocks)
-    size = np.concatenate(sizes)
-    log_upi = np.concatenate(unit_pi)
-    unit = np.arange(S.shape[0])
+    order = np.concatenate([np.flatnonzero(~big), np.flatnonzero(big)])      # exact sizes first, then the rest
+    size = np.repeat(h[order], n_h[order])
+    log_upi = np.repeat(log_pi_h[order], n_h[order])
+    S = None if device is not None else np.zeros((n_draw * (2 if paired else 1), d), dtype=bool)
+    drawn = None if S is None else (S[0::2] if paired else S)
+    blocks, row = [], 0
+    for size_h, count in zip(h[~big], n_h[~big]):
+        if count == 0:
+            continue
+        block = distinct_subsets(rng, d, int(size_h), int(count), containing=0 if paired and 2 * size_h == d else None)
+        if drawn is None:
+            blocks.append(to_device(block, device))
+        else:
+            drawn[row:row + count] = block
+        row += int(count)
+    if row < n_draw:
+        rows = size[row:]
+        holds = paired & (2 * rows == d)
+        if drawn is None:
+            blocks.append(torch_subsets(rng, d, rows, device, containing=holds))
+        else:
+            _distinct_by_size(rng, d, rows, holds, out=drawn[row:])
+    if S is None:
+        S = __import__("torch").cat(blocks)
+    unit = np.arange(n_draw)
     if paired:
-        S = _with_complements(S)
+        if drawn is None:
+            S = _with_complements(S)
+        else:
+            np.logical_not(drawn, out=S[1::2])
         unit = np.repeat(unit, 2)
         log_upi = np.repeat(log_upi, 2)
         size = np.repeat(size, 2)

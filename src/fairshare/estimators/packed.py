@@ -22,17 +22,61 @@ _ACC_CELLS = 1 << 23            # byte-histogram cells per pass of Z^T u (64 MB)
 _BITS = ((np.arange(256)[:, None] >> np.arange(8)[None, :]) & 1).astype(np.float64)     # (256, 8)
 
 
-@njit(cache=_CACHE, nogil=True, parallel=True)
-def _matvec(bits: np.ndarray, table: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled
-    m, nb = bits.shape
+_TILE_BYTES = 1 << 18           # table bytes a tile of byte positions keeps in the L2 cache
+_TILE_ROWS = 8192               # rows a tile sweeps while its table slice stays cached
+
+
+@njit(cache=_CACHE, nogil=True)
+def _lookup(bits: np.ndarray, table: np.ndarray, r0: int, r1: int, span: int, val: np.ndarray) -> None:  # pragma: no cover
+    """``val[r - r0] = sum_j table[j, bits[r, j]]`` for rows ``r0..r1``, ``span`` byte positions at a time (a slice of
+    the table small enough to stay in cache while every row of the tile reads it)."""
+    nb = bits.shape[1]
     k = table.shape[2]
-    for r in prange(m):
-        for c in range(k):
-            out[r, c] = 0.0
-        for j in range(nb):
-            b = bits[r, j]
-            for c in range(k):
-                out[r, c] += table[j, b, c]
+    val[: r1 - r0] = 0.0
+    for j0 in range(0, nb, span):
+        j1 = min(j0 + span, nb)
+        for r in range(r0, r1):
+            i = r - r0
+            if k == 1:                           # one output: the row's sum in a register
+                total = 0.0
+                for j in range(j0, j1):
+                    total += table[j, bits[r, j], 0]
+                val[i, 0] += total
+                continue
+            for j in range(j0, j1):
+                b = bits[r, j]
+                for q in range(k):
+                    val[i, q] += table[j, b, q]
+
+
+@njit(cache=_CACHE, nogil=True)
+def _scatter(bits: np.ndarray, val: np.ndarray, r0: int, r1: int, span: int, acc: np.ndarray) -> None:  # pragma: no cover
+    """``acc[j, bits[r, j]] += val[r - r0]`` for rows ``r0..r1``, tiled like :func:`_lookup`."""
+    nb = bits.shape[1]
+    k = val.shape[1]
+    for j0 in range(0, nb, span):
+        j1 = min(j0 + span, nb)
+        for r in range(r0, r1):
+            i = r - r0
+            if k == 1:
+                v = val[i, 0]
+                for j in range(j0, j1):
+                    acc[j, bits[r, j], 0] += v
+                continue
+            for j in range(j0, j1):
+                b = bits[r, j]
+                for q in range(k):
+                    acc[j, b, q] += val[i, q]
+
+
+@njit(cache=_CACHE, nogil=True, parallel=True)
+def _matvec(bits: np.ndarray, table: np.ndarray, span: int, tile: int, out: np.ndarray) -> None:  # pragma: no cover
+    m = bits.shape[0]
+    tiles = (m + tile - 1) // tile
+    for c in prange(tiles):
+        r0 = c * tile
+        r1 = min(r0 + tile, m)
+        _lookup(bits, table, r0, r1, span, out[r0:r1])
 
 
 @njit(cache=_CACHE, nogil=True, parallel=True)
@@ -49,27 +93,38 @@ def _rmatvec(bits_t: np.ndarray, U: np.ndarray, group: np.ndarray, acc: np.ndarr
 
 @njit(cache=_CACHE, nogil=True, parallel=True)
 def _normal(bits: np.ndarray, table: np.ndarray, s: np.ndarray, t: np.ndarray, w: np.ndarray, shift: np.ndarray,
-            bounds: np.ndarray, acc: np.ndarray, sums: np.ndarray) -> None:  # pragma: no cover - compiled
+            bounds: np.ndarray, span: int, tile: int, acc: np.ndarray, sums: np.ndarray) -> None:  # pragma: no cover
     """One pass for ``A^T W A V``: each row's ``a_j^T V`` from the table, then ``w_j s_j (a_j^T V)`` scattered into
-    its own chunk's byte histograms; ``sums[c] += (t_j, 1) * w_j (a_j^T V)`` for the constant parts."""
-    nb = bits.shape[1]
+    its own chunk's byte histograms; ``sums[c] += (t_j, 1) * w_j (a_j^T V)`` for the constant parts. Rows go a
+    tile at a time, and within a tile the byte positions ``span`` at a time, so that the slice of the table
+    (and of the histograms) in use stays cached: with several outputs the whole table does not fit."""
     k = table.shape[2]
-    val = np.empty((bounds.shape[0] - 1, k))
     for c in prange(bounds.shape[0] - 1):
-        for r in range(bounds[c], bounds[c + 1]):
-            for q in range(k):
-                val[c, q] = 0.0
-            for j in range(nb):
-                b = bits[r, j]
+        val = np.empty((tile, k))
+        for r0 in range(bounds[c], bounds[c + 1], tile):
+            r1 = min(r0 + tile, bounds[c + 1])
+            _lookup(bits, table, r0, r1, span, val)
+            for r in range(r0, r1):
+                i = r - r0
                 for q in range(k):
-                    val[c, q] += table[j, b, q]
-            for q in range(k):
-                u = w[r] * (s[r] * val[c, q] - shift[r, q])
-                sums[c, 0, q] += t[r] * u
-                sums[c, 1, q] += u
-                su = s[r] * u
-                for j in range(nb):
-                    acc[c, j, bits[r, j], q] += su
+                    u = w[r] * (s[r] * val[i, q] - shift[r, q])
+                    sums[c, 0, q] += t[r] * u
+                    sums[c, 1, q] += u
+                    val[i, q] = s[r] * u
+            _scatter(bits, val, r0, r1, span, acc[c])
+
+
+def _span(nb: int, k: int) -> int:
+    """Byte positions per tile: all of them when the whole table fits the cache (one output: 2 KB a position)."""
+    if nb * 256 * k * 8 <= 4 * _TILE_BYTES:
+        return nb
+    return max(1, min(nb, _TILE_BYTES // (256 * k * 8)))
+
+
+def _expand(acc: np.ndarray) -> np.ndarray:
+    """Byte histograms ``(..., nb, 256, k)`` to per-player sums ``(..., nb * 8, k)`` (one matrix product)."""
+    out = np.tensordot(acc, _BITS, axes=([-2], [0]))                       # (..., nb, k, 8)
+    return np.swapaxes(out, -1, -2).reshape(*acc.shape[:-3], acc.shape[-3] * 8, acc.shape[-1])
 
 
 class PackedRows:
@@ -98,8 +153,9 @@ class PackedRows:
 
     def matvec(self, V: np.ndarray) -> np.ndarray:
         """``Z @ V`` for ``V`` of shape ``(d, k)``: ``(m, k)``."""
-        out = np.empty((self.m, V.shape[1]))
-        _matvec(self.bits, self._table(np.asarray(V, dtype=float)), out)
+        k = V.shape[1]
+        out = np.empty((self.m, k))
+        _matvec(self.bits, self._table(np.asarray(V, dtype=float)), _span(self.nb, k), _TILE_ROWS, out)
         return out
 
     def normal(self, V: np.ndarray, s: np.ndarray, t: np.ndarray, w: np.ndarray,
@@ -116,8 +172,9 @@ class PackedRows:
         bounds = np.linspace(0, self.m, chunks + 1).astype(np.int64)
         acc = np.zeros((chunks, self.nb, 256, k))
         sums = np.zeros((chunks, 2, k))
-        _normal(self.bits, self._table(V), s, t, w, np.ascontiguousarray(shift), bounds, acc, sums)
-        out = np.einsum("jbk,bi->jik", acc.sum(axis=0), _BITS).reshape(self.nb * 8, k)[: self.d]
+        _normal(self.bits, self._table(V), s, t, w, np.ascontiguousarray(shift), bounds, _span(self.nb, k),
+                min(_TILE_ROWS, self.m), acc, sums)
+        out = _expand(acc.sum(axis=0))[: self.d]
         tu, total = sums.sum(axis=0)
         out -= tu[None, :]
         if center is not None:
@@ -135,25 +192,29 @@ class PackedRows:
         if n_groups * self.nb * 256 * k <= _ACC_CELLS:              # every group's histograms at once
             acc = np.zeros((n_groups, self.nb, 256, k))
             _rmatvec(self.bits_t, U, group, acc)
-            return np.einsum("gjbk,bi->gjik", acc, _BITS).reshape(n_groups, self.nb * 8, k)[:, : self.d]
-        # the rows of each group in turn (one reordering of the packed columns): work as for one product
+            return _expand(acc)[:, : self.d]
+        # the rows of each group in turn (one reordering of the packed columns, one accumulator reused)
         order = np.argsort(group, kind="stable")
         bounds = np.searchsorted(group[order], np.arange(n_groups + 1))
         bits_t, U = self.bits_t[:, order], U[order]
         out = np.zeros((n_groups, self.d, U.shape[1]))
+        acc = np.empty((1, self.nb, 256, min(k, max(1, _ACC_CELLS // (self.nb * 256)))))
         for g in range(n_groups):
             lo, hi = bounds[g], bounds[g + 1]
             if hi > lo:
-                out[g] = self._rmatvec(np.ascontiguousarray(bits_t[:, lo:hi]), U[lo:hi])
+                out[g] = self._rmatvec(np.ascontiguousarray(bits_t[:, lo:hi]), U[lo:hi], acc)
         return out
 
-    def _rmatvec(self, bits_t: np.ndarray, U: np.ndarray) -> np.ndarray:
+    def _rmatvec(self, bits_t: np.ndarray, U: np.ndarray, acc: np.ndarray | None = None) -> np.ndarray:
         k = U.shape[1]
         out = np.empty((self.d, k))
         step = max(1, _ACC_CELLS // (self.nb * 256))                 # outputs per pass: bounded accumulators
+        if acc is None:
+            acc = np.empty((1, self.nb, 256, min(step, k)))
         zero = np.zeros(bits_t.shape[1], dtype=np.int64)
         for lo in range(0, k, step):
-            acc = np.zeros((1, self.nb, 256, min(step, k - lo)))
-            _rmatvec(bits_t, np.ascontiguousarray(U[:, lo:lo + step]), zero, acc)
-            out[:, lo:lo + step] = np.einsum("jbk,bi->jik", acc[0], _BITS).reshape(self.nb * 8, -1)[: self.d]
+            part = acc[:, :, :, : min(step, k - lo)]
+            part[...] = 0.0
+            _rmatvec(bits_t, np.ascontiguousarray(U[:, lo:lo + step]), zero, part)
+            out[:, lo:lo + step] = _expand(part[0])[: self.d]
         return out

@@ -6,8 +6,10 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from numba import njit, prange
 
 from ..game import Game
+from ..trees.kernels import _CACHE
 
 __all__ = ["ModelGame", "as_predict", "IMPUTATIONS"]
 
@@ -164,10 +166,28 @@ class ModelGame(Game):
         np.logical_and.at(per_player, self._feature_player, same)
         return per_player
 
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state.pop("_buffer", None)                 # scratch space, not state (a game sent to a worker)
+        return state
+
     def _rows_for(self, coalitions: np.ndarray) -> Any:
-        known = coalitions[:, self._feature_player]                        # (m, n_features)
+        """The model's input rows for a batch of coalitions, written into one buffer reused from batch to batch
+        (fresh memory for every batch costs more than filling it, and the model does not keep its input)."""
+        identity = len(self.groups) == self.x.size and bool(np.all(self._feature_player == np.arange(self.x.size)))
+        known = coalitions if identity else coalitions[:, self._feature_player]         # (m, n_features)
         B = self.background.shape[0]
-        rows = np.where(known[:, None, :], self.x[None, None, :], self.background[None, :, :])
+        shape = (known.shape[0], B, self.x.size)
+        dtype = np.result_type(self.x.dtype, self.background.dtype)
+        buffer = getattr(self, "_buffer", None)
+        if buffer is None or buffer.size < np.prod(shape) or buffer.dtype != dtype:
+            buffer = self._buffer = np.empty(int(np.prod(shape)), dtype=dtype)
+        rows = buffer[: int(np.prod(shape))].reshape(shape)
+        if dtype == np.float64:
+            _fill_rows(np.ascontiguousarray(known), self.x, self.background, rows)
+        else:
+            np.copyto(rows, self.background[None, :, :])
+            np.copyto(rows, self.x[None, None, :], where=known[:, None, :])
         return rows.reshape(-1, self.x.size)
 
     def _call(self, rows: np.ndarray) -> np.ndarray:
@@ -195,3 +215,12 @@ class ModelGame(Game):
             parts.append(out)
         values = np.concatenate(parts, axis=0)
         return values[:, 0] if values.shape[1] == 1 else values
+
+
+@njit(cache=_CACHE, nogil=True, parallel=True)
+def _fill_rows(known: np.ndarray, x: np.ndarray, background: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover
+    """``out[r, b, j] = x[j]`` where ``known[r, j]``, else ``background[b, j]`` (one pass, rows in parallel)."""
+    for r in prange(known.shape[0]):
+        for b in range(background.shape[0]):
+            for j in range(x.shape[0]):
+                out[r, b, j] = x[j] if known[r, j] else background[b, j]

@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numba import njit, prange
 
 from ..game import Game
+from ..trees.kernels import _CACHE
 
 __all__ = ["RestrictedGame"]
 
@@ -34,6 +36,23 @@ class RestrictedGame(Game):
         self.active = idx
 
     def _evaluate(self, coalitions: np.ndarray) -> np.ndarray:
-        full = np.zeros((coalitions.shape[0], self.game.n_players), dtype=bool)
-        full[:, self.active] = coalitions
-        return self.game(full)
+        # the full game's coalitions a block of rows at a time (a column scatter of the whole sample would
+        # cost as much as the estimator and hold a second copy of the coalitions)
+        step = max(1, _BLOCK_CELLS // self.game.n_players)
+        parts = []
+        for start in range(0, coalitions.shape[0], step):
+            block = np.ascontiguousarray(coalitions[start:start + step])
+            full = np.zeros((block.shape[0], self.game.n_players), dtype=bool)
+            _expand_columns(block, self.active, full)
+            parts.append(self.game(full))
+        return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)
+
+
+_BLOCK_CELLS = 1 << 24          # coalition cells per call of the full game (16 MB)
+
+
+@njit(cache=_CACHE, nogil=True, parallel=True)
+def _expand_columns(Z: np.ndarray, active: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled
+    for r in prange(Z.shape[0]):
+        for j in range(active.shape[0]):
+            out[r, active[j]] = Z[r, j]
