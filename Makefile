@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 
-.PHONY: demo test clean
+.PHONY: demo test clean pydvl
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,12 @@ demo: $(VENV)/.installed-demo
 
 test: $(VENV)/.installed-all
 	$(PY) -m pytest -q
+
+# pyDVL, the data-valuation peer of `fairshare bench datavalue` (optional): its 0.10 release pins numpy < 2,
+# which it does not need, so it goes in without its pins and with the libraries it imports.
+pydvl: $(VENV)/.installed-all
+	$(PIP) install --quiet --no-deps "pyDVL==0.10.0"
+	$(PIP) install --quiet pyDeprecate more-itertools cvxpy
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache

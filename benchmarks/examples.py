@@ -190,15 +190,17 @@ def _tokens(text: str) -> str:
     return " ".join(w for w in re.findall(r"[a-z]+", text.lower()) if w not in _STOP and len(w) > 1)
 
 
-def mislabels(cfg, out):
+def enron_task(enron_docs):
+    """The enron1 mislabel task of section 6.2: bag-of-words counts, 80/20 split, 500 curated points, 20% of
+    the other training labels flipped. Returns ``X_tr, y_tr (clean), y_noisy, flipped, curated, rest, X_te,
+    y_te, rng``."""
     from sklearn.feature_extraction.text import CountVectorizer
-    from sklearn.linear_model import LogisticRegression
 
     texts, labels = read_enron1()
     rng = np.random.default_rng(0)
     order = rng.permutation(len(texts))
-    if cfg["enron_docs"]:
-        order = order[: cfg["enron_docs"]]
+    if enron_docs:
+        order = order[:enron_docs]
     texts = [_tokens(texts[i]) for i in order]
     labels = labels[order].astype(int)
     split = int(0.8 * len(texts))
@@ -211,36 +213,27 @@ def mislabels(cfg, out):
     flipped = np.zeros(split, dtype=bool)
     flipped[rng.choice(rest, int(0.2 * rest.size), replace=False)] = True
     y_noisy = np.where(flipped, 1 - y_tr, y_tr)
+    return X_tr, y_tr, y_noisy, flipped, curated, rest, X_te, y_te, rng
+
+
+def mislabels(cfg, out):
+    from sklearn.linear_model import LogisticRegression
+
+    X_tr, y_tr, y_noisy, flipped, curated, rest, X_te, y_te, rng = enron_task(cfg["enron_docs"])
 
     def fit(y):
         return LogisticRegression(C=1.0, max_iter=2000).fit(X_tr, y)
 
-    model = fit(y_noisy)
-    # SBQ: training points responsible for the mistakes on the curated (clean) points
-    F_tr = fisher_embedding(model, X_tr, y_noisy)
-    wrong = curated[model.predict(X_tr[curated]) != y_tr[curated]]
-    target = wrong if wrong.size else curated
-    F_target = fisher_embedding(model, X_tr[target], y_tr[target])
-    max_checks = int(max(cfg["fractions"]) * rest.size)
-    kernel = FisherKernel(F_tr, reg=1e-2)
-    order_sbq = select_prototypes(F_tr[rest], F_target, k=max_checks, kernel=kernel).indices
-    order_sbq = rest[order_sbq]
-    if order_sbq.size < max_checks:                                  # span exhausted: continue by self-influence
-        more = [i for i in np.argsort(-self_influence(model, X_tr, y_noisy, hessian="fisher", damping=1e-2))
-                if i in set(rest) and i not in set(order_sbq)]
-        order_sbq = np.concatenate([order_sbq, more])[:max_checks]
-    infl = self_influence(model, X_tr, y_noisy, hessian="exact", damping=1e-3)
-    order_infl = rest[np.argsort(-infl[rest])]
-    order_rand = rng.permutation(rest)
+    orders = checking_orders(X_tr, y_tr, y_noisy, curated, rest, int(max(cfg["fractions"]) * rest.size), rng)
     rows, series_fix, series_acc = [], {}, {}
-    for label, order_ in (("SBQ (Fisher kernel)", order_sbq), ("self-influence", order_infl), ("random", order_rand)):
+    for label, order_ in orders.items():
         fixes, accs = [], []
         for frac in cfg["fractions"]:
             checked = order_[: int(frac * rest.size)]
             y_fixed = y_noisy.copy()
             y_fixed[checked] = y_tr[checked]
-            fixes.append(float(flipped[checked].sum() / flipped.sum()))
             accs.append(float(fit(y_fixed).score(X_te, y_te)))
+        fixes = fix_rate(order_, flipped, rest, cfg["fractions"])
         rows.append([label] + [f"{f:.2f} / {a:.3f}" for f, a in zip(fixes, accs)])
         series_fix[label] = (list(cfg["fractions"]), fixes)
         series_acc[label] = (list(cfg["fractions"]), accs)
@@ -248,8 +241,34 @@ def mislabels(cfg, out):
                "fraction of training data checked", "fraction of flips fixed", series_fix, logx=False, logy=False)
     plot_lines(results_dir("examples", out) / "mislabels_accuracy.png", "enron1: test accuracy after fixing",
                "fraction of training data checked", "test accuracy", series_acc, logx=False, logy=False)
-    noisy_acc = float(model.score(X_te, y_te))
+    noisy_acc = float(fit(y_noisy).score(X_te, y_te))
     return rows, noisy_acc, X_tr.shape
+
+
+def fix_rate(order, flipped, rest, fractions):
+    """Share of the flipped labels found when the first ``fraction`` of ``rest`` in ``order`` is checked."""
+    return [float(flipped[order[: int(f * rest.size)]].sum() / flipped.sum()) for f in fractions]
+
+
+def checking_orders(X_tr, y_tr, y_noisy, curated, rest, max_checks, rng):
+    """The orders in which section 6.2 checks the non-curated training points: SBQ prototypes responsible for
+    the model's mistakes on the curated points, self-influence, random."""
+    from sklearn.linear_model import LogisticRegression
+
+    model = LogisticRegression(C=1.0, max_iter=2000).fit(X_tr, y_noisy)
+    F_tr = fisher_embedding(model, X_tr, y_noisy)
+    wrong = curated[model.predict(X_tr[curated]) != y_tr[curated]]
+    target = wrong if wrong.size else curated
+    F_target = fisher_embedding(model, X_tr[target], y_tr[target])
+    kernel = FisherKernel(F_tr, reg=1e-2)
+    order_sbq = rest[select_prototypes(F_tr[rest], F_target, k=max_checks, kernel=kernel).indices]
+    if order_sbq.size < max_checks:                                  # span exhausted: continue by self-influence
+        more = [i for i in np.argsort(-self_influence(model, X_tr, y_noisy, hessian="fisher", damping=1e-2))
+                if i in set(rest) and i not in set(order_sbq)]
+        order_sbq = np.concatenate([order_sbq, more])[:max_checks]
+    infl = self_influence(model, X_tr, y_noisy, hessian="exact", damping=1e-3)
+    return {"SBQ (Fisher kernel)": order_sbq, "self-influence": rest[np.argsort(-infl[rest])],
+            "random": rng.permutation(rest)}
 
 
 # ---------------------------------------------------------------------------------- summarization

@@ -11,11 +11,11 @@ ROOT = Path(__file__).resolve().parents[1]
 DATASETS = Path(os.environ.get("FAIRSHARE_DATASETS", ROOT.parent / "shared" / "datasets"))
 
 
-@pytest.mark.parametrize("name", ["shapley", "banzhaf", "trees", "sgd", "examples", "highdim", "engine"])
+@pytest.mark.parametrize("name", ["shapley", "banzhaf", "trees", "sgd", "examples", "highdim", "engine", "datavalue"])
 def test_benchmark_runs_on_a_tiny_configuration(tmp_path, name):
     pytest.importorskip("shap")
     pytest.importorskip("shapiq")
-    if name in ("shapley", "banzhaf", "trees", "examples") and not DATASETS.is_dir():
+    if name in ("shapley", "banzhaf", "trees", "examples", "datavalue") and not DATASETS.is_dir():
         pytest.skip("../shared/datasets is not available")
     result = subprocess.run([sys.executable, "-m", "fairshare.cli", "bench", name, "--size", "quick", "--out",
                              str(tmp_path)], capture_output=True, text=True, cwd=ROOT, timeout=900)

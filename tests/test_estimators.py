@@ -82,8 +82,9 @@ def test_multi_output_estimates_each_output(method, index):
 
 
 # estimators that are exact on additive games (regression fits and per-player marginals); the unbiased
-# matrix-vector sums, MSR, the semivalue regression (its rows are not additive in S) and SGD are not
-NOT_EXACT_ON_ADDITIVE = {"unbiased-kernelshap", "unbiased-kernel-banzhaf", "semivalue-regression", "msr", "sgd"}
+# matrix-vector sums, MSR, the semivalue regression (its rows are not additive in S), SGD and TMC (its truncation
+# zeroes the marginals after a walk comes within 1% of v(N)) are not
+NOT_EXACT_ON_ADDITIVE = {"unbiased-kernelshap", "unbiased-kernel-banzhaf", "semivalue-regression", "msr", "sgd", "tmc"}
 
 
 @pytest.mark.parametrize("method, index", [c for c in CASES if c[0] not in NOT_EXACT_ON_ADDITIVE])

@@ -81,7 +81,7 @@ def test_bad_weighted_banzhaf_parameter(w):
 def test_resolve_index_accepts_names_and_lists_choices():
     assert resolve_index("SHAPLEY").is_shapley
     assert resolve_index(" banzhaf ").is_banzhaf
-    with pytest.raises(ValueError, match=r"\['banzhaf', 'shapley'\]"):
+    with pytest.raises(ValueError, match=r"\['banzhaf', 'leave-one-out', 'loo', 'shapley'\]"):
         resolve_index("owen")
 
 

@@ -10,6 +10,7 @@ True
 
 from . import games, metrics
 from .attribution import Attribution
+from .datavalues import DataValues, value_data
 from .estimate import estimate
 from .evaluation import BudgetError
 from .exact import exact
@@ -21,5 +22,14 @@ from .semivalues import Semivalue
 
 __version__ = "0.1.0"
 
-__all__ = ["Attribution", "BudgetError", "Explanation", "Game", "Semivalue", "estimate", "exact", "explain", "games",
-           "methods", "metrics"]
+
+def __getattr__(name: str):
+    """``fs.examples`` (Fisher kernels, prototypes, influence) is imported on first use, like ``fs.games``."""
+    if name == "examples":
+        import importlib
+
+        return importlib.import_module(".examples", __name__)
+    raise AttributeError(f"module 'fairshare' has no attribute {name!r}")
+
+__all__ = ["Attribution", "BudgetError", "DataValues", "Explanation", "Game", "Semivalue", "estimate", "exact", "explain", "games",
+           "methods", "metrics", "value_data"]

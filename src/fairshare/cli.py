@@ -1,4 +1,4 @@
-"""The ``fairshare`` command line: ``methods``, ``demo``, ``explain``, ``bench``."""
+"""The ``fairshare`` command line: ``methods``, ``demo``, ``explain``, ``value-data``, ``bench``."""
 
 from __future__ import annotations
 
@@ -146,6 +146,74 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
+_NAMED_MODELS = ("logistic", "knn", "gbm")
+
+
+def _load_model(spec: str):
+    """A joblib file, or one of the named scikit-learn models."""
+    if spec in _NAMED_MODELS:
+        if spec == "logistic":
+            from sklearn.linear_model import LogisticRegression
+
+            return LogisticRegression(max_iter=1000)
+        if spec == "knn":
+            from sklearn.neighbors import KNeighborsClassifier
+
+            return KNeighborsClassifier(5)
+        from sklearn.ensemble import HistGradientBoostingClassifier
+
+        return HistGradientBoostingClassifier(max_iter=30, max_depth=3)
+    import joblib
+
+    try:
+        return joblib.load(spec)
+    except FileNotFoundError:
+        raise OSError(f"--model {spec}: no such file (or use one of {list(_NAMED_MODELS)})") from None
+    except Exception as exc:  # noqa: BLE001 - any unpickling problem is a bad model file
+        raise ValueError(f"--model {spec}: not a model saved with joblib ({type(exc).__name__})") from None
+
+
+def _cmd_value_data(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from .datavalues import value_data
+
+    if args.budget is not None and args.budget < 1:
+        raise ValueError(f"--budget must be a positive number of model fits, got {args.budget}")
+    model = _load_model(args.model)
+    train = _read_csv(args.train, "--train")
+    val = _read_csv(args.val, "--val")
+    for frame, flag_name, path in ((train, "--train", args.train), (val, "--val", args.val)):
+        if args.target not in frame.columns:
+            raise ValueError(f"--target {args.target!r} is not a column of {flag_name} {path}; columns: "
+                             f"{[str(c) for c in frame.columns][:20]}")
+    flag = None
+    if args.flag is not None:
+        if args.flag not in train.columns:
+            raise ValueError(f"--flag {args.flag!r} is not a column of --train {args.train}")
+        flag = train[args.flag].to_numpy().astype(bool)
+    features = [c for c in train.columns if c not in (args.target, args.flag)]
+    missing = [c for c in features if c not in val.columns]
+    if missing:
+        raise ValueError(f"--val {args.val} lacks the training feature column(s) {missing[:10]}")
+    dv = value_data(model, train[features], train[args.target], val[features], val[args.target], index=args.index,
+                    method=args.method, budget=args.budget, seed=args.seed, cache=args.cache,
+                    progress=not args.quiet)
+    frame = dv.to_frame().reset_index(drop=True)
+    frame.insert(0, "row", np.asarray(train.index))
+    if flag is not None:
+        frame[args.flag] = flag
+    frame.to_csv(args.out, index=False)
+    note = ""
+    if flag is not None and 0 < flag.sum() < flag.size:
+        note = f"; AUC of finding {args.flag!r} from the lowest values: {dv.detection_auc(flag):.3f}"
+    if args.plot:
+        dv.plot(flag=flag, flag_label=args.flag or "flagged").figure.savefig(args.plot, dpi=120)
+    print(f"valued {dv.n_players} training points ({dv.method}, {dv.n_fits} fits, {dv.reused_fits} from the cache)"
+          f" -> {args.out}" + (f", plot {args.plot}" if args.plot else "") + note)
+    return 0
+
+
 def _read_csv(path: str, flag: str):
     import pandas as pd
 
@@ -184,6 +252,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plot", default=None, help="write a beeswarm (or, for one row, waterfall) plot to this PNG")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_explain)
+    p = sub.add_parser("value-data", help="value training points by what they add to a model (data valuation)")
+    p.add_argument("--model", required=True, help=f"a model saved with joblib (cloned for every fit) or one of "
+                   f"{', '.join(_NAMED_MODELS)}")
+    p.add_argument("--train", required=True, help="CSV of training rows (features and the target column)")
+    p.add_argument("--val", required=True, help="CSV of validation rows (same columns)")
+    p.add_argument("--target", required=True, help="name of the label column")
+    p.add_argument("--flag", default=None, help="a 0/1 column of --train to check the values against (not a feature)")
+    p.add_argument("--index", default="banzhaf", choices=["banzhaf", "shapley", "beta-shapley", "loo"])
+    p.add_argument("--method", default="auto", help="a method from `fairshare methods`, or auto")
+    p.add_argument("--budget", type=int, default=None, help="most model fits (required except for loo and knn)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--cache", default=None, help="folder keeping every finished fit (an interrupted run resumes)")
+    p.add_argument("--out", required=True, help="output CSV: row, value, stderr per training point")
+    p.add_argument("--plot", default=None, help="write the values (against --flag) to this PNG")
+    p.add_argument("--quiet", action="store_true", help="no progress line")
+    p.set_defaults(func=_cmd_value_data)
     p = sub.add_parser("bench", help="run a benchmark (markdown tables and PNG plots, peers side by side)")
     p.add_argument("name", help="benchmark name (a module in benchmarks/), or 'all'")
     p.add_argument("--size", choices=["quick", "default", "full"], default="default",

@@ -39,7 +39,7 @@ def _auto_method(game: Game, sv: Semivalue, budget: int) -> str:
 
 def estimate(game: Game, index: str | Semivalue = "shapley", method: str = "auto", budget: int | None = None,
              seed: SeedLike = None, tol: float | None = None, stop: StoppingRule | None = None,
-             **options: Any) -> Attribution:
+             progress: Any = None, **options: Any) -> Attribution:
     """Estimate the semivalues of ``game`` with a registered method, within ``budget`` evaluations.
 
     Parameters
@@ -62,6 +62,11 @@ def estimate(game: Game, index: str | Semivalue = "shapley", method: str = "auto
         e.g. ``RelativeError(0.05) | MaxTime(60)``: the budget is spent in doubling rounds and the run
         stops after the first round where the rule holds. The round and the reason are in
         ``options["stopped"]``.
+    progress : callable, optional
+        ``progress(evaluations, cap, relative_error)`` after every batch (``relative_error``:
+        ``||stderr|| / ||values||`` of the last round, None before the first); the budget is then
+        spent in rounds, as with a stopping rule (the semivalue regression of other semivalues than
+        Shapley and Banzhaf keeps one round: its error comes at the end).
     **options
         Method options (``fairshare methods`` lists them); every value is checked before the game
         is evaluated.
@@ -88,6 +93,8 @@ def estimate(game: Game, index: str | Semivalue = "shapley", method: str = "auto
     else:
         budget = check_int(budget, "budget", minimum=1)
     rule = as_rule(stop, tol)
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be a callable progress(evaluations, cap, relative_error), got {progress!r}")
     name = _auto_method(game, sv, budget if budget is not None else 0) if method == "auto" else method
     spec = get_method(name)
     if not spec.supports(sv):
@@ -133,7 +140,7 @@ def estimate(game: Game, index: str | Semivalue = "shapley", method: str = "auto
     else:
         device = getattr(target, "device", None) if getattr(target, "on_device", False) else None
         setup = Setup(target.n_players, target_sv, budget, opts, sampler_rng, solver_rng, game=target, device=device)
-        result = run(spec, setup, evaluator, rule)
+        result = run(spec, setup, evaluator, rule, progress=progress)
     if active is not None:
         values = np.zeros((n, result.values.shape[1]))
         values[active] = result.values

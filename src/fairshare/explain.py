@@ -7,12 +7,12 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import SeedLike
-from .cache import CachedGame, RunCache, fingerprint
+from ._validation import SeedLike, check_int, check_rng
+from .cache import CachedGame, RunCache, fingerprint, writable_folder
 from .estimate import estimate
 from .explanation import Explanation
 from .games.distributed import DistributedGame
-from .games.model import ModelGame, _as_rows, _frame_info
+from .games.model import ModelError, ModelGame, _as_rows, _frame_info
 from .semivalues import Semivalue, resolve_index
 from .trees.readers import is_tree_model
 
@@ -30,12 +30,105 @@ def default_budget(n_players: int) -> int:
     return int(min(2 ** min(n_players, 62), 2 * n_players + 2048))
 
 
+def _one_row(obj: Any) -> Any:
+    """A pandas Series or a 1-D array is one row: a one-row DataFrame or a (1, n) array."""
+    if hasattr(obj, "to_frame") and hasattr(obj, "index") and not hasattr(obj, "columns"):
+        import pandas as pd
+
+        return pd.DataFrame([obj.to_numpy()], columns=list(obj.index)).infer_objects()
+    if type(obj).__module__.startswith("torch"):
+        return obj
+    if isinstance(obj, (list, tuple)) or (hasattr(obj, "shape") and len(getattr(obj, "shape")) == 1):
+        arr = np.asarray(obj)
+        return arr[None, :] if arr.ndim == 1 else arr
+    return obj
+
+
+def _aligned(frame: Any, reference: list[str], name: str, source: str) -> Any:
+    """``frame`` with its columns in the order of ``reference`` (matched by name); a clear error otherwise."""
+    cols = [str(c) for c in frame.columns]
+    if len(set(cols)) != len(cols):
+        dups = sorted({c for c in cols if cols.count(c) > 1})
+        raise ValueError(f"{name} has duplicate column names {dups}")
+    if cols == reference:
+        return frame
+    missing = [c for c in reference if c not in cols]
+    extra = [c for c in cols if c not in reference]
+    if missing or extra:
+        raise ValueError(f"{name} columns do not match {source}: missing {missing[:10]}, unexpected {extra[:10]}")
+    return frame[[frame.columns[cols.index(c)] for c in reference]]
+
+
+def _prepare(model: Any, X: Any, background: Any) -> tuple[Any, Any]:
+    """Rows and background as the model takes them: one row given as a Series or 1-D array made a row,
+    DataFrame columns matched by name to the model's ``feature_names_in_`` (else to each other)."""
+    X = _one_row(X)
+    if background is not None:
+        background = _one_row(background)
+    n = X.shape[0] if hasattr(X, "shape") else len(X)
+    if n == 0:
+        raise ValueError("X holds no rows to explain")
+    model_names = getattr(model, "feature_names_in_", None)
+    reference, source = None, ""
+    if model_names is not None:
+        reference, source = [str(c) for c in model_names], "the model's features (feature_names_in_)"
+    elif hasattr(X, "columns"):
+        reference, source = [str(c) for c in X.columns], "the columns of X"
+    if hasattr(X, "columns") and reference is not None:
+        X = _aligned(X, reference, "X", source)
+    elif model_names is not None and np.ndim(X) == 2 and np.shape(X)[1] == len(reference):
+        import pandas as pd                     # numpy rows for a model fitted on a DataFrame: its names, by position
+
+        X = pd.DataFrame(np.asarray(X), columns=list(model_names))
+        if background is not None and not hasattr(background, "columns") and np.ndim(background) == 2 and \
+                np.shape(background)[1] == len(reference):
+            background = pd.DataFrame(np.asarray(background), columns=list(model_names))
+    if hasattr(background, "columns") and hasattr(background, "iloc"):
+        if reference is None:
+            reference, source = [str(c) for c in background.columns], "the columns of background"
+        background = _aligned(background, reference, "background", source)
+    return X, background
+
+
+def _model_key(model: Any) -> str:
+    """What tells one model's cache from another's, without calling it: a fitted model (or the model behind a
+    bound method such as ``model.predict_proba``) by the hash of its whole state (joblib.hash: parameters and
+    fitted weights); a plain function by its module, name and code (a function whose behaviour depends on
+    outside state is not told apart: give it its own folder)."""
+    import inspect
+
+    target = getattr(model, "__self__", model) if inspect.ismethod(model) else model
+    if inspect.isfunction(target):
+        code = target.__code__
+        return fingerprint(function=f"{target.__module__}.{target.__qualname__}", code=code.co_code.hex(),
+                           consts=repr(code.co_consts), defaults=repr(target.__defaults__))
+    try:
+        import joblib
+
+        return str(joblib.hash(target))
+    except Exception:                                  # noqa: BLE001 - not picklable: its type and settings
+        params = target.get_params() if hasattr(target, "get_params") else None
+        return fingerprint(model=type(target).__name__, params=params)
+
+
 def _row_frame(X: Any, i: int) -> Any:
     return X.iloc[[i]] if hasattr(X, "iloc") else np.asarray(X)[i]
 
 
-def _explain_row(predict: Any, x: Any, background: Any, settings: dict, seed: Any, folder: Any) -> dict:
-    """Explain one row (a top-level function so Dask can ship it to workers)."""
+def _explain_row(predict: Any, x: Any, background: Any, settings: dict, seed: Any, folder: Any, row: int = 0) -> dict:
+    """Explain one row (a top-level function so Dask can ship it to workers); a model that fails is reported
+    with the row and the coalition."""
+    try:
+        return _explain_one(predict, x, background, settings, seed, folder)
+    except ModelError as exc:
+        raise ModelError(f"row {row}: {exc}") from exc.__cause__
+    except ValueError as exc:
+        if str(exc).startswith(("the game returned NaN", "predict returned")):
+            raise ValueError(f"row {row}: {str(exc).replace('the game returned', 'the model returned')}") from exc
+        raise
+
+
+def _explain_one(predict: Any, x: Any, background: Any, settings: dict, seed: Any, folder: Any) -> dict:
     game = ModelGame(predict, x, background, imputation=settings["imputation"], groups=settings["groups"],
                      batch_size=settings["batch_size"], feature_names=settings["feature_names"])
     if folder is not None:
@@ -97,8 +190,20 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
         from .registry import get_method
 
         get_method(method)                       # unknown names fail here, listing the valid ones
+    if budget is not None:
+        budget = check_int(budget, "budget", minimum=1)
+    if n_jobs is not None:
+        n_jobs = check_int(n_jobs, "n_jobs", minimum=1)
+    if batch_size is not None:
+        batch_size = check_int(batch_size, "batch_size", minimum=1)
+    if not isinstance(progress, bool):
+        raise TypeError(f"progress must be True or False, got {progress!r}")
+    check_rng(seed)                              # a bad seed fails here, not after the first model call
+    if cache is not None:
+        writable_folder(cache, "cache")          # before any model call
     if _is_torch_module(model) and _is_images(X, background):
         return _explain_torch(model, X, background, sv, method, budget, seed, groups, batch_size, progress, options)
+    X, background = _prepare(model, X, background)
     if method in ("auto", "exact") and groups is None and is_tree_model(model) and \
             (imputation != "baseline" or background is None or _as_rows(background, "background").shape[0] == 1):
         return _explain_trees(model, X, background, sv, feature_names)
@@ -126,8 +231,11 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
 
         first = ModelGame(predict, _row_frame(X, 0), background, imputation=imputation, groups=groups,
                           batch_size=batch_size, feature_names=names)
-        method, auto_note = with_surrogate_allowance(AUTO_SURROGATE_SECONDS.get() / max(1, n_rows), resolve_auto,
-                                                     first, sv, budget or default_budget(first.n_players))
+        try:
+            method, auto_note = with_surrogate_allowance(AUTO_SURROGATE_SECONDS.get() / max(1, n_rows), resolve_auto,
+                                                         first, sv, budget or default_budget(first.n_players))
+        except ModelError as exc:
+            raise ModelError(f"row 0: {exc}") from exc.__cause__
     settings = dict(imputation=imputation, groups=groups, batch_size=batch_size, feature_names=names, index=sv,
                     method=method, budget=budget, options=options, client=None)
     seeds = np.random.SeedSequence(seed if not isinstance(seed, np.random.Generator)
@@ -137,7 +245,7 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
         key = fingerprint(rows, _as_rows(background, "background"), index=sv.name,
                           weights=list(np.round(sv.log_weights(max(n_features, 1)), 12)) if sv.n_players is None else None,
                           method=method, budget=budget, seed=str(seed), imputation=imputation, groups=groups,
-                          options=options, names=names)
+                          options=options, names=names, model=_model_key(model))
         run = RunCache(cache, key)
     results: list[dict | None] = [run.row(i) if run is not None else None for i in range(n_rows)]
     todo = [i for i in range(n_rows) if results[i] is None]
@@ -155,17 +263,17 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
         elif client is not None and todo:
             i = todo[0]
             finish(i, _explain_row(predict, _row_frame(X, i), background, {**settings, "client": client}, seeds[i],
-                                   run.coalition_folder(i) if run is not None else None))
+                                   run.coalition_folder(i) if run is not None else None, i))
         elif n_jobs and n_jobs > 1 and len(todo) > 1:
             with ThreadPoolExecutor(max_workers=n_jobs) as pool:
                 futures = {i: pool.submit(_explain_row, predict, _row_frame(X, i), background, settings, seeds[i],
-                                          run.coalition_folder(i) if run is not None else None) for i in todo}
+                                          run.coalition_folder(i) if run is not None else None, i) for i in todo}
                 for i, fut in futures.items():
                     finish(i, fut.result())
         else:
             for i in todo:
                 finish(i, _explain_row(predict, _row_frame(X, i), background, settings, seeds[i],
-                                       run.coalition_folder(i) if run is not None else None))
+                                       run.coalition_folder(i) if run is not None else None, i))
     finally:
         bar.close()
     first = results[0]
@@ -260,7 +368,7 @@ def _on_dask(client: Any, predict: Any, X: Any, background: Any, settings: dict,
     index_of, futures = {}, []
     for i in todo:
         fut = client.submit(_explain_row, remote_predict, _row_frame(X, i), remote_background, settings, seeds[i],
-                            None, pure=False)
+                            None, i, pure=False)
         index_of[fut.key] = i
         futures.append(fut)
     for fut in as_completed(futures):

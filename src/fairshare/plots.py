@@ -41,8 +41,38 @@ def _output_slice(expl: Any, output: Any) -> tuple[np.ndarray, np.ndarray | None
     names = expl._outputs()
     if output is None:
         output = len(names) - 1 if len(names) == 2 else 0
-    j = names.index(str(output)) if not isinstance(output, (int, np.integer)) else int(output)
+    if isinstance(output, (int, np.integer)) and not isinstance(output, bool):
+        j = int(output)
+        if not 0 <= j < len(names):
+            raise ValueError(f"output must be a position in 0..{len(names) - 1} or one of {names}, got {output}")
+    elif str(output) in names:
+        j = names.index(str(output))
+    else:
+        raise ValueError(f"output must be one of {names} (or a position in 0..{len(names) - 1}), got {output!r}")
     return values[:, :, j], None if stderr is None else stderr[:, :, j], f" (output {names[j]})", j
+
+
+def _check_row(expl: Any, row: Any) -> int:
+    n = len(expl.values)
+    if isinstance(row, bool) or not isinstance(row, (int, np.integer)):
+        raise TypeError(f"row must be an integer position, got {row!r}")
+    if not -n <= int(row) < n:
+        raise ValueError(f"row must be in 0..{n - 1} (the explanation holds {n} rows), got {row}")
+    return int(row) % n
+
+
+def _feature_label(expl: Any, row: int, i: int) -> str:
+    """``name = value`` when the explained row's data is known (like shap's waterfall), else the name."""
+    data = getattr(expl, "data", None)
+    name = expl.feature_names[i]
+    if data is None or np.ndim(data) != 2 or data.shape[1] != len(expl.feature_names):
+        return name
+    value = data[row, i]
+    try:
+        text = f"{float(value):.4g}"
+    except (TypeError, ValueError):
+        text = str(value)
+    return f"{name} = {text}"
 
 
 def bar(expl: Any, max_display: int = 10, output: Any = None, ax: Any = None) -> Any:
@@ -83,6 +113,7 @@ def waterfall(expl: Any, row: int = 0, max_display: int = 10, output: Any = None
     ...                    data=None, feature_names=list("abc"), index="shapley")
     >>> ax = waterfall(e)
     """
+    row = _check_row(expl, row)
     values, stderr, label, j = _output_slice(expl, output)
     v = values[row]
     se = stderr[row] if stderr is not None else np.zeros_like(v)
@@ -90,7 +121,7 @@ def waterfall(expl: Any, row: int = 0, max_display: int = 10, output: Any = None
     base = float(base[j] if j is not None and base.size > 1 else base[0])
     order = np.argsort(-np.abs(v))
     shown, rest = order[:max_display], order[max_display:]
-    labels = [expl.feature_names[i] for i in shown]
+    labels = [_feature_label(expl, row, i) for i in shown]
     contrib = list(v[shown])
     errs = list(se[shown])
     if rest.size:
@@ -103,13 +134,16 @@ def waterfall(expl: Any, row: int = 0, max_display: int = 10, output: Any = None
     for pos, c, e in zip(positions, contrib, errs):
         ax.barh(pos, c, left=running, color=_POS if c >= 0 else _NEG)
         ax.errorbar(running + c, pos, xerr=2 * e, color=_GREY, capsize=3, fmt="none")
+        text = f"{c:+.3g}" + (f" ± {2 * e:.2g}" if e > 0 else "")
+        ax.annotate(text, (max(running, running + c) + 2 * e, pos), xytext=(4, 0), textcoords="offset points",
+                    va="center", ha="left", fontsize=8, color="#333333")
         running += c
     ax.set_yticks(positions, labels)
     ax.axvline(base, color=_GREY, lw=0.8, ls="--")
     ax.axvline(running, color="black", lw=0.8)
-    ends = np.concatenate([[base, running], base + np.cumsum(contrib)])
+    ends = np.concatenate([[base, running], base + np.cumsum(contrib), base + np.cumsum(contrib) + 2 * np.array(errs)])
     pad = 0.05 * (ends.max() - ends.min() or 1.0)
-    ax.set_xlim(ends.min() - pad, ends.max() + pad)
+    ax.set_xlim(ends.min() - pad, ends.max() + 6 * pad)                  # room for the numbers on the right
     ax.set_xlabel(f"base value {base:.3g} -> {running:.3g}{label}")
     ax.set_title(f"row {row}: {expl.index} values")
     ax.figure.tight_layout()

@@ -143,6 +143,22 @@ class Semivalue:
 
         return cls(name=f"weighted-banzhaf({w:g})", _log_fn=log_fn, _params={"w": w}, _measure=("point", w))
 
+    @classmethod
+    def leave_one_out(cls) -> Semivalue:
+        """Leave-one-out: ``phi_i = v(N) - v(N \\ {i})``, all weight on the coalitions of size ``n - 1``.
+
+        Examples
+        --------
+        >>> Semivalue.leave_one_out().weights(3).tolist()
+        [0.0, 0.0, 1.0]
+        """
+        def log_fn(n: int) -> np.ndarray:
+            out = np.full(n, -np.inf)
+            out[-1] = 0.0
+            return out
+
+        return cls(name="leave-one-out", _log_fn=log_fn, _measure=("point", 1.0))
+
     # ------------------------------------------------------------------ weights
     @property
     def n_players(self) -> int | None:
@@ -278,7 +294,8 @@ def _check_normalized(log_w: np.ndarray, name: str) -> None:
         )
 
 
-_NAMED = {"shapley": Semivalue.shapley, "banzhaf": Semivalue.banzhaf}
+_NAMED = {"shapley": Semivalue.shapley, "banzhaf": Semivalue.banzhaf, "leave-one-out": Semivalue.leave_one_out,
+          "loo": Semivalue.leave_one_out}
 
 
 def resolve_index(index: str | Semivalue, n_players: int | None = None) -> Semivalue:

@@ -6,7 +6,9 @@ the game evaluates it (each distinct coalition once), and the solver absorbs the
 repeated draws leave the allowance unspent (sampling with replacement: a repeat costs nothing),
 the round is topped up, but no method draws more than ``DRAW_FACTOR`` times the budget in
 sampling units, however many repeats it meets. After a round, the stopping rule (if it looks
-between rounds) sees the values and standard errors.
+between rounds) sees the values and standard errors. A ``progress(evaluations, cap, relative_error)`` callback hears
+of every batch; with one, the budget is spent in rounds so the error is known as the run goes (except
+for designs that say ``rounds_for_progress = False``: their error comes at the end).
 """
 
 from __future__ import annotations
@@ -28,6 +30,14 @@ __all__ = ["run", "DRAW_FACTOR"]
 #: most sampling units drawn per unit of budget
 DRAW_FACTOR = 4
 _STALE_TOP_UPS = 3            # top-ups in a row that find nothing new end a round
+
+
+def _relative_error(values: Any, stderr: Any) -> float | None:
+    """``||stderr|| / ||values||`` (None without standard errors or with zero values)."""
+    if stderr is None:
+        return None
+    norm = float(np.linalg.norm(to_numpy(values)))
+    return float(np.linalg.norm(to_numpy(stderr))) / norm if norm > 0 else None
 
 
 def run(spec: MethodSpec, setup: Setup, evaluator: BudgetedEvaluator, stop: StoppingRule | None = None,
@@ -52,7 +62,9 @@ def run(spec: MethodSpec, setup: Setup, evaluator: BudgetedEvaluator, stop: Stop
     history = History(empty_value=v0, grand_value=vN)
     cap = setup.budget if stop is None or stop.evaluation_cap() is None else min(setup.budget, stop.evaluation_cap())
     available = cap - evaluator.n_spent
-    plan = sampler.schedule(available, bool(stop is not None and stop.needs_rounds))
+    plan = sampler.schedule(available, bool(stop is not None and stop.needs_rounds or progress is not None and
+                                            getattr(sampler, "rounds_for_progress", True)))
+    error = None
     state = RunState(None, None, evaluator.n_spent, setup.budget, 0, started=started)
     draw_limit = DRAW_FACTOR * max(setup.budget, 1)
     drawn, reason, rounds, result = 0, None, 0, None
@@ -73,12 +85,12 @@ def run(spec: MethodSpec, setup: Setup, evaluator: BudgetedEvaluator, stop: Stop
             history.values.append(values)
             drawn += int(batch.n_draws)
             if progress is not None:
-                progress(evaluator.n_spent, cap)
+                progress(evaluator.n_spent, cap, error)
             if sampler.one_draw_per_round and target - evaluator.n_spent < max(sampler.unit_cost, allowance // 20):
                 break                  # a design without replacement is drawn once per round (again only for
                                        # what coalitions already evaluated in earlier rounds left unspent)
             stale = stale + 1 if evaluator.n_spent == spent else 0
-            if stale >= _STALE_TOP_UPS:
+            if stale >= getattr(sampler, "max_stale", _STALE_TOP_UPS):
                 break
         if not proposed:
             break
@@ -86,6 +98,9 @@ def run(spec: MethodSpec, setup: Setup, evaluator: BudgetedEvaluator, stop: Stop
         result = solver.result()
         history.estimate = (result[0], result[1])
         state.values, state.stderr, state.n_evaluations, state.round = result[0], result[1], evaluator.n_spent, rounds
+        if progress is not None:
+            error = _relative_error(result[0], result[1])
+            progress(evaluator.n_spent, cap, error)
         if stop is not None:
             reason = stop(state)
             if reason:
@@ -100,7 +115,6 @@ def run(spec: MethodSpec, setup: Setup, evaluator: BudgetedEvaluator, stop: Stop
         reason = f"budget spent ({evaluator.n_spent} of {setup.budget} evaluations)"
     info = {**info, **setup.notes, "stopped": {"round": rounds, "reason": reason}}
     if stop is not None and stop.needs_stderr and stderr is not None:
-        norm = float(np.linalg.norm(values))
-        info["estimated_relative_error"] = float(np.linalg.norm(stderr)) / norm if norm > 0 else None
+        info["estimated_relative_error"] = _relative_error(values, stderr)
     return Estimate(values=values, stderr=stderr if spec.has_stderr else None, empty_value=v0, grand_value=vN,
                     info=info)

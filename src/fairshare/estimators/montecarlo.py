@@ -13,11 +13,11 @@ import numpy as np
 
 from ..semivalues import Semivalue
 from .samplers import (IndependentCoalitions, MarginalBatch, MarginalPairs, PermutationBatch, PermutationSampler,
-                       WeightedCoalitions)
+                       TruncatedPermutations, WalkBatch, Walks, WeightedCoalitions)
 from .solve import small_sample_factor
 from .spec import MethodSpec, Option, Setup
 
-__all__ = ["Moments", "PermutationSolver", "MarginalSolver", "ReuseSolver", "SPECS"]
+__all__ = ["Moments", "PermutationSolver", "TruncatedSolver", "MarginalSolver", "ReuseSolver", "SPECS"]
 
 
 class Moments:
@@ -103,6 +103,43 @@ def _permutation_min_budget(n: int, sv: Semivalue, opts: dict) -> int:
     per = n - 1 if opts.get("reuse", True) else 2 * n
     count = opts.get("permutations") or (2 if opts.get("antithetic") else 1)
     return 2 + per * count
+
+
+class TruncatedSolver:
+    """Per-player means of marginal contributions along truncated walks (TMC-Shapley): a walk counts once it
+    is truncated or complete; the walks still under way when the budget ends are left out."""
+
+    def __init__(self, setup: Setup) -> None:
+        self.d = setup.n_players
+        self.tol = setup.options["truncation"]
+        self.n_walks, self.truncated_steps = 0, 0
+
+    def start(self, v0: np.ndarray, vN: np.ndarray) -> None:
+        self.walks = Walks(self.d, self.tol, v0, vN)
+        self.moments = Moments((self.d, v0.size))
+
+    def absorb(self, batch: WalkBatch, values: np.ndarray) -> None:
+        self.walks.start(batch.new_ids, batch.new_perms)
+        done = self.walks.record(batch.ids, batch.steps, values)
+        if done.size:
+            self.moments.add_samples(self.walks.marginals(done))
+            self.n_walks += done.size
+            self.truncated_steps += int((self.d - self.walks.cut[done]).sum())
+            self.walks.drop(done)
+
+    def result(self) -> tuple[np.ndarray, np.ndarray, dict]:
+        return self.moments.mean, self.moments.stderr(), {
+            "n_permutations": int(self.n_walks), "truncated_share": self.truncated_steps / max(1, self.n_walks * self.d)}
+
+
+_WALKS = 1      # walks under way at once: the same locally and on Dask, so that the same seed gives the same values
+
+
+def _truncated_sampler(setup: Setup) -> TruncatedPermutations:
+    o = setup.options
+    parallel = o["parallel"] or _WALKS
+    return TruncatedPermutations(setup.sampler_rng, setup.n_players, o["truncation"], parallel=parallel,
+                                 stride=o["stride"])
 
 
 # ---------------------------------------------------------------------------- per-player marginals
@@ -220,4 +257,18 @@ SPECS = [
         min_budget=lambda n, sv, o: 2 * n + 4,
         # measured: for weighted Banzhaf values MSR beat semivalue-regression and per-player Monte Carlo
         default_for={"weighted-banzhaf": 18}),
+    MethodSpec(
+        name="tmc", indices=("shapley",),
+        description="truncated Monte Carlo (TMC-Shapley): permutation walks stopped once the value is within "
+                    "a share (truncation) of v(N), for games whose evaluations are model fits",
+        sampler=_truncated_sampler, solver=TruncatedSolver,
+        options=(Option("truncation", 0.01, "stop a walk once |v(S) - v(N)| <= truncation * |v(N)|; 0 never",
+                        kind="float", minimum=0.0),
+                 Option("parallel", None, "walks under way at once, each batch advances all of them (default 1, "
+                        "locally and on Dask alike: a batch is one stretch of one walk; more keeps a large cluster "
+                        "busy); new walks start only while the budget can expect to finish them, and a walk still "
+                        "under way at the end is not used", kind="int", minimum=1, none_ok=True),
+                 Option("stride", None, "steps each walk advances per batch (default: n / 100)", kind="int",
+                        minimum=1, none_ok=True)),
+        min_budget=lambda n, sv, o: n + 1),
 ]

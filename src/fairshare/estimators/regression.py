@@ -268,8 +268,12 @@ def _design(setup: Setup, kind: str, adaptive: bool = False) -> CoalitionDesign:
     setup.derived["paired"] = paired
     if adaptive:
         return NeymanSizes(setup.sampler_rng, d, log_q, counts=o.get("counts", "systematic"), device=setup.device)
-    return CoalitionDesign(setup.sampler_rng, d, log_q, replacement=replacement, paired=paired,
-                           counts=o.get("counts", "systematic"), complete=complete, device=setup.device)
+    design = CoalitionDesign(setup.sampler_rng, d, log_q, replacement=replacement, paired=paired,
+                             counts=o.get("counts", "systematic"), complete=complete, device=setup.device)
+    # a semivalue that weighs small coalitions heavily (beta-Shapley) redraws them every round: one round,
+    # unless a stopping rule asks for rounds
+    design.rounds_for_progress = bool(sv.is_shapley or sv.is_banzhaf)
+    return design
 
 
 def _solver(setup: Setup, kind: str) -> RegressionSolver:

@@ -36,6 +36,7 @@ INDEX_FAMILIES: dict[str, Callable[[Semivalue], bool]] = {
     "shapley": lambda sv: sv.is_shapley,
     "banzhaf": lambda sv: sv.is_banzhaf,
     "weighted-banzhaf": lambda sv: sv.is_banzhaf or sv.name.startswith("weighted-banzhaf"),
+    "leave-one-out": lambda sv: sv.name == "leave-one-out",
     "any semivalue": lambda sv: True,
 }
 

@@ -48,8 +48,10 @@ class Prototypes:
 
 
 def greedy_on_embeddings(G: np.ndarray, z: np.ndarray, mu: float, k: int, column: Any = None,
-                         diag: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Greedy SBQ over the rows of ``G`` (kernel = inner products of rows) or any ``column(i)`` oracle.
+                         diag: np.ndarray | None = None, nugget: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Greedy SBQ over the rows of ``G`` (kernel = inner products of rows) or any ``column(i)`` oracle;
+    ``nugget`` is added to the kernel's diagonal on the training points (full rank: selection can go on
+    past the rank of ``G``).
 
     Returns ``(selected positions, weights, objective after each step)``.
 
@@ -64,7 +66,7 @@ def greedy_on_embeddings(G: np.ndarray, z: np.ndarray, mu: float, k: int, column
     t = z.size
     k = min(k, t)
     E = np.zeros((t, k))
-    d = diag.astype(float).copy()
+    d = diag.astype(float).copy() + nugget
     r = z.astype(float).copy()
     floor = 1e-12 * max(float(np.max(np.abs(diag))), 1e-300)
     available = np.ones(t, dtype=bool)
@@ -75,7 +77,11 @@ def greedy_on_embeddings(G: np.ndarray, z: np.ndarray, mu: float, k: int, column
         if not np.isfinite(gain[i]):
             break                                           # every remaining candidate is in the span already
         root = np.sqrt(d[i])
-        e = (column(i) - E[:, :j] @ E[i, :j]) / root
+        col = column(i)
+        if nugget:
+            col = col.copy()
+            col[i] += nugget
+        e = (col - E[:, :j] @ E[i, :j]) / root
         b = r[i] / root
         E[:, j] = e
         d -= e**2
@@ -143,7 +149,7 @@ def _part_greedy(G: np.ndarray, z: np.ndarray, mu: float, k: int) -> np.ndarray:
 
 def select_prototypes(train: Any, test: Any, k: int, kernel: Any = "linear", method: str = "greedy", *,
                       reg: float = 1e-3, delta: float = 0.01, n_parts: int | None = None, client: Any = None,
-                      seed: Any = None) -> Prototypes:
+                      seed: Any = None, jitter: float = 0.0) -> Prototypes:
     """Choose ``k`` training points that best explain ``test`` under a kernel (SBQ, Eq. 4-6).
 
     Parameters
@@ -154,6 +160,11 @@ def select_prototypes(train: Any, test: Any, k: int, kernel: Any = "linear", met
         empirical Fisher information of ``train`` plus ``reg``), a kernel object, or ``fn(A, B)``
     method : "greedy" (Algorithm 1), "stochastic" (``delta`` sets the sample size) or "distributed"
         (``n_parts`` parts, on ``client``'s Dask cluster when given)
+    reg : ridge added to the Fisher information (``kernel="fisher"``)
+    jitter : share of the mean kernel diagonal added to the diagonal on the training points (a nugget;
+        greedy only). A linear or Fisher kernel on ``d``-dimensional embeddings has rank ``d``, so
+        without it at most ``d`` prototypes are selected (a warning says so); ``jitter=1e-3`` makes
+        the kernel full rank and selection goes on past ``d``
 
     Returns
     -------
@@ -175,10 +186,23 @@ def select_prototypes(train: Any, test: Any, k: int, kernel: Any = "linear", met
     rng = check_rng(seed)
     kern = as_kernel(kernel, train, reg=reg)
     if getattr(kern, "linear", False):
+        for label, arr in (("train", train), ("test", test)):
+            a = np.asarray(arr, dtype=float)
+            if a.size and not np.all(np.isfinite(a)):
+                bad = np.flatnonzero(~np.all(np.isfinite(a.reshape(a.shape[0], -1)), axis=1))
+                raise ValueError(f"{label} embeddings hold NaN or inf in {bad.size} row(s) (first: {bad[:5].tolist()}); "
+                                 "a Fisher embedding is NaN when the model's probabilities are 0 or 1 or its "
+                                 "inputs are NaN")
         G = kern.transform(np.asarray(train, dtype=float))
         H = kern.transform(np.asarray(test, dtype=float))
         if G.ndim != 2 or H.ndim != 2 or G.shape[1] != H.shape[1]:
             raise ValueError(f"train and test embeddings must be 2-D with the same width, got {G.shape} and {H.shape}")
+        if k > G.shape[1] and G.shape[1] < G.shape[0] and not jitter:
+            import warnings
+
+            warnings.warn(f"k = {k} prototypes asked of a linear kernel of rank at most {G.shape[1]} (the embedding "
+                          f"width): selection stops once the selected points span it; jitter=1e-3 (a nugget on "
+                          "the kernel's diagonal) selects past it", UserWarning, stacklevel=2)
         h = H.mean(axis=0)
         z, mu = G @ h, float(h @ h)
         diag = np.einsum("ij,ij->i", G, G)
@@ -197,9 +221,15 @@ def select_prototypes(train: Any, test: Any, k: int, kernel: Any = "linear", met
         G = None
     if k > z.size:
         raise ValueError(f"k = {k} is larger than the {z.size} training points")
+    jitter = float(jitter)
+    if not np.isfinite(jitter) or jitter < 0:
+        raise ValueError(f"jitter must be a finite number >= 0, got {jitter}")
+    if jitter and method != "greedy":
+        raise ValueError(f"jitter is supported by method='greedy', not {method!r}")
     if method == "greedy":
         sel, weights, objective = greedy_on_embeddings(G if G is not None else np.zeros((z.size, 0)), z, mu, k,
-                                                       column=column, diag=diag)
+                                                       column=column, diag=diag,
+                                                       nugget=jitter * float(np.mean(diag)) if diag.size else 0.0)
     elif method == "stochastic":
         if not 0.0 < delta < 1.0:
             raise ValueError(f"delta must lie in (0, 1), got {delta}")

@@ -1,11 +1,14 @@
-"""Games: model-free set functions (FunctionGame), and synthetic games with known values."""
+"""Games: model-free set functions (FunctionGame), models (ModelGame, TreeGame, TorchGame), data valuation
+(DataGame, KNNGame), and synthetic games with known values."""
 
 from .additive import AdditiveGame
+from .data import DataGame
 from .airport import AirportGame
 from .function import FunctionGame
 from .distributed import DistributedGame
+from .knn import KNNGame, knn_shapley
 from .hastie import HastieClassificationGame, RadialGame
-from .model import ModelGame
+from .model import ModelError, ModelGame
 from .noisy import NoisyGame
 from .restricted import RestrictedGame
 from .symmetric import AdversarialGame, SymmetricGame
@@ -18,9 +21,12 @@ __all__ = [
     "AdditiveGame",
     "AdversarialGame",
     "AirportGame",
+    "DataGame",
     "DistributedGame",
     "FunctionGame",
     "HastieClassificationGame",
+    "KNNGame",
+    "ModelError",
     "ModelGame",
     "NoisyGame",
     "RadialGame",
@@ -31,6 +37,7 @@ __all__ = [
     "TreeGame",
     "UnanimityGame",
     "WeightedVotingGame",
+    "knn_shapley",
     "tree_values",
     "unanimity_share",
 ]

@@ -8,10 +8,15 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
+from .._validation import check_int, format_coalition
 from ..game import Game
 from ..trees.kernels import _CACHE
 
-__all__ = ["ModelGame", "as_predict", "IMPUTATIONS"]
+__all__ = ["ModelGame", "ModelError", "as_predict", "IMPUTATIONS"]
+
+
+class ModelError(RuntimeError):
+    """The model raised on the rows fairshare built for a coalition (the model's exception is the cause)."""
 
 IMPUTATIONS = ("baseline", "marginal")
 
@@ -131,7 +136,7 @@ class ModelGame(Game):
         player_names = ([" + ".join(names[i] for i in g) if len(g) > 1 else names[g[0]] for g in self.groups]
                         if groups is not None else names)
         super().__init__(len(self.groups), player_names=player_names, batch_size=None)
-        self.row_batch = batch_size
+        self.row_batch = None if batch_size is None else check_int(batch_size, "batch_size", minimum=1)
         self._feature_player = np.empty(n_features, dtype=np.int64)
         for p, g in enumerate(self.groups):
             self._feature_player[g] = p
@@ -144,7 +149,17 @@ class ModelGame(Game):
         index = {name: i for i, name in enumerate(names)}
         out, seen = [], np.zeros(n, dtype=int)
         for g in groups:
-            members = [index[m] if isinstance(m, str) else int(m) for m in (g if isinstance(g, (list, tuple, np.ndarray)) else [g])]
+            members = []
+            for m in (g if isinstance(g, (list, tuple, np.ndarray)) else [g]):
+                if isinstance(m, str):
+                    if m not in index:
+                        raise ValueError(f"groups name the feature {m!r}, which is not one of the features "
+                                         f"{names[:20]}" + (" ..." if n > 20 else ""))
+                    members.append(index[m])
+                elif isinstance(m, (int, np.integer)) and not isinstance(m, bool):
+                    members.append(int(m))
+                else:
+                    raise TypeError(f"groups must hold feature positions or names, got {m!r}")
             for m in members:
                 if not 0 <= m < n:
                     raise ValueError(f"groups refer to feature {m}, but there are {n} features")
@@ -210,7 +225,18 @@ class ModelGame(Game):
         parts = []
         for start in range(0, coalitions.shape[0], per_call):
             S = coalitions[start:start + per_call]
-            out = self._call(self._rows_for(S))
+            try:
+                out = self._call(self._rows_for(S))
+            except ModelError:
+                raise
+            except Exception as exc:          # noqa: BLE001 - chained, with the coalition that was asked for
+                raise ModelError(f"the model raised {type(exc).__name__} ({str(exc).splitlines()[0][:200] if str(exc) else ''}) "
+                                 f"on the rows of {S.shape[0]} coalition(s), the first "
+                                 f"{format_coalition(S[0], self.player_names)}") from exc
+            if out.ndim == 0 or out.shape[0] != S.shape[0] * B:
+                got = 1 if out.ndim == 0 else out.shape[0]
+                raise ValueError(f"predict returned {got} values for {S.shape[0] * B} rows (it must return one "
+                                 "prediction, or one row of outputs, per input row)")
             out = out.reshape(S.shape[0], B, -1).mean(axis=1)
             parts.append(out)
         values = np.concatenate(parts, axis=0)

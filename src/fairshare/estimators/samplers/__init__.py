@@ -6,8 +6,9 @@ from .base import History, Sampler, doubling
 from .coalitions import CoalitionDesign
 from .importance import LipschitzSizes, StepBatch, lipschitz_size_probabilities
 from .marginals import IndependentCoalitions, MarginalBatch, MarginalPairs, WeightedCoalitions
-from .permutations import PermutationBatch, PermutationSampler, draw_permutations
+from .permutations import (PermutationBatch, PermutationSampler, TruncatedPermutations, WalkBatch, Walks,
+                           draw_permutations)
 
 __all__ = ["Sampler", "History", "doubling", "CoalitionDesign", "NeymanSizes", "PermutationSampler",
-           "PermutationBatch", "draw_permutations", "MarginalPairs", "MarginalBatch", "IndependentCoalitions",
+           "PermutationBatch", "draw_permutations", "TruncatedPermutations", "WalkBatch", "Walks", "MarginalPairs", "MarginalBatch", "IndependentCoalitions",
            "WeightedCoalitions", "LipschitzSizes", "StepBatch", "lipschitz_size_probabilities"]

@@ -15,7 +15,7 @@ import numpy as np
 
 from .base import History, Sampler
 
-__all__ = ["PermutationSampler", "PermutationBatch", "draw_permutations"]
+__all__ = ["PermutationSampler", "PermutationBatch", "draw_permutations", "TruncatedPermutations", "WalkBatch", "Walks"]
 
 _BLOCK_BOOLS = 1 << 26           # most booleans of coalition rows materialized per batch (64 MB)
 
@@ -100,3 +100,177 @@ class PermutationSampler(Sampler):
         before = ranks[:, None, :] < np.arange(n)[None, :, None]
         after = ranks[:, None, :] < np.arange(1, n + 1)[None, :, None]
         return PermutationBatch(perms, np.concatenate([before.reshape(-1, n), after.reshape(-1, n)]), False, t, True)
+
+
+# ------------------------------------------------------------------------------ truncated walks
+@dataclass
+class WalkBatch:
+    """Steps of truncated permutation walks: row ``r`` is walk ``ids[r]`` after ``steps[r]`` players joined."""
+
+    new_ids: np.ndarray          # (a,) walks started with this batch
+    new_perms: np.ndarray        # (a, n) their permutations
+    ids: np.ndarray              # (r,)
+    steps: np.ndarray            # (r,) in 1 .. n - 1
+    coalitions: np.ndarray       # (r, n)
+    n_draws: int
+    fresh: bool = False
+
+
+class Walks:
+    """Permutation walks under way: the values seen along each and where each was truncated.
+
+    A walk is truncated at the first step ``j`` (all steps up to ``j`` known) whose value is within
+    ``tol * |v(N)|`` of ``v(N)`` (every output): the players after it get a zero marginal
+    (Ghorbani and Zou 2019, TMC-Shapley). ``tol = 0`` never truncates. The sampler and the solver
+    each keep one and apply the same rule to the same values.
+
+    Examples
+    --------
+    >>> w = Walks(3, 0.1, np.array([0.0]), np.array([1.0]))
+    >>> w.start(np.array([0]), np.array([[2, 0, 1]]))
+    >>> w.record(np.array([0]), np.array([1]), np.array([[0.95]])).tolist()     # within 10% after one step
+    [0]
+    """
+
+    def __init__(self, n: int, tol: float, v0: np.ndarray, vN: np.ndarray) -> None:
+        self.n, self.tol = n, float(tol)
+        self.v0, self.vN = np.asarray(v0, dtype=float), np.asarray(vN, dtype=float)
+        self.slot: dict[int, int] = {}
+        k = self.v0.size
+        self.perms = np.zeros((0, n), dtype=np.int64)
+        self.chain = np.zeros((0, n + 1, k))
+        self.known = np.zeros((0, n + 1), dtype=bool)
+        self.next = np.zeros(0, dtype=np.int64)       # the next step to propose
+        self.cut = np.zeros(0, dtype=np.int64)        # truncation step (n: none)
+        self.ids = np.zeros(0, dtype=np.int64)
+
+    def start(self, ids: np.ndarray, perms: np.ndarray) -> None:
+        a, n = ids.size, self.n
+        if a == 0:
+            return
+        chain = np.zeros((a, n + 1, self.v0.size))
+        chain[:, 0], chain[:, n] = self.v0, self.vN
+        known = np.zeros((a, n + 1), dtype=bool)
+        known[:, [0, n]] = True
+        base = self.ids.size
+        self.perms = np.concatenate([self.perms, perms])
+        self.chain = np.concatenate([self.chain, chain])
+        self.known = np.concatenate([self.known, known])
+        self.next = np.concatenate([self.next, np.ones(a, dtype=np.int64)])
+        self.cut = np.concatenate([self.cut, np.full(a, n, dtype=np.int64)])
+        self.ids = np.concatenate([self.ids, ids])
+        self.slot.update({int(i): base + j for j, i in enumerate(ids)})
+
+    def record(self, ids: np.ndarray, steps: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """Take the values of steps; returns the slots of the walks now finished (truncated or complete)."""
+        rows = np.fromiter((self.slot[int(i)] for i in ids), dtype=np.int64, count=ids.size)
+        self.chain[rows, steps] = np.asarray(values, dtype=float).reshape(ids.size, -1)
+        self.known[rows, steps] = True
+        touched = np.unique(rows)
+        if self.tol > 0:
+            close = np.all(np.abs(self.chain[touched] - self.vN) <= self.tol * np.abs(self.vN), axis=2)
+            close[:, 0] = False                                   # v(empty) never truncates
+            prefix = np.cumprod(self.known[touched], axis=1).astype(bool)
+            hit = close & prefix & self.known[touched]
+            first = np.where(hit.any(axis=1), hit.argmax(axis=1), self.n)
+            self.cut[touched] = np.minimum(self.cut[touched], first)
+        done = self.known[touched].all(axis=1) | (self.cut[touched] < self.n)
+        return touched[done]
+
+    def marginals(self, slots: np.ndarray) -> np.ndarray:
+        """Marginal contributions in player order, ``(len(slots), n, k)``; zero after a truncation."""
+        chain = self.chain[slots].copy()
+        after = np.arange(self.n + 1)[None, :] > self.cut[slots][:, None]
+        held = np.take_along_axis(chain, np.minimum(np.arange(self.n + 1)[None, :], self.cut[slots][:, None])[..., None],
+                                  axis=1)
+        chain = np.where(after[..., None], held, chain)
+        marginal = np.diff(chain, axis=1)
+        out = np.empty_like(marginal)
+        out[np.arange(slots.size)[:, None], self.perms[slots]] = marginal
+        return out
+
+    def drop(self, slots: np.ndarray) -> None:
+        keep = np.ones(self.ids.size, dtype=bool)
+        keep[slots] = False
+        self.perms, self.chain, self.known = self.perms[keep], self.chain[keep], self.known[keep]
+        self.next, self.cut, self.ids = self.next[keep], self.cut[keep], self.ids[keep]
+        self.slot = {int(i): j for j, i in enumerate(self.ids)}
+
+    @property
+    def active(self) -> int:
+        return int(self.ids.size)
+
+
+class TruncatedPermutations(Sampler):
+    """Permutation walks evaluated a stretch at a time, each stopped once its value is within ``tol`` of
+    ``v(N)`` (TMC-Shapley). ``parallel`` walks are under way at once and each batch advances each of them
+    by ``stride`` steps, so one batch holds ``parallel * stride`` independent evaluations (one Dask task
+    each) and a truncated walk wastes at most ``stride - 1`` of them.
+
+    Examples
+    --------
+    >>> s = TruncatedPermutations(np.random.default_rng(0), 6, tol=0.0, parallel=2, stride=2)
+    >>> b = s.propose(100, History(empty_value=np.zeros(1), grand_value=np.ones(1)))
+    >>> b.ids.tolist(), b.steps.tolist()
+    ([0, 0, 1, 1], [1, 2, 1, 2])
+    """
+
+    def __init__(self, rng: np.random.Generator, n_players: int, tol: float, parallel: int = 1,
+                 stride: int | None = None) -> None:
+        super().__init__(rng, n_players)
+        self.tol, self.parallel = float(tol), int(parallel)
+        self.stride = int(stride) if stride else max(1, -(-n_players // 100))
+        self.unit_cost = 1
+        self.max_stale = 1 << 30          # steps of small coalitions repeat often: only the draw limit ends a round
+        self.walks: Walks | None = None
+        self.cost_sum, self.cost_count = 0, 0
+        self.seen = 0
+        self.started = 0
+
+    def propose(self, allowance: int, history: History) -> WalkBatch | None:
+        n = self.d
+        if self.walks is None:
+            self.walks = Walks(n, self.tol, history.empty_value, history.grand_value)
+        walks = self.walks
+        for batch, values in zip(history.batches[self.seen:], history.values[self.seen:]):
+            if isinstance(batch, WalkBatch):
+                done = walks.record(batch.ids, batch.steps, values)
+                self.cost_sum += int((walks.next[done] - 1).sum())
+                self.cost_count += int(done.size)
+                walks.drop(done)
+        self.seen = len(history.batches)
+        pending = int((walks.next < n).sum())
+        # start only the walks the allowance can expect to finish (a walk costs what finished walks cost on
+        # average, n - 1 before any finished), after what the walks under way can expect to need
+        expected = self.cost_sum / self.cost_count if self.cost_count else float(n - 1)
+        under_way = walks.next[walks.next < n] - 1
+        room = allowance - float(np.maximum(expected - under_way, np.minimum(n - 1 - under_way, self.stride)).sum())
+        want = min(self.parallel - pending, int(max(room, 0.0) // max(expected, 1.0)))
+        if pending == 0:
+            want = max(want, 1)
+        new_ids = np.arange(self.started, self.started + max(want, 0))
+        new_perms = draw_permutations(self.rng, new_ids.size, n, False, False)
+        walks.start(new_ids, new_perms)
+        # the next stretch of every walk under way (ids ascending: walks are kept in start order)
+        slots = np.flatnonzero(walks.next < n)
+        length = np.minimum(n - walks.next[slots], self.stride)
+        take = np.cumsum(length) <= allowance
+        if not take.any():
+            if slots.size == 0 or allowance < 1:
+                walks.drop(np.flatnonzero(np.isin(walks.ids, new_ids)))
+                return None
+            length[0], take[0] = min(int(length[0]), allowance), True
+        slots, length = slots[take], length[take]
+        ids = walks.ids[slots]
+        used = np.isin(new_ids, ids)
+        rows = np.repeat(np.arange(slots.size), length)
+        steps = walks.next[slots][rows] + (np.arange(rows.size) - np.repeat(np.cumsum(length) - length, length))
+        perms = walks.perms[slots]
+        ranks = np.empty_like(perms)
+        ranks[np.arange(slots.size)[:, None], perms] = np.arange(n)[None, :]
+        coalitions = ranks[rows] < steps[:, None]
+        walks.next[slots] += length
+        if not used.all():                      # new walks the allowance had no room for: never started
+            walks.drop(np.flatnonzero(np.isin(walks.ids, new_ids[~used])))
+        self.started += int(used.sum())
+        return WalkBatch(new_ids[used], new_perms[used], ids[rows], steps, coalitions, int(rows.size))

@@ -1,0 +1,242 @@
+"""Data valuation: what each training point is worth to a model, ``fs.value_data``.
+
+The game is :class:`~fairshare.games.DataGame` (``v(S)``: the validation score of the model fitted on
+the rows in ``S``) or, for a k-nearest-neighbour classifier, :class:`~fairshare.games.KNNGame` with its
+closed-form Shapley values. The estimators are the registry's: for Banzhaf values Kernel Banzhaf (or
+MSR), for Shapley values truncated Monte Carlo (TMC), for beta-Shapley and other semivalues the
+semivalue regression, leave-one-out as its own method; every value comes with a standard error.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ._validation import check_int
+from .attribution import Attribution
+from .estimate import estimate
+from .semivalues import Semivalue, resolve_index
+
+__all__ = ["value_data", "DataValues", "detection_auc"]
+
+#: ``method="auto"`` for data values, by index: the estimators that suit a game whose evaluations are fits
+_AUTO = {"shapley": "tmc", "banzhaf": "kernel-banzhaf", "leave-one-out": "loo"}
+
+
+def detection_auc(values: Any, flag: Any) -> float:
+    """Area under the ROC curve of finding the flagged points by ranking values from the lowest up
+    (ties share their rank): 1 when every flagged point is valued below every other one, 0.5 at random.
+
+    Examples
+    --------
+    >>> detection_auc([-1.0, 0.5, 0.2, 0.9], [True, False, False, False])
+    1.0
+    """
+    v = np.asarray(values, dtype=float).ravel()
+    f = np.asarray(flag, dtype=bool).ravel()
+    if v.size != f.size:
+        raise ValueError(f"flag must have one entry per value ({v.size}), got {f.size}")
+    n_pos, n_neg = int(f.sum()), int((~f).sum())
+    if n_pos == 0 or n_neg == 0:
+        raise ValueError("flag must mark some points and leave others unmarked")
+    from scipy.stats import rankdata
+
+    ranks = rankdata(-v)                      # the lowest value gets the highest rank
+    return float((ranks[f].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+@dataclass(eq=False)
+class DataValues(Attribution):
+    """Values of training points (an :class:`~fairshare.Attribution` with the facts of the fits).
+
+    Attributes (beyond Attribution's)
+    ---------------------------------
+    n_fits : model fits run (cached ones not counted)
+    reused_fits : fits answered from the cache
+    degenerate : coalitions given the constant predictor's score, by cause
+    seconds : wall time
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> from sklearn.neighbors import KNeighborsClassifier
+    >>> X = np.array([[0.0], [0.1], [1.0], [1.1]]); y = np.array([0, 0, 1, 0])
+    >>> dv = fs.value_data(KNeighborsClassifier(1), X, y, np.array([[1.09]]), np.array([1]), index="shapley")
+    >>> dv.values.tolist()                       # the mislabelled point at 1.1 hurts, its neighbour at 1.0 helps
+    [0.0, 0.0, 0.5, -0.5]
+    """
+
+    n_fits: int = 0
+    reused_fits: int = 0
+    degenerate: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def lowest(self, k: int) -> np.ndarray:
+        """Positions of the ``k`` lowest-valued points, lowest first (candidates for label errors)."""
+        k = check_int(k, "k", minimum=0)
+        return np.argsort(self.values, kind="stable")[:k]
+
+    def detection_auc(self, flag: Any) -> float:
+        """:func:`detection_auc` of these values for ``flag`` (e.g. "the label was flipped")."""
+        return detection_auc(self.values, flag)
+
+    def plot(self, flag: Any = None, ax: Any = None, flag_label: str = "flagged") -> Any:
+        """Values with two-standard-error bars, sorted; points where ``flag`` is true in red, with the
+        detection AUC in the title.
+
+        Examples
+        --------
+        >>> import fairshare as fs
+        >>> dv = fs.exact(fs.games.AdditiveGame([1.0, -1.0, 0.5]), "shapley")        # doctest: +SKIP
+        """
+        from .plots import _axes
+
+        ax = _axes(ax, 4.0)
+        order = np.argsort(self.values, kind="stable")
+        x = np.arange(order.size)
+        f = np.zeros(order.size, dtype=bool) if flag is None else np.asarray(flag, dtype=bool)
+        if f.size != order.size:
+            raise ValueError(f"flag must have one entry per training point ({order.size}), got {f.size}")
+        err = None if self.stderr is None else 2 * self.stderr[order]
+        for mask, colour, label in ((~f[order], "#1f77b4", "other points"), (f[order], "#d62728", flag_label)):
+            if mask.any():
+                ax.errorbar(x[mask], self.values[order][mask], yerr=None if err is None else err[mask], fmt="o",
+                            ms=2.5, lw=0.6, color=colour, label=label)
+        ax.axhline(0.0, color="#7f7f7f", lw=0.6)
+        ax.set_xlabel("training points, by value")
+        ax.set_ylabel(f"{self.index} value (+-2 stderr)")
+        title = f"data values: {self.method}, {self.n_fits + self.reused_fits} fits"
+        if flag is not None and 0 < f.sum() < f.size:
+            title += f"; AUC of finding '{flag_label}' from the lowest: {self.detection_auc(f):.3f}"
+            ax.legend(loc="lower right", fontsize=8)
+        ax.set_title(title, fontsize=9)
+        return ax
+
+
+class _Bar:
+    """``fits done / cap`` and the current relative error on one line of stderr."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled, self.last, self.error = enabled, 0.0, None
+
+    def __call__(self, spent: int, cap: int, error: float | None) -> None:
+        self.error = error if error is not None else self.error
+        now = time.monotonic()
+        if self.enabled and (now - self.last > 0.5 or spent >= cap):
+            self.last = now
+            err = "" if self.error is None else f"  relative error ~{self.error:.3g}"
+            print(f"\rvalue_data: {spent}/{cap} evaluations{err}   ", end="", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.enabled:
+            print(file=sys.stderr)
+
+
+def _names(X: Any, n: int) -> list[str]:
+    index = getattr(X, "index", None)
+    if index is not None and len(index) == n:
+        return [str(i) for i in index]
+    return [f"row{i}" for i in range(n)]
+
+
+def _index(index: Any) -> Semivalue:
+    if isinstance(index, str) and index.strip().lower() in ("beta-shapley", "beta"):
+        return Semivalue.beta_shapley(16, 1)              # Kwon and Zou's recommendation for noisy labels
+    return resolve_index(index)
+
+
+def value_data(model: Any, X_train: Any, y_train: Any, X_val: Any, y_val: Any, index: Any = "banzhaf",
+               method: str = "auto", budget: int | None = None, stop: Any = None, tol: float | None = None,
+               scoring: Any = None, groups: Any = None, degenerate: float | None = None, client: Any = None,
+               cache: Any = None, seed: Any = None, progress: bool = True, **options: Any) -> DataValues:
+    """Value every training point (or group of points) by what it adds to ``model``'s validation score.
+
+    Parameters
+    ----------
+    model : a scikit-learn estimator or any ``fit`` / ``predict`` object (cloned for every fit); a
+        ``KNeighborsClassifier`` with the default scoring is valued through its closed form
+        (:class:`~fairshare.games.KNNGame`, Jia et al. 2019: exact Shapley values, no fits)
+    X_train, y_train, X_val, y_val : arrays or pandas objects
+    index : "banzhaf" (default: robust to the noise of refitting), "shapley", "beta-shapley" (Beta(16, 1)),
+        "loo" (leave-one-out) or a :class:`~fairshare.Semivalue`
+    method : a registry key or "auto" (Banzhaf: ``kernel-banzhaf``, Shapley: ``tmc``, leave-one-out:
+        ``loo``, others: ``semivalue-regression``; exact for a KNN model)
+    budget : most model fits (required, except for leave-one-out and the KNN closed form)
+    stop, tol : a :mod:`fairshare.stopping` rule, or a relative-error target
+    scoring : None (the model's ``score``), a scikit-learn scorer name or ``scorer(model, X, y)``
+    groups : lists of training-row indices, each valued as one player
+    degenerate : the value of a coalition the model cannot be fitted on (empty, one class, a fit that
+        raises): None for the constant predictor's score (default), or a number (pyDVL uses 0)
+    client : a ``dask.distributed.Client``: one task per fit (same values as a local run with the same seed)
+    cache : a folder keeping every finished fit; an interrupted run resumes without refitting
+    seed : int or numpy Generator
+    progress : print fits done and the current error estimate
+    **options : the method's options (``fairshare methods``)
+
+    Returns
+    -------
+    DataValues
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> rng = np.random.default_rng(0); X = rng.normal(size=(80, 2)); y = (X[:, 0] > 0).astype(int)
+    >>> y[:3] = 1 - y[:3]                                              # three flipped labels
+    >>> dv = fs.value_data(LogisticRegression(), X[:40], y[:40], X[40:], y[40:], budget=400, seed=0,
+    ...                    progress=False)
+    >>> dv.values.shape, dv.stderr.shape, dv.n_fits <= 400
+    ((40,), (40,), True)
+    """
+    from .games.data import DataGame
+    from .games.knn import KNNGame
+
+    started = time.perf_counter()
+    sv = _index(index)
+    if not isinstance(progress, bool):
+        raise TypeError(f"progress must be True or False, got {progress!r}")
+    knn = _knn_neighbours(model) if scoring is None and groups is None else None
+    if knn is not None:
+        game = KNNGame(X_train, y_train, X_val, y_val, k=knn)
+    else:
+        game = DataGame(model, X_train, y_train, X_val, y_val, scoring=scoring, groups=groups, degenerate=degenerate,
+                        client=client, cache=cache)
+    names = _names(X_train, game.n_players) if groups is None else [f"group{i}" for i in range(game.n_players)]
+    game.player_names = names
+    name = method
+    if method == "auto":
+        if game.knows_exact_values(sv):
+            name = "exact"
+        else:
+            family = "shapley" if sv.is_shapley else "banzhaf" if sv.is_banzhaf else sv.name
+            name = _AUTO.get(family, "semivalue-regression")
+    if budget is None and name in ("loo", "exact"):
+        budget = game.n_players + 2 if name == "loo" else None
+    elif budget is None:
+        raise ValueError(f"budget must be given: the number of model fits {name!r} may run "
+                         f"(e.g. budget={10 * game.n_players})")
+    bar = _Bar(progress and name != "exact")
+    try:
+        phi = estimate(game, sv, method=name, budget=budget, seed=seed, tol=tol, stop=stop,
+                       progress=None if name == "exact" else bar, **options)
+    finally:
+        bar.close()
+    fits = getattr(game, "n_fits", 0)
+    return DataValues(values=phi.values, stderr=phi.stderr, index=phi.index, method=phi.method, options=phi.options,
+                      n_evaluations=phi.n_evaluations, empty_value=phi.empty_value, grand_value=phi.grand_value,
+                      player_names=list(names), n_fits=fits, reused_fits=getattr(game, "reused", 0),
+                      degenerate=dict(getattr(game, "degenerate", {})), seconds=time.perf_counter() - started)
+
+
+def _knn_neighbours(model: Any) -> int | None:
+    try:
+        from sklearn.neighbors import KNeighborsClassifier
+    except ImportError:                                  # pragma: no cover
+        return None
+    if isinstance(model, KNeighborsClassifier):
+        return int(model.n_neighbors)
+    return None

@@ -1,0 +1,302 @@
+"""DataGame: training points as players; the value of a coalition is the validation score of a model fitted on it.
+
+Every evaluation is a fresh clone of the model fitted on the coalition's rows and scored on the
+validation set, locally or, with a ``dask.distributed`` client, one task per fit (the training and
+validation data are scattered to the workers once; a coalition travels as an index array, a few
+coalitions per task so that scheduling does not cost more than cheap fits). With a
+``cache`` folder every finished fit is appended to a checksummed record log the moment it completes,
+so a run that is interrupted, killed or fails resumes without fitting again.
+
+Degenerate coalitions get a defined value and are counted in :attr:`DataGame.degenerate`, never a
+crash or a NaN: the empty coalition, a coalition whose labels are all one class (for a
+classifier), and a fit or score that raises all get the score of the constant predictor (the
+majority class, or the mean target, of the coalition's rows; of the whole training set for the
+empty coalition), or the number given as ``degenerate``.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+
+from ..cache import RecordLog, fingerprint, open_cache_folder
+from ..game import Game
+
+__all__ = ["DataGame", "fit_and_score", "fit_and_score_many"]
+
+_IN_FLIGHT_PER_WORKER = 4     # tasks queued on the cluster per worker thread (memory stays bounded)
+_MOST_FITS_PER_TASK = 16      # fits per Dask task: a few ms of scheduling spread over several fits
+_STATUS = ("ok", "empty", "one class", "fit failed")
+
+
+def _n_rows(a: Any) -> int:
+    shape = getattr(a, "shape", None)
+    return int(shape[0]) if shape is not None and len(shape) else len(a)
+
+
+def _rows(X: Any, idx: np.ndarray) -> Any:
+    return X.iloc[idx] if hasattr(X, "iloc") else X[idx]
+
+
+def _clone(model: Any) -> Any:
+    try:
+        from sklearn.base import clone
+
+        return clone(model)
+    except Exception:                         # noqa: BLE001 - any fit/predict object: a deep copy
+        return copy.deepcopy(model)
+
+
+def _is_classifier(model: Any) -> bool:
+    try:
+        from sklearn.base import is_classifier
+
+        return bool(is_classifier(model))
+    except ImportError:                       # pragma: no cover
+        return hasattr(model, "predict_proba")
+
+
+def _score(model: Any, scorer: Any, X_val: Any, y_val: Any) -> float:
+    if scorer is None:
+        return float(model.score(X_val, y_val))
+    return float(scorer(model, X_val, y_val))
+
+
+def fit_and_score(model: Any, scorer: Any, X: Any, y: Any, X_val: Any, y_val: Any, idx: np.ndarray,
+                  classifier: bool, fixed_degenerate: float | None) -> tuple[float, str]:
+    """The value of one coalition (its training rows ``idx``) and what happened: ``ok``, ``empty``,
+    ``one class`` or ``fit failed``. A top-level function, so that Dask ships it to the workers."""
+    from sklearn.dummy import DummyClassifier, DummyRegressor
+
+    def constant(rows: np.ndarray) -> float:
+        if fixed_degenerate is not None:
+            return float(fixed_degenerate)
+        dummy = DummyClassifier(strategy="most_frequent") if classifier else DummyRegressor()
+        dummy.fit(_rows(X, rows), _rows(y, rows))
+        return _score(dummy, scorer, X_val, y_val)
+
+    everyone = np.arange(_n_rows(y))
+    if idx.size == 0:
+        return constant(everyone), "empty"
+    labels = np.asarray(_rows(y, idx))
+    if classifier and np.unique(labels).size < 2:
+        return constant(idx), "one class"
+    try:
+        fitted = _clone(model).fit(_rows(X, idx), _rows(y, idx))
+        value = _score(fitted, scorer, X_val, y_val)
+        if not np.isfinite(value):
+            raise ValueError(f"the score is {value}")
+        return value, "ok"
+    except Exception:                         # noqa: BLE001 - a fit that raises is a degenerate coalition
+        return constant(idx), "fit failed"
+
+
+def fit_and_score_many(model: Any, scorer: Any, X: Any, y: Any, X_val: Any, y_val: Any, rows: list,
+                       classifier: bool, fixed_degenerate: float | None) -> list[tuple[float, str]]:
+    """:func:`fit_and_score` for several coalitions (one Dask task)."""
+    return [fit_and_score(model, scorer, X, y, X_val, y_val, idx, classifier, fixed_degenerate) for idx in rows]
+
+
+class DataGame(Game):
+    """Training points (or groups of them) as players; ``v(S)`` is the validation score of the model fitted on ``S``.
+
+    Parameters
+    ----------
+    model : a scikit-learn estimator or any object with ``fit`` / ``predict`` (cloned for every fit)
+    X_train, y_train, X_val, y_val : arrays or pandas objects
+    scoring : None (the model's ``score``: accuracy, R^2), a scikit-learn scorer name or ``scorer(model, X, y)``
+    groups : list of lists of training-row indices: each group is one player (every row in exactly one)
+    degenerate : None (the constant predictor's score, see the module docstring) or a number
+    client : a ``dask.distributed.Client``: one task per fit
+    cache : a folder keeping every finished fit (resume without refitting)
+    progress : a callable ``progress(n)`` told of every ``n`` finished fits (``value_data``'s bar)
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> rng = np.random.default_rng(0); X = rng.normal(size=(60, 3)); y = (X[:, 0] > 0).astype(int)
+    >>> g = fs.games.DataGame(LogisticRegression(), X[:40], y[:40], X[40:], y[40:])
+    >>> v = g(np.array([[True] * 40, [False] * 40]))
+    >>> bool(v[0] > 0.8), g.degenerate["empty"]
+    (True, 1)
+    """
+
+    def __init__(self, model: Any, X_train: Any, y_train: Any, X_val: Any, y_val: Any, scoring: Any = None,
+                 groups: Any = None, degenerate: float | None = None, client: Any = None, cache: Any = None,
+                 progress: Any = None) -> None:
+        if not (hasattr(model, "fit") and (hasattr(model, "predict") or hasattr(model, "score"))):
+            raise TypeError(f"model must have fit and predict (or score) methods, got {type(model).__name__}")
+        n_train = _n_rows(y_train)
+        if _n_rows(X_train) != n_train:
+            raise ValueError(f"X_train has {_n_rows(X_train)} rows but y_train has {n_train} labels")
+        if _n_rows(X_val) != _n_rows(y_val) or _n_rows(y_val) == 0:
+            raise ValueError(f"X_val and y_val must hold the same (positive) number of rows, got {_n_rows(X_val)} "
+                             f"and {_n_rows(y_val)}")
+        if n_train == 0:
+            raise ValueError("X_train holds no rows")
+        self.model, self.X, self.y, self.X_val, self.y_val = model, X_train, y_train, X_val, y_val
+        self.scorer = self._scorer(scoring)
+        self.scoring = scoring if isinstance(scoring, str) or scoring is None else getattr(scoring, "__name__", "custom")
+        if degenerate is not None and not np.isfinite(float(degenerate)):
+            raise ValueError(f"degenerate must be None or a finite number, got {degenerate!r}")
+        self.fixed_degenerate = None if degenerate is None else float(degenerate)
+        self.classifier = _is_classifier(model)
+        self.members = self._groups(groups, n_train)
+        super().__init__(len(self.members))
+        self.client = client
+        self.progress = progress
+        self.degenerate: dict[str, int] = {"empty": 0, "one class": 0, "fit failed": 0}
+        self.n_fits = 0
+        self.reused = 0
+        self.cache = None if cache is None else _FitCache(cache, self._fingerprint(), self.n_players)
+        self._remote = None
+
+    # ------------------------------------------------------------------------------------ setup
+    @staticmethod
+    def _scorer(scoring: Any) -> Any:
+        if scoring is None or callable(scoring):
+            return scoring
+        if isinstance(scoring, str):
+            from sklearn.metrics import get_scorer
+
+            try:
+                return get_scorer(scoring)
+            except ValueError:
+                raise ValueError(f"scoring {scoring!r} is not a scikit-learn scorer name (see "
+                                 "sklearn.metrics.get_scorer_names()) or a callable scorer(model, X, y)") from None
+        raise TypeError(f"scoring must be None, a scorer name or a callable, got {type(scoring).__name__}")
+
+    @staticmethod
+    def _groups(groups: Any, n: int) -> list[np.ndarray]:
+        if groups is None:
+            return [np.array([i]) for i in range(n)]
+        out, seen = [], np.zeros(n, dtype=int)
+        for g in groups:
+            members = np.asarray(list(g) if not np.isscalar(g) else [g], dtype=np.int64)
+            if members.size == 0 or members.min() < 0 or members.max() >= n:
+                raise ValueError(f"groups must hold training-row indices in [0, {n}), got {members.tolist()}")
+            seen[members] += 1
+            out.append(members)
+        if np.any(seen != 1):
+            raise ValueError(f"groups must hold every training row exactly once; rows in none: "
+                             f"{np.flatnonzero(seen == 0)[:10].tolist()}, in several: {np.flatnonzero(seen > 1)[:10].tolist()}")
+        return out
+
+    def _fingerprint(self) -> str:
+        params = self.model.get_params() if hasattr(self.model, "get_params") else repr(self.model)
+        return fingerprint(self.X, self.y, self.X_val, self.y_val, np.concatenate(self.members),
+                           np.cumsum([len(m) for m in self.members]), model=type(self.model).__name__, params=params,
+                           scoring=str(self.scoring), degenerate=self.fixed_degenerate)
+
+    def rows_of(self, coalition: np.ndarray) -> np.ndarray:
+        """The training rows of a coalition (its players' members)."""
+        chosen = np.flatnonzero(coalition)
+        return np.concatenate([self.members[p] for p in chosen]) if chosen.size else np.zeros(0, dtype=np.int64)
+
+    # ------------------------------------------------------------------------------- evaluation
+    def _evaluate(self, coalitions: np.ndarray) -> np.ndarray:
+        out = np.empty(coalitions.shape[0])
+        todo = np.arange(coalitions.shape[0])
+        if self.cache is not None:
+            found, values = self.cache.lookup(coalitions)
+            out[found] = values[found]
+            todo = np.flatnonzero(~found)
+            self.reused += int(found.sum())
+            if self.progress is not None and found.any():
+                self.progress(int(found.sum()))
+        if todo.size == 0:
+            return out
+        if self.client is not None:
+            self._on_dask(coalitions, todo, out)
+        else:
+            for i in todo:
+                self._finish(coalitions[i], i, *self._fit(coalitions[i]), out)
+        return out
+
+    def _fit(self, coalition: np.ndarray) -> tuple[float, str]:
+        return fit_and_score(self.model, self.scorer, self.X, self.y, self.X_val, self.y_val, self.rows_of(coalition),
+                             self.classifier, self.fixed_degenerate)
+
+    def _finish(self, coalition: np.ndarray, i: int, value: float, what: str, out: np.ndarray) -> None:
+        out[i] = value
+        self.n_fits += 1
+        if what != "ok":
+            self.degenerate[what] += 1
+        if self.cache is not None:
+            self.cache.add(coalition, value, what)
+        if self.progress is not None:
+            self.progress(1)
+
+    def _on_dask(self, coalitions: np.ndarray, todo: np.ndarray, out: np.ndarray) -> None:
+        from dask.distributed import as_completed
+
+        if self._remote is None:          # the data and the model go to the workers once
+            # hash=False: keys of this game's own, so that another game's release cannot drop them
+            self._remote = self.client.scatter([self.model, self.scorer, self.X, self.y, self.X_val, self.y_val],
+                                               broadcast=True, hash=False)
+        model, scorer, X, y, X_val, y_val = self._remote
+        threads = sum(self.client.nthreads().values()) or 1
+        window = _IN_FLIGHT_PER_WORKER * threads
+        per_task = int(np.clip(todo.size // (2 * window), 1, _MOST_FITS_PER_TASK))
+        chunks = iter([todo[i:i + per_task] for i in range(0, todo.size, per_task)])
+        index: dict[str, np.ndarray] = {}
+
+        def submit() -> Any:
+            chunk = next(chunks, None)
+            if chunk is None:
+                return None
+            fut = self.client.submit(fit_and_score_many, model, scorer, X, y, X_val, y_val,
+                                     [self.rows_of(coalitions[i]) for i in chunk], self.classifier,
+                                     self.fixed_degenerate, pure=False)
+            index[fut.key] = chunk
+            return fut
+
+        first = [f for f in (submit() for _ in range(window)) if f is not None]
+        pending = as_completed(first)
+        try:
+            for fut in pending:
+                chunk = index.pop(fut.key)
+                for i, (value, what) in zip(chunk, fut.result()):
+                    self._finish(coalitions[i], i, value, what, out)
+                nxt = submit()
+                if nxt is not None:
+                    pending.add(nxt)
+        except BaseException:
+            self.client.cancel(list(pending.futures))     # nothing keeps running for a run that stopped
+            raise
+
+    def __repr__(self) -> str:
+        return f"DataGame(model={type(self.model).__name__}, n_players={self.n_players}, fits={self.n_fits})"
+
+
+class _FitCache:
+    """Finished fits in a cache folder: the game's fingerprint in ``manifest.json`` and one record per fit
+    (packed coalition; value and what happened) in ``fits.log``, appended and flushed as each fit ends."""
+
+    def __init__(self, folder: Any, key: str, n_players: int) -> None:
+        self.path = open_cache_folder(folder, key)
+        self.log = RecordLog(self.path / "fits.log")
+        self.width = (n_players + 7) // 8
+        keys = self.log.keys
+        self.keys = {bytes(k): (float(v[0]), _STATUS[int(v[1])]) for k, v in zip(keys, self.log.values)}
+
+    @staticmethod
+    def _key(coalition: np.ndarray) -> bytes:
+        return np.packbits(coalition).tobytes()
+
+    def lookup(self, coalitions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        found = np.zeros(coalitions.shape[0], dtype=bool)
+        values = np.zeros(coalitions.shape[0])
+        for i, c in enumerate(np.packbits(coalitions, axis=1)):
+            hit = self.keys.get(c.tobytes())
+            if hit is not None:
+                found[i], values[i] = True, hit[0]
+        return found, values
+
+    def add(self, coalition: np.ndarray, value: float, what: str) -> None:
+        key = self._key(coalition)
+        self.keys[key] = (value, what)
+        self.log.append(np.frombuffer(key, dtype=np.uint8)[None, :], np.array([[value, _STATUS.index(what)]]))

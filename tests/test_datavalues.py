@@ -1,0 +1,399 @@
+"""Data valuation: DataGame against direct fits, degenerate coalitions, KNN-Shapley against brute force,
+estimators against exact data values, TMC and leave-one-out, Dask against local, the fit cache under
+kills, interrupts and damage, value_data and the CLI."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.metrics import f1_score
+
+import fairshare as fs
+from fairshare.cli import main as cli_main
+from fairshare.games.data import DataGame
+
+
+def _data(n_train=40, n_val=60, d=3, seed=0, flip=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_train + n_val, d))
+    y = (X[:, 0] + 0.4 * rng.normal(size=len(X)) > 0).astype(int)
+    flipped = np.zeros(n_train, dtype=bool)
+    if flip:
+        flipped[rng.choice(n_train, flip, replace=False)] = True
+        y[:n_train][flipped] = 1 - y[:n_train][flipped]
+    return X[:n_train], y[:n_train], X[n_train:], y[n_train:], flipped
+
+
+class Counting(LogisticRegression):
+    """LogisticRegression that counts its fits in a class attribute (clones share it)."""
+
+    fits = 0
+
+    def fit(self, X, y, sample_weight=None):
+        type(self).fits += 1
+        return super().fit(X, y, sample_weight)
+
+
+# --------------------------------------------------------------------------------------- DataGame
+def test_datagame_equals_direct_fits_with_named_and_callable_scorers():
+    Xt, yt, Xv, yv, _ = _data()
+    S = np.random.default_rng(1).random((12, 40)) < 0.6
+    direct = [LogisticRegression().fit(Xt[s], yt[s]).score(Xv, yv) for s in S]
+    assert np.allclose(DataGame(LogisticRegression(), Xt, yt, Xv, yv)(S), direct, atol=0, rtol=0)
+    f1 = [f1_score(yv, LogisticRegression().fit(Xt[s], yt[s]).predict(Xv)) for s in S]
+    assert np.allclose(DataGame(LogisticRegression(), Xt, yt, Xv, yv, scoring="f1")(S), f1)
+    custom = DataGame(LogisticRegression(), Xt, yt, Xv, yv, scoring=lambda m, X, y: float(m.coef_[0, 0]))
+    assert np.allclose(custom(S), [LogisticRegression().fit(Xt[s], yt[s]).coef_[0, 0] for s in S])
+
+
+def test_datagame_groups_fit_on_the_union_of_their_rows():
+    Xt, yt, Xv, yv, _ = _data()
+    groups = [list(range(i, i + 4)) for i in range(0, 40, 4)]
+    g = DataGame(LogisticRegression(), Xt, yt, Xv, yv, groups=groups)
+    assert g.n_players == 10
+    c = np.zeros((1, 10), dtype=bool)
+    c[0, [0, 3, 7]] = True
+    rows = np.r_[0:4, 12:16, 28:32]
+    assert g(c)[0] == LogisticRegression().fit(Xt[rows], yt[rows]).score(Xv, yv)
+    with pytest.raises(ValueError, match="groups must hold every training row exactly once"):
+        DataGame(LogisticRegression(), Xt, yt, Xv, yv, groups=[[0, 1], [1, 2]])
+    with pytest.raises(ValueError, match="groups must hold training-row indices"):
+        DataGame(LogisticRegression(), Xt, yt, Xv, yv, groups=[[0, 99]])
+
+
+class Fragile(LogisticRegression):
+    """Raises when asked to fit fewer than 10 rows (a model that cannot fit tiny coalitions)."""
+
+    def fit(self, X, y, sample_weight=None):
+        if len(y) < 10:
+            raise np.linalg.LinAlgError("too few rows")
+        return super().fit(X, y, sample_weight)
+
+
+def test_degenerate_coalitions_get_the_constant_predictor_and_are_counted():
+    Xt, yt, Xv, yv, _ = _data()
+    g = DataGame(Fragile(), Xt, yt, Xv, yv)
+    one_class = np.zeros(40, dtype=bool)
+    one_class[np.flatnonzero(yt == 1)[:15]] = True
+    small = np.zeros(40, dtype=bool)
+    small[[np.flatnonzero(yt == 0)[0], np.flatnonzero(yt == 1)[0]]] = True
+    v = g(np.stack([np.zeros(40, dtype=bool), one_class, small, np.ones(40, dtype=bool)]))
+    majority_all = np.mean(yv == np.bincount(yt).argmax())
+    assert v[0] == pytest.approx(majority_all)                     # empty: the whole set's majority class
+    assert v[1] == pytest.approx(np.mean(yv == 1))                 # one class: that class
+    assert v[2] == pytest.approx(np.mean(yv == 0))                 # fit failed: the coalition's majority (tie -> 0)
+    assert np.all(np.isfinite(v))
+    assert g.degenerate == {"empty": 1, "one class": 1, "fit failed": 1}
+    fixed = DataGame(Fragile(), Xt, yt, Xv, yv, degenerate=0.0)
+    assert fixed(np.zeros((1, 40), dtype=bool))[0] == 0.0
+    with pytest.raises(ValueError, match="degenerate"):
+        DataGame(Fragile(), Xt, yt, Xv, yv, degenerate=float("nan"))
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(model=object()), "model must have fit"),
+    (dict(scoring="no-such-scorer"), "scoring 'no-such-scorer' is not a scikit-learn scorer"),
+    (dict(scoring=3), "scoring must be None"),
+    (dict(X_train=np.zeros((5, 3))), "X_train has 5 rows but y_train has 40"),
+    (dict(X_val=np.zeros((0, 3)), y_val=np.zeros(0)), "X_val and y_val"),
+    (dict(cache="/proc/fairshare-no"), "cache '/proc/fairshare-no' cannot be created"),
+])
+def test_datagame_bad_input_is_named(kwargs, match):
+    Xt, yt, Xv, yv, _ = _data()
+    args = dict(model=LogisticRegression(), X_train=Xt, y_train=yt, X_val=Xv, y_val=yv) | kwargs
+    with pytest.raises((ValueError, TypeError), match=match):
+        DataGame(**args)
+
+
+# ------------------------------------------------------------------------------------- KNN-Shapley
+def _knn_utility(Xt, yt, Xv, yv, k, members):
+    if not members:
+        return 0.0
+    idx = np.array(members)
+    total = 0.0
+    for x, label in zip(Xv, yv):
+        d = ((Xt[idx] - x) ** 2).sum(axis=1)
+        near = idx[np.argsort(d, kind="stable")[:k]]
+        total += np.sum(yt[near] == label) / k
+    return total / len(yv)
+
+
+@pytest.mark.parametrize("k, seed", [(1, 0), (3, 1), (5, 2)])
+def test_knn_shapley_equals_brute_force_enumeration_on_12_points(k, seed):
+    rng = np.random.default_rng(seed)
+    Xt, Xv = rng.normal(size=(12, 2)), rng.normal(size=(4, 2))
+    yt, yv = rng.integers(0, 3, 12), rng.integers(0, 3, 4)
+    n = 12
+    brute = np.zeros(n)
+    for i in range(n):
+        others = [j for j in range(n) if j != i]
+        for size in range(n):
+            w = 1.0 / (n * math.comb(n - 1, size))
+            for S in itertools.combinations(others, size):
+                brute[i] += w * (_knn_utility(Xt, yt, Xv, yv, k, [*S, i]) - _knn_utility(Xt, yt, Xv, yv, k, list(S)))
+    assert np.allclose(fs.games.knn_shapley(Xt, yt, Xv, yv, k=k), brute, atol=1e-12)
+    g = fs.games.KNNGame(Xt, yt, Xv, yv, k=k)
+    S = rng.random((30, n)) < 0.5
+    assert np.allclose(g(S), [_knn_utility(Xt, yt, Xv, yv, k, list(np.flatnonzero(s))) for s in S])
+
+
+@pytest.mark.parametrize("method, options", [("permutation", {}), ("tmc", {"truncation": 0.0}),
+                                             ("leverageshap", {}), ("kernelshap", {})])
+def test_estimators_approach_exact_knn_values_as_the_budget_grows(method, options):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(500, 4))
+    y = (X[:, 0] + 0.7 * rng.normal(size=500) > 0).astype(int)
+    g = fs.games.KNNGame(X[:300], y[:300], X[300:], y[300:], k=5)
+    exact = fs.exact(g, "shapley").values
+    errors, covered = [], []
+    for budget in (3000, 48000):
+        phi = fs.estimate(g, "shapley", method=method, budget=budget, seed=0, **options)
+        errors.append(np.linalg.norm(phi.values - exact) / np.linalg.norm(exact))
+        covered.append(np.mean(np.abs(phi.values - exact) <= 2 * phi.stderr + 1e-12))
+    assert errors[1] < 0.45 * errors[0], errors                  # 16x the budget: about 4x less error
+    assert covered[1] > 0.8, covered
+
+
+# ------------------------------------------------------------------------------- TMC, leave-one-out
+def test_tmc_without_truncation_is_unbiased_and_truncation_saves_evaluations():
+    g = fs.games.SOUMGame.random(30, n_terms=40, seed=1)
+    exact = fs.exact(g, "shapley").values
+    phi = fs.estimate(g, "shapley", method="tmc", budget=30000, seed=0, truncation=0.0)
+    z = (phi.values - exact) / phi.stderr
+    assert np.mean(np.abs(z) <= 2) > 0.85
+    assert phi.options["truncated_share"] == 0.0
+    # a saturating game: v(S) reaches v(N) once 5 of 30 players are in, so walks stop early
+    sat = fs.games.FunctionGame(lambda S: np.minimum(S.sum(axis=1), 5) / 5.0, 30)
+    cut = fs.estimate(sat, "shapley", method="tmc", budget=3000, seed=0, truncation=0.01)
+    full = fs.estimate(sat, "shapley", method="tmc", budget=3000, seed=0, truncation=0.0)
+    assert cut.options["truncated_share"] > 0.5
+    assert cut.options["n_permutations"] > 3 * full.options["n_permutations"]
+    assert np.allclose(cut.values, 1 / 30, atol=0.01)
+
+
+@pytest.mark.parametrize("options, match", [({"truncation": -0.1}, "truncation must be >= 0"),
+                                            ({"parallel": 0}, "parallel must be >= 1"),
+                                            ({"stride": 2.5}, "stride must be an integer")])
+def test_tmc_options_are_checked_before_any_fit(options, match):
+    Xt, yt, Xv, yv, _ = _data()
+    Counting.fits = 0
+    with pytest.raises((ValueError, TypeError), match=match):
+        fs.value_data(Counting(), Xt, yt, Xv, yv, index="shapley", method="tmc", budget=100, progress=False, **options)
+    assert Counting.fits == 0
+
+
+def test_leave_one_out_equals_direct_fits_and_enumeration():
+    Xt, yt, Xv, yv, _ = _data(n_train=9)
+    dv = fs.value_data(LogisticRegression(), Xt, yt, Xv, yv, index="loo", progress=False)
+    full = LogisticRegression().fit(Xt, yt).score(Xv, yv)
+    direct = [full - LogisticRegression().fit(np.delete(Xt, i, 0), np.delete(yt, i)).score(Xv, yv) for i in range(9)]
+    assert np.allclose(dv.values, direct) and dv.method == "loo" and dv.n_evaluations == 11
+    game = DataGame(LogisticRegression(), Xt, yt, Xv, yv)
+    assert np.allclose(fs.exact(game, "loo", via="enumeration").values, direct)
+
+
+# ------------------------------------------------------------------------------------ value_data
+def test_value_data_finds_flipped_labels_with_error_bars_and_a_plot(tmp_path):
+    Xt, yt, Xv, yv, flipped = _data(n_train=60, n_val=200, flip=6, seed=4)
+    dv = fs.value_data(LogisticRegression(), Xt, yt, Xv, yv, budget=1200, seed=0, progress=False)
+    assert dv.method == "kernel-banzhaf" and dv.n_fits <= 1200 and dv.stderr.shape == (60,)
+    assert dv.detection_auc(flipped) > 0.7                       # random: 0.5 (measured 0.73; TMC 0.85, LOO 0.60)
+    frame = dv.to_frame()
+    assert frame.columns.tolist() == ["value", "stderr"] and len(frame) == 60
+    assert set(dv.lowest(6)) & set(np.flatnonzero(flipped))
+    ax = dv.plot(flag=flipped, flag_label="flipped")
+    ax.figure.savefig(tmp_path / "values.png")
+    assert "AUC" in ax.get_title() and (tmp_path / "values.png").stat().st_size > 5000
+    knn = fs.value_data(__import__("sklearn.neighbors").neighbors.KNeighborsClassifier(5), Xt, yt, Xv, yv,
+                        index="shapley", progress=False)
+    assert knn.method == "exact" and knn.n_fits == 0 and knn.detection_auc(flipped) > 0.8
+
+
+def test_value_data_progress_reports_fits_and_the_error(capsys):
+    Xt, yt, Xv, yv, _ = _data()
+    seen = []
+    phi = fs.estimate(DataGame(LogisticRegression(), Xt, yt, Xv, yv), "banzhaf", method="msr", budget=400, seed=0,
+                      progress=lambda spent, cap, err: seen.append((spent, cap, err)))
+    spent = [s for s, _, _ in seen]
+    assert spent == sorted(spent) and spent[-1] == phi.n_evaluations and seen[-1][1] == 400
+    assert seen[-1][2] is not None and 0 < seen[-1][2] < 10
+    fs.value_data(LogisticRegression(), Xt, yt, Xv, yv, budget=200, seed=0, progress=True)
+    assert "relative error" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(budget=None), "budget must be given"),
+    (dict(index="median"), "index must be one of"),
+    (dict(method="msr", index="shapley"), "method 'msr' supports"),
+    (dict(progress="yes"), "progress must be True or False"),
+    (dict(budget=0), "budget must be >= 1"),
+])
+def test_value_data_bad_input_costs_no_fit(kwargs, match):
+    Xt, yt, Xv, yv, _ = _data()
+    Counting.fits = 0
+    args = dict(budget=100, progress=False) | kwargs
+    with pytest.raises((ValueError, TypeError), match=match):
+        fs.value_data(Counting(), Xt, yt, Xv, yv, **args)
+    assert Counting.fits == 0
+
+
+def test_same_seed_same_values_locally_and_on_a_dask_cluster():
+    distributed = pytest.importorskip("distributed")
+    Xt, yt, Xv, yv, _ = _data(n_train=30)
+    local = fs.value_data(LogisticRegression(), Xt, yt, Xv, yv, budget=300, seed=5, progress=False)
+    tmc_local = fs.value_data(LogisticRegression(), Xt, yt, Xv, yv, index="shapley", budget=300, seed=5,
+                              progress=False)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as c, \
+            distributed.Client(c) as client:
+        remote = fs.value_data(LogisticRegression(), Xt, yt, Xv, yv, budget=300, seed=5, client=client,
+                               progress=False)
+        tmc_remote = fs.value_data(LogisticRegression(), Xt, yt, Xv, yv, index="shapley", budget=300, seed=5,
+                                   client=client, progress=False)
+    assert np.array_equal(local.values, remote.values) and np.array_equal(local.stderr, remote.stderr)
+    assert np.array_equal(tmc_local.values, tmc_remote.values)
+    assert remote.n_fits == local.n_fits
+
+
+# ------------------------------------------------------------------------ the fit cache: kill, resume
+_SLOW = textwrap.dedent("""
+    import time
+    from sklearn.linear_model import LogisticRegression
+
+    class Slow(LogisticRegression):
+        calls = 0
+
+        def fit(self, X, y, sample_weight=None):
+            type(self).calls += 1
+            time.sleep(0.01)
+            return super().fit(X, y, sample_weight)
+""")
+
+_WORKER = textwrap.dedent("""
+    import sys, numpy as np, fairshare as fs
+    sys.path.insert(0, sys.argv[2])
+    from slowmodel import Slow
+    rng = np.random.default_rng(0); X = rng.normal(size=(100, 3)); y = (X[:, 0] > 0).astype(int)
+    fs.value_data(Slow(), X[:40], y[:40], X[40:], y[40:], budget=400, seed=1, cache=sys.argv[1], progress=False)
+""")
+
+
+def test_a_killed_run_resumes_without_refitting(tmp_path, monkeypatch):
+    (tmp_path / "slowmodel.py").write_text(_SLOW)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from slowmodel import Slow
+
+    cache = tmp_path / "fits"
+    proc = subprocess.Popen([sys.executable, "-c", _WORKER, str(cache), str(tmp_path)], stderr=subprocess.PIPE)
+    log = cache / "fits.log"
+    deadline = time.time() + 120
+    while time.time() < deadline and (not log.exists() or log.stat().st_size < 24 + 120 * 25):
+        time.sleep(0.02)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert log.exists(), proc.stderr.read().decode()[-2000:]
+    with open(log, "ab") as fh:                        # a record torn mid-write
+        fh.write(b"\x01\x02\x03")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 3))
+    y = (X[:, 0] > 0).astype(int)
+    Slow.calls = 0
+    resumed = fs.value_data(Slow(), X[:40], y[:40], X[40:], y[40:], budget=400, seed=1, cache=cache, progress=False)
+    fresh = fs.value_data(LogisticRegression(), X[:40], y[:40], X[40:], y[40:], budget=400, seed=1, progress=False)
+    assert resumed.reused_fits >= 100 and resumed.n_fits + resumed.reused_fits == fresh.n_fits
+    assert 0 < Slow.calls <= resumed.n_fits < fresh.n_fits    # killed mid-run; degenerate coalitions need no fit
+    assert np.allclose(resumed.values, fresh.values, atol=1e-12)
+    Slow.calls = 0
+    again = fs.value_data(Slow(), X[:40], y[:40], X[40:], y[40:], budget=400, seed=1, cache=cache, progress=False)
+    assert again.n_fits == 0 and Slow.calls == 0 and np.array_equal(again.values, resumed.values)
+
+
+class Interrupting(LogisticRegression):
+    calls = 0
+    stop_at = 50
+
+    def fit(self, X, y, sample_weight=None):
+        type(self).calls += 1
+        if type(self).calls == type(self).stop_at:
+            raise KeyboardInterrupt
+        return super().fit(X, y, sample_weight)
+
+
+def test_keyboard_interrupt_keeps_every_finished_fit(tmp_path):
+    Xt, yt, Xv, yv, _ = _data()
+    Interrupting.calls = 0
+    with pytest.raises(KeyboardInterrupt):
+        fs.value_data(Interrupting(), Xt, yt, Xv, yv, budget=300, seed=2, cache=tmp_path, progress=False)
+    Interrupting.stop_at = -1
+    resumed = fs.value_data(Interrupting(), Xt, yt, Xv, yv, budget=300, seed=2, cache=tmp_path, progress=False)
+    fresh = fs.value_data(LogisticRegression(), Xt, yt, Xv, yv, budget=300, seed=2, progress=False)
+    assert resumed.reused_fits >= 49 and np.allclose(resumed.values, fresh.values)
+
+
+def test_damaged_cache_records_are_refitted_and_other_runs_refused(tmp_path):
+    Xt, yt, Xv, yv, _ = _data()
+    fs.value_data(LogisticRegression(), Xt, yt, Xv, yv, budget=100, seed=0, cache=tmp_path, progress=False)
+    log = tmp_path / "fits.log"
+    data = bytearray(log.read_bytes())
+    data[24 + 3] ^= 0xFF                               # one bit pattern changed in the first record
+    log.write_bytes(bytes(data))
+    with pytest.warns(RuntimeWarning, match="1 damaged record"):
+        again = fs.value_data(LogisticRegression(), Xt, yt, Xv, yv, budget=100, seed=0, cache=tmp_path,
+                              progress=False)
+    assert again.n_fits == 1
+    with pytest.raises(ValueError, match="holds a different run"):
+        fs.value_data(Ridge(), Xt, yt, Xv, yv, budget=100, seed=0, cache=tmp_path, progress=False)
+
+
+# ------------------------------------------------------------------------------------------- CLI
+def _csvs(tmp_path: Path):
+    import pandas as pd
+
+    Xt, yt, Xv, yv, flipped = _data(n_train=50, n_val=100, flip=5, seed=6)
+    pd.DataFrame({"a": Xt[:, 0], "b": Xt[:, 1], "c": Xt[:, 2], "label": yt, "flipped": flipped.astype(int)}).to_csv(
+        tmp_path / "train.csv", index=False)
+    pd.DataFrame({"a": Xv[:, 0], "b": Xv[:, 1], "c": Xv[:, 2], "label": yv}).to_csv(tmp_path / "val.csv", index=False)
+    return tmp_path / "train.csv", tmp_path / "val.csv"
+
+
+def test_cli_value_data_writes_values_and_a_plot(tmp_path, capsys):
+    import pandas as pd
+
+    train, val = _csvs(tmp_path)
+    rc = cli_main(["value-data", "--model", "logistic", "--train", str(train), "--val", str(val), "--target",
+                   "label", "--flag", "flipped", "--budget", "500", "--out", str(tmp_path / "v.csv"), "--plot",
+                   str(tmp_path / "v.png"), "--quiet"])
+    assert rc == 0
+    out = pd.read_csv(tmp_path / "v.csv")
+    assert out.columns.tolist() == ["row", "value", "stderr", "flipped"] and len(out) == 50
+    assert "AUC" in capsys.readouterr().out and (tmp_path / "v.png").exists()
+
+
+@pytest.mark.parametrize("change, match", [
+    ({"--train": "missing.csv"}, "--train .*missing.csv: no such file"),
+    ({"--target": "nope"}, "--target 'nope' is not a column"),
+    ({"--budget": "0"}, "--budget must be a positive number"),
+    ({"--model": "no-model.joblib"}, "--model no-model.joblib: no such file"),
+    ({"--flag": "zzz"}, "--flag 'zzz' is not a column"),
+])
+def test_cli_value_data_fails_in_one_line(tmp_path, capsys, change, match):
+    train, val = _csvs(tmp_path)
+    args = {"--model": "logistic", "--train": str(train), "--val": str(val), "--target": "label", "--budget": "100",
+            "--flag": "flipped", "--out": str(tmp_path / "v.csv")}
+    args.update({k: (str(tmp_path / v) if k == "--train" else v) for k, v in change.items()})
+    rc = cli_main(["value-data", *itertools.chain.from_iterable(args.items()), "--quiet"])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and len(err.splitlines()) == 1
+    import re
+
+    assert re.search(match, err), err
