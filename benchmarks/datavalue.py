@@ -46,12 +46,12 @@ SIZES = {
                   removal=(0.0, 0.2), enron_docs=800, enron_fits=1100, dask_points=200, dask_fits=600,
                   scale_points=100, scale_fits=1500, peers=False, dask=False),
     "default": dict(datasets=("adult", "bank", "german", "pima"), models=("logistic", "gbm"), n_train=500,
-                    n_val=500, n_test=1000, fits=2000, seeds=1, removal=(0.0, 0.1, 0.2, 0.3, 0.4),
-                    enron_docs=1500, enron_fits=3000, dask_points=2000, dask_fits=1000, scale_points=2000,
+                    n_val=500, n_test=1000, fits=1200, seeds=1, removal=(0.0, 0.1, 0.2, 0.3, 0.4),
+                    enron_docs=1500, enron_fits=3000, dask_points=500, dask_fits=2000, scale_points=2000,
                     scale_fits=20000, peers=True, dask=True),
     "full": dict(datasets=("adult", "bank", "german", "pima"), models=("logistic", "gbm"), n_train=2000,
                  n_val=1000, n_test=2000, fits=4000, seeds=3, removal=(0.0, 0.1, 0.2, 0.3, 0.4), enron_docs=None,
-                 enron_fits=8000, dask_points=2000, dask_fits=4000, scale_points=2000, scale_fits=20000, peers=True,
+                 enron_fits=8000, dask_points=2000, dask_fits=5000, scale_points=2000, scale_fits=20000, peers=True,
                  dask=True),
 }
 
@@ -96,9 +96,14 @@ def _task(name: str, cfg: dict, seed: int):
     X = np.nan_to_num(np.asarray(X, dtype=float))
     y = np.asarray(y).astype(int)
     rng = np.random.default_rng(seed)
-    idx = rng.permutation(len(y))[: cfg["n_train"] + cfg["n_val"] + cfg["n_test"]]
+    # a small dataset (german credit: 1000 rows, Pima: 768) keeps half its rows for training and a quarter each
+    # for validation and test
+    n_train = min(cfg["n_train"], len(y) // 2)
+    n_val = min(cfg["n_val"], (len(y) - n_train) // 2)
+    n_test = min(cfg["n_test"], len(y) - n_train - n_val)
+    idx = rng.permutation(len(y))[: n_train + n_val + n_test]
     X, y = X[idx], y[idx]
-    a, b = cfg["n_train"], cfg["n_train"] + cfg["n_val"]
+    a, b = n_train, n_train + n_val
     scaler = StandardScaler().fit(X[:a])
     X = scaler.transform(X)
     y_train = y[:a].copy()
@@ -193,12 +198,24 @@ def _pydvl(model_name, task, fits, seed):
         return ModelUtility(_model(model_name), SupervisedScorer("accuracy", val, default=0.0), catch_errors=True,
                             show_warnings=False)
 
-    plans = [("pyDVL MSR Banzhaf", lambda: MSRBanzhafValuation(utility(), Fits(fits), batch_size=16, seed=seed)),
+    plans = [("pyDVL MSR Banzhaf", None),
              ("pyDVL TMC-Shapley", lambda: TMCShapleyValuation(utility(), RelativeTruncation(rtol=0.01), Fits(fits),
                                                                seed=seed)),
              ("pyDVL Beta Shapley(16,1)", lambda: BetaShapleyValuation(utility(), PermutationSampler(seed=seed),
                                                                        Fits(fits), alpha=16, beta=1))]
-    for label, make in plans:
+    # MSR: one sample is one fit, so pyDVL's own sample count stops it and it runs on its parallel backend
+    # (2 processes: its per-sample overhead makes it 5x slower in process); the others run in process, where the
+    # fit counter is exact
+    from pydvl.valuation.stopping import MaxSamples
+
+    _Counter.fits = 0
+    start = time.perf_counter()
+    msr = MSRBanzhafValuation(utility(), Fits(fits), batch_size=16, seed=seed)
+    msr.is_done = MaxSamples(msr.sampler, fits)
+    with joblib.parallel_config(backend="loky", n_jobs=2):
+        result = msr.fit(train).result
+    runs["pyDVL MSR Banzhaf"] = (_in_order(result, len(yt)), int(msr.sampler.n_samples), time.perf_counter() - start)
+    for label, make in plans[1:]:
         _Counter.fits = 0
         start = time.perf_counter()
         with joblib.parallel_config(backend="threading", n_jobs=1):       # in-process: the fit counter is exact
@@ -232,6 +249,7 @@ def detection(cfg):
                 for label, (values, fits, seconds) in runs.items():
                     auc = fs.datavalues.detection_auc(values, flipped)
                     rows.append([name, model_name, seed, label, fits, auc, _f1_lowest(values, flipped), seconds])
+                    print(f"{name} {model_name} {label}: {fits} fits, AUC {auc:.3f}, {seconds:.1f} s", flush=True)
                     if model_name == "logistic" and "half" not in label:
                         removal.setdefault(label, []).append(_removal(task, values, cfg["removal"]))
                     timing.setdefault(label, []).append((seconds, fits))
@@ -427,7 +445,8 @@ def main(size: str = "default", seeds: int | None = None, out: str | None = None
     sections = [
         f"Size `{size}`: datasets {', '.join(cfg['datasets'])}; models {', '.join(cfg['models'])} (logistic "
         f"regression; gradient boosting, 10 trees of depth 2); {cfg['n_train']} training points (10% of the labels "
-        f"flipped), {cfg['n_val']} validation, {cfg['n_test']} test points; {cfg['fits']} model fits per method "
+        f"flipped), {cfg['n_val']} validation, {cfg['n_test']} test points (german credit and Pima, 1000 and 768 "
+        f"rows: half, a quarter, a quarter); {cfg['fits']} model fits per method "
         f"(ours and pyDVL's alike, counted by the model itself); {cfg['seeds']} seed(s). Total "
         f"{time.perf_counter() - started:.0f} s." + ("" if peers else " **No pyDVL rows** (" + (
             "not installed: `make pydvl`" if cfg["peers"] else "size quick runs no peers") + ")."),

@@ -24,14 +24,16 @@ def main(size: str = "default", seeds: int | None = None, out: str | None = None
     cfg = SIZES[size]
     n, budget = cfg["n"], cfg["budget"]
     game = fs.games.RadialGame.sample(n, seed=0)
-    exact = {"shapley": fs.exact(game, "shapley").values, "banzhaf": fs.exact(game, "banzhaf").values}
+    indices = {"shapley": fs.Semivalue.shapley(), "banzhaf": fs.Semivalue.banzhaf(),
+               "leave-one-out": fs.Semivalue.leave_one_out()}
+    exact = {name: fs.exact(game, sv).values for name, sv in indices.items()}
     rows = []
     for name in fs.registry.method_names():
         if name == "exact":
             continue
         spec = fs.registry.get_method(name)
-        index = "shapley" if spec.supports(fs.Semivalue.shapley()) else "banzhaf"
-        warm = max(min(budget, 400), spec.budget_needed(game, fs.Semivalue.shapley() if index == "shapley" else fs.Semivalue.banzhaf()))
+        index = next(i for i, sv in indices.items() if spec.supports(sv))
+        warm = max(min(budget, 400), spec.budget_needed(game, indices[index]))
         fs.estimate(game, index, method=name, budget=warm, seed=1)                         # untimed: first calls
         start = time.perf_counter()
         phi = fs.estimate(game, index, method=name, budget=budget, seed=0)

@@ -314,10 +314,10 @@ def test_keyboard_interrupt_leaves_the_cache_consistent_and_the_next_call_resume
         resumed = fs.explain(resumed_model, Xr, BG, budget=300, progress=False, seed=4, method="permutation",
                              cache=tmp_path, batch_size=2000)
         full = Interrupted()
+        fs.explain(full, Xr, BG, budget=300, progress=False, seed=4, method="permutation", batch_size=2000)
     finally:
         Interrupted.stop_at = 3
     assert np.allclose(resumed.values, fresh.values)
-    fs.explain(full, Xr, BG, budget=300, progress=False, seed=4, method="permutation", batch_size=2000)
     # the resumed run makes every call of an uncached run but those the interrupted run finished: none twice
     assert done >= 1 and resumed_model.calls == full.calls - done
 

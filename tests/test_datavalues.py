@@ -148,7 +148,7 @@ def test_knn_shapley_equals_brute_force_enumeration_on_12_points(k, seed):
     assert np.allclose(g(S), [_knn_utility(Xt, yt, Xv, yv, k, list(np.flatnonzero(s))) for s in S])
 
 
-@pytest.mark.parametrize("method, options", [("permutation", {}), ("tmc", {"truncation": 0.0}),
+@pytest.mark.parametrize("method, options", [("permutation", {}), ("tmc", {"truncation": 0.0, "parallel": 64}),
                                              ("leverageshap", {}), ("kernelshap", {})])
 def test_estimators_approach_exact_knn_values_as_the_budget_grows(method, options):
     rng = np.random.default_rng(3)

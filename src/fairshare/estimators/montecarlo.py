@@ -132,12 +132,16 @@ class TruncatedSolver:
             "n_permutations": int(self.n_walks), "truncated_share": self.truncated_steps / max(1, self.n_walks * self.d)}
 
 
-_WALKS = 1      # walks under way at once: the same locally and on Dask, so that the same seed gives the same values
+_WALK_ROWS = 4096   # walks under way at once, whatever runs the game (so that the same seed gives the same values
+_ONE_WALK = 256     # locally and on Dask): ceil(4096 / n) for small games, where one batch per walk step would be
+                    # a Python step per coalition; one at n >= 256 (data valuation), where an unfinished walk at the
+                    # end of the budget wastes hundreds of fits
 
 
 def _truncated_sampler(setup: Setup) -> TruncatedPermutations:
     o = setup.options
-    parallel = o["parallel"] or _WALKS
+    n = setup.n_players
+    parallel = o["parallel"] or (1 if n >= _ONE_WALK else -(-_WALK_ROWS // n))
     return TruncatedPermutations(setup.sampler_rng, setup.n_players, o["truncation"], parallel=parallel,
                                  stride=o["stride"])
 
@@ -264,10 +268,10 @@ SPECS = [
         sampler=_truncated_sampler, solver=TruncatedSolver,
         options=(Option("truncation", 0.01, "stop a walk once |v(S) - v(N)| <= truncation * |v(N)|; 0 never",
                         kind="float", minimum=0.0),
-                 Option("parallel", None, "walks under way at once, each batch advances all of them (default 1, "
-                        "locally and on Dask alike: a batch is one stretch of one walk; more keeps a large cluster "
-                        "busy); new walks start only while the budget can expect to finish them, and a walk still "
-                        "under way at the end is not used", kind="int", minimum=1, none_ok=True),
+                 Option("parallel", None, "walks under way at once, each batch advances all of them (default "
+                        "ceil(4096 / n) below 256 players, else 1; locally and on Dask alike; more keeps a large "
+                        "cluster busy); new walks start only while the budget can expect to finish them, and a walk "
+                        "still under way at the end is not used", kind="int", minimum=1, none_ok=True),
                  Option("stride", None, "steps each walk advances per batch (default: n / 100)", kind="int",
                         minimum=1, none_ok=True)),
         min_budget=lambda n, sv, o: n + 1),

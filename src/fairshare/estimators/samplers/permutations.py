@@ -221,7 +221,8 @@ class TruncatedPermutations(Sampler):
         self.tol, self.parallel = float(tol), int(parallel)
         self.stride = int(stride) if stride else max(1, -(-n_players // 100))
         self.unit_cost = 1
-        self.max_stale = 1 << 30          # steps of small coalitions repeat often: only the draw limit ends a round
+        self.max_stale = 64               # steps of small coalitions repeat often: a round ends after 64 proposals in a
+                                          # row that find nothing new (every coalition a walk can reach is known)
         self.walks: Walks | None = None
         self.cost_sum, self.cost_count = 0, 0
         self.seen = 0
