@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..cache import RecordLog, fingerprint, open_cache_folder
+from ..evaluation import coalition_keys
 from ..game import Game
 
 __all__ = ["DataGame", "fit_and_score", "fit_and_score_many"]
@@ -283,20 +284,14 @@ class _FitCache:
         keys = self.log.keys
         self.keys = {bytes(k): (float(v[0]), _STATUS[int(v[1])]) for k, v in zip(keys, self.log.values)}
 
-    @staticmethod
-    def _key(coalition: np.ndarray) -> bytes:
-        return np.packbits(coalition).tobytes()
-
     def lookup(self, coalitions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        found = np.zeros(coalitions.shape[0], dtype=bool)
-        values = np.zeros(coalitions.shape[0])
-        for i, c in enumerate(np.packbits(coalitions, axis=1)):
-            hit = self.keys.get(c.tobytes())
-            if hit is not None:
-                found[i], values[i] = True, hit[0]
+        keys = coalition_keys(coalitions)
+        hits = [self.keys.get(bytes(k).ljust(self.width, b"\0")) for k in keys]
+        found = np.array([h is not None for h in hits], dtype=bool)
+        values = np.array([h[0] if h is not None else 0.0 for h in hits])
         return found, values
 
     def add(self, coalition: np.ndarray, value: float, what: str) -> None:
-        key = self._key(coalition)
+        key = coalition_keys(coalition[None, :])[0].ljust(self.width, b"\0")
         self.keys[key] = (value, what)
         self.log.append(np.frombuffer(key, dtype=np.uint8)[None, :], np.array([[value, _STATUS.index(what)]]))

@@ -135,7 +135,6 @@ class Walks:
     def __init__(self, n: int, tol: float, v0: np.ndarray, vN: np.ndarray) -> None:
         self.n, self.tol = n, float(tol)
         self.v0, self.vN = np.asarray(v0, dtype=float), np.asarray(vN, dtype=float)
-        self.slot: dict[int, int] = {}
         k = self.v0.size
         self.perms = np.zeros((0, n), dtype=np.int64)
         self.chain = np.zeros((0, n + 1, k))
@@ -152,18 +151,16 @@ class Walks:
         chain[:, 0], chain[:, n] = self.v0, self.vN
         known = np.zeros((a, n + 1), dtype=bool)
         known[:, [0, n]] = True
-        base = self.ids.size
         self.perms = np.concatenate([self.perms, perms])
         self.chain = np.concatenate([self.chain, chain])
         self.known = np.concatenate([self.known, known])
         self.next = np.concatenate([self.next, np.ones(a, dtype=np.int64)])
         self.cut = np.concatenate([self.cut, np.full(a, n, dtype=np.int64)])
-        self.ids = np.concatenate([self.ids, ids])
-        self.slot.update({int(i): base + j for j, i in enumerate(ids)})
+        self.ids = np.concatenate([self.ids, ids])           # ascending: walks start in id order
 
     def record(self, ids: np.ndarray, steps: np.ndarray, values: np.ndarray) -> np.ndarray:
         """Take the values of steps; returns the slots of the walks now finished (truncated or complete)."""
-        rows = np.fromiter((self.slot[int(i)] for i in ids), dtype=np.int64, count=ids.size)
+        rows = np.searchsorted(self.ids, ids)
         self.chain[rows, steps] = np.asarray(values, dtype=float).reshape(ids.size, -1)
         self.known[rows, steps] = True
         touched = np.unique(rows)
@@ -194,7 +191,6 @@ class Walks:
         keep[slots] = False
         self.perms, self.chain, self.known = self.perms[keep], self.chain[keep], self.known[keep]
         self.next, self.cut, self.ids = self.next[keep], self.cut[keep], self.ids[keep]
-        self.slot = {int(i): j for j, i in enumerate(self.ids)}
 
     @property
     def active(self) -> int:
