@@ -106,3 +106,25 @@ def test_function_game_needs_a_callable():
 def test_a_game_without_evaluate_says_so():
     with pytest.raises(NotImplementedError, match="must implement _evaluate"):
         fs.Game(2)(np.ones((1, 2), bool))
+
+
+@pytest.mark.parametrize("collide", [False, True])
+@pytest.mark.parametrize("d", [3, 13, 64, 100])
+def test_budgeted_evaluator_evaluates_each_coalition_once(monkeypatch, d, collide):
+    """Repeats within a call and across calls are answered from memory; with every hash colliding (forced), the
+    keys themselves still tell coalitions apart."""
+    from fairshare import evaluation
+
+    if collide:
+        monkeypatch.setattr(evaluation, "_hashes", lambda keys: np.zeros(keys.size, dtype=np.uint64))
+    rng = np.random.default_rng(d)
+    g = fs.games.AdditiveGame(rng.normal(size=d))
+    ev = evaluation.BudgetedEvaluator(g, budget=None)
+    seen = set()
+    for _ in range(4):
+        X = rng.random((40, d)) < 0.5
+        X = np.concatenate([X, X[::3], X[:2]])[rng.permutation(40 + 14 + 2)]
+        seen |= {r.tobytes() for r in X}
+        np.testing.assert_allclose(ev(X)[:, 0], X @ g.weights)
+        assert ev.n_spent == len(seen)
+    assert g.n_evaluations == len(seen)

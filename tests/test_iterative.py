@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import fairshare as fs
-from fairshare.estimators.iterative import use_iterative
+from fairshare.estimators.iterative import PackedDesign, use_iterative
 from fairshare.estimators.packed import PackedRows
 from fairshare.sampling import sample_without_replacement, shapley_size_log_mass
 
@@ -24,8 +24,36 @@ def test_packed_products_equal_dense_products():
     grouped = P.rmatvec(U, group, 5)
     for g in range(5):
         np.testing.assert_allclose(grouped[g], Z[group == g].T @ U[group == g], atol=1e-10)
+    group[group == 3] = 4                                  # an empty group
+    grouped = P.rmatvec(U, group, 5)
+    np.testing.assert_array_equal(grouped[3], 0.0)
+    np.testing.assert_allclose(grouped[4], Z[group == 4].T @ U[group == 4], atol=1e-10)
     A = Z * s[:, None] - t[:, None] - center[None, :]
-    np.testing.assert_allclose(P.normal(V, s, t, w, center), A.T @ (w[:, None] * (A @ V)), rtol=1e-10, atol=1e-8)
+    design = PackedDesign(P, s, t, w, U, np.ones(m), np.arange(m), np.zeros(m, int), center)
+    normal, image = design.normal(V)
+    np.testing.assert_allclose(normal, A.T @ (w[:, None] * (A @ V)), rtol=1e-10, atol=1e-8)
+    np.testing.assert_allclose(image, A @ V, rtol=1e-10, atol=1e-10)
+    np.testing.assert_array_equal(P.sizes, Z.sum(axis=1))
+    for c in (center, None):                               # with and without a free intercept
+        A = Z * s[:, None] - t[:, None] - (0.0 if c is None else c[None, :])
+        design = PackedDesign(P, s, t, w, U, np.ones(m), np.arange(m), np.zeros(m, int), c)
+        Aty, diag, m1 = design.first_products()
+        M = A.T @ (w[:, None] * A)
+        np.testing.assert_allclose(Aty, A.T @ (w[:, None] * U), rtol=1e-10, atol=1e-8)
+        np.testing.assert_allclose(diag, np.diag(M), rtol=1e-10, atol=1e-8)
+        np.testing.assert_allclose(m1, M.sum(axis=1), rtol=1e-10, atol=1e-8)
+
+
+@pytest.mark.parametrize("m, d", [(1, 1), (3, 7), (5, 8), (9, 9), (2, 33), (40000, 20)])
+def test_packed_products_at_edge_sizes(m, d):
+    """One row, fewer players than a byte, whole bytes, a partial last group of four positions, more rows than
+    a tile: the same products as dense."""
+    rng = np.random.default_rng(m + d)
+    Z = rng.random((m, d)) < 0.5
+    P = PackedRows(Z)
+    V, U = rng.standard_normal((d, 2)), rng.standard_normal((m, 2))
+    np.testing.assert_allclose(P.matvec(V), Z @ V, atol=1e-10)
+    np.testing.assert_allclose(P.rmatvec(U), Z.T @ U, atol=1e-9)
 
 
 def game(n, seed=0):

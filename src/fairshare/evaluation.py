@@ -6,14 +6,41 @@ from typing import Any
 
 import numpy as np
 
+from numba import njit, prange
+
 from .arrays import is_tensor
 from .game import Game
+from .trees.kernels import _CACHE
 
 __all__ = ["coalition_keys", "BudgetedEvaluator", "BudgetError"]
 
 
 class BudgetError(ValueError):
     """Raised when a budget is too small for a method, or would be exceeded."""
+
+
+@njit(cache=_CACHE, nogil=True, parallel=True)
+def _hash_words(words: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover
+    """A 64-bit multiply-xorshift hash of each row of 64-bit words."""
+    m, width = words.shape
+    for r in prange(m):
+        h = np.uint64(0x9E3779B97F4A7C15) ^ np.uint64(width)
+        for j in range(width):
+            h = (h ^ words[r, j]) * np.uint64(0xBF58476D1CE4E5B9)
+            h ^= h >> np.uint64(31)
+        out[r] = h
+
+
+def _hashes(keys: np.ndarray) -> np.ndarray:
+    """The 64-bit hash of each key of :func:`coalition_keys` (keys that are equal hash alike)."""
+    width = keys.dtype.itemsize
+    raw = np.ascontiguousarray(keys).view(np.uint8).reshape(keys.size, width)
+    if width % 8:
+        raw = np.concatenate([raw, np.zeros((keys.size, 8 - width % 8), np.uint8)], axis=1)
+    out = np.empty(keys.size, dtype=np.uint64)
+    if keys.size:
+        _hash_words(raw.view(np.uint64), out)
+    return out
 
 
 def coalition_keys(coalitions: np.ndarray) -> np.ndarray:
@@ -28,6 +55,25 @@ def coalition_keys(coalitions: np.ndarray) -> np.ndarray:
     packed = np.ascontiguousarray(np.packbits(coalitions, axis=1))
     width = packed.shape[1]
     return packed.view(f"S{width}").ravel()
+
+
+def _unique(hashes: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``np.unique(keys, return_index=True, return_inverse=True)`` up to the order of the distinct keys (here by
+    hash): a sort of 64-bit hashes, the keys compared only where hashes are equal."""
+    order = np.argsort(hashes, kind="stable")
+    h = hashes[order]
+    same = h[1:] == h[:-1]
+    if same.any():
+        k = keys[order]
+        if not np.all(k[1:][same] == k[:-1][same]):            # colliding hashes: the exact sort of the keys
+            uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+            return uniq, first, inverse.ravel()
+    start = np.concatenate([[True], ~same])
+    group = np.cumsum(start) - 1
+    inverse = np.empty(keys.size, dtype=np.intp)
+    inverse[order] = group
+    first = order[start]                    # a stable sort: the first row of each run is the key's first row
+    return keys[first], first, inverse
 
 
 class BudgetedEvaluator:
@@ -59,7 +105,12 @@ class BudgetedEvaluator:
         self.game = game
         self.budget = budget
         self.n_spent = 0
+        # values and keys held in the order they came; the 64-bit hashes of the keys sorted, with the slot each
+        # points to (sorting the keys themselves, a few hundred bytes each at image scale, cost more than the
+        # bookkeeping of a sample); a key found by its hash is compared
         self._keys = np.zeros(0, dtype=coalition_keys(np.zeros((0, game.n_players), bool)).dtype)
+        self._hashes = np.zeros(0, dtype=np.uint64)
+        self._slot = np.zeros(0, dtype=np.intp)
         self._values: np.ndarray | None = None
         self._tkeys: Any = None             # the same for coalitions held as torch tensors (on their device)
         self._tvalues: Any = None
@@ -97,27 +148,42 @@ class BudgetedEvaluator:
             k = max(self.game.n_outputs or 1, 1)
             return np.zeros((0, k))
         keys = coalition_keys(X)
-        uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-        known = np.zeros(uniq.size, dtype=bool)
-        pos = np.zeros(uniq.size, dtype=np.intp)
-        if self._keys.size:
-            pos = np.searchsorted(self._keys, uniq)
-            inside = pos < self._keys.size
-            known[inside] = self._keys[pos[inside]] == uniq[inside]
-        new = np.flatnonzero(~known)
+        hashes = _hashes(keys)
+        uniq, first, inverse = _unique(hashes, keys)
+        pos = self._find(hashes[first], uniq)
+        new = np.flatnonzero(pos < 0)
         if self.budget is not None and self.n_spent + new.size > self.budget:
             raise BudgetError(
                 f"evaluating {new.size} new coalitions would exceed the budget of {self.budget} "
                 f"({self.n_spent} already spent)"
             )
         if new.size:
-            rows = np.sort(first[new])              # the game sees the rows in the caller's order; when every
-            vals = self.game(X if rows.size == X.shape[0] else X[rows])     # row is new, without a copy
+            new = new[np.argsort(first[new])]
+            rows = first[new]                       # the game sees the rows in the caller's order; when every
+            every = rows.size == X.shape[0]         # row is new, without a copy
+            vals = self.game(X if every else X[rows])
             vals = vals[:, None] if vals.ndim == 1 else vals
             self.n_spent += new.size
-            self._insert(keys[rows], vals)
-            pos = np.searchsorted(self._keys, uniq)
-        return self._values[pos[inverse.ravel()]]
+            pos[new] = self._insert(hashes if every else hashes[rows], keys if every else keys[rows], vals)
+        return self._values[pos[inverse]]
+
+    def _find(self, hashes: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        """Where each (distinct) key's value is held, -1 where it is not: by hash, each candidate's key compared."""
+        pos = np.full(keys.size, -1, dtype=np.intp)
+        if not self._hashes.size:
+            return pos
+        lo = np.searchsorted(self._hashes, hashes, side="left")
+        hi = np.searchsorted(self._hashes, hashes, side="right")
+        one = np.flatnonzero(hi - lo == 1)
+        slot = self._slot[lo[one]]
+        hit = self._keys[slot] == keys[one]
+        pos[one[hit]] = slot[hit]
+        for i in np.flatnonzero(hi - lo > 1):       # coalitions whose hashes collide (odds about 1e-19 a pair)
+            slots = self._slot[lo[i]:hi[i]]
+            match = slots[self._keys[slots] == keys[i]]
+            if match.size:
+                pos[i] = match[0]
+        return pos
 
     def _call_tensor(self, X: Any) -> Any:
         """The same for coalitions held as a torch tensor: keys, lookups and values stay on its device."""
@@ -152,14 +218,22 @@ class BudgetedEvaluator:
             pos[new] = torch.arange(start, start + int(new.numel()), device=X.device)
         return self._tvalues[pos[inverse]]
 
-    def _insert(self, keys: np.ndarray, values: np.ndarray) -> None:
-        if self._values is None:
-            all_keys, all_values = keys, values
-        else:
-            all_keys = np.concatenate([self._keys, keys])
-            all_values = np.concatenate([self._values, values], axis=0)
-        order = np.argsort(all_keys, kind="stable")
-        self._keys, self._values = all_keys[order], all_values[order]
+    def _insert(self, hashes: np.ndarray, keys: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """Hold new values (appended: buffers grown by doubling); returns the slots they are held in."""
+        n, c = self._hashes.size, keys.size
+        if self._values is None or n + c > self._values.shape[0]:
+            capacity = max(n + c, 2 * n)
+            grown_keys = np.empty(capacity, dtype=self._keys.dtype)
+            grown_values = np.empty((capacity,) + values.shape[1:], dtype=values.dtype)
+            if n:
+                grown_keys[:n], grown_values[:n] = self._keys[:n], self._values[:n]
+            self._keys, self._values = grown_keys, grown_values
+        self._keys[n:n + c], self._values[n:n + c] = keys, values
+        slots = np.arange(n, n + c)
+        all_hashes = np.concatenate([self._hashes, hashes])
+        order = np.argsort(all_hashes, kind="stable")
+        self._hashes, self._slot = all_hashes[order], np.concatenate([self._slot, slots])[order]
+        return slots
 
     def output(self, values: np.ndarray) -> np.ndarray:
         """Drop the output axis of a 2-D result for a scalar game.

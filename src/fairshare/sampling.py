@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from .combinatorics import log_binom, logsumexp
+from .arrays import row_counts
 
 __all__ = [
     "DISTRIBUTIONS",
@@ -234,6 +235,13 @@ class CoalitionSample:
     n_draws: int
     paired: bool = False
     coverage: str = "random"
+
+    @property
+    def sizes(self) -> Any:
+        """Members of each row (computed once; on the coalitions' device)."""
+        if getattr(self, "_sizes", None) is None:
+            self._sizes = row_counts(self.coalitions)
+        return self._sizes
 
     @property
     def n_rows(self) -> int:

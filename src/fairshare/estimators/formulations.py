@@ -127,7 +127,7 @@ class ShapleyKernel:
 
     def rows(self, sample: CoalitionSample, target: np.ndarray, total: np.ndarray) -> Rows:
         """``target``: ``v(S) - v(empty)`` (minus a control variate), ``total``: ``v(N) - v(empty)`` (the same)."""
-        sizes = np.asarray(arrays.to_numpy(sample.coalitions.sum(axis=1)), dtype=float)
+        sizes = np.asarray(arrays.to_numpy(sample.sizes), dtype=float)
         alpha = np.asarray(arrays.to_numpy(total), dtype=float) / self.d
         y = target - arrays.like(np.outer(sizes, self._lam(alpha)), target)
         r = sample.n_rows
@@ -159,7 +159,7 @@ class SemivalueRegression:
         self.d = d
 
     def rows(self, sample: CoalitionSample, target: np.ndarray, total: np.ndarray) -> Rows:
-        sizes = np.asarray(arrays.to_numpy(sample.coalitions.sum(axis=1)), dtype=np.int64)
+        sizes = np.asarray(arrays.to_numpy(sample.sizes), dtype=np.int64)
         log_s, log_t = self.design.log_s[sizes], self.design.log_t[sizes]
         shift = float(np.max(log_s[np.isfinite(log_s)]))
         self._shift = shift

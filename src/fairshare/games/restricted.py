@@ -39,11 +39,13 @@ class RestrictedGame(Game):
         # the full game's coalitions a block of rows at a time (a column scatter of the whole sample would
         # cost as much as the estimator and hold a second copy of the coalitions)
         step = max(1, _BLOCK_CELLS // self.game.n_players)
+        source = np.full(self.game.n_players, -1, dtype=np.int64)      # the column of each player, -1: absent
+        source[self.active] = np.arange(self.active.size)
         parts = []
         for start in range(0, coalitions.shape[0], step):
             block = np.ascontiguousarray(coalitions[start:start + step])
-            full = np.zeros((block.shape[0], self.game.n_players), dtype=bool)
-            _expand_columns(block, self.active, full)
+            full = np.empty((block.shape[0], self.game.n_players), dtype=bool)
+            _expand_columns(block, source, full)
             parts.append(self.game(full))
         return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)
 
@@ -52,7 +54,8 @@ _BLOCK_CELLS = 1 << 24          # coalition cells per call of the full game (16 
 
 
 @njit(cache=_CACHE, nogil=True, parallel=True)
-def _expand_columns(Z: np.ndarray, active: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled
+def _expand_columns(Z: np.ndarray, source: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled
+    """Every cell of ``out`` written in order: ``out[r, c] = Z[r, source[c]]``, False where ``source[c] < 0``."""
     for r in prange(Z.shape[0]):
-        for j in range(active.shape[0]):
-            out[r, active[j]] = Z[r, j]
+        for c in range(source.shape[0]):
+            out[r, c] = Z[r, source[c]] if source[c] >= 0 else False
