@@ -10,6 +10,7 @@ from numba import njit, prange
 
 from .arrays import is_tensor
 from .game import Game
+from .threads import threads_for
 from .trees.kernels import _CACHE
 
 __all__ = ["coalition_keys", "BudgetedEvaluator", "BudgetError"]
@@ -39,7 +40,8 @@ def _hashes(keys: np.ndarray) -> np.ndarray:
         raw = np.concatenate([raw, np.zeros((keys.size, 8 - width % 8), np.uint8)], axis=1)
     out = np.empty(keys.size, dtype=np.uint64)
     if keys.size:
-        _hash_words(raw.view(np.uint64), out)
+        with threads_for(raw.size // 8):
+            _hash_words(raw.view(np.uint64), out)
     return out
 
 

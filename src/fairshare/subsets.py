@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .threads import threads_for
 from .trees.kernels import _CACHE
 
 __all__ = ["floyd_fill", "floyd_rows"]
@@ -79,7 +80,8 @@ def floyd_fill(rng: np.random.Generator, out: np.ndarray, sizes: np.ndarray, n: 
     start[order] = np.concatenate([[0], np.cumsum(k[order])[:-1]]) if m else np.zeros(0, np.int64)
     seed = np.uint64(rng.integers(0, 2**63, dtype=np.int64))
     if m:
-        _floyd(k, start, np.ascontiguousarray(n), offset, flip, seed, out)
+        with threads_for(int(k.sum()) + m):
+            _floyd(k, start, np.ascontiguousarray(n), offset, flip, seed, out)
     return out
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from ..threads import threads_for
 from ..trees.kernels import _CACHE
 
 __all__ = ["PackedRows"]
@@ -170,18 +171,22 @@ class PackedRows:
         self.nb = -(-self.d // 8)
         self.bits_t = np.empty((self.nb, self.m), dtype=np.uint8)         # byte j of row r at [j, r]
         self.sizes = np.empty(self.m)                                       # members of each row
-        _pack(Z, self.bits_t, self.sizes)
+        with threads_for(self.m * self.d):
+            _pack(Z, self.bits_t, self.sizes)
         self._tile_bounds = _tiles(self.m)
 
     def _table(self, V: np.ndarray) -> np.ndarray:
         table = np.empty((self.nb, 256, V.shape[1]))
-        _table(np.ascontiguousarray(V, dtype=float), _LOW_BIT, table)
+        with threads_for(table.size):
+            _table(np.ascontiguousarray(V, dtype=float), _LOW_BIT, table)
         return table
 
     def matvec(self, V: np.ndarray) -> np.ndarray:
         """``Z @ V`` for ``V`` of shape ``(d, k)``: ``(m, k)``."""
         out = np.empty((self.m, V.shape[1]))
-        _matvec(self.bits_t, self._table(V), self._tile_bounds, out)
+        table = self._table(V)
+        with threads_for(out.size * self.nb):
+            _matvec(self.bits_t, table, self._tile_bounds, out)
         return out
 
     def rmatvec(self, U: np.ndarray, group: np.ndarray | None = None, n_groups: int = 1) -> np.ndarray:
@@ -190,13 +195,16 @@ class PackedRows:
         U = np.ascontiguousarray(U, dtype=float)
         if group is None:
             out = np.empty((1, self.nb * 8, U.shape[1]))
-            _rmatvec(self.bits_t, U, np.array([0, self.m], dtype=np.int64), out)
+            with threads_for(U.size * self.nb):
+                _rmatvec(self.bits_t, U, np.array([0, self.m], dtype=np.int64), out)
             return out[0, : self.d]
         group = np.asarray(group, dtype=np.int64)
         order = np.argsort(group, kind="stable")                            # each group's rows together
         bounds = np.searchsorted(group[order], np.arange(n_groups + 1)).astype(np.int64)
         bits_t = np.empty_like(self.bits_t)
-        _gather(self.bits_t, order, bits_t)
+        with threads_for(bits_t.size):
+            _gather(self.bits_t, order, bits_t)
         out = np.empty((n_groups, self.nb * 8, U.shape[1]))
-        _rmatvec(bits_t, np.ascontiguousarray(U[order]), bounds, out)
+        with threads_for(U.size * self.nb + out.size * 64):
+            _rmatvec(bits_t, np.ascontiguousarray(U[order]), bounds, out)
         return out[:, : self.d]

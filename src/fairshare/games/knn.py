@@ -23,6 +23,7 @@ from numba import njit, prange
 from .._validation import check_int
 from ..game import Game
 from ..semivalues import Semivalue
+from ..threads import threads_for
 from ..trees.kernels import _CACHE
 
 __all__ = ["KNNGame", "knn_shapley"]
@@ -117,7 +118,8 @@ class KNNGame(Game):
         self._match = (self.y_train[self._order] == self.y_val[:, None]).astype(np.int64)
 
     def _evaluate(self, coalitions: np.ndarray) -> np.ndarray:
-        return _knn_accuracy(np.ascontiguousarray(coalitions, dtype=np.bool_), self._order, self._match, self.k)
+        with threads_for(coalitions.shape[0] * self._order.size // 4):     # walks stop early: a quarter, say
+            return _knn_accuracy(np.ascontiguousarray(coalitions, dtype=np.bool_), self._order, self._match, self.k)
 
     def knows_exact_values(self, index: Semivalue) -> bool:
         return index.is_shapley

@@ -10,6 +10,7 @@ from numba import njit, prange
 
 from .._validation import check_int, format_coalition
 from ..game import Game
+from ..threads import threads_for
 from ..trees.kernels import _CACHE
 
 __all__ = ["ModelGame", "ModelError", "as_predict", "IMPUTATIONS"]
@@ -199,7 +200,8 @@ class ModelGame(Game):
             buffer = self._buffer = np.empty(int(np.prod(shape)), dtype=dtype)
         rows = buffer[: int(np.prod(shape))].reshape(shape)
         if dtype == np.float64:
-            _fill_rows(np.ascontiguousarray(known), self.x, self.background, rows)
+            with threads_for(rows.size):
+                _fill_rows(np.ascontiguousarray(known), self.x, self.background, rows)
         else:
             np.copyto(rows, self.background[None, :, :])
             np.copyto(rows, self.x[None, None, :], where=known[:, None, :])

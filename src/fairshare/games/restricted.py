@@ -8,6 +8,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..game import Game
+from ..threads import threads_for
 from ..trees.kernels import _CACHE
 
 __all__ = ["RestrictedGame"]
@@ -45,7 +46,8 @@ class RestrictedGame(Game):
         for start in range(0, coalitions.shape[0], step):
             block = np.ascontiguousarray(coalitions[start:start + step])
             full = np.empty((block.shape[0], self.game.n_players), dtype=bool)
-            _expand_columns(block, source, full)
+            with threads_for(full.size):
+                _expand_columns(block, source, full)
             parts.append(self.game(full))
         return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)
 
