@@ -77,7 +77,7 @@ def test_iterative_solve_equals_the_dense_solve_on_the_same_draws(method, index,
     dense = fs.estimate(g, sv, method=method, budget=3000, seed=1, solve="dense", **options)
     iterative = fs.estimate(g, sv, method=method, budget=3000, seed=1, solve="iterative", **options)
     assert dense.options["solver"] == "dense" and iterative.options["solver"] == "iterative"
-    # the solver stops at a hundredth of the statistical error (a noise-free output: at a relative residual of 1e-8)
+    # the solver stops at a twentieth of the statistical error (a noise-free output: at a relative residual of 1e-8)
     gap = np.abs(iterative.values - dense.values)
     assert np.all(gap <= 0.05 * dense.stderr + 1e-6 * np.abs(dense.values).max(axis=0)), \
         (gap / np.maximum(dense.stderr, 1e-300)).max(axis=0)
