@@ -126,3 +126,15 @@ def test_image_scale_budget(sampler):
     assert np.all(np.isfinite(s.log_weight))
     sizes = s.coalitions[::997].sum(axis=1)
     assert sizes.min() >= 1 and sizes.max() <= d - 1
+
+
+@pytest.mark.parametrize("d, h", [(8, 3), (7, 5), (9, 1)])       # a size above d / 2 is drawn as a complement
+def test_random_subsets_are_uniform(d, h):
+    """Every h-subset of d equally often (chi-square over all C(d, h) subsets, 60000 draws, two seeds)."""
+    from scipy.stats import chisquare
+
+    for seed in (0, 1):
+        S = random_subsets(np.random.default_rng(seed), d, np.full(60_000, h))
+        counts = np.unique(S @ (1 << np.arange(d)), return_counts=True)[1]
+        assert counts.size == comb(d, h)
+        assert chisquare(counts).pvalue > 1e-4, counts
