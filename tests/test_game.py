@@ -128,3 +128,26 @@ def test_budgeted_evaluator_evaluates_each_coalition_once(monkeypatch, d, collid
         np.testing.assert_allclose(ev(X)[:, 0], X @ g.weights)
         assert ev.n_spent == len(seen)
     assert g.n_evaluations == len(seen)
+
+
+@pytest.mark.parametrize("collide", [False, True])
+def test_coalition_store_finds_what_was_added_between_lookups(monkeypatch, collide):
+    """Adds one at a time and in blocks, lookups between them (the hashes merged late): every key finds its own
+    value, absent keys find nothing, also with every hash colliding."""
+    from fairshare import evaluation
+
+    if collide:
+        monkeypatch.setattr(evaluation, "_hashes", lambda keys: np.zeros(keys.size, dtype=np.uint64))
+    rng = np.random.default_rng(7)
+    X = np.unique(rng.random((300, 21)) < 0.5, axis=0)
+    keys = evaluation.coalition_keys(X)
+    store, held = evaluation.CoalitionStore(), {}
+    for start in range(0, 200, 25):
+        for i in (range(start, start + 25) if start % 50 else [range(start, start + 25)]):
+            idx = np.atleast_1d(np.arange(X.shape[0])[i])
+            store.add(keys[idx], idx[:, None].astype(float))
+            held.update({int(j): float(j) for j in idx})
+        pos = store.find(keys)
+        found = pos >= 0
+        assert set(np.flatnonzero(found)) == set(held)
+        np.testing.assert_array_equal(store.values[pos[found], 0], np.flatnonzero(found))

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .evaluation import coalition_keys
+from .evaluation import CoalitionStore, coalition_keys
 from .game import Game
 
 __all__ = ["RunCache", "CachedGame", "RecordLog", "fingerprint", "open_cache_folder", "writable_folder"]
@@ -210,11 +210,9 @@ class CachedGame(Game):
         self.folder.mkdir(parents=True, exist_ok=True)
         self.n_outputs = game.n_outputs
         self.log = RecordLog(self.folder / "values.log")
-        self._keys, self._values = None, None
+        self._store = CoalitionStore()
         if self.log.keys.shape[0]:
-            k = self.log.keys.copy().view(f"S{self.log.key_width}").ravel()
-            order = np.argsort(k, kind="stable")
-            self._keys, self._values = k[order], self.log.values[order]
+            self._store.add(self.log.keys.copy().view(f"S{self.log.key_width}").ravel(), self.log.values)
         self.model_calls = 0
 
     def null_players(self) -> np.ndarray | None:
@@ -222,12 +220,8 @@ class CachedGame(Game):
 
     def _evaluate(self, coalitions: np.ndarray) -> np.ndarray:
         keys = coalition_keys(coalitions)
-        found = np.zeros(keys.size, dtype=bool)
-        pos = np.zeros(keys.size, dtype=np.intp)
-        if self._keys is not None:
-            pos = np.searchsorted(self._keys, keys)
-            inside = pos < self._keys.size
-            found[inside] = self._keys[pos[inside]] == keys[inside]
+        pos = self._store.find(keys)
+        found = pos >= 0
         missing = np.flatnonzero(~found)
         new = None
         if missing.size:
@@ -235,9 +229,10 @@ class CachedGame(Game):
             self.model_calls += 1
             raw = np.frombuffer(keys[missing].tobytes(), dtype=np.uint8).reshape(missing.size, -1)
             self.log.append(raw, new.reshape(missing.size, -1), tag=int(new.ndim == 1))
+            self._store.add(keys[missing], new.reshape(missing.size, -1))
         if not found.any():
             return new
-        old = self._values[pos[found]]
+        old = self._store.values[pos[found]]
         if self.log.tag == 1:                                   # a scalar game: one value per coalition
             old = old[:, 0]
         full = np.empty((keys.size,) + old.shape[1:])

@@ -10,10 +10,11 @@ from numba import njit, prange
 
 from .arrays import is_tensor
 from .game import Game
+from .subsets import _mix
 from .threads import threads_for
 from .trees.kernels import _CACHE
 
-__all__ = ["coalition_keys", "BudgetedEvaluator", "BudgetError"]
+__all__ = ["coalition_keys", "CoalitionStore", "BudgetedEvaluator", "BudgetError"]
 
 
 class BudgetError(ValueError):
@@ -22,13 +23,12 @@ class BudgetError(ValueError):
 
 @njit(cache=_CACHE, nogil=True, parallel=True)
 def _hash_words(words: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover
-    """A 64-bit multiply-xorshift hash of each row of 64-bit words."""
+    """A 64-bit hash of each row of 64-bit words (SplitMix64's output function folded over the words)."""
     m, width = words.shape
     for r in prange(m):
-        h = np.uint64(0x9E3779B97F4A7C15) ^ np.uint64(width)
+        h = np.uint64(width)
         for j in range(width):
-            h = (h ^ words[r, j]) * np.uint64(0xBF58476D1CE4E5B9)
-            h ^= h >> np.uint64(31)
+            h = _mix(h ^ words[r, j])
         out[r] = h
 
 
@@ -78,6 +78,74 @@ def _unique(hashes: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return keys[first], first, inverse
 
 
+class CoalitionStore:
+    """Values of coalitions found by their keys (:func:`coalition_keys`): keys and values held in the order they
+    came (buffers grown by doubling), the 64-bit hashes of the keys sorted with the slot each points to, a key
+    found by its hash compared. Sorting the keys themselves, a few hundred bytes each at image scale, cost more
+    than the rest of a sample's bookkeeping. Adding is cheap; the hashes added since the last lookup are merged
+    into the sorted ones by the next one.
+
+    Examples
+    --------
+    >>> store = CoalitionStore()
+    >>> keys = coalition_keys(np.array([[True, False], [False, True]]))
+    >>> store.add(keys, np.array([[1.0], [2.0]])).tolist(), store.find(keys[::-1]).tolist()
+    ([0, 1], [1, 0])
+    >>> store.values[store.find(keys[:1])].tolist()
+    [[1.0]]
+    """
+
+    def __init__(self) -> None:
+        self.size = 0
+        self.keys: np.ndarray | None = None
+        self.values: np.ndarray | None = None
+        self._arrived = np.zeros(0, dtype=np.uint64)      # hash of each slot, in arrival order
+        self._sorted = np.zeros(0, dtype=np.uint64)       # the hashes of the first ``_merged`` slots, sorted
+        self._slot = np.zeros(0, dtype=np.intp)
+        self._merged = 0
+
+    def add(self, keys: np.ndarray, values: np.ndarray, hashes: np.ndarray | None = None) -> np.ndarray:
+        """Hold ``values`` (one row per key); returns the slots they are held in."""
+        hashes = _hashes(keys) if hashes is None else hashes
+        n, c = self.size, keys.size
+        if self.values is None or n + c > self.values.shape[0]:
+            capacity = max(n + c, 2 * n)
+            grown = [np.empty(capacity, dtype=keys.dtype), np.empty((capacity,) + values.shape[1:], dtype=values.dtype),
+                     np.empty(capacity, dtype=np.uint64)]
+            if n:
+                grown[0][:n], grown[1][:n], grown[2][:n] = self.keys[:n], self.values[:n], self._arrived[:n]
+            self.keys, self.values, self._arrived = grown
+        self.keys[n:n + c], self.values[n:n + c], self._arrived[n:n + c] = keys, values, hashes
+        self.size = n + c
+        return np.arange(n, n + c)
+
+    def find(self, keys: np.ndarray, hashes: np.ndarray | None = None) -> np.ndarray:
+        """The slot of each key, -1 where it is not held."""
+        pos = np.full(keys.size, -1, dtype=np.intp)
+        if not self.size:
+            return pos
+        if self._merged < self.size:                       # two sorted runs: the stable sort merges them
+            fresh = np.arange(self._merged, self.size)
+            order = np.argsort(self._arrived[fresh], kind="stable")
+            both = np.concatenate([self._sorted, self._arrived[fresh][order]])
+            merge = np.argsort(both, kind="stable")
+            self._sorted, self._slot = both[merge], np.concatenate([self._slot, fresh[order]])[merge]
+            self._merged = self.size
+        hashes = _hashes(keys) if hashes is None else hashes
+        lo = np.searchsorted(self._sorted, hashes, side="left")
+        hi = np.searchsorted(self._sorted, hashes, side="right")
+        one = np.flatnonzero(hi - lo == 1)
+        slot = self._slot[lo[one]]
+        hit = self.keys[slot] == keys[one]
+        pos[one[hit]] = slot[hit]
+        for i in np.flatnonzero(hi - lo > 1):       # coalitions whose hashes collide (odds about 1e-19 a pair)
+            slots = self._slot[lo[i]:hi[i]]
+            match = slots[self.keys[slots] == keys[i]]
+            if match.size:
+                pos[i] = match[0]
+        return pos
+
+
 class BudgetedEvaluator:
     """Evaluate coalitions for one estimate: never the same coalition twice, never past ``budget``.
 
@@ -107,13 +175,7 @@ class BudgetedEvaluator:
         self.game = game
         self.budget = budget
         self.n_spent = 0
-        # values and keys held in the order they came; the 64-bit hashes of the keys sorted, with the slot each
-        # points to (sorting the keys themselves, a few hundred bytes each at image scale, cost more than the
-        # bookkeeping of a sample); a key found by its hash is compared
-        self._keys = np.zeros(0, dtype=coalition_keys(np.zeros((0, game.n_players), bool)).dtype)
-        self._hashes = np.zeros(0, dtype=np.uint64)
-        self._slot = np.zeros(0, dtype=np.intp)
-        self._values: np.ndarray | None = None
+        self._store = CoalitionStore()
         self._tkeys: Any = None             # the same for coalitions held as torch tensors (on their device)
         self._tvalues: Any = None
 
@@ -152,7 +214,7 @@ class BudgetedEvaluator:
         keys = coalition_keys(X)
         hashes = _hashes(keys)
         uniq, first, inverse = _unique(hashes, keys)
-        pos = self._find(hashes[first], uniq)
+        pos = self._store.find(uniq, hashes[first])
         new = np.flatnonzero(pos < 0)
         if self.budget is not None and self.n_spent + new.size > self.budget:
             raise BudgetError(
@@ -166,26 +228,8 @@ class BudgetedEvaluator:
             vals = self.game(X if every else X[rows])
             vals = vals[:, None] if vals.ndim == 1 else vals
             self.n_spent += new.size
-            pos[new] = self._insert(hashes if every else hashes[rows], keys if every else keys[rows], vals)
-        return self._values[pos[inverse]]
-
-    def _find(self, hashes: np.ndarray, keys: np.ndarray) -> np.ndarray:
-        """Where each (distinct) key's value is held, -1 where it is not: by hash, each candidate's key compared."""
-        pos = np.full(keys.size, -1, dtype=np.intp)
-        if not self._hashes.size:
-            return pos
-        lo = np.searchsorted(self._hashes, hashes, side="left")
-        hi = np.searchsorted(self._hashes, hashes, side="right")
-        one = np.flatnonzero(hi - lo == 1)
-        slot = self._slot[lo[one]]
-        hit = self._keys[slot] == keys[one]
-        pos[one[hit]] = slot[hit]
-        for i in np.flatnonzero(hi - lo > 1):       # coalitions whose hashes collide (odds about 1e-19 a pair)
-            slots = self._slot[lo[i]:hi[i]]
-            match = slots[self._keys[slots] == keys[i]]
-            if match.size:
-                pos[i] = match[0]
-        return pos
+            pos[new] = self._store.add(keys if every else keys[rows], vals, hashes if every else hashes[rows])
+        return self._store.values[pos[inverse]]
 
     def _call_tensor(self, X: Any) -> Any:
         """The same for coalitions held as a torch tensor: keys, lookups and values stay on its device."""
@@ -219,23 +263,6 @@ class BudgetedEvaluator:
             self._tvalues = vals if self._tvalues is None else torch.cat([self._tvalues, vals])
             pos[new] = torch.arange(start, start + int(new.numel()), device=X.device)
         return self._tvalues[pos[inverse]]
-
-    def _insert(self, hashes: np.ndarray, keys: np.ndarray, values: np.ndarray) -> np.ndarray:
-        """Hold new values (appended: buffers grown by doubling); returns the slots they are held in."""
-        n, c = self._hashes.size, keys.size
-        if self._values is None or n + c > self._values.shape[0]:
-            capacity = max(n + c, 2 * n)
-            grown_keys = np.empty(capacity, dtype=self._keys.dtype)
-            grown_values = np.empty((capacity,) + values.shape[1:], dtype=values.dtype)
-            if n:
-                grown_keys[:n], grown_values[:n] = self._keys[:n], self._values[:n]
-            self._keys, self._values = grown_keys, grown_values
-        self._keys[n:n + c], self._values[n:n + c] = keys, values
-        slots = np.arange(n, n + c)
-        all_hashes = np.concatenate([self._hashes, hashes])
-        order = np.argsort(all_hashes, kind="stable")
-        self._hashes, self._slot = all_hashes[order], np.concatenate([self._slot, slots])[order]
-        return slots
 
     def output(self, values: np.ndarray) -> np.ndarray:
         """Drop the output axis of a 2-D result for a scalar game.

@@ -14,13 +14,14 @@ Sizes and probabilities live in log space, so ``d = 3072`` works.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from .combinatorics import log_binom, logsumexp
 from .arrays import row_counts
+from .evaluation import coalition_keys
 
 __all__ = [
     "DISTRIBUTIONS",
@@ -114,11 +115,6 @@ def random_subsets(rng: np.random.Generator, d: int, sizes: np.ndarray) -> np.nd
     return floyd_rows(rng, d, np.asarray(sizes, dtype=np.int64))
 
 
-def _keys(rows: np.ndarray) -> np.ndarray:
-    packed = np.ascontiguousarray(np.packbits(rows, axis=1))
-    return packed.view(f"S{packed.shape[1]}").ravel()
-
-
 def _distinct_by_size(rng: np.random.Generator, d: int, sizes: np.ndarray, containing: np.ndarray,
                       out: np.ndarray | None = None) -> np.ndarray:
     """Uniform random subsets of the given sizes, distinct among rows of the same size (populations so large
@@ -143,7 +139,7 @@ def _distinct_by_size(rng: np.random.Generator, d: int, sizes: np.ndarray, conta
         if idx.size == 0:
             return out
         # a repeat within a size: keep the first, draw the others again
-        all_keys = _keys(out[idx])
+        all_keys = coalition_keys(out[idx])
         order = np.lexsort((all_keys, sizes[idx]))
         keys, sz = all_keys[order], sizes[idx][order]
         dup = np.zeros(idx.size, dtype=bool)
@@ -188,8 +184,7 @@ def distinct_subsets(rng: np.random.Generator, d: int, h: int, count: int, *, co
     else:
         out = random_subsets(rng, d, np.full(count, k))
         while True:
-            packed = np.ascontiguousarray(np.packbits(out, axis=1))
-            _, first = np.unique(packed.view(f"S{packed.shape[1]}").ravel(), return_index=True)
+            _, first = np.unique(coalition_keys(out), return_index=True)
             if first.size == count:
                 break
             keep = np.sort(first)
@@ -235,11 +230,12 @@ class CoalitionSample:
     n_draws: int
     paired: bool = False
     coverage: str = "random"
+    _sizes: Any = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def sizes(self) -> Any:
         """Members of each row (computed once; on the coalitions' device)."""
-        if getattr(self, "_sizes", None) is None:
+        if self._sizes is None:
             self._sizes = row_counts(self.coalitions)
         return self._sizes
 

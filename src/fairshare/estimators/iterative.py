@@ -89,7 +89,11 @@ class PackedDesign:
 
     def weighted_sum(self, U: np.ndarray) -> np.ndarray:
         """``A^T U = sum_j U_j a_j``: ``(d, k)``."""
-        out = self.Z.rmatvec(self.s[:, None] * U) - (self.t @ U)[None, :]
+        return self._constant_parts(self.Z.rmatvec(self.s[:, None] * U), U)
+
+    def _constant_parts(self, zsu: np.ndarray, U: np.ndarray) -> np.ndarray:
+        """``A^T U`` from ``Z^T (s U)``: minus the ``t_j 1`` and ``center`` parts of the rows."""
+        out = zsu - (self.t @ U)[None, :]
         if self.center is not None:
             out -= np.outer(self.center, U.sum(axis=0))
         return out
@@ -121,10 +125,9 @@ class PackedDesign:
         if self.center is not None:
             columns.append((w * s)[:, None])
         raw = self.Z.rmatvec(np.concatenate(columns, axis=1))
-        sums = raw[:, : k + 1] - (t @ U)[None, :]
+        sums = self._constant_parts(raw[:, : k + 1], U)
         diag = raw[:, k + 1] + float(w @ (t * t))
         if self.center is not None:
-            sums -= np.outer(self.center, U.sum(axis=0))
             zc = raw[:, k + 2] - float(w @ t)                                    # sum_j w_j a_j (without center)
             diag += -2.0 * self.center * zc + float(w.sum()) * self.center**2
         return sums[:, :k], diag, sums[:, k]
@@ -212,7 +215,8 @@ def solve_regression_iterative(design: PackedDesign, constrained: bool):
     iterations = 0
     for iterations in range(1, _MAX_ITER + 1):
         Ap, image = normal(p)
-        alpha = rz / np.where((p * Ap).sum(axis=0) == 0.0, 1.0, (p * Ap).sum(axis=0))
+        pAp = (p * Ap).sum(axis=0)
+        alpha = rz / np.where(pAp == 0.0, 1.0, pAp)
         x += alpha * p
         fitted += alpha * image
         r -= alpha * Ap
@@ -234,17 +238,19 @@ def solve_regression_iterative(design: PackedDesign, constrained: bool):
     x = project(x)
     residual = design.y - fitted
     # leverage of each row, h_j = w_j a_j^T M^-1 a_j, under the same approximation of M
+    with_center = not constrained and design.center is not None
+    probes = np.stack([inv_d, design.center * inv_d] if with_center else [inv_d], axis=1)
+    z_probes = design.Z.matvec(probes)                                    # z^T D^-1 1 (and z^T D^-1 center)
+    zd = z_probes[:, 0]
     if constrained:
-        zd = design.Z.matvec(inv_d[:, None])[:, 0]                        # z^T D^-1 1
         # P a = s (z - |S|/d 1): (P a)^T D^-1 (P a) = s^2 (z^T D^-1 z - 2 |S|/d z^T D^-1 1 + |S|^2/d^2 1^T D^-1 1)
         quad = design.s**2 * (zd - 2.0 * sizes / d * zd + (sizes / d) ** 2 * inv_d.sum())
     else:
-        zd = design.Z.matvec(inv_d[:, None])[:, 0]
         a_d_a = design.s**2 * zd - 2.0 * design.s * design.t * zd + design.t**2 * inv_d.sum()
         a_d_1 = design.s * zd - design.t * inv_d.sum()
-        if design.center is not None:
-            c_d = design.center * inv_d
-            zc = design.Z.matvec(c_d[:, None])[:, 0]
+        if with_center:
+            c_d = probes[:, 1]
+            zc = z_probes[:, 1]
             a_d_a += -2.0 * (design.s * zc - design.t * c_d.sum()) + float(design.center @ c_d)
             a_d_1 -= c_d.sum()
         quad = a_d_a - beta * a_d_1**2 / denominator

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..cache import RecordLog, fingerprint, open_cache_folder
-from ..evaluation import coalition_keys
+from ..evaluation import CoalitionStore, coalition_keys
 from ..game import Game
 
 __all__ = ["DataGame", "fit_and_score", "fit_and_score_many"]
@@ -280,18 +280,20 @@ class _FitCache:
     def __init__(self, folder: Any, key: str, n_players: int) -> None:
         self.path = open_cache_folder(folder, key)
         self.log = RecordLog(self.path / "fits.log")
-        self.width = (n_players + 7) // 8
-        keys = self.log.keys
-        self.keys = {bytes(k): (float(v[0]), _STATUS[int(v[1])]) for k, v in zip(keys, self.log.values)}
+        self.store = CoalitionStore()                     # the value of each logged fit, by coalition
+        if self.log.keys.shape[0]:
+            self.store.add(self.log.keys.copy().view(f"S{self.log.key_width}").ravel(), self.log.values[:, :1])
 
     def lookup(self, coalitions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        keys = coalition_keys(coalitions)
-        hits = [self.keys.get(bytes(k).ljust(self.width, b"\0")) for k in keys]
-        found = np.array([h is not None for h in hits], dtype=bool)
-        values = np.array([h[0] if h is not None else 0.0 for h in hits])
+        """Which coalitions were fitted before, and their values (0 where not)."""
+        pos = self.store.find(coalition_keys(coalitions))
+        found = pos >= 0
+        values = np.zeros(coalitions.shape[0])
+        if found.any():
+            values[found] = self.store.values[pos[found], 0]
         return found, values
 
     def add(self, coalition: np.ndarray, value: float, what: str) -> None:
-        key = coalition_keys(coalition[None, :])[0].ljust(self.width, b"\0")
-        self.keys[key] = (value, what)
-        self.log.append(np.frombuffer(key, dtype=np.uint8)[None, :], np.array([[value, _STATUS.index(what)]]))
+        key = coalition_keys(coalition[None, :])
+        self.store.add(key, np.array([[value]]))
+        self.log.append(np.frombuffer(key.tobytes(), dtype=np.uint8)[None, :], np.array([[value, _STATUS.index(what)]]))

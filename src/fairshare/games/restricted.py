@@ -35,19 +35,19 @@ class RestrictedGame(Game):
         super().__init__(idx.size, player_names=[game.player_names[i] for i in idx], batch_size=game.batch_size)
         self.game = game
         self.active = idx
+        self._source = np.full(game.n_players, -1, dtype=np.int64)      # the column of each player, -1: absent
+        self._source[idx] = np.arange(idx.size)
 
     def _evaluate(self, coalitions: np.ndarray) -> np.ndarray:
         # the full game's coalitions a block of rows at a time (a column scatter of the whole sample would
         # cost as much as the estimator and hold a second copy of the coalitions)
         step = max(1, _BLOCK_CELLS // self.game.n_players)
-        source = np.full(self.game.n_players, -1, dtype=np.int64)      # the column of each player, -1: absent
-        source[self.active] = np.arange(self.active.size)
         parts = []
         for start in range(0, coalitions.shape[0], step):
             block = np.ascontiguousarray(coalitions[start:start + step])
             full = np.empty((block.shape[0], self.game.n_players), dtype=bool)
             with threads_for(full.size):
-                _expand_columns(block, source, full)
+                _expand_columns(block, self._source, full)
             parts.append(self.game(full))
         return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)
 
