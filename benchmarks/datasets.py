@@ -204,3 +204,23 @@ BANZHAF_DATASETS = {
     "diabetes": pima, "adult": adult_census, "bank": bank, "german_credit": german_credit, "nhanes": nhanes,
     "brca": brca, "communities": communities, "tuandromd": tuandromd,
 }
+
+
+def digits_task():
+    """scikit-learn's 8x8 digits: (1797, 64) pixel intensities and the labels."""
+    from sklearn.datasets import load_digits
+
+    d = load_digits()
+    return d.data.astype(float), d.target
+
+
+def cifar_sized_task():
+    """Digits upsampled to 32x32x3 with tinted channels and pixel noise (the offline CIFAR-10 stand-in)."""
+    from scipy.ndimage import zoom
+
+    X, y = digits_task()
+    images = zoom(X.reshape(-1, 8, 8) / 16.0, (1, 4, 4), order=1)                 # (N, 32, 32)
+    tints = np.array([1.0, 0.8, 0.6])
+    rgb = images[:, :, :, None] * tints                                            # (N, 32, 32, 3)
+    rgb = rgb + 0.05 * np.random.default_rng(0).standard_normal(rgb.shape)
+    return np.clip(rgb, 0.0, 1.0).reshape(len(X), -1), y

@@ -28,10 +28,10 @@ def main(size: str = "default", seeds: int | None = None, out: str | None = None
                "leave-one-out": fs.Semivalue.leave_one_out()}
     exact = {name: fs.exact(game, sv).values for name, sv in indices.items()}
     rows = []
-    for name in fs.registry.method_names():
+    for name in fs.estimation.registry.method_names():
         if name == "exact":
             continue
-        spec = fs.registry.get_method(name)
+        spec = fs.estimation.registry.get_method(name)
         index = next(i for i, sv in indices.items() if spec.supports(sv))
         warm = max(min(budget, 400), spec.budget_needed(game, indices[index]))
         fs.estimate(game, index, method=name, budget=warm, seed=1)                         # untimed: first calls

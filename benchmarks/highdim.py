@@ -28,7 +28,9 @@ import numpy as np
 
 import fairshare as fs
 
+from . import highdim_cnn
 from .common import plot_lines, quantiles, table, write_report, results_dir
+from .datasets import cifar_sized_task, digits_task
 
 warnings.filterwarnings("ignore")
 
@@ -53,25 +55,6 @@ OURS = {                                  # the defaults first: they are the one
     "MV leverage (fairshare matrix-vector default)": dict(method="matrix-vector"),
     "MV kernel": dict(method="matrix-vector", distribution="kernel"),
 }
-
-
-def digits_task():
-    from sklearn.datasets import load_digits
-
-    d = load_digits()
-    return d.data.astype(float), d.target
-
-
-def cifar_sized_task():
-    """Digits upsampled to 32x32x3 with tinted channels and pixel noise (the offline CIFAR-10 stand-in)."""
-    from scipy.ndimage import zoom
-
-    X, y = digits_task()
-    images = zoom(X.reshape(-1, 8, 8) / 16.0, (1, 4, 4), order=1)                 # (N, 32, 32)
-    tints = np.array([1.0, 0.8, 0.6])
-    rgb = images[:, :, :, None] * tints                                            # (N, 32, 32, 3)
-    rgb = rgb + 0.05 * np.random.default_rng(0).standard_normal(rgb.shape)
-    return np.clip(rgb, 0.0, 1.0).reshape(len(X), -1), y
 
 
 def fitted(task, trees: int):
@@ -271,36 +254,5 @@ def main(size: str = "default", seeds: int | None = None, out: str | None = None
         "5% of the dense solve.\n\n" + table(
             ["explicand", "non-null players", "m", "game s", "estimator s (iterative)", "estimator s (dense)",
              "dense / iterative", "NMSE iterative", "NMSE dense", "relative NMSE gap", "finite stderr"], solve_rows))
-    sections += _cnn_sections(size, device)
+    sections += highdim_cnn.sections(size, device)
     write_report("highdim", "fairshare bench highdim", sections, out)
-
-
-def _cnn_sections(size: str, device: str, cfg: dict | None = None) -> list[str]:
-    """The CNN game (benchmarks/highdim_cnn.py): model and estimator time, the model floor, peers."""
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        return ["## CNN game\n\nleft out: torch is not installed (extra `torch`)."]
-    from . import highdim_cnn
-
-    cfg = cfg or highdim_cnn.SIZES[size]
-    rows, peers, notes = highdim_cnn.run(cfg, "cuda" if device == "cuda" else "cpu", cifar_sized_task)
-    import platform
-
-    machine = f"{platform.processor() or platform.machine()}"
-    if device == "cuda":
-        import torch
-
-        machine = torch.cuda.get_device_name(0)
-    return [
-        f"## CNN game on {device} ({machine})\n\nA small CNN (two conv layers) trained on the CIFAR-sized digits, "
-        "n = 3072 pixel-channels, all ten class probabilities, the first training image as the baseline; "
-        "`fs.games.TorchGame` keeps coalitions, masked inputs, model calls, the solve and the standard errors on the "
-        "device. Model time is measured inside the game (masking and forward passes); the floor is m masked forward "
-        "passes alone; NMSE is against a long reference run. " + " ".join(notes) + "\n\n" + table(
-            ["m", "total s / explicand", "model s", "estimator s", "model floor s", "total / floor",
-             "median NMSE vs reference"], rows),
-        "## CNN game: peers at equal m (same machine)\n\n" + table(
-            ["m", "method", "s / explicand", "median NMSE vs reference", "time / fairshare", "NMSE / fairshare"],
-            peers),
-    ]

@@ -5,7 +5,7 @@ import numpy as np
 
 import fairshare as fs
 from fairshare.cli import main
-from fairshare.registry import method_names
+from fairshare.estimation.registry import method_names
 
 
 def test_methods_command_lists_every_method(capsys):
@@ -23,7 +23,7 @@ def test_demo_prints_a_table_for_every_method(capsys):
     rows = [line for line in out.splitlines() if line.startswith("| ") and not line.startswith("| method")]
     listed = {(r.split("|")[1].strip(), r.split("|")[2].strip()) for r in rows}
     expected = {(m, i) for m in method_names() for i in ("shapley", "banzhaf")
-                if fs.registry.get_method(m).supports(fs.semivalues.resolve_index(i))}
+                if fs.estimation.registry.get_method(m).supports(fs.semivalues.resolve_index(i))}
     assert listed == expected
     for r in rows:
         cells = [c.strip() for c in r.split("|")[1:-1]]
@@ -31,7 +31,7 @@ def test_demo_prints_a_table_for_every_method(capsys):
         if cells[0] == "exact":
             assert evaluations == 1024 and error == 0.0
         else:
-            need = fs.registry.get_method(cells[0]).budget_needed(fs.games.AdditiveGame(np.ones(10)),
+            need = fs.estimation.registry.get_method(cells[0]).budget_needed(fs.games.AdditiveGame(np.ones(10)),
                                                                    fs.semivalues.resolve_index(cells[1]))
             assert evaluations <= max(200, need) and error < 0.2
 

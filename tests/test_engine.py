@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import fairshare as fs
-from fairshare.registry import get_method, method_names, methods_markdown
+from fairshare.estimation.registry import get_method, method_names, methods_markdown
 from fairshare.stopping import MaxEvaluations, MaxTime, RankStable, RelativeError, StandardError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -257,8 +257,9 @@ def test_small_budgets_are_never_confidently_wrong(method):
 
 # ------------------------------------------------------------------------------- adaptive sampler
 def test_the_adaptive_sampler_moves_mass_to_the_sizes_whose_residuals_are_large():
-    from fairshare.estimators.samplers import History, NeymanSizes
-    from fairshare.sampling import sample_without_replacement, shapley_size_log_mass
+    from fairshare.estimation.protocols import History
+    from fairshare.estimation.samplers import NeymanSizes
+    from fairshare.estimation.sampling import sample_without_replacement, shapley_size_log_mass
 
     d = 12
     base = shapley_size_log_mass(d, "leverage")

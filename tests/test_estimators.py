@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import fairshare as fs
-from fairshare.registry import get_method, method_names
+from fairshare.estimation.registry import get_method, method_names
 from conftest import stderr_coverage
 
 ESTIMATORS = [m for m in method_names() if m != "exact"]
@@ -128,7 +128,7 @@ def test_auto_method_choice():
     assert "surrogate fits" in cv.options["auto"]["why"]
     assert fs.estimate(opaque, "banzhaf", budget=500, seed=0).method == "kernel-banzhaf-cv"
     # when the surrogates would cost more than the time allowed, the plain estimators
-    from fairshare.estimators.auto import with_surrogate_allowance
+    from fairshare.estimation.choice import with_surrogate_allowance
     plain = with_surrogate_allowance(0.0, fs.estimate, opaque, "shapley", budget=500, seed=0)
     assert plain.method == "regression" and "cost more than they save" in plain.options["auto"]["why"]
     assert with_surrogate_allowance(0.0, fs.estimate, opaque, "banzhaf", budget=500, seed=0).method == "kernel-banzhaf"

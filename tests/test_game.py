@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 import fairshare as fs
+from fairshare.estimation.enumeration import all_coalitions
 
 
 def size_game(n=4, **kw):
@@ -59,7 +60,7 @@ def test_batch_size_splits_large_requests():
         return S.sum(axis=1).astype(float)
 
     g = fs.games.FunctionGame(fn, n_players=3, batch_size=4)
-    out = g(fs.exact.__globals__["all_coalitions"](3))
+    out = g(all_coalitions(3))
     assert sizes == [4, 4]
     np.testing.assert_array_equal(out, [0, 1, 1, 2, 1, 2, 2, 3])
     assert g.n_evaluations == 8
@@ -113,7 +114,7 @@ def test_a_game_without_evaluate_says_so():
 def test_budgeted_evaluator_evaluates_each_coalition_once(monkeypatch, d, collide):
     """Repeats within a call and across calls are answered from memory; with every hash colliding (forced), the
     keys themselves still tell coalitions apart."""
-    from fairshare import evaluation
+    from fairshare.estimation import evaluation
 
     if collide:
         monkeypatch.setattr(evaluation, "_hashes", lambda keys: np.zeros(keys.size, dtype=np.uint64))
@@ -134,7 +135,7 @@ def test_budgeted_evaluator_evaluates_each_coalition_once(monkeypatch, d, collid
 def test_coalition_store_finds_what_was_added_between_lookups(monkeypatch, collide):
     """Adds one at a time and in blocks, lookups between them (the hashes merged late): every key finds its own
     value, absent keys find nothing, also with every hash colliding."""
-    from fairshare import evaluation
+    from fairshare.estimation import evaluation
 
     if collide:
         monkeypatch.setattr(evaluation, "_hashes", lambda keys: np.zeros(keys.size, dtype=np.uint64))

@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 import fairshare as fs
+from fairshare.estimation.enumeration import all_coalitions
 from fairshare.trees import prepared, read_ensemble, tree_rows
 
 from conftest import model_raw_output
@@ -218,7 +219,7 @@ def test_reader_reproduces_the_models_raw_output(name):
 def test_interventional_values_equal_enumeration_with_the_models_own_predictions(name):
     model, X, custom = CASES[name]
     x_row, b_rows = 7, [11, 23]
-    S_all = fs.exact.__globals__["all_coalitions"](N_FEATURES)
+    S_all = all_coalitions(N_FEATURES)
     # the game evaluated by the model itself: mean raw output over imputed rows
     values = np.mean([raw_output(model, _hybrid(X, x_row, b, S_all), custom) for b in b_rows], axis=0)
     brute = fs.games.FunctionGame(lambda S: values[S @ (1 << np.arange(N_FEATURES))], n_players=N_FEATURES)

@@ -8,16 +8,16 @@
 True
 """
 
-from . import games, metrics
+from . import estimation, games, metrics, stopping
 from .attribution import Attribution
 from .datavalues import DataValues, value_data
 from .estimate import estimate
-from .evaluation import BudgetError
+from .estimation.evaluation import BudgetError
 from .exact import exact
 from .explain import explain
 from .explanation import Explanation
 from .game import Game
-from .registry import methods
+from .estimation.registry import methods
 from .semivalues import Semivalue
 
 __version__ = "0.1.0"

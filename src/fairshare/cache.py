@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .evaluation import CoalitionStore, coalition_keys
+from .estimation.evaluation import CoalitionStore, coalition_keys
 from .game import Game
 
 __all__ = ["RunCache", "CachedGame", "RecordLog", "fingerprint", "open_cache_folder", "writable_folder"]

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .registry import methods
+from .estimation.registry import methods
 
 
 def _cmd_methods(args: argparse.Namespace) -> int:
-    from .registry import methods_markdown
+    from .estimation.registry import methods_markdown
 
     if args.markdown:
         print(methods_markdown())

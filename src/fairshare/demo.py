@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .metrics import relative_squared_error
-from .registry import get_method, method_names
+from .estimation.registry import get_method, method_names
 from .semivalues import resolve_index
 
 DEMO_BUDGET = 200

@@ -8,33 +8,17 @@ import numpy as np
 
 from ._validation import SeedLike, check_int, check_rng
 from .attribution import Attribution
-from .estimators.driver import run
-from .estimators.spec import Estimate, Setup
-from .evaluation import BudgetedEvaluator, BudgetError
+from .estimation.choice import auto_method, control_variate_choice
+from .estimation.driver import run
+from .estimation.evaluation import BudgetedEvaluator, BudgetError
+from .estimation.registry import get_method, registered
+from .estimation.spec import Estimate, Setup
+from .estimation.stopping import StoppingRule, as_rule
 from .game import Game
 from .games.restricted import RestrictedGame
-from .registry import get_method, method_names, registered
 from .semivalues import Semivalue, resolve_index
-from .stopping import StoppingRule, as_rule
 
 __all__ = ["estimate"]
-
-
-def _auto_method(game: Game, sv: Semivalue, budget: int) -> str:
-    exact_spec = get_method("exact")
-    if budget >= exact_spec.budget_needed(game, sv):
-        return "exact"
-    best, best_priority = None, -np.inf
-    for spec in registered():
-        for family, priority in spec.default_for.items():
-            if spec.supports(sv) and family in spec.indices and priority > best_priority:
-                best, best_priority = spec.name, priority
-    if best is None:
-        raise ValueError(
-            f"no estimator for index {sv.name!r} is registered; methods: {method_names()} "
-            f"(use method='exact' for small games)"
-        )
-    return best
 
 
 def estimate(game: Game, index: str | Semivalue = "shapley", method: str = "auto", budget: int | None = None,
@@ -95,7 +79,7 @@ def estimate(game: Game, index: str | Semivalue = "shapley", method: str = "auto
     rule = as_rule(stop, tol)
     if progress is not None and not callable(progress):
         raise TypeError(f"progress must be a callable progress(evaluations, cap, relative_error), got {progress!r}")
-    name = _auto_method(game, sv, budget if budget is not None else 0) if method == "auto" else method
+    name = auto_method(game, sv, budget if budget is not None else 0) if method == "auto" else method
     spec = get_method(name)
     if not spec.supports(sv):
         valid = [s.name for s in registered() if s.supports(sv)]
@@ -125,8 +109,6 @@ def estimate(game: Game, index: str | Semivalue = "shapley", method: str = "auto
     evaluator = BudgetedEvaluator(target, budget)
     auto_note = None
     if method == "auto" and not options and spec.exact is None and not (nulls is not None and nulls.all()):
-        from .estimators.auto import control_variate_choice
-
         name, auto_note = control_variate_choice(name, evaluator, budget)
         spec = get_method(name)
         opts = spec.resolve({}, target.n_players, target_sv)

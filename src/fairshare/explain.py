@@ -187,7 +187,7 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
     """
     sv = resolve_index(index)
     if method != "auto":
-        from .registry import get_method
+        from .estimation.registry import get_method
 
         get_method(method)                       # unknown names fail here, listing the valid ones
     if budget is not None:
@@ -227,7 +227,7 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
     if method == "auto" and not options:
         # one choice for every row (the same method whatever the threads or the cluster), made on the first row;
         # the rows share the second of surrogate fitting auto allows one estimate
-        from .estimators.auto import AUTO_SURROGATE_SECONDS, resolve_auto, with_surrogate_allowance
+        from .estimation.choice import AUTO_SURROGATE_SECONDS, resolve_auto, with_surrogate_allowance
 
         first = ModelGame(predict, _row_frame(X, 0), background, imputation=imputation, groups=groups,
                           batch_size=batch_size, feature_names=names)
@@ -323,7 +323,7 @@ def _explain_torch(model: Any, X: Any, background: Any, sv: Semivalue, method: s
                                    else seed.integers(2**63)).spawn(n_rows)
     results, bar = [], _progress(progress and n_rows > 1, n_rows)
     if method == "auto" and not options:                       # one choice for every input (see explain)
-        from .estimators.auto import AUTO_SURROGATE_SECONDS, resolve_auto, with_surrogate_allowance
+        from .estimation.choice import AUTO_SURROGATE_SECONDS, resolve_auto, with_surrogate_allowance
 
         first = TorchGame(model, X[0], baseline=baseline, groups=groups, batch_size=batch_size)
         method, _ = with_surrogate_allowance(AUTO_SURROGATE_SECONDS.get() / n_rows, resolve_auto, first, sv,

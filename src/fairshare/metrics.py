@@ -119,7 +119,8 @@ def objective_error(estimate: Any, game: Any, index: Any = "banzhaf") -> float:
     >>> objective_error(fs.exact(g, "banzhaf"), g)
     0.0
     """
-    from .exact import MAX_ENUMERATION_PLAYERS, all_coalitions, exact
+    from .estimation.enumeration import MAX_ENUMERATION_PLAYERS, all_coalitions
+    from .exact import exact
 
     n = game.n_players
     if n > MAX_ENUMERATION_PLAYERS:

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..cache import RecordLog, fingerprint, open_cache_folder
-from ..evaluation import CoalitionStore, coalition_keys
+from ..estimation.evaluation import CoalitionStore, coalition_keys
 from ..game import Game
 
 __all__ = ["DataGame", "fit_and_score", "fit_and_score_many"]

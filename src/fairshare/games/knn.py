@@ -23,13 +23,12 @@ from numba import njit, prange
 from .._validation import check_int
 from ..game import Game
 from ..semivalues import Semivalue
-from ..threads import threads_for
-from ..trees.kernels import _CACHE
+from ..compiled import CACHE, threads_for
 
 __all__ = ["KNNGame", "knn_shapley"]
 
 
-@njit(parallel=True, cache=_CACHE)
+@njit(parallel=True, cache=CACHE)
 def _knn_accuracy(coalitions: np.ndarray, order: np.ndarray, match: np.ndarray, k: int) -> np.ndarray:
     """Mean over validation points of the share of the ``k`` nearest members that carry the right label
     (each walk stops at the ``k``-th member; zero for the empty coalition)."""

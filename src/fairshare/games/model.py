@@ -10,8 +10,7 @@ from numba import njit, prange
 
 from .._validation import check_int, format_coalition
 from ..game import Game
-from ..threads import threads_for
-from ..trees.kernels import _CACHE
+from ..compiled import CACHE, threads_for
 
 __all__ = ["ModelGame", "ModelError", "as_predict", "IMPUTATIONS"]
 
@@ -245,7 +244,7 @@ class ModelGame(Game):
         return values[:, 0] if values.shape[1] == 1 else values
 
 
-@njit(cache=_CACHE, nogil=True, parallel=True)
+@njit(cache=CACHE, nogil=True, parallel=True)
 def _fill_rows(known: np.ndarray, x: np.ndarray, background: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover
     """``out[r, b, j] = x[j]`` where ``known[r, j]``, else ``background[b, j]`` (one pass, rows in parallel)."""
     for r in prange(known.shape[0]):

@@ -8,8 +8,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..game import Game
-from ..threads import threads_for
-from ..trees.kernels import _CACHE
+from ..compiled import CACHE, threads_for
 
 __all__ = ["RestrictedGame"]
 
@@ -55,7 +54,7 @@ class RestrictedGame(Game):
 _BLOCK_CELLS = 1 << 24          # coalition cells per call of the full game (16 MB)
 
 
-@njit(cache=_CACHE, nogil=True, parallel=True)
+@njit(cache=CACHE, nogil=True, parallel=True)
 def _expand_columns(Z: np.ndarray, source: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled
     """Every cell of ``out`` written in order: ``out[r, c] = Z[r, source[c]]``, False where ``source[c] < 0``."""
     for r in prange(Z.shape[0]):

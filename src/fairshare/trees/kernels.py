@@ -29,27 +29,18 @@ from the background is the game ``1[P in S, N out of S]``; its values come from
 
 from __future__ import annotations
 
-import os
 import threading
 
 import numpy as np
 from numba import njit, prange
 
+from ..compiled import CACHE
+
 __all__ = ["path_layout", "path_dependent_walk", "path_dependent_rows", "interventional_rows", "decisions", "leaves"]
 
 
-def _can_cache() -> bool:
-    """numba keeps compiled kernels next to this file or in the user's cache folder; where neither is
-    writable (a read-only install without a home), compiling once per process beats failing."""
-    places = (os.environ.get("NUMBA_CACHE_DIR"), os.path.dirname(os.path.abspath(__file__)),
-              os.path.join(os.path.expanduser("~"), ".cache"))
-    return any(p and os.path.isdir(p) and os.access(p, os.W_OK) for p in places)
 
-
-_CACHE = _can_cache()
-
-
-@njit(cache=_CACHE, nogil=True)
+@njit(cache=CACHE, nogil=True)
 def path_layout(left: np.ndarray, right: np.ndarray, feature: np.ndarray, roots: np.ndarray,
                 max_depth: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover - compiled
     """Per node reached by an edge: the factor slot of the edge's feature on the path from the root
@@ -108,7 +99,7 @@ def path_layout(left: np.ndarray, right: np.ndarray, feature: np.ndarray, roots:
     return slot, repeat, n_slots, parent
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(cache=CACHE, nogil=True)
 def _latest_levels(lvl_slot: np.ndarray, d: int, from_level: np.ndarray) -> int:  # pragma: no cover - compiled
     """``from_level[slot]``: deepest level up to ``d`` that set each factor slot; returns the number of slots."""
     ns = 0
@@ -118,7 +109,7 @@ def _latest_levels(lvl_slot: np.ndarray, d: int, from_level: np.ndarray) -> int:
     return ns
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(cache=CACHE, nogil=True)
 def path_dependent_walk(left: np.ndarray, right: np.ndarray, feature: np.ndarray, ratio: np.ndarray,
                         parent: np.ndarray, slot: np.ndarray, repeat: np.ndarray, value: np.ndarray,
                         roots: np.ndarray, tree_out: np.ndarray, go_left_t: np.ndarray, nodes: np.ndarray,
@@ -226,13 +217,13 @@ def path_dependent_walk(left: np.ndarray, right: np.ndarray, feature: np.ndarray
 
 
 # ------------------------------------------------------------------------------------ decisions
-@njit(cache=_CACHE, nogil=True, inline="always")
+@njit(cache=CACHE, nogil=True, inline="always")
 def _member(keys: np.ndarray, key: np.int64) -> bool:  # pragma: no cover - compiled
     pos = np.searchsorted(keys, key)
     return pos < keys.shape[0] and keys[pos] == key
 
 
-@njit(cache=_CACHE, nogil=True, inline="always")
+@njit(cache=CACHE, nogil=True, inline="always")
 def _numeric_left(node: int, x: float, threshold: np.ndarray, default_left: np.ndarray, missing: np.ndarray,
                   strict: bool, float32: bool) -> bool:  # pragma: no cover - compiled
     """Whether value ``x`` goes left at numerical split ``node`` (the rules of :mod:`fairshare.trees.ensemble`).
@@ -255,7 +246,7 @@ def _numeric_left(node: int, x: float, threshold: np.ndarray, default_left: np.n
     return default_left[node] if use_default else result
 
 
-@njit(cache=_CACHE, nogil=True, inline="always")
+@njit(cache=CACHE, nogil=True, inline="always")
 def _categorical_left(node: int, x: float, default_left: np.ndarray, float32: bool, cat_left: np.ndarray,
                       cat_right: np.ndarray, cat_other_left: np.ndarray) -> bool:  # pragma: no cover - compiled
     """Whether value ``x`` goes left at categorical split ``node``: its left set, its right set, else the other way."""
@@ -276,7 +267,7 @@ def _categorical_left(node: int, x: float, default_left: np.ndarray, float32: bo
     return result
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(cache=CACHE, nogil=True)
 def _decide_row(r, feature, threshold, default_left, missing, strict, float32, categorical, cat_left, cat_right,
                 cat_other_left, X, out):  # pragma: no cover - compiled
     if categorical.shape[0] == 0:
@@ -295,7 +286,7 @@ def _decide_row(r, feature, threshold, default_left, missing, strict, float32, c
             out[r, node] = _numeric_left(node, X[r, f], threshold, default_left, missing, strict, float32)
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(cache=CACHE, nogil=True)
 def _decisions_serial(feature, threshold, default_left, missing, strict, float32, categorical, cat_left, cat_right,
                       cat_other_left, X, out):  # pragma: no cover - compiled
     for r in range(X.shape[0]):
@@ -303,7 +294,7 @@ def _decisions_serial(feature, threshold, default_left, missing, strict, float32
                     cat_other_left, X, out)
 
 
-@njit(cache=_CACHE, nogil=True, parallel=True)
+@njit(cache=CACHE, nogil=True, parallel=True)
 def _decisions_parallel(feature, threshold, default_left, missing, strict, float32, categorical, cat_left, cat_right,
                         cat_other_left, X, out):  # pragma: no cover - compiled
     for r in prange(X.shape[0]):
@@ -311,7 +302,7 @@ def _decisions_parallel(feature, threshold, default_left, missing, strict, float
                     cat_other_left, X, out)
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(cache=CACHE, nogil=True)
 def _leaves_row(r, feature, left, right, roots, threshold, default_left, missing, strict, float32, categorical,
                 cat_left, cat_right, cat_other_left, X, out):  # pragma: no cover - compiled
     has_cat = categorical.shape[0] > 0
@@ -327,7 +318,7 @@ def _leaves_row(r, feature, left, right, roots, threshold, default_left, missing
         out[r, t] = node
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(cache=CACHE, nogil=True)
 def _leaves_serial(feature, left, right, roots, threshold, default_left, missing, strict, float32, categorical,
                    cat_left, cat_right, cat_other_left, X, out):  # pragma: no cover - compiled
     for r in range(X.shape[0]):
@@ -335,7 +326,7 @@ def _leaves_serial(feature, left, right, roots, threshold, default_left, missing
                     cat_left, cat_right, cat_other_left, X, out)
 
 
-@njit(cache=_CACHE, nogil=True, parallel=True)
+@njit(cache=CACHE, nogil=True, parallel=True)
 def _leaves_parallel(feature, left, right, roots, threshold, default_left, missing, strict, float32, categorical,
                      cat_left, cat_right, cat_other_left, X, out):  # pragma: no cover - compiled
     for r in prange(X.shape[0]):
@@ -344,7 +335,7 @@ def _leaves_parallel(feature, left, right, roots, threshold, default_left, missi
 
 
 # ------------------------------------------------------------------------------- interventional
-@njit(cache=_CACHE, nogil=True, inline="always")
+@njit(cache=CACHE, nogil=True, inline="always")
 def _add_game(path_f: np.ndarray, path_s: np.ndarray, nf: int, weight: float, o: int, pos: np.ndarray,
               neg: np.ndarray, out: np.ndarray, r: int) -> None:  # pragma: no cover - compiled
     """Add ``weight`` times the values of ``1[P in S, N out of S]`` (P: path features with side True) to output ``o``."""
@@ -360,7 +351,7 @@ def _add_game(path_f: np.ndarray, path_s: np.ndarray, nf: int, weight: float, o:
         out[r, path_f[i], o] += vp if path_s[i] else vn
 
 
-@njit(cache=_CACHE, nogil=True, inline="always")
+@njit(cache=CACHE, nogil=True, inline="always")
 def _side(path_f: np.ndarray, path_s: np.ndarray, nf: int, f: int) -> int:  # pragma: no cover - compiled
     """1: ``f`` is on the path taken from the row, 0: from the background row, -1: not decided."""
     for i in range(nf):
@@ -369,7 +360,7 @@ def _side(path_f: np.ndarray, path_s: np.ndarray, nf: int, f: int) -> int:  # pr
     return -1
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(cache=CACHE, nogil=True)
 def _linear_leaf(r: int, b: int, node: int, o: int, path_f: np.ndarray, path_s: np.ndarray, nf: int,
                  ext_f: np.ndarray, ext_s: np.ndarray, value: np.ndarray, lin_ptr: np.ndarray,
                  lin_feat: np.ndarray, lin_coeff: np.ndarray, lin_fallback: np.ndarray, X: np.ndarray,
@@ -429,7 +420,7 @@ def _linear_leaf(r: int, b: int, node: int, o: int, path_f: np.ndarray, path_s: 
             _add_game(ext_f, ext_s, ne + 1, lin_coeff[idx] * (xj - bj) * scale, o, pos, neg, out, r)
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(cache=CACHE, nogil=True)
 def _intervene_row(r: int, left: np.ndarray, right: np.ndarray, feature: np.ndarray, value: np.ndarray,
                    roots: np.ndarray, tree_out: np.ndarray, go_x: np.ndarray, go_z: np.ndarray, pos: np.ndarray,
                    neg: np.ndarray, lin_ptr: np.ndarray, lin_feat: np.ndarray, lin_coeff: np.ndarray,
@@ -514,7 +505,7 @@ def _intervene_row(r: int, left: np.ndarray, right: np.ndarray, feature: np.ndar
                 top += 2
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(cache=CACHE, nogil=True)
 def _intervene_serial(left, right, feature, value, roots, tree_out, go_x, go_z, pos, neg, lin_ptr, lin_feat,
                       lin_coeff, lin_fallback, X, Z, max_depth, max_terms, out):  # pragma: no cover - compiled
     for r in range(go_x.shape[0]):
@@ -522,7 +513,7 @@ def _intervene_serial(left, right, feature, value, roots, tree_out, go_x, go_z, 
                        lin_coeff, lin_fallback, X, Z, max_depth, max_terms, out)
 
 
-@njit(cache=_CACHE, nogil=True, parallel=True)
+@njit(cache=CACHE, nogil=True, parallel=True)
 def _intervene_parallel(left, right, feature, value, roots, tree_out, go_x, go_z, pos, neg, lin_ptr, lin_feat,
                         lin_coeff, lin_fallback, X, Z, max_depth, max_terms, out):  # pragma: no cover - compiled
     for r in prange(go_x.shape[0]):
@@ -530,7 +521,7 @@ def _intervene_parallel(left, right, feature, value, roots, tree_out, go_x, go_z
                        lin_coeff, lin_fallback, X, Z, max_depth, max_terms, out)
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(cache=CACHE, nogil=True)
 def _intervene_chunks_serial(left, right, feature, value, roots, tree_out, go_x, go_z, pos, neg, lin_ptr, lin_feat,
                              lin_coeff, lin_fallback, X, Z, max_depth, max_terms, bounds, partial):  # pragma: no cover
     for c in range(bounds.shape[0] - 1):
@@ -540,7 +531,7 @@ def _intervene_chunks_serial(left, right, feature, value, roots, tree_out, go_x,
                            lin_feat, lin_coeff, lin_fallback, X, Z[lo:hi], max_depth, max_terms, partial[c])
 
 
-@njit(cache=_CACHE, nogil=True, parallel=True)
+@njit(cache=CACHE, nogil=True, parallel=True)
 def _intervene_chunks(left, right, feature, value, roots, tree_out, go_x, go_z, pos, neg, lin_ptr, lin_feat,
                       lin_coeff, lin_fallback, X, Z, max_depth, max_terms, bounds, partial):  # pragma: no cover
     """Few rows, many background rows: chunks of the background in parallel, each into its own ``partial[c]``."""
@@ -552,7 +543,7 @@ def _intervene_chunks(left, right, feature, value, roots, tree_out, go_x, go_z, 
 
 
 # ------------------------------------------------------------------------------ path dependent
-@njit(cache=_CACHE, nogil=True)
+@njit(cache=CACHE, nogil=True)
 def _path_dependent_serial(left, right, feature, ratio, parent, slot, repeat, value, roots, tree_out, go_left_t,
                            nodes, weights, max_depth, block, out):  # pragma: no cover - compiled
     rows = go_left_t.shape[1]
@@ -562,7 +553,7 @@ def _path_dependent_serial(left, right, feature, ratio, parent, slot, repeat, va
                             go_left_t[:, lo:hi], nodes, weights, max_depth, out[:, :, lo:hi])
 
 
-@njit(cache=_CACHE, nogil=True, parallel=True)
+@njit(cache=CACHE, nogil=True, parallel=True)
 def _path_dependent_parallel(left, right, feature, ratio, parent, slot, repeat, value, roots, tree_out, go_left_t,
                              nodes, weights, max_depth, block, out):  # pragma: no cover - compiled
     rows = go_left_t.shape[1]

@@ -9,8 +9,8 @@ The matrix-vector form is ``d / (d - 1) P sum_S k(S) z_S y_S``.
 *Semivalue* (Kernel Banzhaf paper, Lemma 3.4): see :class:`SemivalueDesign`; Banzhaf values are the case
 ``s = 1, t = 1/2``.
 
-Both give design rows ``a_S = s_{|S|} z_S - t_{|S|} 1`` that :mod:`fairshare.estimators.solve` handles
-alike; :class:`~fairshare.estimators.regression.RegressionSolver` is the one solver over them.
+Both give design rows ``a_S = s_{|S|} z_S - t_{|S|} 1`` that :mod:`fairshare.estimation.solve` handles
+alike; :class:`~fairshare.estimation.regression.RegressionSolver` is the one solver over them.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import arrays
 from ..combinatorics import log_binom, logsumexp
-from ..sampling import CoalitionSample
+from .sampling import CoalitionSample
 from ..semivalues import Semivalue
 from .solve import projected
 

@@ -1,6 +1,8 @@
-"""How many of numba's threads a compiled kernel gets: all of them for real work, one for a little.
+"""How fairshare's compiled (numba) kernels are built and how many threads they get.
 
-numba's worker threads sleep when idle, and waking them costs milliseconds (about 5 ms measured on
+:data:`CACHE` says whether compiled kernels are kept on disk: numba keeps them next to the package or in
+the user's cache folder; where neither is writable (a read-only install without a home), compiling once
+per process beats failing. :func:`threads_for`: numba's worker threads sleep when idle, and waking them costs milliseconds (about 5 ms measured on
 two cores after a pause of 20 ms), more than a small kernel's whole work. :func:`threads_for` runs
 the kernels called inside it on the calling thread alone when their work is small; the setting is
 the calling thread's own, so concurrent callers are unaffected.
@@ -8,12 +10,23 @@ the calling thread's own, so concurrent callers are unaffected.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import numba
 
-__all__ = ["threads_for"]
+__all__ = ["CACHE", "threads_for", "SMALL_WORK"]
+
+
+def _can_cache() -> bool:
+    places = (os.environ.get("NUMBA_CACHE_DIR"), os.path.dirname(os.path.abspath(__file__)),
+              os.path.join(os.path.expanduser("~"), ".cache"))
+    return any(p and os.path.isdir(p) and os.access(p, os.W_OK) for p in places)
+
+
+#: whether numba keeps the compiled kernels on disk (``njit(cache=CACHE)``)
+CACHE = _can_cache()
 
 SMALL_WORK = 1 << 18            # elementary steps under which one thread finishes before the others wake
 

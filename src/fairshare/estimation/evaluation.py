@@ -8,11 +8,10 @@ import numpy as np
 
 from numba import njit, prange
 
-from .arrays import is_tensor
-from .game import Game
-from .subsets import _mix
-from .threads import threads_for
-from .trees.kernels import _CACHE
+from ..arrays import is_tensor
+from ..compiled import CACHE, threads_for
+from ..game import Game
+from .subsets import mix
 
 __all__ = ["coalition_keys", "CoalitionStore", "BudgetedEvaluator", "BudgetError"]
 
@@ -21,14 +20,14 @@ class BudgetError(ValueError):
     """Raised when a budget is too small for a method, or would be exceeded."""
 
 
-@njit(cache=_CACHE, nogil=True, parallel=True)
+@njit(cache=CACHE, nogil=True, parallel=True)
 def _hash_words(words: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover
     """A 64-bit hash of each row of 64-bit words (SplitMix64's output function folded over the words)."""
     m, width = words.shape
     for r in prange(m):
         h = np.uint64(width)
         for j in range(width):
-            h = _mix(h ^ words[r, j])
+            h = mix(h ^ words[r, j])
         out[r] = h
 
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from ...arrays import to_numpy
 from ...combinatorics import logsumexp
-from .base import History
+from ..protocols import History
 from .coalitions import CoalitionDesign
 
 __all__ = ["NeymanSizes"]
@@ -32,7 +32,7 @@ class NeymanSizes(CoalitionDesign):
 
     Examples
     --------
-    >>> from fairshare.sampling import shapley_size_log_mass
+    >>> from fairshare.estimation.sampling import shapley_size_log_mass
     >>> s = NeymanSizes(np.random.default_rng(0), 10, shapley_size_log_mass(10, "leverage"))
     >>> s.schedule(1000, rounds=False)
     [300, 700]
@@ -57,7 +57,7 @@ class NeymanSizes(CoalitionDesign):
         sums = np.zeros(d + 1)
         counts = np.zeros(d + 1)
         for sample, V in zip(history.batches, history.values):
-            if not getattr(sample, "paired", False) or sample.n_rows == 0:
+            if not sample.paired or sample.n_rows == 0:
                 continue
             S = np.asarray(to_numpy(sample.coalitions[0::2]))               # (the pairs' first rows, to the host)
             V = np.asarray(to_numpy(V), dtype=float)

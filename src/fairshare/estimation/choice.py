@@ -20,10 +20,15 @@ import time
 from typing import Any
 
 
-from ..evaluation import BudgetedEvaluator
+import numpy as np
+
+from ..semivalues import Semivalue, resolve_index
+from .evaluation import BudgetedEvaluator
+from .registry import get_method, method_names, registered
 from .surrogate import CONTROL_MIN_ROWS_PER_PLAYER
 
-__all__ = ["control_variate_choice", "resolve_auto", "with_surrogate_allowance", "AUTO_SURROGATE_SECONDS"]
+__all__ = ["auto_method", "control_variate_choice", "resolve_auto", "with_surrogate_allowance",
+           "AUTO_SURROGATE_SECONDS"]
 
 #: seconds of surrogate fitting ``method="auto"`` accepts for one estimate whatever the model costs
 AUTO_SURROGATE_SECONDS: contextvars.ContextVar[float] = contextvars.ContextVar("fairshare_auto_surrogate_seconds",
@@ -32,6 +37,24 @@ _UPGRADES = {"regression": "regression-cv", "kernel-banzhaf": "kernel-banzhaf-cv
 _FOLDS = 10
 _UNIT_FIT_SECONDS = 0.045
 _DOMINANCE = 10         # model calls this many times the surrogates' cost: worth them at any allowance
+
+
+def auto_method(game: Any, sv: Semivalue, budget: int) -> str:
+    """The method ``auto`` runs before the control-variate upgrade."""
+    exact_spec = get_method("exact")
+    if budget >= exact_spec.budget_needed(game, sv):
+        return "exact"
+    best, best_priority = None, -np.inf
+    for spec in registered():
+        for family, priority in spec.default_for.items():
+            if spec.supports(sv) and family in spec.indices and priority > best_priority:
+                best, best_priority = spec.name, priority
+    if best is None:
+        raise ValueError(
+            f"no estimator for index {sv.name!r} is registered; methods: {method_names()} "
+            f"(use method='exact' for small games)"
+        )
+    return best
 
 
 def _fit_seconds(rows: int, d: int) -> float:
@@ -68,11 +91,8 @@ def control_variate_choice(name: str, evaluator: BudgetedEvaluator, budget: int)
 
 def resolve_auto(game: Any, sv: Any, budget: int) -> tuple[str, dict | None]:
     """The method ``auto`` would run on ``game`` at ``budget`` (the model is called once, on the ends)."""
-    from ..estimate import _auto_method
-    from ..semivalues import resolve_index
-
     sv = resolve_index(sv, game.n_players)
-    name = _auto_method(game, sv, budget)
+    name = auto_method(game, sv, budget)
     if name == "exact":
         return name, None
     return control_variate_choice(name, BudgetedEvaluator(game, None), budget)

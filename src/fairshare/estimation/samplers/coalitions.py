@@ -13,8 +13,8 @@ import math
 
 import numpy as np
 
-from ...sampling import CoalitionSample, sample_with_replacement, sample_without_replacement
-from .base import History, Sampler
+from ..sampling import CoalitionSample, sample_with_replacement, sample_without_replacement
+from ..protocols import History, Sampler
 
 __all__ = ["CoalitionDesign"]
 
@@ -24,7 +24,7 @@ class CoalitionDesign(Sampler):
 
     Examples
     --------
-    >>> from fairshare.sampling import shapley_size_log_mass
+    >>> from fairshare.estimation.sampling import shapley_size_log_mass
     >>> s = CoalitionDesign(np.random.default_rng(0), 6, shapley_size_log_mass(6, "kernel"), replacement=True)
     >>> s.propose(62, History()).coverage                   # 62 = 2^6 - 2: every coalition, exactly
     'all'
@@ -65,7 +65,7 @@ class CoalitionDesign(Sampler):
         if n_units < 1:
             return None
         first, self.first = self.first, False
-        if getattr(self, "enumerated", False):
+        if self.enumerated:
             return None                                   # every coalition was taken: the estimate is exact
         log_q = self.size_log_mass(history)
         if first and self.population is not None and allowance + self.free >= self.population:

@@ -19,17 +19,16 @@ from typing import Any
 import numpy as np
 
 from ..arrays import to_numpy
-from ..evaluation import BudgetedEvaluator, BudgetError
-from ..sampling import to_device
-from ..stopping import RunState, StoppingRule
-from .samplers import History
+from .evaluation import BudgetedEvaluator, BudgetError
+from .sampling import to_device
+from .stopping import RunState, StoppingRule
+from .protocols import History, Sampler, Solver
 from .spec import Estimate, MethodSpec, Setup
 
 __all__ = ["run", "DRAW_FACTOR"]
 
 #: most sampling units drawn per unit of budget
 DRAW_FACTOR = 4
-_STALE_TOP_UPS = 3            # top-ups in a row that find nothing new end a round
 
 
 def _relative_error(values: Any, stderr: Any) -> float | None:
@@ -51,10 +50,12 @@ def run(spec: MethodSpec, setup: Setup, evaluator: BudgetedEvaluator, stop: Stop
         diff = (ends[1] - ends[0])[None, :]
         return Estimate(values=diff, stderr=np.zeros_like(diff), empty_value=ends[0], grand_value=ends[1],
                         info={"n_samples": 0})
-    sampler = spec.sampler(setup)                  # factories check their configuration before any evaluation
-    solver = spec.solver(setup)
+    if spec.plan is not None:
+        setup.plan = spec.plan(setup)
+    sampler: Sampler = spec.sampler(setup)         # factories check their configuration before any evaluation
+    solver: Solver = spec.solver(setup)
     ends_rows = game.empty_and_full()
-    if getattr(sampler, "device", None) is not None:       # the sampler draws on a device: the ends go there too
+    if sampler.device is not None:                 # the sampler draws on a device: the ends go there too
         ends_rows = to_device(ends_rows, sampler.device)
     ends = np.asarray(to_numpy(evaluator(ends_rows)), dtype=float)
     v0, vN = ends[0], ends[1]
@@ -63,7 +64,7 @@ def run(spec: MethodSpec, setup: Setup, evaluator: BudgetedEvaluator, stop: Stop
     cap = setup.budget if stop is None or stop.evaluation_cap() is None else min(setup.budget, stop.evaluation_cap())
     available = cap - evaluator.n_spent
     plan = sampler.schedule(available, bool(stop is not None and stop.needs_rounds or progress is not None and
-                                            getattr(sampler, "rounds_for_progress", True)))
+                                            sampler.rounds_for_progress))
     error = None
     state = RunState(None, None, evaluator.n_spent, setup.budget, 0, started=started)
     draw_limit = DRAW_FACTOR * max(setup.budget, 1)
@@ -78,8 +79,7 @@ def run(spec: MethodSpec, setup: Setup, evaluator: BudgetedEvaluator, stop: Stop
                 break
             proposed = True
             spent = evaluator.n_spent
-            values = evaluator.fresh(batch.coalitions) if getattr(batch, "fresh", False) else \
-                evaluator(batch.coalitions)
+            values = evaluator.fresh(batch.coalitions) if batch.fresh else evaluator(batch.coalitions)
             solver.absorb(batch, values)
             history.batches.append(batch)
             history.values.append(values)
@@ -90,7 +90,7 @@ def run(spec: MethodSpec, setup: Setup, evaluator: BudgetedEvaluator, stop: Stop
                 break                  # a design without replacement is drawn once per round (again only for
                                        # what coalitions already evaluated in earlier rounds left unspent)
             stale = stale + 1 if evaluator.n_spent == spent else 0
-            if stale >= getattr(sampler, "max_stale", _STALE_TOP_UPS):
+            if stale >= sampler.max_stale:
                 break
         if not proposed:
             break

@@ -14,21 +14,20 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .threads import threads_for
-from .trees.kernels import _CACHE
+from ..compiled import CACHE, threads_for
 
 __all__ = ["floyd_fill", "floyd_rows"]
 
 
-@njit(cache=_CACHE, nogil=True, inline="always")
-def _mix(z: np.uint64) -> np.uint64:  # pragma: no cover - compiled
+@njit(cache=CACHE, nogil=True, inline="always")
+def mix(z: np.uint64) -> np.uint64:  # pragma: no cover - compiled
     """SplitMix64's output function: a 64-bit bijection whose outputs on consecutive inputs pass BigCrush."""
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     return z ^ (z >> np.uint64(31))
 
 
-@njit(cache=_CACHE, nogil=True, inline="always")
+@njit(cache=CACHE, nogil=True, inline="always")
 def _floyd_row(k: np.ndarray, start: np.ndarray, n: np.ndarray, offset: np.ndarray, flip: np.ndarray,
                seed: np.uint64, out: np.ndarray, r: int) -> None:  # pragma: no cover - compiled
     golden = np.uint64(0x9E3779B97F4A7C15)
@@ -37,7 +36,7 @@ def _floyd_row(k: np.ndarray, start: np.ndarray, n: np.ndarray, offset: np.ndarr
     row = out[r]
     for i in range(k[r]):
         j = n[r] - k[r] + i
-        x = _mix(seed + (base + np.uint64(i)) * golden) >> np.uint64(32)       # 32 uniform bits
+        x = mix(seed + (base + np.uint64(i)) * golden) >> np.uint64(32)       # 32 uniform bits
         t = np.int64((x * np.uint64(j + 1)) >> np.uint64(32))                # uniform on 0..j (bias < j / 2^32)
         t = j if row[c0 + t] else t          # a select, not a branch: taken about half the time near the end
         row[c0 + t] = True
@@ -46,7 +45,7 @@ def _floyd_row(k: np.ndarray, start: np.ndarray, n: np.ndarray, offset: np.ndarr
             row[c] = not row[c]
 
 
-@njit(cache=_CACHE, nogil=True, parallel=True)
+@njit(cache=CACHE, nogil=True, parallel=True)
 def _floyd(k: np.ndarray, start: np.ndarray, n: np.ndarray, offset: np.ndarray, flip: np.ndarray, seed: np.uint64,
            out: np.ndarray) -> None:  # pragma: no cover - compiled
     m = k.shape[0]

@@ -1,43 +1,47 @@
-"""The one registry of attribution methods: it drives estimate(), the CLI, the docs table and the tests.
+"""The one registry of attribution methods: it drives the method choice, estimate(), the CLI, the docs table and
+the tests.
 
 Methods are declared in their estimator modules (``SPECS`` lists of
-:class:`~fairshare.estimators.spec.MethodSpec`: sampler, solver, declared options) and registered
-here when :mod:`fairshare.estimators` is imported; adding a method touches its sampler or solver
-module, its declaration and its test.
+:class:`~fairshare.estimation.spec.MethodSpec`: sampler, solver, declared options) and listed here, in the
+order ``fairshare methods`` shows them; adding a method touches its sampler or solver module, its
+declaration (and its line below) and its test.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .estimators.spec import INDEX_FAMILIES, Estimate, MethodSpec, Option
+from . import exact_method, leave_one_out, montecarlo, regression, sgd
+from .spec import INDEX_FAMILIES, MethodSpec
 
-__all__ = ["Estimate", "MethodSpec", "Option", "register", "get_method", "methods", "method_names",
-           "methods_markdown"]
-
-_REGISTRY: dict[str, MethodSpec] = {}
+__all__ = ["MethodInfo", "get_method", "methods", "method_names", "methods_markdown", "registered"]
 
 
-def register(spec: MethodSpec) -> MethodSpec:
-    """Add a method to the registry (names are unique).
+def _build(specs: list[MethodSpec]) -> dict[str, MethodSpec]:
+    """The registry (names unique, index families known), in the order given."""
+    out: dict[str, MethodSpec] = {}
+    for spec in specs:
+        if spec.name in out or spec.name == "auto":
+            raise ValueError(f"a method named {spec.name!r} is already registered")
+        unknown = [f for f in spec.indices if f not in INDEX_FAMILIES]
+        if unknown:
+            raise ValueError(f"unknown index families {unknown}; known: {sorted(INDEX_FAMILIES)}")
+        out[spec.name] = spec
+    return out
+
+
+_REGISTRY = _build(exact_method.SPECS + montecarlo.SPECS[:2] + regression.SPECS + montecarlo.SPECS[2:] + sgd.SPECS
+                   + leave_one_out.SPECS)
+
+
+def method_names() -> list[str]:
+    """Registered method names, in the order ``fairshare methods`` lists them.
 
     Examples
     --------
     >>> "permutation" in method_names()
     True
     """
-    if spec.name in _REGISTRY:
-        raise ValueError(f"a method named {spec.name!r} is already registered")
-    unknown = [f for f in spec.indices if f not in INDEX_FAMILIES]
-    if unknown:
-        raise ValueError(f"unknown index families {unknown}; known: {sorted(INDEX_FAMILIES)}")
-    _REGISTRY[spec.name] = spec
-    return spec
-
-
-def method_names() -> list[str]:
-    """Registered method names, in registration order."""
-    _load()
     return list(_REGISTRY)
 
 
@@ -49,7 +53,6 @@ def get_method(name: str) -> MethodSpec:
     >>> get_method("mc-banzhaf").indices
     ('weighted-banzhaf',)
     """
-    _load()
     if not isinstance(name, str) or name not in _REGISTRY:
         raise ValueError(f"method must be one of {list(_REGISTRY)} (or 'auto'), got {name!r}")
     return _REGISTRY[name]
@@ -57,7 +60,6 @@ def get_method(name: str) -> MethodSpec:
 
 def registered() -> list[MethodSpec]:
     """Every registered method's declaration."""
-    _load()
     return list(_REGISTRY.values())
 
 
@@ -82,7 +84,6 @@ def methods() -> list[MethodInfo]:
     >>> [m.name for m in fs.methods()][:3]
     ['exact', 'permutation', 'mc-banzhaf']
     """
-    _load()
     return [MethodInfo(s.name, s.indices, s.description, dict(s.defaults), {o.name: o.describe() for o in s.options},
                        s.has_stderr) for s in _REGISTRY.values()]
 
@@ -103,7 +104,3 @@ def methods_markdown() -> str:
         lines.append(f"| `{m.name}` | {index} | {m.description} | {opts} |")
     return "\n".join(lines)
 
-
-def _load() -> None:
-    # importing the estimator modules registers them
-    from .estimators import catalog  # noqa: F401

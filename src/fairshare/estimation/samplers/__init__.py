@@ -2,13 +2,12 @@
 call the game (an adaptive sampler reads the values seen so far)."""
 
 from .adaptive import NeymanSizes
-from .base import History, Sampler, doubling
 from .coalitions import CoalitionDesign
 from .importance import LipschitzSizes, StepBatch, lipschitz_size_probabilities
 from .marginals import IndependentCoalitions, MarginalBatch, MarginalPairs, WeightedCoalitions
 from .permutations import (PermutationBatch, PermutationSampler, TruncatedPermutations, WalkBatch, Walks,
                            draw_permutations)
 
-__all__ = ["Sampler", "History", "doubling", "CoalitionDesign", "NeymanSizes", "PermutationSampler",
+__all__ = ["CoalitionDesign", "NeymanSizes", "PermutationSampler",
            "PermutationBatch", "draw_permutations", "TruncatedPermutations", "WalkBatch", "Walks", "MarginalPairs", "MarginalBatch", "IndependentCoalitions",
            "WeightedCoalitions", "LipschitzSizes", "StepBatch", "lipschitz_size_probabilities"]

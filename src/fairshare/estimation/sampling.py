@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from .combinatorics import log_binom, logsumexp
-from .arrays import row_counts
+from ..arrays import row_counts
+from ..combinatorics import log_binom, logsumexp
 from .evaluation import coalition_keys
 
 __all__ = [
@@ -102,7 +102,7 @@ def _unrank_colex(ranks: np.ndarray, d: int, h: int) -> np.ndarray:
 def random_subsets(rng: np.random.Generator, d: int, sizes: np.ndarray) -> np.ndarray:
     """One uniform random subset of ``range(d)`` per entry of ``sizes`` (repeats possible).
 
-    Compiled Floyd's algorithm over all rows at once (:mod:`fairshare.subsets`): no loop per size or row.
+    Compiled Floyd's algorithm over all rows at once (:mod:`fairshare.estimation.subsets`): no loop per size or row.
 
     Examples
     --------
@@ -230,6 +230,7 @@ class CoalitionSample:
     n_draws: int
     paired: bool = False
     coverage: str = "random"
+    fresh: bool = False
     _sizes: Any = field(default=None, init=False, repr=False, compare=False)
 
     @property

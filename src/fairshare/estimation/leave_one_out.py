@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .samplers import History, Sampler
+from .protocols import History, Sampler
 from .spec import MethodSpec, Setup
 
 __all__ = ["AllButOne", "LeaveOneOutSolver", "SPECS"]
@@ -23,6 +23,7 @@ class AllButOneBatch:
     who: np.ndarray
     coalitions: np.ndarray
     n_draws: int
+    fresh: bool = False
 
 
 class AllButOne(Sampler):

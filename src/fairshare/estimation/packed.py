@@ -6,7 +6,7 @@ players whose bits are set in byte value b at position j`` (``d / 8 * 256`` entr
 a row's product is ``d / 8`` table lookups: eight times fewer operations, and the coalition matrix
 in an eighth of the memory. ``Z^T u`` scatters ``u`` into per-position byte histograms and reads each
 player's sum off its position's histogram (the eight bit marginals of 256 cells, by halving). These are
-the ``O(m n)`` products of the iterative least-squares solver (:mod:`fairshare.estimators.iterative`).
+the ``O(m n)`` products of the iterative least-squares solver (:mod:`fairshare.estimation.iterative`).
 
 The bytes are stored position-major (``(d / 8, m)``), so that both products stream them: ``Z v`` takes
 rows a tile at a time (the tile's partial sums stay in cache while four positions' tables are read
@@ -19,8 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..threads import threads_for
-from ..trees.kernels import _CACHE
+from ..compiled import CACHE, threads_for
 
 __all__ = ["PackedRows"]
 
@@ -29,7 +28,7 @@ _TILE_ROWS = 8192               # rows whose partial sums Z v keeps in cache whi
 _STEP = 8                       # byte positions Z^T u takes per task (their histograms stay in cache)
 
 
-@njit(cache=_CACHE, nogil=True, parallel=True)
+@njit(cache=CACHE, nogil=True, parallel=True)
 def _pack(Z: np.ndarray, out: np.ndarray, sizes: np.ndarray) -> None:  # pragma: no cover
     """``out[j, r]`` = byte ``j`` of row ``r`` (bit ``i`` = player ``8 j + i``); ``sizes[r]``: the row's members."""
     m, d = Z.shape
@@ -46,7 +45,7 @@ def _pack(Z: np.ndarray, out: np.ndarray, sizes: np.ndarray) -> None:  # pragma:
         sizes[r] = count
 
 
-@njit(cache=_CACHE, nogil=True, parallel=True)
+@njit(cache=CACHE, nogil=True, parallel=True)
 def _gather(bits_t: np.ndarray, order: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover
     """``out[:, i] = bits_t[:, order[i]]`` (rows reordered)."""
     for j in prange(bits_t.shape[0]):
@@ -54,7 +53,7 @@ def _gather(bits_t: np.ndarray, order: np.ndarray, out: np.ndarray) -> None:  # 
             out[j, i] = bits_t[j, order[i]]
 
 
-@njit(cache=_CACHE, nogil=True, parallel=True)
+@njit(cache=CACHE, nogil=True, parallel=True)
 def _table(V: np.ndarray, low_bit: np.ndarray, table: np.ndarray) -> None:  # pragma: no cover
     """``table[j, b] = sum of V[8 j + i]`` over the bits ``i`` set in ``b``: each entry one add past ``b & (b - 1)``."""
     nb, _, k = table.shape
@@ -69,7 +68,7 @@ def _table(V: np.ndarray, low_bit: np.ndarray, table: np.ndarray) -> None:  # pr
                 table[j, b, q] = table[j, p, q] + (V[i, q] if i < d else 0.0)
 
 
-@njit(cache=_CACHE, nogil=True, parallel=True)
+@njit(cache=CACHE, nogil=True, parallel=True)
 def _matvec(bits_t: np.ndarray, table: np.ndarray, bounds: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover
     """``out[r] = sum_j table[j, bits_t[j, r]]``, a tile of rows per task, four positions a step."""
     nb = bits_t.shape[0]
@@ -92,7 +91,7 @@ def _matvec(bits_t: np.ndarray, table: np.ndarray, bounds: np.ndarray, out: np.n
             j += 1
 
 
-@njit(cache=_CACHE, nogil=True, inline="always")
+@njit(cache=CACHE, nogil=True, inline="always")
 def _marginals(acc: np.ndarray, out: np.ndarray, base: int) -> None:  # pragma: no cover
     """``out[base + i] = sum of acc[b]`` over the byte values ``b`` with bit ``i`` set (``acc`` is consumed): the
     top bit's cells are summed, then folded onto the rest, and so on down (510 adds for 256 cells, not 1024)."""
@@ -108,7 +107,7 @@ def _marginals(acc: np.ndarray, out: np.ndarray, base: int) -> None:  # pragma: 
         half //= 2
 
 
-@njit(cache=_CACHE, nogil=True, parallel=True)
+@njit(cache=CACHE, nogil=True, parallel=True)
 def _rmatvec(bits_t: np.ndarray, U: np.ndarray, bounds: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover
     """``out[g, 8 j + i] = sum of U[r]`` over the rows ``r`` of group ``g`` (``bounds[g] <= r < bounds[g + 1]``)
     with bit ``i`` of byte ``j`` set; eight positions per task, each row of ``U`` read once for the eight."""

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...combinatorics import log_binom, logsumexp
-from ...sampling import random_subsets
-from .base import History, Sampler
+from ..sampling import random_subsets
+from ..protocols import History, Sampler
 
 __all__ = ["LipschitzSizes", "StepBatch", "lipschitz_size_probabilities"]
 
@@ -42,6 +42,7 @@ class StepBatch:
     chains: int
     batch: int
     n_draws: int
+    fresh: bool = False
 
 
 class LipschitzSizes(Sampler):

@@ -4,7 +4,7 @@ A method is declared once (:class:`MethodSpec`): the indices it supports, its op
 its default, allowed values and a one-line doc, validated before the game is called once), a
 *sampler* factory (proposes coalitions or permutations from its own random stream, never calls
 the game) and a *solver* factory (absorbs evaluated batches and gives values and standard errors
-at any time). :func:`fairshare.estimators.driver.run` runs every method.
+at any time). :func:`fairshare.estimation.driver.run` runs every method.
 """
 
 from __future__ import annotations
@@ -135,8 +135,9 @@ class Setup:
     solver_rng: np.random.Generator
     game: Any = None              # the game (solvers may read its declared facts; never evaluate it)
     device: Any = None            # a torch device when the game evaluates tensors there (TorchGame on a GPU)
-    derived: dict = field(default_factory=dict)     # what the sampler factory decided (the solver reads it)
-    notes: dict = field(default_factory=dict)       # facts for Attribution.options (e.g. a fallback taken)
+    plan: dict = field(default_factory=dict)        # settings the method's ``plan`` decided from the options and the
+                                                    # budget, before the sampler and the solver are built (both read it)
+    notes: dict = field(default_factory=dict)       # facts for the result's ``info`` (e.g. a fallback taken)
 
 
 @dataclass(frozen=True)
@@ -157,6 +158,8 @@ class MethodSpec:
     validate : ``f(options, n_players, semivalue)`` for constraints between options (raises)
     exact : for method "exact" only: ``f(game, semivalue, evaluator, options) -> Estimate`` (closed form or
         enumeration; no sampler, no rounds)
+    plan : ``f(setup) -> dict``: settings decided from the options and the budget before the sampler and the
+        solver are built (e.g. a fallback that a small budget forces); stored in ``setup.plan``
     """
 
     name: str
@@ -171,6 +174,7 @@ class MethodSpec:
     has_stderr: bool = True
     validate: Callable[[dict, int, Semivalue], None] | None = None
     exact: Callable[..., Estimate] | None = None    # the one method that is no sampling estimate
+    plan: Callable[[Setup], dict] | None = None
 
     def supports(self, sv: Semivalue) -> bool:
         """True when the method can estimate the semivalue ``sv``."""
@@ -182,7 +186,7 @@ class MethodSpec:
         Examples
         --------
         >>> import fairshare as fs
-        >>> fs.registry.get_method("permutation").budget_needed(fs.games.AdditiveGame([1.0] * 5), fs.Semivalue.shapley())
+        >>> fs.estimation.registry.get_method("permutation").budget_needed(fs.games.AdditiveGame([1.0] * 5), fs.Semivalue.shapley())
         6
         """
         if self.exact is not None and game.knows_exact_values(sv):

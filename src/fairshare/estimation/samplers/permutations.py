@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import History, Sampler
+from ..protocols import History, Sampler
 
 __all__ = ["PermutationSampler", "PermutationBatch", "draw_permutations", "TruncatedPermutations", "WalkBatch", "Walks"]
 

@@ -1,11 +1,11 @@
 """The linear estimators: one solver over the regression formulations, and their registry entries.
 
 :class:`RegressionSolver` absorbs coalition samples round by round (pooled as a mixture of
-designs), fits the formulation (:mod:`~fairshare.estimators.formulations`) by weighted least
+designs), fits the formulation (:mod:`~fairshare.estimation.formulations`) by weighted least
 squares (*regression*) or evaluates its unbiased Horvitz-Thompson sum (*matrix-vector*), and
-returns values and grouped standard errors (:mod:`~fairshare.estimators.solve`). Control
+returns values and grouped standard errors (:mod:`~fairshare.estimation.solve`). Control
 variates are one option, ``control_variate``: ``"trees"`` (cross-fitted xgboost surrogates,
-:mod:`~fairshare.estimators.surrogate`), ``"auto"`` (the matrix-vector estimator corrected by a
+:mod:`~fairshare.estimation.surrogate`), ``"auto"`` (the matrix-vector estimator corrected by a
 regression fitted on the other half of the units), a game with known values or proxy values.
 
 Honest error bars at small budgets: a design that took some sizes whole and left others unsampled
@@ -24,7 +24,7 @@ import numpy as np
 from .. import arrays
 from ..exact import exact
 from ..game import Game
-from ..sampling import CoalitionSample, DISTRIBUTIONS, shapley_size_log_mass
+from .sampling import CoalitionSample, DISTRIBUTIONS, shapley_size_log_mass
 from ..semivalues import Semivalue
 from .formulations import SemivalueDesign, SemivalueRegression, ShapleyKernel
 from .iterative import PackedDesign, solve_regression_iterative, use_iterative
@@ -46,7 +46,7 @@ class RegressionSolver:
         self.kind = kind
         self.d = setup.n_players
         opts = setup.options
-        self.cv = setup.derived.get("control_variate", opts.get("control_variate"))
+        self.cv = setup.plan["control_variate"]
         self.folds = opts.get("folds", 10)
         self.solve = opts.get("solve", "auto")
         self.rng = setup.solver_rng
@@ -242,34 +242,44 @@ def _validate(opts: dict, n: int, sv: Semivalue) -> None:
         raise ValueError(f"paired sampling needs a symmetric semivalue (p_l = p_(n-1-l)); {sv.name} is not")
 
 
-# ----------------------------------------------------------------------------- sampler factories
-def _design(setup: Setup, kind: str, adaptive: bool = False) -> CoalitionDesign:
-    """The coalition design of a linear method, with the fallbacks that keep small budgets honest."""
+# ------------------------------------------------------------------------- plan and sampler factories
+def _size_mass(setup: Setup) -> tuple[np.ndarray, bool]:
+    """The design's size distribution ``log q`` and whether it is symmetric (pairs possible)."""
     o, d, sv = setup.options, setup.n_players, setup.semivalue
     if sv.is_shapley:
-        log_q = shapley_size_log_mass(d, o.get("distribution", "leverage"), o.get("tau"))
-        symmetric = True
-    else:
-        design = SemivalueDesign(sv, d)
-        log_q, symmetric = design.log_q, design.symmetric
+        return shapley_size_log_mass(d, o.get("distribution", "leverage"), o.get("tau")), True
+    design = SemivalueDesign(sv, d)
+    return design.log_q, design.symmetric
+
+
+def _plan(setup: Setup, kind: str) -> dict:
+    """Pairing, replacement, complete levels and the control variate of a linear method at this budget, with the
+    fallbacks that keep small budgets honest (each noted for the result's ``info``)."""
+    o, d, sv = setup.options, setup.n_players, setup.semivalue
+    _, symmetric = _size_mass(setup)
     paired = o.get("paired", True)
     paired = symmetric if paired == "auto" else bool(paired)
     replacement, complete = bool(o.get("replacement", False)), o.get("complete", False)
     cv = o.get("control_variate")
     if isinstance(cv, str) and cv == "trees" and setup.budget - 2 < CONTROL_MIN_ROWS_PER_PLAYER * d:
         # too few pairs for surrogates: the plain default design
-        setup.derived["control_variate"] = None
-        replacement, complete = False, ("auto" if sv.is_shapley else False)
+        cv, replacement, complete = None, False, ("auto" if sv.is_shapley else False)
         setup.notes["control"] = f"off: budget below {CONTROL_MIN_ROWS_PER_PLAYER}n, plain regression"
     unknowns = d if sv.is_shapley else d + 1
     if kind == "regression" and paired and (setup.budget - 2) // 2 < unknowns:
         paired = False                       # too few pairs to determine the fit: unpaired draws do
         setup.notes["paired"] = f"off: {(setup.budget - 2) // 2} pairs cannot determine {unknowns - 1} unknowns"
-    setup.derived["paired"] = paired
+    return {"paired": paired, "replacement": replacement, "complete": complete, "control_variate": cv}
+
+
+def _design(setup: Setup, kind: str, adaptive: bool = False) -> CoalitionDesign:
+    """The coalition design of a linear method, as planned."""
+    o, d, sv, plan = setup.options, setup.n_players, setup.semivalue, setup.plan
+    log_q, _ = _size_mass(setup)
     if adaptive:
         return NeymanSizes(setup.sampler_rng, d, log_q, counts=o.get("counts", "systematic"), device=setup.device)
-    design = CoalitionDesign(setup.sampler_rng, d, log_q, replacement=replacement, paired=paired,
-                             counts=o.get("counts", "systematic"), complete=complete, device=setup.device)
+    design = CoalitionDesign(setup.sampler_rng, d, log_q, replacement=plan["replacement"], paired=plan["paired"],
+                             counts=o.get("counts", "systematic"), complete=plan["complete"], device=setup.device)
     # a semivalue that weighs small coalitions heavily (beta-Shapley) redraws them every round: one round,
     # unless a stopping rule asks for rounds
     design.rounds_for_progress = bool(sv.is_shapley or sv.is_banzhaf)
@@ -305,28 +315,32 @@ SPECS = [
     MethodSpec(
         name="kernelshap", indices=("shapley",),
         description="KernelSHAP (Lundberg and Lee 2017): regression, kernel-weight sampling with replacement, paired",
-        sampler=partial(_design, kind="regression"), solver=partial(_solver, kind="regression"),
+        plan=partial(_plan, kind="regression"), sampler=partial(_design, kind="regression"),
+        solver=partial(_solver, kind="regression"),
         fixed=dict(distribution="kernel", tau=None, replacement=True, paired=True, lam="alpha", control_variate=None,
                    counts="systematic", complete=False),
         options=(SOLVE,), min_budget=_min_regression),
     MethodSpec(
         name="unbiased-kernelshap", indices=("shapley",),
         description="unbiased KernelSHAP (Covert and Lee 2021): matrix-vector, kernel weights, lambda = 0, paired",
-        sampler=partial(_design, kind="matrix-vector"), solver=partial(_solver, kind="matrix-vector"),
+        plan=partial(_plan, kind="matrix-vector"), sampler=partial(_design, kind="matrix-vector"),
+        solver=partial(_solver, kind="matrix-vector"),
         fixed=dict(distribution="kernel", tau=None, replacement=True, paired=True, lam=0.0, control_variate=None,
                    counts="systematic", complete=False),
         options=(SOLVE,), min_budget=_min_mv),
     MethodSpec(
         name="leverageshap", indices=("shapley",),
         description="LeverageSHAP (Musco and Witter 2025): regression, leverage scores, without replacement, paired",
-        sampler=partial(_design, kind="regression"), solver=partial(_solver, kind="regression"),
+        plan=partial(_plan, kind="regression"), sampler=partial(_design, kind="regression"),
+        solver=partial(_solver, kind="regression"),
         fixed=dict(distribution="leverage", tau=None, replacement=False, paired=True, lam="alpha",
                    control_variate=None, counts="systematic", complete=False),
         options=(SOLVE,), min_budget=_min_regression),
     MethodSpec(
         name="regression", indices=("shapley",),
         description="regression estimator phi^R_lambda with a choice of sampling distribution, replacement, pairing",
-        sampler=partial(_design, kind="regression"), solver=partial(_solver, kind="regression"),
+        plan=partial(_plan, kind="regression"), sampler=partial(_design, kind="regression"),
+        solver=partial(_solver, kind="regression"),
         options=_SHAPLEY_OPTIONS, min_budget=_min_regression, default_for={"shapley": 20}, validate=_validate),
     MethodSpec(
         name="regression-cv", indices=("shapley",),
@@ -334,7 +348,8 @@ SPECS = [
                     "with replacement; plain regression below 4n evaluations); for games with strong interactions",
         # measured (benchmarks/shapley.py): 5x / 8x lower error than the default at 4n / 10n on breast cancer, 2.6-9x
         # at the 50000-evaluation Table 2 budgets
-        sampler=partial(_design, kind="regression"), solver=partial(_solver, kind="regression"),
+        plan=partial(_plan, kind="regression"), sampler=partial(_design, kind="regression"),
+        solver=partial(_solver, kind="regression"),
         options=(DISTRIBUTION, TAU, Option("replacement", True, REPLACEMENT.doc, kind="bool"), PAIRED, LAM,
                  Option("control_variate", "trees", CONTROL.doc, check=_check_control), COUNTS,
                  Option("complete", False, COMPLETE.doc, allowed=(True, False, "auto")), FOLDS, SOLVE),
@@ -343,7 +358,8 @@ SPECS = [
         name="regression-adaptive", indices=("shapley",),
         description="regression with variance-adaptive sizes: after a first round of leverage-score pairs, later rounds "
                     "allocate coalition sizes by Neyman allocation from the residuals seen",
-        sampler=partial(_design, kind="regression", adaptive=True), solver=partial(_solver, kind="regression"),
+        plan=partial(_plan, kind="regression"), sampler=partial(_design, kind="regression", adaptive=True),
+        solver=partial(_solver, kind="regression"),
         options=(LAM, COUNTS, SOLVE),
         fixed=dict(distribution="leverage", tau=None, replacement=False, paired=True, control_variate=None,
                    complete=False),
@@ -351,7 +367,8 @@ SPECS = [
     MethodSpec(
         name="matrix-vector", indices=("shapley",),
         description="matrix-vector estimator phi^M_lambda (unbiased) with a choice of sampling, replacement, pairing",
-        sampler=partial(_design, kind="matrix-vector"), solver=partial(_solver, kind="matrix-vector"),
+        plan=partial(_plan, kind="matrix-vector"), sampler=partial(_design, kind="matrix-vector"),
+        solver=partial(_solver, kind="matrix-vector"),
         options=tuple(Option("control_variate", "auto", CONTROL.doc, check=_check_control) if o is CONTROL else o
                       for o in _SHAPLEY_OPTIONS),
         min_budget=_min_mv, validate=_validate),
@@ -360,7 +377,8 @@ SPECS = [
         description="Kernel Banzhaf (Algorithm 1): least squares on paired uniform coalitions, design entries +-1/2 "
                     "(without replacement by default; replacement=True is the paper's algorithm)",
         # measured (benchmarks/banzhaf.py, m = 20n): without replacement as good or better on 3 of 4 small datasets
-        sampler=partial(_design, kind="regression"), solver=partial(_solver, kind="regression"),
+        plan=partial(_plan, kind="regression"), sampler=partial(_design, kind="regression"),
+        solver=partial(_solver, kind="regression"),
         options=(PAIRED, REPLACEMENT, COUNTS, SOLVE), fixed=dict(control_variate=None),
         min_budget=_min_regression, default_for={"banzhaf": 20}, validate=_validate),
     MethodSpec(
@@ -370,19 +388,22 @@ SPECS = [
                     "(needs xgboost)",
         # measured (benchmarks/banzhaf.py): 2.7x lower error than Kernel Banzhaf and shapiq on the breast-cancer
         # single-baseline game at m = 600; 1.1-3x on five Table 1 games, a tie on the other three
-        sampler=partial(_design, kind="regression"), solver=partial(_solver, kind="regression"),
+        plan=partial(_plan, kind="regression"), sampler=partial(_design, kind="regression"),
+        solver=partial(_solver, kind="regression"),
         options=(PAIRED, Option("replacement", True, REPLACEMENT.doc, kind="bool"), COUNTS, FOLDS, SOLVE),
         fixed=dict(control_variate="trees"), min_budget=_min_regression, validate=_validate),
     MethodSpec(
         name="unbiased-kernel-banzhaf", indices=("banzhaf",),
         description="matrix-vector counterpart of Kernel Banzhaf: unbiased Horvitz-Thompson sum of (z - 1/2) v(S)",
-        sampler=partial(_design, kind="matrix-vector"), solver=partial(_solver, kind="matrix-vector"),
+        plan=partial(_plan, kind="matrix-vector"), sampler=partial(_design, kind="matrix-vector"),
+        solver=partial(_solver, kind="matrix-vector"),
         options=(PAIRED, Option("replacement", True, REPLACEMENT.doc, kind="bool"), COUNTS, SOLVE),
         fixed=dict(control_variate=None), min_budget=lambda n, sv, o: 4, validate=_validate),
     MethodSpec(
         name="semivalue-regression", indices=("any semivalue",),
         description="regression for any semivalue (Lemma 3.4) with leverage-score sampling (Theorem 3.5)",
-        sampler=partial(_design, kind="regression"), solver=partial(_solver, kind="regression"),
+        plan=partial(_plan, kind="regression"), sampler=partial(_design, kind="regression"),
+        solver=partial(_solver, kind="regression"),
         options=(Option("paired", "auto", "draw complementary pairs (S, N \\ S); 'auto': when the semivalue is "
                         "symmetric", allowed=("auto", True, False)), REPLACEMENT, COUNTS, SOLVE),
         fixed=dict(control_variate=None), min_budget=_min_regression, default_for={"any semivalue": 15},

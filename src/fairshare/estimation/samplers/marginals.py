@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...exact import all_coalitions
-from ...sampling import random_subsets
-from .base import History, Sampler
+from ..enumeration import all_coalitions
+from ..sampling import random_subsets
+from ..protocols import History, Sampler, doubling
 
 __all__ = ["MarginalPairs", "MarginalBatch", "IndependentCoalitions", "WeightedCoalitions"]
 
@@ -28,6 +28,7 @@ class MarginalBatch:
     coalitions: np.ndarray   # (2t, n)
     n_draws: int
     weights: np.ndarray | None = None      # probability of S given who (enumeration), None for draws
+    fresh: bool = False
 
 
 class MarginalPairs(Sampler):
@@ -48,8 +49,6 @@ class MarginalPairs(Sampler):
         self.first = True
 
     def schedule(self, total: int, rounds: bool) -> list[int]:
-        from .base import doubling
-
         if self.d <= 16 and total + 2 >= (1 << self.d):
             return [total]
         return doubling(total, max(4 * self.d, total // 64)) if rounds else [total]
@@ -57,7 +56,7 @@ class MarginalPairs(Sampler):
     def propose(self, allowance: int, history: History) -> MarginalBatch | None:
         n = self.d
         first, self.first = self.first, False
-        if getattr(self, "enumerated", False):
+        if self.enumerated:
             return None                                   # every pair was taken: nothing more to learn
         if first and n <= 16 and allowance + 2 >= (1 << n):        # (the empty and grand coalitions: known)
             self.enumerated = True
@@ -93,6 +92,7 @@ class WeightedCoalitions:
     weights: np.ndarray | None
     n_draws: int
     exact: bool = False
+    fresh: bool = False
 
 
 class IndependentCoalitions(Sampler):
@@ -112,8 +112,6 @@ class IndependentCoalitions(Sampler):
         self.first = True
 
     def schedule(self, total: int, rounds: bool) -> list[int]:
-        from .base import doubling
-
         if self.d <= 62 and total + 2 >= (1 << self.d):
             return [total]
         return doubling(total, max(4 * self.d, total // 64)) if rounds else [total]
@@ -121,7 +119,7 @@ class IndependentCoalitions(Sampler):
     def propose(self, allowance: int, history: History) -> WeightedCoalitions | None:
         first, self.first = self.first, False
         n = self.d
-        if getattr(self, "enumerated", False):
+        if self.enumerated:
             return None
         if first and n <= 22 and allowance + 2 >= (1 << n):        # (the empty and grand coalitions: known)
             self.enumerated = True

@@ -3,7 +3,7 @@
 Under kernel or leverage sampling the constrained Shapley regression is well conditioned (its
 normal matrix is close to a multiple of ``I - 11^T / n``), and so are Kernel Banzhaf's and the
 semivalue regressions: conjugate gradients with a Jacobi preconditioner reach the dense solution
-in a few passes over the packed coalition matrix (:class:`~fairshare.estimators.packed.PackedRows`),
+in a few passes over the packed coalition matrix (:class:`~fairshare.estimation.packed.PackedRows`),
 each ``O(m n / 8)``, where forming the Gram matrix costs ``O(m n^2)``. The iterations stop once the
 solver's error is a twentieth of the statistical error: the normal equations' residual against the
 size the sampling noise gives it, ``sqrt(sum_j w_j^2 e_j^2 |a_j|^2)`` with ``e`` the regression residual
@@ -59,7 +59,7 @@ def use_iterative(m: int, d: int, k: int) -> bool:
 @dataclass
 class PackedDesign:
     """Weighted design rows ``a_j = s_j z_j - t_j 1 - center`` on packed coalitions (the dense
-    :class:`~fairshare.estimators.solve.Design`'s interface, in ``O(m n / 8)`` products)."""
+    :class:`~fairshare.estimation.solve.Design`'s interface, in ``O(m n / 8)`` products)."""
 
     Z: PackedRows
     s: np.ndarray
@@ -133,7 +133,7 @@ class PackedDesign:
         return sums[:, :k], diag, sums[:, k]
 
     def centered(self) -> PackedDesign:
-        """The same rows with a free intercept (see :meth:`fairshare.estimators.solve.Design.centered`)."""
+        """The same rows with a free intercept (see :meth:`fairshare.estimation.solve.Design.centered`)."""
         total = self.w.sum()
         mean_row = self.weighted_sum(self.w[:, None])[:, 0] / total
         y = self.y - (self.w[:, None] * self.y).sum(axis=0) / total
@@ -166,7 +166,7 @@ def _noise_norm(design: PackedDesign, e: np.ndarray, sizes: np.ndarray,
 def solve_regression_iterative(design: PackedDesign, constrained: bool):
     """Weighted least squares ``min_x sum_j w_j (a_j^T x - y_j)^2`` (``x ⊥ 1`` when ``constrained``) by
     preconditioned conjugate gradients, one column per output; returns a
-    :class:`~fairshare.estimators.solve.Linearized`."""
+    :class:`~fairshare.estimation.solve.Linearized`."""
     from .solve import Linearized
 
     d = design.n_players

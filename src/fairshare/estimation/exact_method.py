@@ -2,27 +2,19 @@
 
 from __future__ import annotations
 
-import numpy as np
-
-from ..evaluation import BudgetedEvaluator
-from ..exact import MAX_ENUMERATION_PLAYERS, exact
+from .enumeration import MAX_ENUMERATION_PLAYERS, exact_estimate
+from .evaluation import BudgetedEvaluator
 from ..game import Game
 from ..semivalues import Semivalue
 from .spec import Estimate, MethodSpec, Option
 
 
 def run_exact(game: Game, sv: Semivalue, evaluator: BudgetedEvaluator, options: dict) -> Estimate:
-    """Exact values through :func:`fairshare.exact`, charged to the evaluator's budget."""
-    result = exact(game, sv, allow_large=options["allow_large"])
-    evaluator.charge(result.n_evaluations)
-    values = np.asarray(result.values, dtype=float)
-    values = values[:, None] if values.ndim == 1 else values
-
-    def col(v: object) -> np.ndarray:
-        return np.atleast_1d(np.asarray(v, dtype=float))
-
-    return Estimate(values=values, stderr=np.zeros_like(values), empty_value=col(result.empty_value),
-                    grand_value=col(result.grand_value), info=dict(result.options))
+    """Exact values through :func:`~fairshare.estimation.enumeration.exact_estimate`, charged to the budget."""
+    before = game.n_evaluations
+    result = exact_estimate(game, sv, allow_large=options["allow_large"])
+    evaluator.charge(game.n_evaluations - before)
+    return result
 
 
 SPECS = [MethodSpec(
