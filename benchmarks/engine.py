@@ -40,7 +40,7 @@ def main(size: str = "default", seeds: int | None = None, out: str | None = None
         seconds = time.perf_counter() - start
         truth = exact[index]
         err = float(np.linalg.norm(phi.values - truth) / np.linalg.norm(truth))
-        rows.append([name, index, seconds, phi.n_evaluations, err, phi.options["stopped"]["reason"]])
+        rows.append([name, index, seconds, phi.n_evaluations, err, phi.info["stopped"]["reason"]])
     slowest = max(r[2] for r in rows)
     plot_lines(results_dir("engine", out) / "seconds_vs_error.png", f"every method at budget {budget} (n = {n})",
                "seconds", "relative error", {f"{r[0]} ({r[1]})": ([r[2]], [max(r[4], 1e-16)]) for r in rows})

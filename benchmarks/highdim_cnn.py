@@ -19,7 +19,7 @@ import fairshare as fs
 from .common import table, write_report
 from .datasets import cifar_sized_task
 
-SIZES = {"quick": dict(points=1, budgets=(4000,), reference=8000, epochs=1, peers=(), train=400),
+SIZES = {"quick": dict(points=1, budgets=(6500,), reference=13000, epochs=1, peers=(), train=400),
          "default": dict(points=3, budgets=(10_000, 100_000), reference=400_000, epochs=4, peers=(10_000,),
                          train=1400),
          "full": dict(points=5, budgets=(10_000, 100_000, 1_000_000), reference=2_000_000, epochs=6,
@@ -77,7 +77,7 @@ def run(cfg: dict, device: str) -> tuple[list, list, list]:
                   for i, x in enumerate(points)]
     rows, floor_rows = [], []
     for m in cfg["budgets"]:
-        fs.estimate(game(points[0]), "shapley", method="regression", budget=min(m, 5000), seed=99)      # warm-up
+        fs.estimate(game(points[0]), "shapley", method="regression", budget=min(m, 6500), seed=99)      # warm-up
         totals, models, errors = [], [], []
         for i, x in enumerate(points):
             g = game(x)

@@ -65,7 +65,7 @@ EXPLAIN_CASES = [
     ("batch_size 2.5", dict(batch_size=2.5), TypeError, r"batch_size must be an integer", False),
     ("sgd batch_size 2.5", dict(method="sgd", budget=500, batch_size=2.5), TypeError, r"batch_size must be an integer",
      False),
-    ("progress string", dict(progress="yes"), TypeError, r"progress must be True or False", False),
+    ("progress string", dict(progress="yes"), TypeError, r"progress must be True, False or a callable", False),
     ("background missing", dict(background=None), ValueError, r"background .*is required", False),
     ("background too narrow (numpy)", dict(X=X.iloc[:2].to_numpy(), background=BG.iloc[:, :4].to_numpy()),
      ValueError, r"background has 4 columns but X has 6", False),
@@ -125,11 +125,19 @@ def test_model_failures_are_chained_with_row_and_coalition(predict, Xr, exc, mat
         assert info.value.__cause__ is not None                 # the model's own exception is kept
 
 
-def test_nan_in_the_explained_row_reaches_the_model_and_is_reported():
+def test_nan_is_refused_before_any_call_for_a_model_that_does_not_take_it_and_passed_to_one_that_does():
     Xn = X.iloc[:1].copy()
     Xn.iloc[0, 2] = np.nan
-    with pytest.raises(ModelError, match=r"row 0: the model raised ValueError \(Input X contains NaN"):
+    # the pipeline's tags say it takes no NaN (LogisticRegression): refused naming X, the row and the column
+    with pytest.raises(ValueError, match=r"X holds NaN at row 0, column 'mean perimeter', and the model does not take"):
         fs.explain(_PIPE, Xn, BG, budget=100, progress=False, method="permutation")
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    hgb = HistGradientBoostingClassifier(max_iter=20).fit(X, y)          # takes NaN as missing: explained
+    e = fs.explain(hgb.predict_proba, Xn, BG, budget=100, progress=False, seed=0)
+    assert np.all(np.isfinite(e.values))
+    # a plain function is given what it was given; its own failure is reported with the row
+    with pytest.raises(ModelError, match=r"row 0: the model raised ValueError \(Input X contains NaN"):
+        fs.explain(lambda Z: _PIPE.predict_proba(Z), Xn, BG, budget=100, progress=False, method="permutation")
 
 
 # ------------------------------------------------------------------------------- inputs that work
@@ -139,7 +147,7 @@ def test_reordered_columns_are_aligned_by_name_in_x_and_background():
     both = fs.explain(_PIPE, X.iloc[:2][cols], BG[cols], budget=200, progress=False, seed=3)
     bg_only = fs.explain(_PIPE, X.iloc[:2], BG[cols], budget=200, progress=False, seed=3)
     assert np.array_equal(ref.values, both.values) and np.array_equal(ref.values, bg_only.values)
-    assert both.feature_names == list(X.columns)
+    assert both.player_names == list(X.columns)
 
 
 def test_one_row_as_series_or_1d_array_is_explained():
@@ -162,7 +170,7 @@ def test_fs_examples_is_reachable():
     (lambda g: fs.estimate(g, "shapley", method="msr", budget=100), ValueError, r"method 'msr' supports"),
     (lambda g: fs.estimate(g, budget=100, tol=-1.0), ValueError, r"tol"),
     (lambda g: fs.estimate(g, budget=100, stop="soon"), TypeError, r"stop"),
-    (lambda g: fs.estimate(g, budget=100, progress=3), TypeError, r"progress must be a callable"),
+    (lambda g: fs.estimate(g, budget=100, progress=3), TypeError, r"progress must be True, False or a callable"),
     (lambda g: fs.estimate(g, budget=100, seed=[1.5]), (TypeError, ValueError), r"seed"),
     (lambda g: fs.exact(fs.games.AdditiveGame(np.ones(40)).__class__.__mro__[0](np.ones(40)), "shapley",
                         via="enumeration"), ValueError, r"40 players|2\^40"),
@@ -339,7 +347,7 @@ def saved(tmp_path):
     ({"--budget": "0"}, r"budget must be >= 1"),
     ({"--rows": "a:b"}, r"--rows must look like"),
     ({"--data": "garbage.csv"}, r"--data .*garbage.csv: not a readable CSV file|no rows|does not match"),
-    ({"--background": "narrow.csv"}, r"--background .* does not match the model's features"),
+    ({"--background": "narrow.csv"}, r"--background .* columns do not match"),
 ], ids=["missing data", "missing model", "budget 0", "bad rows", "malformed data", "narrow background"])
 def test_cli_fails_in_one_line(saved, capsys, change, match):
     (saved / "garbage.csv").write_bytes(b"\x00\x01\x02\xff\xfe")

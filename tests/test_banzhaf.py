@@ -113,9 +113,9 @@ def test_tree_control_variate_keeps_additive_games_exact_and_reports_beta():
     g = fs.games.AdditiveGame(np.linspace(-1.0, 2.0, n))
     phi = fs.estimate(g, "banzhaf", method="kernel-banzhaf-cv", budget=200, seed=0)
     np.testing.assert_allclose(phi.values, fs.exact(g, "banzhaf").values, atol=1e-9)
-    assert phi.options["control_beta"] == [0.0]          # nothing odd and non-additive to explain
+    assert phi.info["control_beta"] == [0.0]          # nothing odd and non-additive to explain
     interacting = fs.estimate(interacting_game(), "banzhaf", method="kernel-banzhaf-cv", budget=300, seed=0)
-    assert interacting.options["control_beta"][0] > 0.5
+    assert interacting.info["control_beta"][0] > 0.5
 
 
 def test_tree_control_variate_on_a_multi_output_game():
@@ -124,7 +124,7 @@ def test_tree_control_variate_on_a_multi_output_game():
     phi = fs.estimate(g, "banzhaf", method="kernel-banzhaf-cv", budget=300, seed=1)
     truth = fs.exact(g, "banzhaf").values
     assert phi.values.shape == truth.shape == (14, 2)
-    assert len(phi.options["control_beta"]) == 2
+    assert len(phi.info["control_beta"]) == 2
     assert fs.metrics.relative_squared_error(phi.values, truth) < 0.05
 
 
@@ -149,14 +149,16 @@ def test_kernel_banzhaf_options_and_tol():
     unpaired = fs.estimate(g, "banzhaf", method="kernel-banzhaf", budget=300, seed=0, paired=False)
     assert fs.metrics.relative_squared_error(unpaired, truth) < 0.5
     phi = fs.estimate(g, "banzhaf", method="kernel-banzhaf", budget=20_000, seed=0, tol=0.1)
-    assert phi.n_evaluations < 4096 and phi.options["estimated_relative_error"] <= 0.1
+    assert phi.n_evaluations < 4096 and phi.info["estimated_relative_error"] <= 0.1
     assert np.sqrt(fs.metrics.relative_squared_error(phi, truth)) < 0.25
 
 
 def test_auto_choices_for_banzhaf_family():
     opaque = fs.games.FunctionGame(soum(14), n_players=14)
-    assert fs.estimate(opaque, "banzhaf", budget=300, seed=0).method == "kernel-banzhaf-cv"     # cheap surrogates
-    assert fs.estimate(opaque, "banzhaf", budget=50, seed=0).method == "kernel-banzhaf"         # below 4n
+    costly = fs.games.FunctionGame(soum(14), n_players=14, cost=0.05)     # 50 ms an evaluation: surrogates pay
+    assert fs.estimate(opaque, "banzhaf", budget=300, seed=0).method == "kernel-banzhaf"        # no declared cost
+    assert fs.estimate(costly, "banzhaf", budget=300, seed=0).method == "kernel-banzhaf-cv"
+    assert fs.estimate(costly, "banzhaf", budget=50, seed=0).method == "kernel-banzhaf"         # below 4n
     assert fs.estimate(opaque, fs.Semivalue.weighted_banzhaf(0.3), budget=300, seed=0).method == "msr"
     assert fs.estimate(opaque, fs.Semivalue.beta_shapley(4, 1), budget=300, seed=0).method == "semivalue-regression"
 
@@ -217,7 +219,7 @@ def test_tol_stops_every_banzhaf_method_early(method):
     truth = fs.exact(g, "banzhaf").values
     phi = fs.estimate(g, "banzhaf", method=method, budget=60_000, seed=0, tol=0.15)
     assert phi.n_evaluations < 30_000
-    est = phi.options["estimated_relative_error"]
+    est = phi.info["estimated_relative_error"]
     assert est <= 0.15
     true = np.sqrt(fs.metrics.relative_squared_error(phi, truth))
     assert true < 0.4

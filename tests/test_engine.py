@@ -95,9 +95,9 @@ def test_relative_error_stops_early_and_says_why():
     g = soum()
     truth = truth_of(g)
     phi = fs.estimate(g, "shapley", method="regression", budget=20_000, seed=0, stop=RelativeError(0.05))
-    assert phi.n_evaluations < 20_000 and phi.options["stopped"]["round"] > 1
-    assert phi.options["stopped"]["reason"].startswith("RelativeError(0.05)")
-    assert phi.options["estimated_relative_error"] <= 0.05
+    assert phi.n_evaluations < 20_000 and phi.info["stopped"]["round"] > 1
+    assert phi.info["stopped"]["reason"].startswith("RelativeError(0.05)")
+    assert phi.info["estimated_relative_error"] <= 0.05
     true = np.linalg.norm(phi.values - truth) / np.linalg.norm(truth)
     assert true < 0.1
 
@@ -108,7 +108,7 @@ def test_standard_error_and_max_evaluations():
     assert se.stderr.max() <= 0.02 and se.n_evaluations < 50_000
     capped = fs.estimate(g, "shapley", method="regression", budget=5_000, seed=0, stop=MaxEvaluations(600))
     assert capped.n_evaluations <= 600
-    assert capped.options["stopped"]["reason"] == "MaxEvaluations(600)"
+    assert capped.info["stopped"]["reason"] == "MaxEvaluations(600)"
 
 
 def test_max_time_stops_a_slow_game():
@@ -122,21 +122,21 @@ def test_max_time_stops_a_slow_game():
 
     g = fs.games.FunctionGame(slow, n_players=12)
     phi = fs.estimate(g, "shapley", method="regression", budget=4000, seed=0, stop=MaxTime(0.05))
-    assert phi.options["stopped"]["reason"].startswith("MaxTime") and phi.n_evaluations < 4000
+    assert phi.info["stopped"]["reason"].startswith("MaxTime") and phi.n_evaluations < 4000
 
 
 def test_rank_stable_and_composition():
     g = soum()
     truth = truth_of(g)
     top = fs.estimate(g, "shapley", method="regression", budget=20_000, seed=0, stop=RankStable(3, rounds=2))
-    assert top.options["stopped"]["reason"].startswith("RankStable(3, 2)") and top.n_evaluations < 20_000
+    assert top.info["stopped"]["reason"].startswith("RankStable(3, 2)") and top.n_evaluations < 20_000
     np.testing.assert_array_equal(np.argsort(-np.abs(top.values))[:3], np.argsort(-np.abs(truth))[:3])
     either = fs.estimate(g, "shapley", method="regression", budget=20_000, seed=0,
                          stop=RelativeError(1e-9) | MaxEvaluations(800))
     assert either.n_evaluations <= 800
     both = fs.estimate(g, "shapley", method="regression", budget=20_000, seed=0,
                        stop=RelativeError(0.5) & MaxEvaluations(3000))
-    assert both.n_evaluations >= 3000 and " and " in both.options["stopped"]["reason"]
+    assert both.n_evaluations >= 3000 and " and " in both.info["stopped"]["reason"]
     tol = fs.estimate(g, "shapley", method="regression", budget=20_000, seed=0, tol=0.05)
     rule = fs.estimate(g, "shapley", method="regression", budget=20_000, seed=0, stop=RelativeError(0.05))
     np.testing.assert_array_equal(tol.values, rule.values)                      # tol is the shorthand
@@ -163,7 +163,7 @@ def test_work_is_bounded_by_the_budget_however_many_repeats(method):
     phi = fs.estimate(g, index, method=method, budget=30_000, seed=0)
     assert phi.n_evaluations <= 30_000
     if method == "sgd":
-        draws = phi.options["iterations"] * phi.options["chains"]
+        draws = phi.info["iterations"] * phi.options["chains"]
         assert draws <= 4 * 30_000
     if method == "kernelshap":                      # the budget covers every coalition: exact
         np.testing.assert_allclose(phi.values, fs.exact(g, "shapley").values, atol=1e-9)
@@ -194,7 +194,7 @@ def test_antithetic_permutations_stay_paired_when_the_budget_runs_out(budget):
     exact for a game with pairwise interactions only."""
     g = fs.games.FunctionGame(fs.games.SOUMGame.random(14, n_terms=40, max_size=2, seed=1), n_players=14)
     phi = fs.estimate(g, "shapley", method="permutation", budget=budget, seed=0, antithetic=True)
-    assert phi.options["n_permutations"] % 2 == 0
+    assert phi.info["n_permutations"] % 2 == 0
     np.testing.assert_allclose(phi.values, truth_of(g), atol=1e-10)
 
 

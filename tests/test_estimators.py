@@ -119,20 +119,27 @@ def test_mc_banzhaf_estimates_weighted_banzhaf():
 
 
 def test_auto_method_choice():
+    """auto decides from facts that do not change between runs: closed forms, 2^n against the budget, the index,
+    the budget against each method's minimum, and the game's declared cost against the surrogates' (never a
+    clock); the result says what it chose and why."""
     small = soum(n=8)
     assert fs.estimate(small, "shapley", budget=256, seed=0).method == "exact"
-    opaque = fs.games.FunctionGame(soum(), n_players=16)        # a game without a closed form
-    # cheap control variates: auto takes them (xgboost is installed in the tests), and says why
-    cv = fs.estimate(opaque, "shapley", budget=500, seed=0)
-    assert cv.method == "regression-cv" and cv.options["auto"]["chose"] == "regression-cv"
-    assert "surrogate fits" in cv.options["auto"]["why"]
-    assert fs.estimate(opaque, "banzhaf", budget=500, seed=0).method == "kernel-banzhaf-cv"
-    # when the surrogates would cost more than the time allowed, the plain estimators
-    from fairshare.estimation.choice import with_surrogate_allowance
-    plain = with_surrogate_allowance(0.0, fs.estimate, opaque, "shapley", budget=500, seed=0)
-    assert plain.method == "regression" and "cost more than they save" in plain.options["auto"]["why"]
-    assert with_surrogate_allowance(0.0, fs.estimate, opaque, "banzhaf", budget=500, seed=0).method == "kernel-banzhaf"
-    assert fs.estimate(opaque, "shapley", budget=60, seed=0).method == "regression"        # below 4n: plain
+    opaque = fs.games.FunctionGame(soum(), n_players=16)        # a game without a closed form, with no declared cost
+    plain = fs.estimate(opaque, "shapley", budget=500, seed=0)
+    assert plain.method == "regression" and plain.info["choice"]["method"] == "regression"
+    assert "declares no cost" in plain.info["choice"]["why"]
+    assert fs.estimate(opaque, "banzhaf", budget=500, seed=0).method == "kernel-banzhaf"
+    # a game whose evaluations cost 10 ms each: 500 of them (5 s) dwarf the surrogates' ~0.36 s, which pay
+    costly = fs.games.FunctionGame(soum(), n_players=16, cost=0.01)
+    cv = fs.estimate(costly, "shapley", budget=500, seed=0)
+    assert cv.method == "regression-cv" and "surrogate fits ~0.36 s against game evaluations ~5 s" in \
+        cv.info["choice"]["why"]
+    assert fs.estimate(costly, "banzhaf", budget=500, seed=0).method == "kernel-banzhaf-cv"
+    # 1 ms each: the surrogates would cost more than 30% of the game's evaluations
+    cheap = fs.games.FunctionGame(soum(), n_players=16, cost=0.001)
+    assert "more than 30%" in fs.estimate(cheap, "shapley", budget=500, seed=0).info["choice"]["why"]
+    assert fs.estimate(costly, "shapley", budget=60, seed=0).method == "regression"        # below 4n + 2: plain
+    assert fs.estimate(costly, "shapley", budget=30, seed=0).method == "permutation"       # below 2n + 2
     # a game with a closed form answers exactly whatever the budget
     assert fs.estimate(soum(n=40), "shapley", budget=10, seed=0).method == "exact"
     assert fs.estimate(opaque, fs.Semivalue.beta_shapley(4, 1), budget=500, seed=0).method == "semivalue-regression"
@@ -147,7 +154,7 @@ def test_exact_through_estimate_respects_the_budget():
 
 
 @pytest.mark.parametrize("kwargs, error, match", [
-    (dict(method="nope", budget=100), ValueError, r"method must be one of \['exact', 'permutation', 'mc-banzhaf'"),
+    (dict(method="nope", budget=100), ValueError, r"method must be one of \['auto', 'exact', 'permutation'"),
     (dict(method="permutation", index="banzhaf", budget=100), ValueError, "supports the shapley index, not 'banzhaf'"),
     (dict(method="permutation", budget=100, colour="red"), ValueError, r"unknown option\(s\) \['colour'\]"),
     (dict(method="permutation"), ValueError, "budget must be given"),
@@ -191,7 +198,7 @@ def test_known_null_players_are_dropped_and_get_zero():
         phi = fs.estimate(g, index, method=method, budget=256, seed=0, replacement=False) if method != "regression" \
             else fs.estimate(g, index, method=method, budget=256, seed=0)
         assert phi.values[2] == 0.0 and phi.values[7] == 0.0 and phi.stderr[2] == 0.0
-        assert phi.options["null_players"] == 2 and phi.n_evaluations <= 256
+        assert phi.info["null_players"] == 2 and phi.n_evaluations <= 256
         np.testing.assert_allclose(phi.values, fs.exact(g, index).values, atol=1e-9)   # 2^8 = 256: exact
 
 

@@ -91,7 +91,7 @@ def test_exact_reports_evaluations_and_ends(rng):
     table = random_table(n, rng)
     phi = fs.exact(table_game(table, n), "shapley")
     assert phi.n_evaluations == 16
-    assert phi.method == "exact" and phi.options == {"via": "enumeration"}
+    assert phi.method == "exact" and phi.info == {"via": "enumeration"}
     assert phi.empty_value == pytest.approx(table[0]) and phi.grand_value == pytest.approx(table[-1])
     np.testing.assert_array_equal(phi.stderr, 0.0)
 
@@ -161,7 +161,7 @@ def synthetic_games(n, seed):
 def test_closed_forms_equal_enumeration(name, sv, n):
     game = synthetic_games(n, seed=n)[name]
     closed = fs.exact(game, sv)
-    assert closed.options == {"via": "closed-form"}
+    assert closed.info == {"via": "closed-form"}
     assert closed.n_evaluations == 2
     np.testing.assert_allclose(closed.values, enum(game, sv), rtol=1e-9, atol=1e-11)
 

@@ -95,14 +95,14 @@ def test_explain_sklearn_pandas_multi_output(cancer):
     model, X = cancer
     e = fs.explain(model, X.iloc[:4], background=X.iloc[100:101], budget=400, seed=0, progress=False)
     assert e.values.shape == (4, 30, 2) and e.stderr.shape == (4, 30, 2)
-    assert e.output_names == ["0", "1"] and e.feature_names == list(X.columns)
+    assert e.output_names == ["0", "1"] and e.player_names == list(X.columns)
     np.testing.assert_allclose(e.values.sum(axis=1)[:, 1],
                                model.predict_proba(X.iloc[:4])[:, 1] - model.predict_proba(X.iloc[100:101])[0, 1],
                                atol=1e-8)
     one = e[2]
     assert one.values.shape == (1, 30, 2)
     sub = e[["mean radius", "worst texture"]]
-    assert sub.values.shape == (4, 2, 2) and sub.feature_names == ["mean radius", "worst texture"]
+    assert sub.values.shape == (4, 2, 2) and sub.player_names == ["mean radius", "worst texture"]
     frame = e.to_frame()
     assert frame.shape[0] == 4 and "stderr:mean radius[1]" in frame.columns
 
@@ -112,19 +112,19 @@ def test_explain_is_reproducible_and_parallel_equals_serial(diabetes):
     a = fs.explain(model, X.iloc[:5], background=X.iloc[:20], budget=300, seed=3, progress=False)
     b = fs.explain(model, X.iloc[:5], background=X.iloc[:20], budget=300, seed=3, progress=False, n_jobs=2)
     np.testing.assert_array_equal(a.values, b.values)
-    assert a.methods == ["regression"] * 5 and a.info["imputation"] == "marginal"
+    assert a.method == "regression" and a.info["imputation"] == "marginal"
 
 
 def test_explain_picks_exact_for_small_games_and_tree_models():
     X, y = load_diabetes(return_X_y=True)
     lin = LinearRegression().fit(X, y)
     e = fs.explain(lin, X[:3], background=X[:1], progress=False)
-    assert e.methods == ["exact"] * 3
+    assert e.method == "exact"
     np.testing.assert_allclose(e.values, lin.coef_ * (X[:3] - X[0]), atol=1e-9)
     xgb = pytest.importorskip("xgboost")
     model = xgb.XGBRegressor(n_estimators=20, max_depth=3).fit(X, y)
     tree = fs.explain(model, X[:5], progress=False)
-    assert tree.methods == ["exact (tree)"] * 5 and tree.info["tree_mode"] == "path-dependent"
+    assert tree.method == "exact" and tree.info["tree_mode"] == "path-dependent"
     ref = fs.games.tree_values(model, X[:5], "shapley")
     np.testing.assert_allclose(tree.values, ref)
     # pandas in, interventional with a background: the same values as the TreeGame
@@ -148,7 +148,7 @@ def test_explanation_save_and_load(tmp_path, cancer):
     back = fs.Explanation.load(e.save(tmp_path / "e.npz"))
     np.testing.assert_array_equal(back.values, e.values)
     np.testing.assert_array_equal(back.stderr, e.stderr)
-    assert back.feature_names == e.feature_names and back.methods == e.methods
+    assert back.player_names == e.player_names and back.method == e.method
 
 
 # ------------------------------------------------------------------------------------------- plots
@@ -276,7 +276,7 @@ def test_cli_explain_writes_values_and_a_plot(cli_files):
     assert plot.stat().st_size > 5_000
     tree = _cli("explain", "--model", folder / "forest.joblib", "--data", folder / "rows.csv", "--out",
                 folder / "tree.csv", "--quiet")
-    assert tree.returncode == 0 and "exact (tree)" in tree.stdout
+    assert tree.returncode == 0 and "(exact)" in tree.stdout
     assert len(pd.read_csv(folder / "tree.csv")) == 30
 
 
@@ -284,14 +284,14 @@ def test_cli_explain_writes_values_and_a_plot(cli_files):
     (["--model", "{f}/nope.joblib", "--data", "{f}/rows.csv", "--out", "{f}/o.csv"], "no such file"),
     (["--model", "{f}/rows.csv", "--data", "{f}/rows.csv", "--out", "{f}/o.csv"], "not a model saved with joblib"),
     (["--model", "{f}/forest.joblib", "--data", "{f}/missing.csv", "--out", "{f}/o.csv"], "missing ['mean radius']"),
-    (["--model", "{f}/forest.joblib", "--data", "{f}/extra.csv", "--out", "{f}/o.csv"], "extra ['extra']"),
+    (["--model", "{f}/forest.joblib", "--data", "{f}/extra.csv", "--out", "{f}/o.csv"], "unexpected ['extra']"),
     (["--model", "{f}/forest.joblib", "--data", "{f}/garbage.csv", "--out", "{f}/o.csv"], "--data"),
     (["--model", "{f}/forest.joblib", "--data", "{f}/rows.csv", "--out", "{f}/o.csv", "--rows", "x:y"], "--rows"),
     (["--model", "{f}/logistic.joblib", "--data", "{f}/rows.csv", "--out", "{f}/o.csv"], "background"),
     (["--model", "{f}/forest.joblib", "--data", "{f}/rows.csv", "--out", "{f}/o.csv", "--colour", "red"],
      "unrecognized arguments"),
     (["--model", "{f}/forest.joblib", "--data", "{f}/rows.csv", "--out", "{f}/o.csv", "--method", "nope"],
-     "method must be one of"),
+     "--method must be one of"),
 ])
 def test_cli_failures_are_one_line(cli_files, args, message):
     folder, _ = cli_files
@@ -308,7 +308,7 @@ def test_explain_a_torch_module():
     X = np.random.default_rng(0).normal(size=(3, 5))
     bg = np.zeros(5)
     e = fs.explain(net, X, background=bg, seed=0, progress=False)
-    assert e.methods[0] == "exact" and e.values.shape == (3, 5)                # 2^5 fits the default budget
+    assert e.method == "exact" and e.values.shape == (3, 5)                # 2^5 fits the default budget
     with torch.no_grad():
         f = net(torch.as_tensor(np.vstack([X, bg]), dtype=torch.float32)).numpy()[:, 0]
     np.testing.assert_allclose(e.values.sum(axis=1), f[:3] - f[3], atol=1e-5)   # efficiency on the net's output

@@ -44,7 +44,7 @@ def test_voting_with_fractional_weights_falls_back_to_enumeration():
     g = fs.games.WeightedVotingGame([1.5, 1.0, 0.5], quota=2)
     assert not g.knows_exact_values(fs.Semivalue.shapley())
     phi = fs.exact(g, "shapley")
-    assert phi.options == {"via": "enumeration"}
+    assert phi.info == {"via": "enumeration"}
     np.testing.assert_allclose(phi.values, [2 / 3, 1 / 6, 1 / 6])
 
 

@@ -76,7 +76,7 @@ def test_iterative_solve_equals_the_dense_solve_on_the_same_draws(method, index,
     sv = fs.Semivalue.beta_shapley(4, 1) if index == "beta" else index
     dense = fs.estimate(g, sv, method=method, budget=3000, seed=1, solve="dense", **options)
     iterative = fs.estimate(g, sv, method=method, budget=3000, seed=1, solve="iterative", **options)
-    assert dense.options["solver"] == "dense" and iterative.options["solver"] == "iterative"
+    assert dense.info["solver"] == "dense" and iterative.info["solver"] == "iterative"
     # the solver stops at a twentieth of the statistical error (a noise-free output: at a relative residual of 1e-8)
     gap = np.abs(iterative.values - dense.values)
     assert np.all(gap <= 0.05 * dense.stderr + 1e-6 * np.abs(dense.values).max(axis=0)), \
@@ -99,8 +99,8 @@ def test_iterative_error_bars_are_calibrated():
 def test_the_cheaper_solver_is_chosen():
     assert not use_iterative(2000, 30, 1) and use_iterative(100_000, 3072, 10)
     phi = fs.estimate(game(400), "shapley", method="regression", budget=20_000, seed=0)
-    assert phi.options["solver"] == "iterative"
-    assert fs.estimate(game(20), "shapley", method="regression", budget=500, seed=0).options["solver"] == "dense"
+    assert phi.info["solver"] == "iterative"
+    assert fs.estimate(game(20), "shapley", method="regression", budget=500, seed=0).info["solver"] == "dense"
 
 
 def test_vectorized_sampling_at_image_scale_is_distinct_and_sized():

@@ -81,8 +81,14 @@ def test_bad_weighted_banzhaf_parameter(w):
 def test_resolve_index_accepts_names_and_lists_choices():
     assert resolve_index("SHAPLEY").is_shapley
     assert resolve_index(" banzhaf ").is_banzhaf
-    with pytest.raises(ValueError, match=r"\['banzhaf', 'leave-one-out', 'loo', 'shapley'\]"):
+    assert resolve_index("beta-shapley").params == {"alpha": 16.0, "beta": 1.0}
+    assert resolve_index("beta-shapley(4, 1)").params == {"alpha": 4.0, "beta": 1.0}
+    assert resolve_index("Weighted-Banzhaf(0.3)").params == {"w": 0.3}
+    with pytest.raises(ValueError, match=r"\['shapley', 'banzhaf', 'beta-shapley', 'leave-one-out', 'loo'\]"):
         resolve_index("owen")
+    for bad in ("beta-shapley(4)", "weighted-banzhaf(x)", "weighted-banzhaf(1.5)"):
+        with pytest.raises(ValueError):
+            resolve_index(bad)
 
 
 def test_log_binom_is_finite_at_image_scale():

@@ -20,7 +20,7 @@ def test_optimized_monte_carlo_equals_classic_with_half_the_evaluations():
                        permutations=T)
     classic = fs.estimate(g, "shapley", method="permutation", budget=2 + T * 2 * n, seed=3,
                           reuse=False, permutations=T)
-    assert walk.options["n_permutations"] == classic.options["n_permutations"] == T
+    assert walk.info["n_permutations"] == classic.info["n_permutations"] == T
     np.testing.assert_allclose(walk.values, classic.values, atol=1e-12)      # the same permutations, same estimate
     np.testing.assert_allclose(walk.stderr, classic.stderr, atol=1e-12)
     assert classic.n_evaluations == 2 + 2 * n * T
@@ -47,7 +47,7 @@ def test_antithetic_and_stratified_permutations():
 def test_permutation_tol_stops_early():
     g = fs.games.HastieClassificationGame.sample(16, seed=2)
     phi = fs.estimate(g, "shapley", method="permutation", budget=100_000, seed=0, tol=0.1)
-    assert phi.n_evaluations < 50_000 and phi.options["estimated_relative_error"] <= 0.1
+    assert phi.n_evaluations < 50_000 and phi.info["estimated_relative_error"] <= 0.1
     truth = fs.exact(g, "shapley").values
     assert np.sqrt(fs.metrics.relative_squared_error(phi, truth)) < 0.25
 
@@ -106,7 +106,7 @@ def test_sgd_estimate_satisfies_efficiency(schedule):
     g = fs.games.RadialGame.sample(10, seed=5)
     phi = fs.estimate(g, "shapley", method="sgd", budget=800, seed=0, schedule=schedule)
     assert phi.values.sum() == pytest.approx(phi.grand_value - phi.empty_value, abs=1e-12)
-    assert phi.options["iterations"] >= 1 and phi.options["chains"] == 4
+    assert phi.info["iterations"] >= 1 and phi.info["chains"] == 4
     assert np.all(np.isfinite(phi.stderr)) and np.all(phi.stderr > 0)       # from the spread of the chains
 
 

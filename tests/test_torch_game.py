@@ -46,7 +46,7 @@ def test_the_tensor_path_is_exact_at_a_full_budget_and_counts_evaluations(method
     g = fs.games.TorchGame(net, torch.rand(3, 4, 4), groups=quadrants(), on_device=True)
     truth = fs.exact(fs.games.TorchGame(net, g.x, groups=quadrants()), "shapley").values
     phi = fs.estimate(g, "shapley", method=method, budget=64, seed=0)
-    assert phi.options["solver"].startswith("dense on cpu") and phi.n_evaluations <= 64
+    assert phi.info["solver"].startswith("dense on cpu") and phi.n_evaluations <= 64
     np.testing.assert_allclose(phi.values, truth, atol=1e-9)
 
 
@@ -71,11 +71,11 @@ def test_explain_takes_a_torch_module_and_images():
     net = cnn()
     images = torch.rand(2, 3, 4, 4)
     e = fs.explain(net, images, budget=500, seed=0, progress=False)
-    assert e.values.shape == (2, 48, 4) and e.methods == ["regression"] * 2
+    assert e.values.shape == (2, 48, 4) and e.method == "regression"
     out = net(images).detach().numpy().astype(float)
-    np.testing.assert_allclose(e.values.sum(axis=1) + e.base_values, out, atol=1e-9)
+    np.testing.assert_allclose(e.values.sum(axis=1) + e.empty_value, out, atol=1e-9)
     grouped = fs.explain(net, images, groups=quadrants(), seed=0, progress=False)       # 2^6 coalitions: exact
-    assert grouped.values.shape == (2, 6, 4) and grouped.methods == ["exact"] * 2
+    assert grouped.values.shape == (2, 6, 4) and grouped.method == "exact"
 
 
 def test_bad_arguments_name_what_is_wrong():

@@ -334,7 +334,7 @@ def test_pandas_nullable_dtypes_and_reordered_columns():
                                fs.games.tree_values(model, plain.iloc[:10]), atol=1e-12)
     shuffled = frame.iloc[:10][["f3", "f0", "f5", "f1", "f4", "f2"]]
     np.testing.assert_allclose(fs.games.tree_values(model, shuffled), fs.games.tree_values(model, frame.iloc[:10]))
-    with pytest.raises(ValueError, match=r"missing \['f5'\], extra \['g'\]"):
+    with pytest.raises(ValueError, match=r"missing \['f5'\], unexpected \['g'\]"):
         fs.games.tree_values(model, frame.iloc[:3].rename(columns={"f5": "g"}))
     with pytest.raises(ValueError, match="column 'f1' holds"):
         fs.games.tree_values(model, frame.iloc[:3].assign(f1="x"))
@@ -350,8 +350,8 @@ def test_readme_tree_example_runs_as_written():
     model = xgb.XGBClassifier(n_estimators=200, max_depth=4).fit(X_train, y_train)
     exact = fs.explain(model, X_test)
     margin = model.predict(X_test, output_margin=True)
-    np.testing.assert_allclose(exact.values.sum(axis=1) + exact.base_values, margin, atol=1e-4)
-    assert exact.feature_names == list(data.data.columns)
+    np.testing.assert_allclose(exact.values.sum(axis=1) + exact.empty_value, margin, atol=1e-4)
+    assert exact.player_names == list(data.data.columns)
 
 
 # ----------------------------------------------------------------------------------- parse cache

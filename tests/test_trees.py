@@ -76,7 +76,7 @@ def test_exact_values_equal_enumeration(name, mode, sv):
     bg = X[1:4] if mode == "interventional" else None
     g = fs.games.TreeGame(model, X[0], mode=mode, background=bg)
     closed = fs.exact(g, sv)
-    assert closed.options == {"via": "closed-form"}
+    assert closed.info == {"via": "closed-form"}
     np.testing.assert_allclose(closed.values, fs.exact(g, sv, via="enumeration").values, atol=1e-9)
 
 

@@ -40,7 +40,7 @@ def soum(n, seed=0):
 def test_error_falls_with_budget(method, make, n):
     g = make(n)
     truth = fs.exact(g, "shapley").values
-    low, high = (3 * n, 12 * n) if n > 8 else (16, 64)
+    low, high = (3 * n, 12 * n) if n > 8 else (18, 72)
     e_low = median_error(g, "shapley", low, truth=truth, method=method)
     e_high = median_error(g, "shapley", high, truth=truth, method=method)
     assert e_high < e_low / 2.0, (e_low, e_high)       # 4x the budget: roughly 4x less error
@@ -152,12 +152,12 @@ def test_tol_stops_early_with_an_honest_error_estimate():
     truth = fs.exact(g, "shapley").values
     phi = fs.estimate(g, "shapley", method="regression", budget=20_000, seed=0, tol=0.1)
     assert phi.n_evaluations < 5_000
-    estimated = phi.options["estimated_relative_error"]
+    estimated = phi.info["estimated_relative_error"]
     assert estimated <= 0.1
     true = np.sqrt(fs.metrics.relative_squared_error(phi, truth))
     assert true < 0.2 and 0.33 < estimated / true < 3.0
     full = fs.estimate(g, "shapley", method="regression", budget=3_000, seed=0, tol=1e-9)
-    assert full.n_evaluations <= 3_000 and full.options["n_rounds"] > 1
+    assert full.n_evaluations <= 3_000 and full.info["n_rounds"] > 1
 
 
 def test_tol_arguments():
@@ -206,8 +206,11 @@ def test_lambda_choices_agree_at_full_budget():
 
 def test_auto_picks_the_regression_estimator():
     g = tree_game(12)
-    assert fs.estimate(g, "shapley", budget=40, seed=0).method == "regression"             # below 4n
-    assert fs.estimate(g, "shapley", budget=200, seed=0).method == "regression-cv"         # cheap surrogates
+    assert fs.estimate(g, "shapley", budget=20, seed=0).method == "permutation"            # below 2n + 2
+    assert fs.estimate(g, "shapley", budget=40, seed=0).method == "regression"             # below 4n + 2
+    assert fs.estimate(g, "shapley", budget=200, seed=0).method == "regression"            # no declared cost
+    costly = fs.games.FunctionGame(g.fn, n_players=12, cost=0.02)                          # 20 ms an evaluation
+    assert fs.estimate(costly, "shapley", budget=200, seed=0).method == "regression-cv"
 
 
 def test_paired_regression_is_exact_for_pairwise_games():
@@ -231,7 +234,7 @@ def test_completing_the_singletons_helps_at_small_budgets():
     spread = median_error(g, "shapley", 2 * n + 2, truth=truth, method="regression", complete=False)
     assert auto < spread / 2, (auto, spread)
     phi = fs.estimate(g, "shapley", method="regression", budget=2 * n + 2, seed=0)
-    sizes = phi.options["n_samples"]
+    sizes = phi.info["n_samples"]
     assert sizes == n                          # the n singleton pairs, nothing else
 
 
@@ -297,6 +300,6 @@ def test_tree_control_variate_needs_independent_pairs_and_budget():
     small = fs.estimate(g, "shapley", method="regression-cv", budget=40, seed=0)
     plain = fs.estimate(g, "shapley", method="regression", budget=40, seed=0)
     np.testing.assert_allclose(small.values, plain.values)
-    assert small.options["control"].startswith("off")
+    assert small.info["control"].startswith("off")
     used = fs.estimate(g, "shapley", method="regression-cv", budget=300, seed=0)
-    assert "control" not in used.options and used.options["control_beta"][0] > 0.5
+    assert "control" not in used.info and used.info["control_beta"][0] > 0.5

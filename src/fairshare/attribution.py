@@ -25,7 +25,10 @@ class Attribution:
     method : str
         Registry key of the method that produced the values.
     options : dict
-        The method's options as used (defaults filled in).
+        The method's options as it ran them: the ones given, checked, and the defaults.
+    info : dict
+        Facts about the run, apart from what was asked: ``choice`` (the method chosen and why), ``stopped``
+        (the round and the reason), ``null_players``, ``solver``, sample counts, notes on fallbacks.
     n_evaluations : int
         Game evaluations spent.
     empty_value, grand_value : float or ndarray or None
@@ -47,6 +50,7 @@ class Attribution:
     index: str
     method: str
     options: dict = field(default_factory=dict)
+    info: dict = field(default_factory=dict)
     n_evaluations: int = 0
     empty_value: Any = None
     grand_value: Any = None

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from .estimation.evaluation import CoalitionStore, coalition_keys
-from .game import Game
+from .game import Game, GameWrapper
 
 __all__ = ["RunCache", "CachedGame", "RecordLog", "fingerprint", "open_cache_folder", "writable_folder"]
 
@@ -52,6 +52,17 @@ def fingerprint(*arrays: Any, **config: Any) -> str:
         h.update(str(arr.shape).encode())
         h.update(arr.astype(str).tobytes() if arr.dtype == object else arr.tobytes())
     return h.hexdigest()[:16]
+
+
+def cache_folder(folder: Any) -> Path | None:
+    """The ``cache`` argument of a door: None, or a writable folder (created if needed).
+
+    Examples
+    --------
+    >>> cache_folder(None) is None
+    True
+    """
+    return None if folder is None else writable_folder(folder, "cache")
 
 
 def writable_folder(folder: Any, argument: str = "cache") -> Path:
@@ -188,7 +199,7 @@ class RecordLog:
         self.close()
 
 
-class CachedGame(Game):
+class CachedGame(GameWrapper):
     """Wraps a game; coalitions evaluated before (in this or an earlier run) are answered from disk.
 
     Every batch of new values is appended to ``values.log`` in ``folder`` at once, so nothing is lost
@@ -265,9 +276,10 @@ class RunCache:
         try:
             with np.load(f, allow_pickle=False) as z:
                 out = {k: z[k] for k in z.files}
-            out["method"] = str(out["method"])
+            meta = json.loads(str(out.pop("meta")))
+            out["names"], out["info"] = meta["names"], meta["info"]
             out["stderr"] = None if out["stderr"].size == 0 else out["stderr"]
-            out["values"], out["base"], out["n_evaluations"]     # noqa: B018 - every field must be there
+            out["values"], out["empty"], out["grand"], out["n_evaluations"]     # noqa: B018 - every field must be there
         except Exception:                     # noqa: BLE001 - any damage: recompute the row
             warnings.warn(f"cache file {f} is damaged; row {i} is computed again", RuntimeWarning, stacklevel=2)
             f.unlink(missing_ok=True)
@@ -278,9 +290,10 @@ class RunCache:
         f = self.path / "rows" / f"{i:08d}.npz"
         tmp = f.with_suffix(".tmp")
         stderr = result["stderr"] if result["stderr"] is not None else np.zeros(0)
+        meta = json.dumps({"names": list(result["names"]), "info": result["info"]}, default=str)
         with open(tmp, "wb") as fh:
-            np.savez(fh, values=result["values"], stderr=stderr, base=result["base"],
-                     n_evaluations=result["n_evaluations"], method=np.array(result["method"]))
+            np.savez(fh, values=result["values"], stderr=stderr, empty=result["empty"], grand=result["grand"],
+                     n_evaluations=result["n_evaluations"], meta=np.array(meta))
         tmp.replace(f)
 
     def coalition_folder(self, i: int) -> Path:

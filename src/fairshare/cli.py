@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from .estimation.registry import methods
+from .semivalues import INDEX_NAMES
 
 
 def _cmd_methods(args: argparse.Namespace) -> int:
@@ -90,18 +91,17 @@ def _parse_rows(text: str | None, total: int) -> slice | list[int]:
         raise ValueError(f"--rows must look like 10, 0:100 or 5: (got {text!r})") from None
 
 
-def _check_columns(frame, model, name: str, expected: list[str] | None) -> list[str]:
-    cols = [str(c) for c in frame.columns]
-    if expected is not None:
-        missing = [c for c in expected if c not in cols]
-        extra = [c for c in cols if c not in expected]
-        if missing or extra:
-            raise ValueError(f"{name} does not match the model's features: missing {missing}, extra {extra}")
-        return expected
-    n = getattr(model, "n_features_in_", None)
-    if n is not None and len(cols) != n:
-        raise ValueError(f"{name} has {len(cols)} columns but the model takes {n} features")
-    return cols
+def _aligned(frame, model, flag: str, path: str, reference: list[str] | None = None):
+    """``frame``'s columns matched by name to the model's features (or to ``reference``), naming the flag."""
+    from .tables import aligned, model_columns
+
+    names, source = (reference, "the columns of --data") if reference is not None else model_columns(model)
+    if names is None:
+        n = getattr(model, "n_features_in_", None)
+        if n is not None and frame.shape[1] != n:
+            raise ValueError(f"{flag} {path} has {frame.shape[1]} columns but the model takes {n} features")
+        return frame
+    return aligned(frame, names, f"{flag} {path}", source)
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
@@ -120,28 +120,23 @@ def _cmd_explain(args: argparse.Namespace) -> int:
         raise OSError(f"--model {args.model}: no such file") from None
     except Exception as exc:  # noqa: BLE001 - any unpickling problem is a bad model file
         raise ValueError(f"--model {args.model}: not a model saved with joblib ({type(exc).__name__})") from None
-    expected = [str(c) for c in getattr(model, "feature_names_in_", [])] or None
-    data = _read_csv(args.data, "--data")
-    columns = _check_columns(data, model, f"--data {args.data}", expected)
-    data = data[columns]
+    data = _aligned(_read_csv(args.data, "--data"), model, "--data", args.data)
     rows = data.iloc[_parse_rows(args.rows, len(data))]
     if len(rows) == 0:
         raise ValueError(f"--rows {args.rows} selects no rows of {args.data} ({len(data)} rows)")
     background = None
     if args.background:
-        background = _read_csv(args.background, "--background")
-        background = background[_check_columns(background, model, f"--background {args.background}", columns)]
+        background = _aligned(_read_csv(args.background, "--background"), model, "--background", args.background,
+                              [str(c) for c in data.columns])
     expl = explain(model, rows, background, index=args.index, method=args.method, budget=args.budget, seed=args.seed,
                    progress=not args.quiet)
-    frame = expl.to_frame()
-    frame.insert(0, "row", np.asarray(rows.index))
-    frame.to_csv(args.out, index=False)
+    expl.to_frame().reset_index().to_csv(args.out, index=False)
     if args.plot:
         from . import plots
 
         ax = plots.beeswarm(expl) if len(expl) > 1 else plots.waterfall(expl)
         ax.figure.savefig(args.plot, dpi=120)
-    print(f"explained {len(expl)} rows x {expl.values.shape[1]} features ({', '.join(sorted(set(expl.methods)))}) "
+    print(f"explained {len(expl)} rows x {expl.values.shape[1]} features ({expl.method}) "
           f"-> {args.out}" + (f", plot {args.plot}" if args.plot else ""))
     return 0
 
@@ -178,8 +173,6 @@ def _cmd_value_data(args: argparse.Namespace) -> int:
 
     from .datavalues import value_data
 
-    if args.budget is not None and args.budget < 1:
-        raise ValueError(f"--budget must be a positive number of model fits, got {args.budget}")
     model = _load_model(args.model)
     train = _read_csv(args.train, "--train")
     val = _read_csv(args.val, "--val")
@@ -228,6 +221,7 @@ def _read_csv(path: str, flag: str):
     return frame
 
 
+_INDEX_HELP = f"one of {', '.join(INDEX_NAMES)}, beta-shapley(a,b) or weighted-banzhaf(w)"
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``fairshare`` command."""
     parser = _OneLineParser(prog="fairshare", description="Shapley, Banzhaf and semivalue attributions.")
@@ -244,8 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", required=True, help="CSV with the rows to explain (the model's feature columns)")
     p.add_argument("--rows", default=None, help="rows to explain: 10, 0:100, 5: (default all)")
     p.add_argument("--background", default=None, help="CSV of baseline rows (required except for tree models)")
-    p.add_argument("--index", default="shapley", choices=["shapley", "banzhaf"])
-    p.add_argument("--method", default="auto", help="a method from `fairshare methods`, or auto")
+    p.add_argument("--index", default="shapley", help=f"{_INDEX_HELP} (default shapley)")
+    p.add_argument("--method", default="auto", help="a method from `fairshare methods`, or auto (default)")
     p.add_argument("--budget", type=int, default=None, help="evaluations per row (default 2n + 2048)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True, help="output CSV: one row per input row, one column per feature")
@@ -259,9 +253,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--val", required=True, help="CSV of validation rows (same columns)")
     p.add_argument("--target", required=True, help="name of the label column")
     p.add_argument("--flag", default=None, help="a 0/1 column of --train to check the values against (not a feature)")
-    p.add_argument("--index", default="banzhaf", choices=["banzhaf", "shapley", "beta-shapley", "loo"])
-    p.add_argument("--method", default="auto", help="a method from `fairshare methods`, or auto")
-    p.add_argument("--budget", type=int, default=None, help="most model fits (required except for loo and knn)")
+    p.add_argument("--index", default=None, help=f"{_INDEX_HELP} (default: shapley for --model knn, its closed "
+                   "form with no fits; banzhaf otherwise)")
+    p.add_argument("--method", default="auto", help="a method from `fairshare methods`, or auto (default)")
+    p.add_argument("--budget", type=int, default=None, help="most model fits (not needed for --index loo, nor for "
+                   "--model knn with the Shapley index: exact values)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--cache", default=None, help="folder keeping every finished fit (an interrupted run resumes)")
     p.add_argument("--out", required=True, help="output CSV: row, value, stderr per training point")
@@ -288,6 +284,10 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except (ValueError, TypeError, ImportError, OSError, KeyError) as exc:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        flags = set(vars(args)) - {"func", "command"}
+        first = message.split(" ", 1)[0]
+        if first in flags:                      # the door names its argument; the command line calls it a flag
+            message = f"--{first.replace('_', '-')}{message[len(first):]}"
         print(f"fairshare: error: {message}", file=sys.stderr)
         return 2
 

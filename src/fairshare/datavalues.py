@@ -9,22 +9,37 @@ semivalue regression, leave-one-out as its own method; every value comes with a 
 
 from __future__ import annotations
 
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ._validation import check_int
+from .arguments import Arguments, Option, check_client, check_int, check_progress
 from .attribution import Attribution
-from .estimate import estimate
-from .semivalues import Semivalue, resolve_index
+from .cache import cache_folder
+from .estimate import common_arguments
+from .estimation.choice import choose
+from .estimation.engine import run
+from .estimation.stopping import as_rule
+from .progress import reporter
+from .semivalues import resolve_index
 
-__all__ = ["value_data", "DataValues", "detection_auc"]
+__all__ = ["value_data", "DataValues", "detection_auc", "VALUE_DATA"]
 
-#: ``method="auto"`` for data values, by index: the estimators that suit a game whose evaluations are fits
-_AUTO = {"shapley": "tmc", "banzhaf": "kernel-banzhaf", "leave-one-out": "loo"}
+
+#: fs.value_data's arguments (besides the model, the data and the method's own options)
+VALUE_DATA = Arguments("value_data", tuple(
+    Option("index", None, o.doc + "; None: shapley for a KNN classifier (closed form), else banzhaf", check=o.check,
+           none_ok=True) if o.name == "index" else o for o in common_arguments()) + (
+    Option("scoring", None, "None (the model's score), a scikit-learn scorer name or scorer(model, X, y)"),
+    Option("groups", None, "lists of training-row indices, each valued as one player"),
+    Option("degenerate", None, "the value of a coalition the model cannot be fitted on (None: the constant "
+           "predictor's score)", kind="float", none_ok=True),
+    Option("client", None, "a dask.distributed.Client: one task per fit", check=check_client),
+    Option("cache", None, "a folder keeping every finished fit (an interrupted run resumes)", check=cache_folder),
+    Option("progress", True, "True for a bar, or progress(fits, cap, relative_error)", check=check_progress),
+))
 
 
 def detection_auc(values: Any, flag: Any) -> float:
@@ -93,9 +108,9 @@ class DataValues(Attribution):
         >>> import fairshare as fs
         >>> dv = fs.exact(fs.games.AdditiveGame([1.0, -1.0, 0.5]), "shapley")        # doctest: +SKIP
         """
-        from .plots import _axes
+        from .plots import new_axes
 
-        ax = _axes(ax, 4.0)
+        ax = new_axes(ax, 4.0)
         order = np.argsort(self.values, kind="stable")
         x = np.arange(order.size)
         f = np.zeros(order.size, dtype=bool) if flag is None else np.asarray(flag, dtype=bool)
@@ -117,25 +132,6 @@ class DataValues(Attribution):
         return ax
 
 
-class _Bar:
-    """``fits done / cap`` and the current relative error on one line of stderr."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.enabled, self.last, self.error = enabled, 0.0, None
-
-    def __call__(self, spent: int, cap: int, error: float | None) -> None:
-        self.error = error if error is not None else self.error
-        now = time.monotonic()
-        if self.enabled and (now - self.last > 0.5 or spent >= cap):
-            self.last = now
-            err = "" if self.error is None else f"  relative error ~{self.error:.3g}"
-            print(f"\rvalue_data: {spent}/{cap} evaluations{err}   ", end="", file=sys.stderr, flush=True)
-
-    def close(self) -> None:
-        if self.enabled:
-            print(file=sys.stderr)
-
-
 def _names(X: Any, n: int) -> list[str]:
     index = getattr(X, "index", None)
     if index is not None and len(index) == n:
@@ -143,16 +139,10 @@ def _names(X: Any, n: int) -> list[str]:
     return [f"row{i}" for i in range(n)]
 
 
-def _index(index: Any) -> Semivalue:
-    if isinstance(index, str) and index.strip().lower() in ("beta-shapley", "beta"):
-        return Semivalue.beta_shapley(16, 1)              # Kwon and Zou's recommendation for noisy labels
-    return resolve_index(index)
-
-
-def value_data(model: Any, X_train: Any, y_train: Any, X_val: Any, y_val: Any, index: Any = "banzhaf",
+def value_data(model: Any, X_train: Any, y_train: Any, X_val: Any, y_val: Any, index: Any = None,
                method: str = "auto", budget: int | None = None, stop: Any = None, tol: float | None = None,
                scoring: Any = None, groups: Any = None, degenerate: float | None = None, client: Any = None,
-               cache: Any = None, seed: Any = None, progress: bool = True, **options: Any) -> DataValues:
+               cache: Any = None, seed: Any = None, progress: Any = True, **options: Any) -> DataValues:
     """Value every training point (or group of points) by what it adds to ``model``'s validation score.
 
     Parameters
@@ -161,10 +151,11 @@ def value_data(model: Any, X_train: Any, y_train: Any, X_val: Any, y_val: Any, i
         ``KNeighborsClassifier`` with the default scoring is valued through its closed form
         (:class:`~fairshare.games.KNNGame`, Jia et al. 2019: exact Shapley values, no fits)
     X_train, y_train, X_val, y_val : arrays or pandas objects
-    index : "banzhaf" (default: robust to the noise of refitting), "shapley", "beta-shapley" (Beta(16, 1)),
-        "loo" (leave-one-out) or a :class:`~fairshare.Semivalue`
+    index : "banzhaf" (robust to the noise of refitting), "shapley", "beta-shapley" (Beta(16, 1)), "loo"
+        (leave-one-out), any index name of ``fs.estimate`` or a :class:`~fairshare.Semivalue`; default (None):
+        "shapley" for a ``KNeighborsClassifier`` (its closed form: exact, no fits), else "banzhaf"
     method : a registry key or "auto" (Banzhaf: ``kernel-banzhaf``, Shapley: ``tmc``, leave-one-out:
-        ``loo``, others: ``semivalue-regression``; exact for a KNN model)
+        ``loo``, others: ``semivalue-regression``; exact for a KNN model; see :mod:`fairshare.estimation.choice`)
     budget : most model fits (required, except for leave-one-out and the KNN closed form)
     stop, tol : a :mod:`fairshare.stopping` rule, or a relative-error target
     scoring : None (the model's ``score``), a scikit-learn scorer name or ``scorer(model, X, y)``
@@ -174,7 +165,8 @@ def value_data(model: Any, X_train: Any, y_train: Any, X_val: Any, y_val: Any, i
     client : a ``dask.distributed.Client``: one task per fit (same values as a local run with the same seed)
     cache : a folder keeping every finished fit; an interrupted run resumes without refitting
     seed : int or numpy Generator
-    progress : print fits done and the current error estimate
+    progress : True for a bar of fits done and the current error estimate, False, or a callable
+        ``progress(fits, cap, relative_error)``
     **options : the method's options (``fairshare methods``)
 
     Returns
@@ -196,40 +188,34 @@ def value_data(model: Any, X_train: Any, y_train: Any, X_val: Any, y_val: Any, i
     from .games.knn import KNNGame
 
     started = time.perf_counter()
-    sv = _index(index)
-    if not isinstance(progress, bool):
-        raise TypeError(f"progress must be True or False, got {progress!r}")
+    args = VALUE_DATA.check(dict(index=index, method=method, budget=budget, seed=seed, tol=tol, stop=stop,
+                                 scoring=scoring, groups=groups, degenerate=degenerate, client=client, cache=cache,
+                                 progress=progress))
     knn = _knn_neighbours(model) if scoring is None and groups is None else None
+    if args["index"] is None:
+        args["index"] = "shapley" if knn is not None else "banzhaf"
     if knn is not None:
         game = KNNGame(X_train, y_train, X_val, y_val, k=knn)
     else:
         game = DataGame(model, X_train, y_train, X_val, y_val, scoring=scoring, groups=groups, degenerate=degenerate,
-                        client=client, cache=cache)
+                        client=client, cache=args["cache"])
     names = _names(X_train, game.n_players) if groups is None else [f"group{i}" for i in range(game.n_players)]
     game.player_names = names
-    name = method
-    if method == "auto":
-        if game.knows_exact_values(sv):
-            name = "exact"
-        else:
-            family = "shapley" if sv.is_shapley else "banzhaf" if sv.is_banzhaf else sv.name
-            name = _AUTO.get(family, "semivalue-regression")
-    if budget is None and name in ("loo", "exact"):
-        budget = game.n_players + 2 if name == "loo" else None
-    elif budget is None:
-        raise ValueError(f"budget must be given: the number of model fits {name!r} may run "
-                         f"(e.g. budget={10 * game.n_players})")
-    bar = _Bar(progress and name != "exact")
+    sv = resolve_index(args["index"], game.n_players)
+    rule = as_rule(args["stop"], args["tol"])
+    choice = choose(game, sv, args["method"], args["budget"], rule, options)
+    report = reporter(args["progress"] if choice.method != "exact" else False, "valuing data", "fit")
     try:
-        phi = estimate(game, sv, method=name, budget=budget, seed=seed, tol=tol, stop=stop,
-                       progress=None if name == "exact" else bar, **options)
+        phi = run(game, sv, choice, seed, rule, progress=report)
     finally:
-        bar.close()
+        if report is not None:
+            report.close()
     fits = getattr(game, "n_fits", 0)
     return DataValues(values=phi.values, stderr=phi.stderr, index=phi.index, method=phi.method, options=phi.options,
-                      n_evaluations=phi.n_evaluations, empty_value=phi.empty_value, grand_value=phi.grand_value,
-                      player_names=list(names), n_fits=fits, reused_fits=getattr(game, "reused", 0),
-                      degenerate=dict(getattr(game, "degenerate", {})), seconds=time.perf_counter() - started)
+                      info=phi.info, n_evaluations=phi.n_evaluations, empty_value=phi.empty_value,
+                      grand_value=phi.grand_value, player_names=list(names), n_fits=fits,
+                      reused_fits=getattr(game, "reused", 0), degenerate=dict(getattr(game, "degenerate", {})),
+                      seconds=time.perf_counter() - started)
 
 
 def _knn_neighbours(model: Any) -> int | None:

@@ -94,7 +94,7 @@ def run_demo(budget: int = DEMO_BUDGET, seed: int = 0) -> tuple[list[DemoRow], d
     trees = explain(model, X_test.iloc[:5], progress=False)
     info = {"accuracy": float(model.score(X_test, y_test)), "row": 0,
             "prediction": float(model.predict_proba(row)[0, 1]), "truth": truth, "budget": budget, "trees": trees,
-            "groups": truth["shapley"].feature_names}
+            "groups": truth["shapley"].player_names}
     return rows, info
 
 
@@ -124,12 +124,12 @@ def main(budget: int = DEMO_BUDGET, seed: int = 0) -> str:
         f"model: GradientBoostingClassifier, test accuracy {info['accuracy']:.3f}; explained test row "
         f"{info['row']} (P(benign) = {info['prediction']:.3f})",
         "",
-        f"1. fs.explain(model, X_test[:5]): exact tree values of 30 features for 5 rows ({trees.methods[0]}); "
-        "row 0: " + ", ".join(f"{trees.feature_names[i]} {trees.values[0, i]:+.3f}" for i in tree_top),
+        f"1. fs.explain(model, X_test[:5]): exact tree values of 30 features for 5 rows ({trees.method}: {trees.info['via']}); "
+        "row 0: " + ", ".join(f"{trees.player_names[i]} {trees.values[0, i]:+.3f}" for i in tree_top),
         "",
         "2. fs.explain(model.decision_function, row, background=training mean, groups=10 measurements, method=...):",
-        f"   v(empty) = {float(shap.base_values[0]):.3f}; largest exact Shapley values: "
-        + ", ".join(f"{shap.feature_names[i].split(' + ')[0]} {shap.values[0, i]:+.3f}" for i in top),
+        f"   v(empty) = {float(shap.empty_value[0]):.3f}; largest exact Shapley values: "
+        + ", ".join(f"{shap.player_names[i].split(' + ')[0]} {shap.values[0, i]:+.3f}" for i in top),
         "",
         f"every registered method at a budget of {info['budget']} evaluations (exact: all 2^10), "
         "error against exact values:",

@@ -4,12 +4,22 @@ from __future__ import annotations
 
 import numpy as np
 
+from .arguments import Arguments, Option
 from .attribution import Attribution
 from .estimation.enumeration import DEFAULT_CHUNK, exact_estimate
 from .game import Game
 from .semivalues import Semivalue, resolve_index
 
-__all__ = ["exact"]
+__all__ = ["exact", "EXACT"]
+
+#: fs.exact's arguments (besides the game)
+EXACT = Arguments("exact", (
+    Option("index", "shapley", "the semivalue: a name or a Semivalue", check=resolve_index),
+    Option("via", "auto", "auto (the closed form when the game has one), closed-form or enumeration",
+           allowed=("auto", "closed-form", "enumeration")),
+    Option("allow_large", False, "enumerate games of more than 22 players", kind="bool"),
+    Option("chunk_size", DEFAULT_CHUNK, "coalitions evaluated per game call", kind="int", minimum=1),
+))
 
 
 def exact(game: Game, index: str | Semivalue = "shapley", *, via: str = "auto", allow_large: bool = False,
@@ -45,11 +55,9 @@ def exact(game: Game, index: str | Semivalue = "shapley", *, via: str = "auto", 
     """
     if not isinstance(game, Game):
         raise TypeError(f"game must be a fairshare.Game, got {type(game).__name__}")
-    if via not in ("auto", "closed-form", "enumeration"):
-        raise ValueError(f"via must be 'auto', 'closed-form' or 'enumeration', got {via!r}")
-    if not isinstance(chunk_size, int) or chunk_size < 1:
-        raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}")
-    sv = resolve_index(index, game.n_players)
+    args = EXACT.check(dict(index=index, via=via, allow_large=allow_large, chunk_size=chunk_size))
+    via, allow_large, chunk_size = args["via"], args["allow_large"], args["chunk_size"]
+    sv = resolve_index(args["index"], game.n_players)
     before = game.n_evaluations
     result = exact_estimate(game, sv, via=via, allow_large=allow_large, chunk_size=chunk_size)
     squeeze = not game.n_outputs
@@ -60,6 +68,7 @@ def exact(game: Game, index: str | Semivalue = "shapley", *, via: str = "auto", 
         return float(a) if a.ndim == 0 else a
 
     return Attribution(values=out(result.values), stderr=out(result.stderr), index=sv.name, method="exact",
-                       options=dict(result.info), n_evaluations=game.n_evaluations - before,
+                       options={"allow_large": allow_large}, info=dict(result.info),
+                       n_evaluations=game.n_evaluations - before,
                        empty_value=out(result.empty_value), grand_value=out(result.grand_value),
                        player_names=list(game.player_names))

@@ -1,4 +1,13 @@
-"""``fairshare.explain``: attributions for many rows of a model, locally or on a Dask cluster, resumable."""
+"""``fairshare.explain``: attributions for many rows of a model, locally, in threads or on a Dask cluster, resumable.
+
+One door for every model: its arguments are checked against one table before anything runs; the rows
+are aligned by name to the model's features and checked for infinite values; one game is built per row
+(a :class:`~fairshare.games.TreeGame` for tree models, a :class:`~fairshare.games.ModelGame` for any other
+model or function, a :class:`~fairshare.games.TorchGame` for a torch module on tensors of any shape); the
+method is chosen once, for every row, by :func:`fairshare.estimation.choice.choose` from the first row's
+game (the facts it uses are the same for every row); and each row runs through the one engine. Exact tree
+values for many rows run in one batched walk.
+"""
 
 from __future__ import annotations
 
@@ -7,16 +16,24 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import SeedLike, check_int, check_rng
-from .cache import CachedGame, RunCache, fingerprint, writable_folder
-from .estimate import estimate
+from .arguments import Arguments, Option, SeedLike, check_client, check_progress
+from .cache import CachedGame, RunCache, cache_folder, fingerprint
+from .estimate import common_arguments
+from .estimation.choice import Choice, choose
+from .estimation.engine import run
+from .estimation.stopping import StoppingRule, as_rule
 from .explanation import Explanation
+from .game import Game
 from .games.distributed import DistributedGame
-from .games.model import ModelError, ModelGame, _as_rows, _frame_info
+from .games.model import IMPUTATIONS, ModelError, ModelGame, as_predict
+from .games.torch_game import TorchGame
+from .games.tree import TreeGame, tree_explanation
+from .progress import reporter
 from .semivalues import Semivalue, resolve_index
+from .tables import accepts_missing, aligned, as_rows, check_finite, frame_info, model_columns, target_of
 from .trees.readers import is_tree_model
 
-__all__ = ["explain", "default_budget"]
+__all__ = ["explain", "default_budget", "EXPLAIN"]
 
 
 def default_budget(n_players: int) -> int:
@@ -30,266 +47,168 @@ def default_budget(n_players: int) -> int:
     return int(min(2 ** min(n_players, 62), 2 * n_players + 2048))
 
 
+def _names(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, str) or not hasattr(value, "__iter__"):
+        raise TypeError(f"feature_names must be a list of names, got {type(value).__name__}")
+    return [str(v) for v in value]
+
+
+#: fs.explain's arguments (besides the model, the rows, the background and the method's own options)
+EXPLAIN = Arguments("explain", common_arguments() + (
+    Option("n_jobs", None, "rows explained in parallel threads", kind="int", minimum=1, none_ok=True),
+    Option("client", None, "a dask.distributed.Client: one task per row", check=check_client),
+    Option("cache", None, "a folder keeping finished rows and evaluated coalitions (an interrupted run resumes)",
+           check=cache_folder),
+    Option("progress", True, "True for a bar over rows, or progress(rows done, rows, None)", check=check_progress),
+    Option("imputation", None, "baseline (one background row) or marginal (the average over the background)",
+           allowed=(None,) + IMPUTATIONS),
+    Option("groups", None, "lists of features (positions or names), each one player"),
+    Option("batch_size", None, "most model rows per call", kind="int", minimum=1, none_ok=True),
+    Option("feature_names", None, "one name per feature (default: the columns of X)", check=_names),
+))
+
+
+# ------------------------------------------------------------------------------------------------- rows
+class TableRows:
+    """Rows of a table for any model: aligned by name to the model's features, checked, one game per row.
+
+    Players are the model's features in the model's order (or X's, when the model names none): a frame whose
+    columns come in another order gets the same values per feature name.
+    """
+
+    def __init__(self, model: Any, X: Any, background: Any, imputation: str | None, groups: Any,
+                 batch_size: int | None, feature_names: list[str] | None) -> None:
+        X = _one_row(X)
+        background = None if background is None else _one_row(background)
+        if (X.shape[0] if hasattr(X, "shape") else len(X)) == 0:
+            raise ValueError("X holds no rows to explain")
+        self.model, self.tree = model, is_tree_model(model) and groups is None
+        reference, source = model_columns(model)
+        if reference is None and hasattr(X, "columns"):
+            reference, source = [str(c) for c in X.columns], "the columns of X"
+        if hasattr(X, "columns"):
+            X = aligned(X, reference, "X", source)
+        elif reference is not None and np.ndim(X) == 2 and np.shape(X)[1] == len(reference) and \
+                source.startswith("the model"):
+            import pandas as pd                 # numpy rows for a model fitted on a DataFrame: its names, by position
+
+            X = pd.DataFrame(np.asarray(X), columns=reference)
+        if background is not None:
+            if hasattr(background, "columns"):
+                background = aligned(background, reference if reference is not None else
+                                     [str(c) for c in background.columns], "background", source or "X")
+            elif hasattr(X, "columns") and np.ndim(background) == 2 and np.shape(background)[1] == X.shape[1]:
+                import pandas as pd
+
+                background = pd.DataFrame(np.asarray(background), columns=list(X.columns)).astype(X.dtypes.to_dict())
+        self.X, self.background = X, background
+        self.rows = as_rows(X, "X")
+        n_features = self.rows.shape[1]
+        columns, _ = frame_info(X)
+        self.feature_names = feature_names if feature_names is not None else (
+            columns or [f"x{i}" for i in range(n_features)])
+        if len(self.feature_names) != n_features:
+            raise ValueError(f"feature_names must have {n_features} names, got {len(self.feature_names)}")
+        allow_nan = accepts_missing(model)
+        check_finite(self.rows, "X", columns, allow_nan=allow_nan is not False)
+        if background is None:
+            if not self.tree:
+                raise ValueError("background (a baseline row or rows) is required to explain a non-tree model")
+            if imputation == "baseline":
+                raise ValueError("imputation='baseline' takes one background row; none was given")
+            self.bg_rows = None
+        else:
+            self.bg_rows = as_rows(background, "background")
+            if self.bg_rows.shape[0] == 0:
+                raise ValueError("background must hold at least one row")
+            if self.bg_rows.shape[1] != n_features:
+                raise ValueError(f"background has {self.bg_rows.shape[1]} columns but X has {n_features}")
+            check_finite(self.bg_rows, "background", columns, allow_nan=allow_nan is not False)
+            if imputation == "baseline" and self.bg_rows.shape[0] != 1:
+                raise ValueError(f"imputation='baseline' takes one background row, got {self.bg_rows.shape[0]}; "
+                                 "use imputation='marginal' to average over rows")
+        self.imputation = imputation or ("baseline" if self.bg_rows is not None and self.bg_rows.shape[0] == 1
+                                         else "marginal")
+        self.groups, self.batch_size = groups, batch_size
+        self.predict = None if self.tree else as_predict(model)
+        self.n_rows = self.rows.shape[0]
+        index = getattr(X, "index", None)
+        self.row_names = [str(i) for i in index] if index is not None else [str(i) for i in range(self.n_rows)]
+
+    def row(self, i: int) -> Any:
+        return self.X.iloc[[i]] if hasattr(self.X, "iloc") else self.rows[i]
+
+    def game(self, i: int) -> Game:
+        """The game of row ``i``."""
+        if self.tree:
+            mode = "path-dependent" if self.background is None else "interventional"
+            return TreeGame(self.model, self.row(i), mode=mode, background=self.background,
+                            player_names=self.feature_names, batch_size=self.batch_size)
+        return ModelGame(self.predict, self.row(i), self.background, imputation=self.imputation, groups=self.groups,
+                         batch_size=self.batch_size, feature_names=self.feature_names)
+
+    def exact_all(self, sv: Semivalue) -> dict | None:
+        """Exact values of every row at once (tree models), or None where rows run one by one."""
+        if not self.tree:
+            return None
+        mode = "path-dependent" if self.background is None else "interventional"
+        return tree_explanation(self.model, self.X, sv, mode, self.background)
+
+    def data(self) -> np.ndarray | None:
+        return self.rows if self.groups is None else None
+
+    def info(self) -> dict:
+        if self.tree:
+            return {"model_output": "raw (the trees' margin or prediction)",
+                    "tree_mode": "path-dependent" if self.background is None else "interventional"}
+        target = target_of(self.model)
+        output = getattr(self.predict, "__name__", "the function")
+        return {"model_output": f"{type(target).__name__}.{output}" if target is not self.model or
+                hasattr(self.model, "predict") else output, "imputation": self.imputation}
+
+
+class TorchRows:
+    """Inputs of any shape for a torch module: one :class:`~fairshare.games.TorchGame` per input, on the model's
+    device (tensors end to end on a GPU)."""
+
+    def __init__(self, module: Any, X: Any, background: Any, groups: Any, batch_size: int | None) -> None:
+        self.module, self.X, self.groups, self.batch_size = module, X, groups, batch_size
+        self.n_rows = int(X.shape[0])
+        if self.n_rows == 0:
+            raise ValueError("X holds no inputs to explain")
+        baseline = 0.0 if background is None else background
+        if hasattr(baseline, "shape") and len(baseline.shape) == len(X.shape) and baseline.shape[0] == 1:
+            baseline = baseline[0]
+        self.baseline = baseline
+        self.row_names = [str(i) for i in range(self.n_rows)]
+        self.tree = False
+
+    def game(self, i: int) -> Game:
+        return TorchGame(self.module, self.X[i], baseline=self.baseline, groups=self.groups,
+                         batch_size=self.batch_size)
+
+    def exact_all(self, sv: Semivalue) -> None:
+        return None
+
+    def data(self) -> None:
+        return None
+
+    def info(self) -> dict:
+        return {"model_output": "torch module outputs", "input_shape": list(self.X.shape[1:])}
+
+
 def _one_row(obj: Any) -> Any:
     """A pandas Series or a 1-D array is one row: a one-row DataFrame or a (1, n) array."""
     if hasattr(obj, "to_frame") and hasattr(obj, "index") and not hasattr(obj, "columns"):
         import pandas as pd
 
-        return pd.DataFrame([obj.to_numpy()], columns=list(obj.index)).infer_objects()
-    if type(obj).__module__.startswith("torch"):
-        return obj
+        return pd.DataFrame([obj.to_numpy()], columns=list(obj.index), index=[obj.name]).infer_objects()
     if isinstance(obj, (list, tuple)) or (hasattr(obj, "shape") and len(getattr(obj, "shape")) == 1):
         arr = np.asarray(obj)
         return arr[None, :] if arr.ndim == 1 else arr
     return obj
-
-
-def _aligned(frame: Any, reference: list[str], name: str, source: str) -> Any:
-    """``frame`` with its columns in the order of ``reference`` (matched by name); a clear error otherwise."""
-    cols = [str(c) for c in frame.columns]
-    if len(set(cols)) != len(cols):
-        dups = sorted({c for c in cols if cols.count(c) > 1})
-        raise ValueError(f"{name} has duplicate column names {dups}")
-    if cols == reference:
-        return frame
-    missing = [c for c in reference if c not in cols]
-    extra = [c for c in cols if c not in reference]
-    if missing or extra:
-        raise ValueError(f"{name} columns do not match {source}: missing {missing[:10]}, unexpected {extra[:10]}")
-    return frame[[frame.columns[cols.index(c)] for c in reference]]
-
-
-def _prepare(model: Any, X: Any, background: Any) -> tuple[Any, Any]:
-    """Rows and background as the model takes them: one row given as a Series or 1-D array made a row,
-    DataFrame columns matched by name to the model's ``feature_names_in_`` (else to each other)."""
-    X = _one_row(X)
-    if background is not None:
-        background = _one_row(background)
-    n = X.shape[0] if hasattr(X, "shape") else len(X)
-    if n == 0:
-        raise ValueError("X holds no rows to explain")
-    model_names = getattr(model, "feature_names_in_", None)
-    reference, source = None, ""
-    if model_names is not None:
-        reference, source = [str(c) for c in model_names], "the model's features (feature_names_in_)"
-    elif hasattr(X, "columns"):
-        reference, source = [str(c) for c in X.columns], "the columns of X"
-    if hasattr(X, "columns") and reference is not None:
-        X = _aligned(X, reference, "X", source)
-    elif model_names is not None and np.ndim(X) == 2 and np.shape(X)[1] == len(reference):
-        import pandas as pd                     # numpy rows for a model fitted on a DataFrame: its names, by position
-
-        X = pd.DataFrame(np.asarray(X), columns=list(model_names))
-        if background is not None and not hasattr(background, "columns") and np.ndim(background) == 2 and \
-                np.shape(background)[1] == len(reference):
-            background = pd.DataFrame(np.asarray(background), columns=list(model_names))
-    if hasattr(background, "columns") and hasattr(background, "iloc"):
-        if reference is None:
-            reference, source = [str(c) for c in background.columns], "the columns of background"
-        background = _aligned(background, reference, "background", source)
-    return X, background
-
-
-def _model_key(model: Any) -> str:
-    """What tells one model's cache from another's, without calling it: a fitted model (or the model behind a
-    bound method such as ``model.predict_proba``) by the hash of its whole state (joblib.hash: parameters and
-    fitted weights); a plain function by its module, name and code (a function whose behaviour depends on
-    outside state is not told apart: give it its own folder)."""
-    import inspect
-
-    target = getattr(model, "__self__", model) if inspect.ismethod(model) else model
-    if inspect.isfunction(target):
-        code = target.__code__
-        return fingerprint(function=f"{target.__module__}.{target.__qualname__}", code=code.co_code.hex(),
-                           consts=repr(code.co_consts), defaults=repr(target.__defaults__))
-    try:
-        import joblib
-
-        return str(joblib.hash(target))
-    except Exception:                                  # noqa: BLE001 - not picklable: its type and settings
-        params = target.get_params() if hasattr(target, "get_params") else None
-        return fingerprint(model=type(target).__name__, params=params)
-
-
-def _row_frame(X: Any, i: int) -> Any:
-    return X.iloc[[i]] if hasattr(X, "iloc") else np.asarray(X)[i]
-
-
-def _explain_row(predict: Any, x: Any, background: Any, settings: dict, seed: Any, folder: Any, row: int = 0) -> dict:
-    """Explain one row (a top-level function so Dask can ship it to workers); a model that fails is reported
-    with the row and the coalition."""
-    try:
-        return _explain_one(predict, x, background, settings, seed, folder)
-    except ModelError as exc:
-        raise ModelError(f"row {row}: {exc}") from exc.__cause__
-    except ValueError as exc:
-        if str(exc).startswith(("the game returned NaN", "predict returned")):
-            raise ValueError(f"row {row}: {str(exc).replace('the game returned', 'the model returned')}") from exc
-        raise
-
-
-def _explain_one(predict: Any, x: Any, background: Any, settings: dict, seed: Any, folder: Any) -> dict:
-    game = ModelGame(predict, x, background, imputation=settings["imputation"], groups=settings["groups"],
-                     batch_size=settings["batch_size"], feature_names=settings["feature_names"])
-    if folder is not None:
-        game = CachedGame(game, folder)
-    if settings.get("client") is not None:
-        game = DistributedGame(game, settings["client"])
-    budget = settings["budget"] or default_budget(game.n_players)
-    phi = estimate(game, settings["index"], method=settings["method"], budget=budget, seed=seed,
-                   **settings["options"])
-    return dict(values=np.asarray(phi.values, dtype=float),
-                stderr=None if phi.stderr is None else np.asarray(phi.stderr, dtype=float),
-                base=np.asarray(phi.empty_value if phi.empty_value is not None else np.nan, dtype=float),
-                n_evaluations=np.asarray(phi.n_evaluations), method=phi.method, names=game.player_names)
-
-
-def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalue = "shapley", method: str = "auto",
-            budget: int | None = None, seed: SeedLike = None, n_jobs: int | None = None, client: Any = None,
-            cache: Any = None, progress: bool = True, imputation: str | None = None, groups: Any = None,
-            batch_size: int | None = None, feature_names: Any = None, **options: Any) -> Explanation:
-    """Explain the predictions of ``model`` on every row of ``X``.
-
-    Parameters
-    ----------
-    model : a fitted model (scikit-learn, xgboost, lightgbm; classifiers are explained through their
-        class probabilities, all classes at once), a torch module, or a prediction function
-    X : rows to explain (numpy array or pandas DataFrame)
-    background : baseline row(s) for the absent features; required unless ``model`` is a tree model
-        explained exactly (then ``None`` means path-dependent tree values)
-    index : "shapley", "banzhaf" or a Semivalue
-    method : a registry method or "auto": exact tree values for tree models (their raw output, as
-        shap.TreeExplainer), enumeration when ``2^n`` fits the budget, else the most accurate estimator
-    budget : evaluations per row (default ``2n + 2048``)
-    seed : same seed, same values, whatever ``n_jobs`` or ``client``
-    n_jobs : rows explained in parallel threads
-    client : a ``dask.distributed.Client``: rows are explained on the cluster (one row: its batches of
-        coalitions are)
-    cache : a folder; finished rows and evaluated coalitions are kept there and an interrupted call
-        with the same arguments resumes without evaluating the model again
-    progress : show a progress bar over rows
-    imputation, groups, batch_size, feature_names : see :class:`fairshare.games.ModelGame`
-    **options : method options (``fairshare methods``)
-
-    Returns
-    -------
-    Explanation
-
-    Examples
-    --------
-    >>> import numpy as np, fairshare as fs
-    >>> from sklearn.linear_model import LinearRegression
-    >>> X = np.random.default_rng(0).random((50, 4)); y = X @ [1.0, 2.0, 0.0, -1.0]
-    >>> model = LinearRegression().fit(X, y)
-    >>> e = fs.explain(model, X[:3], background=X[:1], progress=False, seed=0)
-    >>> e.values.shape, e.methods[0]
-    ((3, 4), 'exact')
-    """
-    sv = resolve_index(index)
-    if method != "auto":
-        from .estimation.registry import get_method
-
-        get_method(method)                       # unknown names fail here, listing the valid ones
-    if budget is not None:
-        budget = check_int(budget, "budget", minimum=1)
-    if n_jobs is not None:
-        n_jobs = check_int(n_jobs, "n_jobs", minimum=1)
-    if batch_size is not None:
-        batch_size = check_int(batch_size, "batch_size", minimum=1)
-    if not isinstance(progress, bool):
-        raise TypeError(f"progress must be True or False, got {progress!r}")
-    check_rng(seed)                              # a bad seed fails here, not after the first model call
-    if cache is not None:
-        writable_folder(cache, "cache")          # before any model call
-    if _is_torch_module(model) and _is_images(X, background):
-        return _explain_torch(model, X, background, sv, method, budget, seed, groups, batch_size, progress, options)
-    X, background = _prepare(model, X, background)
-    if method in ("auto", "exact") and groups is None and is_tree_model(model) and \
-            (imputation != "baseline" or background is None or _as_rows(background, "background").shape[0] == 1):
-        return _explain_trees(model, X, background, sv, feature_names)
-    columns, _ = _frame_info(X)
-    rows = _as_rows(X, "X")
-    n_rows, n_features = rows.shape
-    names = [str(f) for f in feature_names] if feature_names is not None else (
-        columns or [f"x{i}" for i in range(n_features)])
-    if len(names) != n_features:
-        raise ValueError(f"feature_names must have {n_features} names, got {len(names)}")
-    if background is not None:
-        bg_rows = _as_rows(background, "background")
-        if bg_rows.shape[1] != n_features:
-            raise ValueError(f"background has {bg_rows.shape[1]} columns but X has {n_features}")
-    if background is None:
-        raise ValueError("background (a baseline row or rows) is required to explain a non-tree model")
-    from .games.model import as_predict
-
-    predict = as_predict(model)
-    auto_note = None
-    if method == "auto" and not options:
-        # one choice for every row (the same method whatever the threads or the cluster), made on the first row;
-        # the rows share the second of surrogate fitting auto allows one estimate
-        from .estimation.choice import AUTO_SURROGATE_SECONDS, resolve_auto, with_surrogate_allowance
-
-        first = ModelGame(predict, _row_frame(X, 0), background, imputation=imputation, groups=groups,
-                          batch_size=batch_size, feature_names=names)
-        try:
-            method, auto_note = with_surrogate_allowance(AUTO_SURROGATE_SECONDS.get() / max(1, n_rows), resolve_auto,
-                                                         first, sv, budget or default_budget(first.n_players))
-        except ModelError as exc:
-            raise ModelError(f"row 0: {exc}") from exc.__cause__
-    settings = dict(imputation=imputation, groups=groups, batch_size=batch_size, feature_names=names, index=sv,
-                    method=method, budget=budget, options=options, client=None)
-    seeds = np.random.SeedSequence(seed if not isinstance(seed, np.random.Generator)
-                                   else seed.integers(2**63)).spawn(n_rows)
-    run = None
-    if cache is not None:
-        key = fingerprint(rows, _as_rows(background, "background"), index=sv.name,
-                          weights=list(np.round(sv.log_weights(max(n_features, 1)), 12)) if sv.n_players is None else None,
-                          method=method, budget=budget, seed=str(seed), imputation=imputation, groups=groups,
-                          options=options, names=names, model=_model_key(model))
-        run = RunCache(cache, key)
-    results: list[dict | None] = [run.row(i) if run is not None else None for i in range(n_rows)]
-    todo = [i for i in range(n_rows) if results[i] is None]
-    bar = _progress(progress and n_rows > 1, n_rows, initial=n_rows - len(todo))
-
-    def finish(i: int, result: dict) -> None:
-        results[i] = result
-        if run is not None:
-            run.save_row(i, result)
-        bar.update(1)
-
-    try:
-        if client is not None and len(todo) > 1:
-            _on_dask(client, predict, X, background, settings, seeds, todo, finish)
-        elif client is not None and todo:
-            i = todo[0]
-            finish(i, _explain_row(predict, _row_frame(X, i), background, {**settings, "client": client}, seeds[i],
-                                   run.coalition_folder(i) if run is not None else None, i))
-        elif n_jobs and n_jobs > 1 and len(todo) > 1:
-            with ThreadPoolExecutor(max_workers=n_jobs) as pool:
-                futures = {i: pool.submit(_explain_row, predict, _row_frame(X, i), background, settings, seeds[i],
-                                          run.coalition_folder(i) if run is not None else None, i) for i in todo}
-                for i, fut in futures.items():
-                    finish(i, fut.result())
-        else:
-            for i in todo:
-                finish(i, _explain_row(predict, _row_frame(X, i), background, settings, seeds[i],
-                                       run.coalition_folder(i) if run is not None else None, i))
-    finally:
-        bar.close()
-    first = results[0]
-    player_names = list(first["names"]) if "names" in first else (
-        names if groups is None else [f"group{j}" for j in range(first["values"].shape[0])])
-    values = np.stack([r["values"] for r in results])
-    stderr = None if any(r["stderr"] is None for r in results) else np.stack([r["stderr"] for r in results])
-    k = values.shape[2] if values.ndim == 3 else None
-    return Explanation(values=values, stderr=stderr, base_values=np.stack([r["base"] for r in results]),
-                       data=rows if groups is None and rows.dtype != object else (rows if groups is None else None),
-                       feature_names=player_names, index=sv.name,
-                       output_names=_output_names(model, k), methods=[r["method"] for r in results],
-                       n_evaluations=np.array([int(r["n_evaluations"]) for r in results]),
-                       info=dict(model_output="predict_proba" if hasattr(model, "predict_proba") else "predict",
-                                 imputation=imputation or ("baseline" if _as_rows(background, "b").shape[0] == 1 else "marginal"),
-                                 budget=budget, seed=str(seed), **({"auto": auto_note} if auto_note else {})))
 
 
 def _is_torch_module(model: Any) -> bool:
@@ -307,118 +226,211 @@ def _is_images(X: Any, background: Any) -> bool:
     return ndim == 2 and type(X).__module__.startswith("torch") and single
 
 
-def _explain_torch(model: Any, X: Any, background: Any, sv: Semivalue, method: str, budget: Any, seed: SeedLike,
-                   groups: Any, batch_size: Any, progress: bool, options: dict) -> Explanation:
-    """Torch modules on inputs of any shape: one :class:`~fairshare.games.TorchGame` per input, on the model's
-    device (tensors end to end on a GPU)."""
-    from .games.torch_game import TorchGame
+# ---------------------------------------------------------------------------------------------- one row
+def _model_key(model: Any) -> str:
+    """What tells one model's cache from another's, without calling it: a fitted model (or the model behind a
+    bound method such as ``model.predict_proba``) by the hash of its whole state (joblib.hash: parameters and
+    fitted weights); a plain function by its module, name and code (a function whose behaviour depends on
+    outside state is not told apart: give it its own folder)."""
+    import inspect
 
-    n_rows = int(X.shape[0])
-    if n_rows == 0:
-        raise ValueError("X holds no inputs to explain")
-    baseline = 0.0 if background is None else background
-    if hasattr(baseline, "shape") and len(baseline.shape) == len(X.shape) and baseline.shape[0] == 1:
-        baseline = baseline[0]
+    target = target_of(model)
+    if inspect.isfunction(target):
+        code = target.__code__
+        return fingerprint(function=f"{target.__module__}.{target.__qualname__}", code=code.co_code.hex(),
+                           consts=repr(code.co_consts), defaults=repr(target.__defaults__))
+    try:
+        import joblib
+
+        return str(joblib.hash(target))
+    except Exception:                                  # noqa: BLE001 - not picklable: its type and settings
+        params = target.get_params() if hasattr(target, "get_params") else None
+        return fingerprint(model=type(target).__name__, params=params)
+
+
+def _explain_row(rows: Any, i: int, sv: Semivalue, choice: Choice, rule: Any, seed: Any, folder: Any,
+                 client: Any = None) -> dict:
+    """Explain row ``i`` (a top-level function so Dask can ship it to workers); a model that fails is reported
+    with the row and the coalition."""
+    try:
+        game = rows.game(i)
+        if folder is not None:
+            game = CachedGame(game, folder)
+        if client is not None:
+            game = DistributedGame(game, client)
+        phi = run(game, sv, choice, seed, rule)
+    except ModelError as exc:
+        raise ModelError(f"row {rows.row_names[i]}: {exc}") from exc.__cause__
+    except ValueError as exc:
+        if str(exc).startswith(("the game returned NaN", "predict returned")):
+            raise ValueError(f"row {rows.row_names[i]}: {str(exc).replace('the game returned', 'the model returned')}"
+                             ) from exc
+        raise
+    info = {k: v for k, v in phi.info.items() if k != "choice"}
+    return dict(values=np.asarray(phi.values, dtype=float),
+                stderr=None if phi.stderr is None else np.asarray(phi.stderr, dtype=float),
+                empty=np.asarray(phi.empty_value, dtype=float), grand=np.asarray(phi.grand_value, dtype=float),
+                n_evaluations=np.asarray(phi.n_evaluations), names=list(game.player_names), info=info)
+
+
+# ------------------------------------------------------------------------------------------------- door
+def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalue = "shapley", method: str = "auto",
+            budget: int | None = None, seed: SeedLike = None, tol: float | None = None,
+            stop: StoppingRule | None = None, n_jobs: int | None = None, client: Any = None, cache: Any = None,
+            progress: Any = True, imputation: str | None = None, groups: Any = None, batch_size: int | None = None,
+            feature_names: Any = None, **options: Any) -> Explanation:
+    """Explain the predictions of ``model`` on every row of ``X``.
+
+    Parameters
+    ----------
+    model : a fitted model (scikit-learn, xgboost, lightgbm, catboost; classifiers are explained through their
+        class probabilities, all classes at once, except tree models: their raw output, as shap.TreeExplainer),
+        a bound method (``model.predict_proba``), a torch module, or a prediction function
+    X : rows to explain (numpy array or pandas DataFrame; a Series or a 1-D array is one row); columns are
+        aligned by name to the model's features
+    background : baseline row(s) for the absent features; required unless ``model`` is a tree model
+        (then ``None`` means path-dependent tree values)
+    index : "shapley", "banzhaf", "beta-shapley", "beta-shapley(a,b)", "weighted-banzhaf(w)" or a Semivalue
+    method : a registry method or "auto": exact tree values for tree models, enumeration when ``2^n`` fits the
+        budget, else the most accurate estimator the budget affords (one choice for every row; the result's
+        ``info["choice"]`` says which and why)
+    budget : evaluations per row (default ``2n + 2048``)
+    seed : same seed, same values, whatever ``n_jobs``, ``client`` or ``cache``
+    tol, stop : a relative-error target or a :mod:`fairshare.stopping` rule, per row
+    n_jobs : rows explained in parallel threads
+    client : a ``dask.distributed.Client``: rows are explained on the cluster (one row: its batches of
+        coalitions are)
+    cache : a folder; finished rows and evaluated coalitions are kept there and an interrupted call
+        with the same arguments resumes without evaluating the model again
+    progress : True for a bar over rows, False, or a callable ``progress(rows done, rows, None)``
+    imputation, groups, batch_size, feature_names : see :class:`fairshare.games.ModelGame`
+    **options : method options (``fairshare methods``)
+
+    Returns
+    -------
+    Explanation
+
+    Examples
+    --------
+    >>> import numpy as np, fairshare as fs
+    >>> from sklearn.linear_model import LinearRegression
+    >>> X = np.random.default_rng(0).random((50, 4)); y = X @ [1.0, 2.0, 0.0, -1.0]
+    >>> model = LinearRegression().fit(X, y)
+    >>> e = fs.explain(model, X[:3], background=X[:1], progress=False, seed=0)
+    >>> e.values.shape, e.method
+    ((3, 4), 'exact')
+    """
+    args = EXPLAIN.check(dict(index=index, method=method, budget=budget, seed=seed, tol=tol, stop=stop,
+                              n_jobs=n_jobs, client=client, cache=cache, progress=progress, imputation=imputation,
+                              groups=groups, batch_size=batch_size, feature_names=feature_names))
+    rule = as_rule(args["stop"], args["tol"])
+    if _is_torch_module(model) and _is_images(X, background):
+        rows: Any = TorchRows(model, X, background, groups, args["batch_size"])
+    else:
+        rows = TableRows(model, X, background, args["imputation"], groups, args["batch_size"], args["feature_names"])
+    first = rows.game(0)
+    sv = resolve_index(args["index"], first.n_players)
+    row_budget = args["budget"] if args["budget"] is not None else default_budget(first.n_players)
+    try:
+        choice = choose(first, sv, args["method"], row_budget, rule, options)
+    except ValueError as exc:
+        if str(exc).startswith("unknown option"):
+            raise ValueError(f"{exc} (explain's own arguments: {EXPLAIN.names()})") from None
+        raise
+    info = {"choice": choice.as_info(), **rows.info(), "budget": row_budget, "seed": str(seed)}
+    batched = rows.exact_all(sv) if choice.method == "exact" and not options else None
+    if batched is not None:
+        n = rows.n_rows
+        values = batched["values"]
+        empty = np.broadcast_to(np.asarray(batched["empty_value"], dtype=float),
+                                (n,) + np.shape(batched["empty_value"])).copy()
+        return Explanation(values=values, stderr=np.zeros_like(values), empty_value=empty,
+                           grand_value=batched["grand_value"], data=rows.data(), player_names=list(first.player_names),
+                           index=sv.name, method="exact", output_names=_output_names(model, values),
+                           row_names=rows.row_names, n_evaluations=np.zeros(n, dtype=np.int64),
+                           options=dict(choice.options), info={**info, "via": "closed-form (tree walks, all rows)"})
+    results = _run_rows(rows, model, sv, choice, rule, seed, args)
+    values = np.stack([r["values"] for r in results])
+    stderr = None if any(r["stderr"] is None for r in results) else np.stack([r["stderr"] for r in results])
+    return Explanation(values=values, stderr=stderr, empty_value=np.stack([r["empty"] for r in results]),
+                       grand_value=np.stack([r["grand"] for r in results]), data=rows.data(),
+                       player_names=list(results[0]["names"]), index=sv.name, method=choice.method,
+                       output_names=_output_names(model, values), row_names=rows.row_names,
+                       n_evaluations=np.array([int(r["n_evaluations"]) for r in results]),
+                       options=dict(choice.options), info={**info, "rows": [r["info"] for r in results]})
+
+
+def _run_rows(rows: Any, model: Any, sv: Semivalue, choice: Choice, rule: Any, seed: Any, args: dict) -> list[dict]:
+    """Every row through the engine: from the cache, on Dask, in threads or in turn; saved as they finish."""
+    n_rows = rows.n_rows
     seeds = np.random.SeedSequence(seed if not isinstance(seed, np.random.Generator)
                                    else seed.integers(2**63)).spawn(n_rows)
-    results, bar = [], _progress(progress and n_rows > 1, n_rows)
-    if method == "auto" and not options:                       # one choice for every input (see explain)
-        from .estimation.choice import AUTO_SURROGATE_SECONDS, resolve_auto, with_surrogate_allowance
+    run_cache = None
+    if args["cache"] is not None:
+        bg = getattr(rows, "bg_rows", None)
+        key = fingerprint(rows.rows if hasattr(rows, "rows") else None, bg, index=sv.name,
+                          weights=list(np.round(sv.log_weights(rows.rows.shape[1] if hasattr(rows, "rows") else 1),
+                                                12)) if sv.n_players is None else None,
+                          method=choice.method, options=repr(sorted(choice.options.items())), budget=choice.budget,
+                          stop=repr(rule), seed=str(seed), imputation=getattr(rows, "imputation", None),
+                          groups=args["groups"], names=getattr(rows, "feature_names", None), model=_model_key(model))
+        run_cache = RunCache(args["cache"], key)
+    results: list[dict | None] = [run_cache.row(i) if run_cache is not None else None for i in range(n_rows)]
+    todo = [i for i in range(n_rows) if results[i] is None]
+    report = reporter(args["progress"] if n_rows > 1 else False, "explaining rows", "row")
+    done = [n_rows - len(todo)]
 
-        first = TorchGame(model, X[0], baseline=baseline, groups=groups, batch_size=batch_size)
-        method, _ = with_surrogate_allowance(AUTO_SURROGATE_SECONDS.get() / n_rows, resolve_auto, first, sv,
-                                             budget or default_budget(first.n_players))
+    def folder(i: int) -> Any:
+        return run_cache.coalition_folder(i) if run_cache is not None else None
+
+    def finish(i: int, result: dict) -> None:
+        results[i] = result
+        if run_cache is not None:
+            run_cache.save_row(i, result)
+        done[0] += 1
+        if report is not None:
+            report(done[0], n_rows, None)
+
+    client, n_jobs = args["client"], args["n_jobs"]
     try:
-        for i in range(n_rows):
-            game = TorchGame(model, X[i], baseline=baseline, groups=groups, batch_size=batch_size)
-            b = budget or default_budget(game.n_players)
-            phi = estimate(game, sv, method=method, budget=b, seed=seeds[i], **options)
-            results.append(phi)
-            bar.update(1)
+        if client is not None and len(todo) > 1:
+            _on_dask(client, rows, sv, choice, rule, seeds, todo, finish)
+        elif client is not None and todo:
+            finish(todo[0], _explain_row(rows, todo[0], sv, choice, rule, seeds[todo[0]], folder(todo[0]), client))
+        elif n_jobs and n_jobs > 1 and len(todo) > 1:
+            with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+                futures = {i: pool.submit(_explain_row, rows, i, sv, choice, rule, seeds[i], folder(i)) for i in todo}
+                for i, fut in futures.items():
+                    finish(i, fut.result())
+        else:
+            for i in todo:
+                finish(i, _explain_row(rows, i, sv, choice, rule, seeds[i], folder(i)))
     finally:
-        bar.close()
-    values = np.stack([np.asarray(r.values, dtype=float) for r in results])
-    stderr = None if any(r.stderr is None for r in results) else np.stack([np.asarray(r.stderr) for r in results])
-    k = values.shape[2] if values.ndim == 3 else None
-    return Explanation(values=values, stderr=stderr, base_values=np.stack([np.asarray(r.empty_value, dtype=float)
-                                                                           for r in results]),
-                       data=None, feature_names=list(results[0].player_names), index=sv.name,
-                       output_names=[str(j) for j in range(k)] if k else None, methods=[r.method for r in results],
-                       n_evaluations=np.array([r.n_evaluations for r in results]),
-                       info=dict(model_output="torch module outputs", budget=budget, seed=str(seed),
-                                 input_shape=list(X.shape[1:])))
+        if report is not None:
+            report.close()
+    return results  # type: ignore[return-value]
 
 
-def _output_names(model: Any, k: int | None) -> list[str] | None:
-    if k is None:
+def _output_names(model: Any, values: np.ndarray) -> list[str] | None:
+    if values.ndim != 3:
         return None
-    classes = getattr(model, "classes_", None)
+    k = values.shape[2]
+    classes = getattr(target_of(model), "classes_", None)
     if classes is not None and len(classes) == k:
         return [str(c) for c in classes]
     return [str(j) for j in range(k)]
 
 
-def _on_dask(client: Any, predict: Any, X: Any, background: Any, settings: dict, seeds: list, todo: list,
+def _on_dask(client: Any, rows: Any, sv: Semivalue, choice: Choice, rule: Any, seeds: list, todo: list,
              finish: Any) -> None:
     """One task per row on the cluster; rows are saved as they complete."""
     from dask.distributed import as_completed
 
-    remote_predict = client.scatter(predict, broadcast=True)
-    remote_background = client.scatter(background, broadcast=True)
+    remote_rows = client.scatter(rows, broadcast=True)
     index_of, futures = {}, []
     for i in todo:
-        fut = client.submit(_explain_row, remote_predict, _row_frame(X, i), remote_background, settings, seeds[i],
-                            None, i, pure=False)
+        fut = client.submit(_explain_row, remote_rows, i, sv, choice, rule, seeds[i], None, pure=False)
         index_of[fut.key] = i
         futures.append(fut)
     for fut in as_completed(futures):
         finish(index_of[fut.key], fut.result())
-
-
-def _explain_trees(model: Any, X: Any, background: Any, sv: Semivalue, feature_names: Any) -> Explanation:
-    """Exact tree values (the model read once, rows in parallel): path-dependent without background."""
-    from .games.tree import _check_mode, _exact_rows, empty_value
-    from .trees.inputs import tree_rows
-    from .trees.prepared import prepared
-
-    prep = prepared(model)
-    ens = prep.ensemble
-    rows = tree_rows(X, ens, "X")
-    if rows.shape[0] == 0:
-        raise ValueError("X holds no rows to explain")
-    mode = "path-dependent" if background is None else "interventional"
-    _check_mode(prep, mode, background)
-    bg = None if background is None else tree_rows(background, ens, "background")
-    if bg is not None and bg.shape[0] == 0:
-        raise ValueError("background must hold at least one row")
-    values = _exact_rows(prep, rows, resolve_index(sv, ens.n_features), mode, bg)
-    values = values if ens.n_outputs > 1 else values[..., 0]
-    empty = empty_value(prep, mode, bg)
-    empty = empty if ens.n_outputs > 1 else empty[0]
-    n = len(rows)
-    names = [str(f) for f in feature_names] if feature_names is not None else (
-        ens.feature_names or _frame_info(X)[0] or [f"x{i}" for i in range(ens.n_features)])
-    if len(names) != ens.n_features:
-        raise ValueError(f"feature_names must have {ens.n_features} names, got {len(names)}")
-    base = np.broadcast_to(empty, (n,) + np.shape(empty)).copy()
-    k = values.shape[2] if values.ndim == 3 else None
-    return Explanation(values=values, stderr=np.zeros_like(values), base_values=base, data=rows,
-                       feature_names=list(names), index=sv.name, output_names=_output_names(model, k),
-                       methods=["exact (tree)"] * n, n_evaluations=np.zeros(n, dtype=np.int64),
-                       info=dict(model_output=f"raw ({ens.output})", tree_mode=mode))
-
-
-class _NoBar:
-    def update(self, n: int = 1) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-def _progress(enabled: bool, total: int, initial: int = 0) -> Any:
-    if not enabled:
-        return _NoBar()
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, initial=initial, desc="explaining rows", unit="row")

@@ -16,23 +16,29 @@ __all__ = ["Explanation"]
 class Explanation:
     """Values for many explained rows.
 
+    The same vocabulary as :class:`~fairshare.Attribution` (one per row), with what is per row as arrays.
+
     Attributes
     ----------
     values : (rows, players) or (rows, players, outputs)
     stderr : same shape, or None where the method gives none
-    base_values : (rows,) or (rows, outputs): the value of the empty coalition
+    empty_value : (rows,) or (rows, outputs): the value of the empty coalition (the base value)
+    grand_value : (rows,) or (rows, outputs): the value of every player present (the model's output), or None
     data : (rows, players) feature values of the explained rows (None when players are groups)
-    feature_names : one name per player
-    output_names : one name per output, or None
+    player_names : one name per player (features, or groups of them)
     index : the semivalue's name
-    methods : method used for each row
+    method : the method every row ran (one choice for all rows)
+    output_names : one name per output, or None
+    row_names : one label per row (the DataFrame's index, or the row numbers)
     n_evaluations : game evaluations per row
-    info : anything else worth keeping (model output, imputation, budget, seed)
+    options : the method's options as it ran them
+    info : facts about the run, apart from what was asked: ``choice`` (method and why), the model output
+        explained, the imputation, the budget per row, the seed
 
     Examples
     --------
-    >>> e = Explanation(values=np.arange(6.0).reshape(2, 3), stderr=None, base_values=np.zeros(2),
-    ...                 data=None, feature_names=["a", "b", "c"], index="shapley")
+    >>> e = Explanation(values=np.arange(6.0).reshape(2, 3), stderr=None, empty_value=np.zeros(2),
+    ...                 data=None, player_names=["a", "b", "c"], index="shapley")
     >>> e["b"].values.ravel()
     array([1., 4.])
     >>> e[1].values
@@ -41,13 +47,16 @@ class Explanation:
 
     values: np.ndarray
     stderr: np.ndarray | None
-    base_values: np.ndarray
+    empty_value: np.ndarray
     data: np.ndarray | None
-    feature_names: list[str]
+    player_names: list[str]
     index: str
+    method: str = "unknown"
     output_names: list[str] | None = None
-    methods: list[str] = field(default_factory=list)
+    row_names: list[str] | None = None
+    grand_value: np.ndarray | None = None
     n_evaluations: np.ndarray | None = None
+    options: dict = field(default_factory=dict)
     info: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -59,11 +68,15 @@ class Explanation:
             self.stderr = np.asarray(self.stderr, dtype=float)
             if self.stderr.shape != self.values.shape:
                 raise ValueError("stderr must have the shape of values")
-        self.base_values = np.asarray(self.base_values, dtype=float)
-        if len(self.feature_names) != players:
-            raise ValueError(f"feature_names must have {players} names, got {len(self.feature_names)}")
-        if not self.methods:
-            self.methods = ["unknown"] * rows
+        self.empty_value = np.asarray(self.empty_value, dtype=float)
+        if self.grand_value is not None:
+            self.grand_value = np.asarray(self.grand_value, dtype=float)
+        if len(self.player_names) != players:
+            raise ValueError(f"player_names must have {players} names, got {len(self.player_names)}")
+        self.row_names = [str(r) for r in self.row_names] if self.row_names is not None else \
+            [str(r) for r in range(rows)]
+        if len(self.row_names) != rows:
+            raise ValueError(f"row_names must have {rows} names, got {len(self.row_names)}")
         if self.n_evaluations is None:
             self.n_evaluations = np.zeros(rows, dtype=np.int64)
         self.n_evaluations = np.asarray(self.n_evaluations)
@@ -78,10 +91,10 @@ class Explanation:
 
     def _feature_index(self, key: Any) -> np.ndarray:
         keys = [key] if isinstance(key, str) else list(key)
-        missing = [k for k in keys if k not in self.feature_names]
+        missing = [k for k in keys if k not in self.player_names]
         if missing:
-            raise KeyError(f"unknown feature name(s) {missing}; features: {self.feature_names}")
-        return np.array([self.feature_names.index(k) for k in keys])
+            raise KeyError(f"unknown player name(s) {missing}; players: {self.player_names}")
+        return np.array([self.player_names.index(k) for k in keys])
 
     def __getitem__(self, key: Any) -> Explanation:
         """Rows by position (int, slice, array) and players by name (str or list of str); a tuple
@@ -99,29 +112,32 @@ class Explanation:
         idx_rows = np.arange(len(self))[rows]
         idx_cols = np.arange(self.values.shape[1])[cols]
         pick = lambda a: None if a is None else a[idx_rows][:, idx_cols]   # noqa: E731
-        return Explanation(values=pick(self.values), stderr=pick(self.stderr), base_values=self.base_values[idx_rows],
+        return Explanation(values=pick(self.values), stderr=pick(self.stderr), empty_value=self.empty_value[idx_rows],
                            data=pick(self.data) if self.data is not None else None,
-                           feature_names=[self.feature_names[i] for i in idx_cols], index=self.index,
-                           output_names=self.output_names, methods=[self.methods[i] for i in idx_rows],
-                           n_evaluations=self.n_evaluations[idx_rows], info=dict(self.info))
+                           player_names=[self.player_names[i] for i in idx_cols], index=self.index,
+                           method=self.method, output_names=self.output_names,
+                           row_names=[self.row_names[i] for i in idx_rows],
+                           grand_value=None if self.grand_value is None else self.grand_value[idx_rows],
+                           n_evaluations=self.n_evaluations[idx_rows], options=dict(self.options),
+                           info=dict(self.info))
 
     def to_frame(self, stderr: bool = True) -> Any:
-        """Wide pandas DataFrame: one row per explained row, one column per player (``name[output]`` for
-        several outputs), plus ``stderr:`` columns and the base value.
+        """Wide pandas DataFrame: one row per explained row (indexed by ``row_names``), one column per player
+        (``name[output]`` for several outputs), plus ``stderr:`` columns and the empty coalition's value.
 
         Examples
         --------
-        >>> e = Explanation(values=[[1.0, 2.0]], stderr=[[0.1, 0.2]], base_values=[0.5], data=None,
-        ...                 feature_names=["a", "b"], index="shapley")
+        >>> e = Explanation(values=[[1.0, 2.0]], stderr=[[0.1, 0.2]], empty_value=[0.5], data=None,
+        ...                 player_names=["a", "b"], index="shapley")
         >>> e.to_frame().columns.tolist()
-        ['base_value', 'a', 'b', 'stderr:a', 'stderr:b']
+        ['empty_value', 'a', 'b', 'stderr:a', 'stderr:b']
         """
         import pandas as pd
 
         cols, data = self._columns(), {}
-        base = self.base_values.reshape(len(self), -1)
+        base = self.empty_value.reshape(len(self), -1)
         for j in range(base.shape[1]):
-            data["base_value" if base.shape[1] == 1 else f"base_value[{self._outputs()[j]}]"] = base[:, j]
+            data["empty_value" if base.shape[1] == 1 else f"empty_value[{self._outputs()[j]}]"] = base[:, j]
         flat = self.values.reshape(len(self), -1)
         for c, col in enumerate(cols):
             data[col] = flat[:, c]
@@ -129,7 +145,7 @@ class Explanation:
             flat_se = self.stderr.reshape(len(self), -1)
             for c, col in enumerate(cols):
                 data[f"stderr:{col}"] = flat_se[:, c]
-        return pd.DataFrame(data)
+        return pd.DataFrame(data, index=pd.Index(self.row_names, name="row"))
 
     def _outputs(self) -> list[str]:
         k = self.values.shape[2] if self.values.ndim == 3 else 1
@@ -137,8 +153,8 @@ class Explanation:
 
     def _columns(self) -> list[str]:
         if self.values.ndim == 2:
-            return list(self.feature_names)
-        return [f"{f}[{o}]" for f in self.feature_names for o in self._outputs()]
+            return list(self.player_names)
+        return [f"{f}[{o}]" for f in self.player_names for o in self._outputs()]
 
     # ------------------------------------------------------------------------------- storage
     def save(self, path: str | Path) -> Path:
@@ -147,18 +163,20 @@ class Explanation:
         Examples
         --------
         >>> import tempfile, os
-        >>> e = Explanation(values=[[1.0]], stderr=None, base_values=[0.0], data=None, feature_names=["a"], index="banzhaf")
+        >>> e = Explanation(values=[[1.0]], stderr=None, empty_value=[0.0], data=None, player_names=["a"], index="banzhaf")
         >>> p = e.save(os.path.join(tempfile.mkdtemp(), "e.npz"))
         >>> Explanation.load(p).values
         array([[1.]])
         """
         path = Path(path)
-        meta = dict(feature_names=self.feature_names, index=self.index, output_names=self.output_names,
-                    methods=self.methods, info=self.info)
-        arrays = dict(values=self.values, base_values=self.base_values, n_evaluations=self.n_evaluations,
+        meta = dict(player_names=self.player_names, index=self.index, method=self.method,
+                    output_names=self.output_names, row_names=self.row_names, options=self.options, info=self.info)
+        arrays = dict(values=self.values, empty_value=self.empty_value, n_evaluations=self.n_evaluations,
                       meta=np.array(json.dumps(meta, default=str)))
         if self.stderr is not None:
             arrays["stderr"] = self.stderr
+        if self.grand_value is not None:
+            arrays["grand_value"] = self.grand_value
         if self.data is not None:
             arrays["data"] = np.asarray(self.data, dtype=float) if np.asarray(self.data).dtype != object else \
                 np.asarray(self.data).astype(str)
@@ -172,15 +190,16 @@ class Explanation:
         with np.load(Path(path), allow_pickle=False) as z:
             meta = json.loads(str(z["meta"]))
             return cls(values=z["values"], stderr=z["stderr"] if "stderr" in z else None,
-                       base_values=z["base_values"], data=z["data"] if "data" in z else None,
-                       feature_names=meta["feature_names"], index=meta["index"], output_names=meta["output_names"],
-                       methods=meta["methods"], n_evaluations=z["n_evaluations"], info=meta["info"])
+                       empty_value=z["empty_value"], grand_value=z["grand_value"] if "grand_value" in z else None,
+                       data=z["data"] if "data" in z else None, player_names=meta["player_names"],
+                       index=meta["index"], method=meta["method"], output_names=meta["output_names"],
+                       row_names=meta["row_names"], n_evaluations=z["n_evaluations"], options=meta["options"],
+                       info=meta["info"])
 
     def __repr__(self) -> str:
         outputs = f", outputs={self.values.shape[2]}" if self.values.ndim == 3 else ""
-        methods = sorted(set(self.methods))
         return (f"Explanation(index={self.index!r}, rows={len(self)}, players={self.values.shape[1]}{outputs}, "
-                f"methods={methods}, mean evaluations={float(np.mean(self.n_evaluations)):.0f})")
+                f"method={self.method!r}, mean evaluations={float(np.mean(self.n_evaluations)):.0f})")
 
     # --------------------------------------------------------------------------------- plots
     def plot(self, kind: str = "bar", **kwargs: Any) -> Any:

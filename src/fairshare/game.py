@@ -6,11 +6,14 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_coalitions, check_int, format_coalition
+from .arguments import check_coalitions, check_int, format_coalition
 from .arrays import is_tensor
 from .semivalues import Semivalue
 
-__all__ = ["Game"]
+__all__ = ["Game", "GameWrapper", "KINDS"]
+
+#: what a game can declare itself to be (``Game.kind``); the method choice prefers methods by kind
+KINDS = ("function", "model", "tree", "torch", "data", "synthetic")
 
 
 class Game:
@@ -64,6 +67,20 @@ class Game:
         self.batch_size = None if batch_size is None else check_int(batch_size, "batch_size", minimum=1)
         self.n_evaluations = 0
         self.n_outputs: int | None = None  # None until known; 0 marks a scalar game
+
+    # ------------------------------------------------------------------ facts
+    #: what the game is (one of :data:`KINDS`): ``"data"`` games (model fits) prefer truncated Monte Carlo for
+    #: Shapley values, the others the regression estimators
+    kind = "function"
+
+    def cost(self) -> float | None:
+        """Predicted seconds per evaluation, from what the game knows of itself (a fixed cost model, never a
+        timing, so that the same arguments give the same method choice); None when it cannot tell.
+
+        The method choice spends extra work (the tree control variate's surrogate fits) only where it stays a
+        small share of the game's own cost. The default knows nothing.
+        """
+        return None
 
     # ------------------------------------------------------------------ calls
     #: whether :meth:`_evaluate` takes a torch tensor of coalitions (and then answers with one, on its device)
@@ -189,3 +206,25 @@ class Game:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(n_players={self.n_players})"
+
+
+class GameWrapper(Game):
+    """A game evaluated through another one (``self.game``: cached, distributed, restricted, noisy): it declares
+    what the inner game declares (its kind and its cost per evaluation).
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> inner = fs.games.FunctionGame(lambda S: S.sum(axis=1), n_players=2, cost=1e-3)
+    >>> fs.games.RestrictedGame(inner, [1]).cost()
+    0.001
+    """
+
+    game: Game
+
+    @property
+    def kind(self) -> str:  # type: ignore[override]
+        return self.game.kind
+
+    def cost(self) -> float | None:
+        return self.game.cost()

@@ -26,7 +26,7 @@ def _plt():
     return plt
 
 
-def _axes(ax: Any, height: float) -> Any:
+def new_axes(ax: Any, height: float) -> Any:
     plt = _plt()
     if ax is None:
         _, ax = plt.subplots(figsize=(7, height))
@@ -52,6 +52,21 @@ def _output_slice(expl: Any, output: Any) -> tuple[np.ndarray, np.ndarray | None
     return values[:, :, j], None if stderr is None else stderr[:, :, j], f" (output {names[j]})", j
 
 
+def _numeric_column(column: np.ndarray) -> np.ndarray | None:
+    """A data column as floats, or None when it holds strings or categories (which are coloured by category)."""
+    try:
+        return np.asarray(column, dtype=float)
+    except (TypeError, ValueError):
+        return None
+
+
+def plt_colors(k: int) -> list:
+    """``k`` distinct colours (matplotlib's tab10, then tab20)."""
+    plt = _plt()
+    cmap = plt.get_cmap("tab10" if k <= 10 else "tab20")
+    return [cmap(i % cmap.N) for i in range(k)]
+
+
 def _check_row(expl: Any, row: Any) -> int:
     n = len(expl.values)
     if isinstance(row, bool) or not isinstance(row, (int, np.integer)):
@@ -64,8 +79,8 @@ def _check_row(expl: Any, row: Any) -> int:
 def _feature_label(expl: Any, row: int, i: int) -> str:
     """``name = value`` when the explained row's data is known (like shap's waterfall), else the name."""
     data = getattr(expl, "data", None)
-    name = expl.feature_names[i]
-    if data is None or np.ndim(data) != 2 or data.shape[1] != len(expl.feature_names):
+    name = expl.player_names[i]
+    if data is None or np.ndim(data) != 2 or data.shape[1] != len(expl.player_names):
         return name
     value = data[row, i]
     try:
@@ -83,7 +98,7 @@ def bar(expl: Any, max_display: int = 10, output: Any = None, ax: Any = None) ->
     --------
     >>> import fairshare as fs, numpy as np
     >>> e = fs.Explanation(values=np.random.default_rng(0).normal(size=(20, 4)), stderr=None,
-    ...                    base_values=np.zeros(20), data=None, feature_names=list("abcd"), index="shapley")
+    ...                    empty_value=np.zeros(20), data=None, player_names=list("abcd"), index="shapley")
     >>> ax = bar(e)
     """
     values, stderr, label, _ = _output_slice(expl, output)
@@ -93,9 +108,9 @@ def bar(expl: Any, max_display: int = 10, output: Any = None, ax: Any = None) ->
     est = np.sqrt((stderr**2).mean(axis=0) / rows) if stderr is not None else np.zeros_like(mean_abs)
     err = 2 * np.sqrt(spread**2 + est**2)
     order = np.argsort(-mean_abs)[:max_display][::-1]
-    ax = _axes(ax, 0.4 * len(order) + 1.2)
+    ax = new_axes(ax, 0.4 * len(order) + 1.2)
     ax.barh(np.arange(len(order)), mean_abs[order], xerr=err[order], color=_POS, ecolor=_GREY, capsize=3)
-    ax.set_yticks(np.arange(len(order)), [expl.feature_names[i] for i in order])
+    ax.set_yticks(np.arange(len(order)), [expl.player_names[i] for i in order])
     ax.set_xlabel(f"mean |{expl.index} value|{label}")
     ax.set_title(f"{len(expl)} rows")
     ax.figure.tight_layout()
@@ -109,15 +124,15 @@ def waterfall(expl: Any, row: int = 0, max_display: int = 10, output: Any = None
     Examples
     --------
     >>> import fairshare as fs, numpy as np
-    >>> e = fs.Explanation(values=[[1.0, -0.5, 0.2]], stderr=[[0.1, 0.1, 0.05]], base_values=[2.0],
-    ...                    data=None, feature_names=list("abc"), index="shapley")
+    >>> e = fs.Explanation(values=[[1.0, -0.5, 0.2]], stderr=[[0.1, 0.1, 0.05]], empty_value=[2.0],
+    ...                    data=None, player_names=list("abc"), index="shapley")
     >>> ax = waterfall(e)
     """
     row = _check_row(expl, row)
     values, stderr, label, j = _output_slice(expl, output)
     v = values[row]
     se = stderr[row] if stderr is not None else np.zeros_like(v)
-    base = np.asarray(expl.base_values[row], dtype=float).reshape(-1)
+    base = np.asarray(expl.empty_value[row], dtype=float).reshape(-1)
     base = float(base[j] if j is not None and base.size > 1 else base[0])
     order = np.argsort(-np.abs(v))
     shown, rest = order[:max_display], order[max_display:]
@@ -128,7 +143,7 @@ def waterfall(expl: Any, row: int = 0, max_display: int = 10, output: Any = None
         labels.append(f"{rest.size} other players")
         contrib.append(float(v[rest].sum()))
         errs.append(float(np.sqrt((se[rest] ** 2).sum())))
-    ax = _axes(ax, 0.4 * len(labels) + 1.5)
+    ax = new_axes(ax, 0.4 * len(labels) + 1.5)
     positions = np.arange(len(labels))[::-1]
     running = base
     for pos, c, e in zip(positions, contrib, errs):
@@ -145,7 +160,7 @@ def waterfall(expl: Any, row: int = 0, max_display: int = 10, output: Any = None
     pad = 0.05 * (ends.max() - ends.min() or 1.0)
     ax.set_xlim(ends.min() - pad, ends.max() + 6 * pad)                  # room for the numbers on the right
     ax.set_xlabel(f"base value {base:.3g} -> {running:.3g}{label}")
-    ax.set_title(f"row {row}: {expl.index} values")
+    ax.set_title(f"row {expl.row_names[row]}: {expl.index} values")
     ax.figure.tight_layout()
     return ax
 
@@ -158,27 +173,40 @@ def beeswarm(expl: Any, max_display: int = 10, output: Any = None, ax: Any = Non
     --------
     >>> import fairshare as fs, numpy as np
     >>> rng = np.random.default_rng(0)
-    >>> e = fs.Explanation(values=rng.normal(size=(50, 3)), stderr=None, base_values=np.zeros(50),
-    ...                    data=rng.random((50, 3)), feature_names=list("abc"), index="shapley")
+    >>> e = fs.Explanation(values=rng.normal(size=(50, 3)), stderr=None, empty_value=np.zeros(50),
+    ...                    data=rng.random((50, 3)), player_names=list("abc"), index="shapley")
+    >>> ax = beeswarm(e)
+    >>> words = np.array(["craft", "sales", "tech"], dtype=object)[rng.integers(0, 3, 50)]
+    >>> e.data = np.column_stack([e.data[:, :2], words])          # a string column: coloured by category
     >>> ax = beeswarm(e)
     """
     values, _, label, _ = _output_slice(expl, output)
     order = np.argsort(-np.abs(values).mean(axis=0))[:max_display][::-1]
-    ax = _axes(ax, 0.4 * len(order) + 1.5)
+    ax = new_axes(ax, 0.4 * len(order) + 1.5)
     rng = np.random.default_rng(0)
-    data = None if expl.data is None else np.asarray(expl.data, dtype=float)
+    data = expl.data if expl.data is not None and np.shape(expl.data)[1] == values.shape[1] else None
     scatter = None
+    right = float(np.max(values[:, order])) if order.size else 0.0
     for pos, i in enumerate(order):
         jitter = rng.uniform(-0.25, 0.25, size=values.shape[0])
-        if data is not None and data.shape[1] == values.shape[1]:
-            col = data[:, i]
-            lo, hi = np.nanpercentile(col, 5), np.nanpercentile(col, 95)
-            color = np.clip((col - lo) / (hi - lo if hi > lo else 1.0), 0, 1)
+        column = None if data is None else _numeric_column(np.asarray(data)[:, i])
+        if column is not None:
+            lo, hi = np.nanpercentile(column, 5), np.nanpercentile(column, 95)
+            color = np.clip((column - lo) / (hi - lo if hi > lo else 1.0), 0, 1)
             scatter = ax.scatter(values[:, i], pos + jitter, c=color, cmap="coolwarm", s=10, vmin=0, vmax=1)
+        elif data is not None:                            # strings or categories: a colour per category, named
+            labels = np.asarray(data)[:, i].astype(str)
+            categories, codes = np.unique(labels, return_inverse=True)
+            palette = plt_colors(len(categories))
+            ax.scatter(values[:, i], pos + jitter, c=[palette[c] for c in codes], s=10)
+            shown = categories[np.argsort(-np.bincount(codes))][:4]
+            for k, name in enumerate(shown):
+                ax.annotate(name, (right, pos), xytext=(6 + 52 * k, 0), textcoords="offset points", va="center",
+                            fontsize=7, color=palette[int(np.flatnonzero(categories == name)[0])])
         else:
             ax.scatter(values[:, i], pos + jitter, color=_POS, s=10)
     ax.axvline(0, color=_GREY, lw=0.8)
-    ax.set_yticks(np.arange(len(order)), [expl.feature_names[i] for i in order])
+    ax.set_yticks(np.arange(len(order)), [expl.player_names[i] for i in order])
     ax.set_xlabel(f"{expl.index} value{label}")
     if scatter is not None:
         bar_ = ax.figure.colorbar(scatter, ax=ax, pad=0.01)
@@ -207,7 +235,7 @@ def convergence(game: Any, index: Any = "shapley", method: str = "auto", budgets
         phi = estimate(game, index, method=method, budget=b, seed=seed, **options)
         norm = float(np.linalg.norm(phi.values))
         errors.append(float(np.linalg.norm(phi.stderr)) / norm if phi.stderr is not None and norm > 0 else np.nan)
-    ax = _axes(ax, 3.5)
+    ax = new_axes(ax, 3.5)
     ax.plot(budgets, errors, marker="o", color=_POS)
     ax.set_xscale("log")
     ax.set_yscale("log")

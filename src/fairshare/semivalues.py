@@ -20,7 +20,7 @@ from scipy.special import betaln
 
 from .combinatorics import log_binom, logsumexp
 
-__all__ = ["Semivalue", "resolve_index"]
+__all__ = ["Semivalue", "resolve_index", "INDEX_NAMES"]
 
 _NORMALIZATION_RTOL = 1e-8
 
@@ -294,12 +294,34 @@ def _check_normalized(log_w: np.ndarray, name: str) -> None:
         )
 
 
-_NAMED = {"shapley": Semivalue.shapley, "banzhaf": Semivalue.banzhaf, "leave-one-out": Semivalue.leave_one_out,
+#: the index names every door accepts (``INDEX_NAMES``), with the Semivalue each stands for; ``beta-shapley``
+#: is Beta(16, 1), Kwon and Zou's recommendation (it weighs small coalitions, where a noisy point shows);
+#: ``beta-shapley(a,b)`` and ``weighted-banzhaf(w)`` name any member of those families
+_NAMED = {"shapley": Semivalue.shapley, "banzhaf": Semivalue.banzhaf,
+          "beta-shapley": lambda: Semivalue.beta_shapley(16, 1), "leave-one-out": Semivalue.leave_one_out,
           "loo": Semivalue.leave_one_out}
+INDEX_NAMES = tuple(_NAMED)
+_FAMILIES = {"beta-shapley": (Semivalue.beta_shapley, 2), "weighted-banzhaf": (Semivalue.weighted_banzhaf, 1)}
+
+
+def _parse(text: str) -> Semivalue | None:
+    """``"beta-shapley(4,1)"`` or ``"weighted-banzhaf(0.3)"`` -> the Semivalue (None when ``text`` is no such name)."""
+    head, paren, rest = text.partition("(")
+    family = _FAMILIES.get(head.strip())
+    if family is None or not paren or not rest.endswith(")"):
+        return None
+    make, arity = family
+    try:
+        args = [float(a) for a in rest[:-1].split(",")]
+    except ValueError:
+        return None
+    return make(*args) if len(args) == arity else None
 
 
 def resolve_index(index: str | Semivalue, n_players: int | None = None) -> Semivalue:
-    """Turn ``index`` (``"shapley"``, ``"banzhaf"`` or a :class:`Semivalue`) into a Semivalue.
+    """Turn ``index`` into a Semivalue: one of :data:`INDEX_NAMES` (``"shapley"``, ``"banzhaf"``,
+    ``"beta-shapley"``, ``"leave-one-out"`` / ``"loo"``), a family member such as ``"beta-shapley(4,1)"`` or
+    ``"weighted-banzhaf(0.3)"``, or a :class:`Semivalue`. The same names at every door.
 
     When ``n_players`` is given, a Semivalue with fixed weights is checked to match it.
 
@@ -307,15 +329,19 @@ def resolve_index(index: str | Semivalue, n_players: int | None = None) -> Semiv
     --------
     >>> resolve_index("Shapley").name
     'shapley'
+    >>> resolve_index("beta-shapley").name, resolve_index("weighted-banzhaf(0.3)").name
+    ('beta-shapley(16,1)', 'weighted-banzhaf(0.3)')
     """
+    key = index.strip().lower().replace(" ", "") if isinstance(index, str) else None
     if isinstance(index, Semivalue):
         sv = index
-    elif isinstance(index, str) and index.strip().lower() in _NAMED:
-        sv = _NAMED[index.strip().lower()]()
+    elif key in _NAMED:
+        sv = _NAMED[key]()
+    elif key is not None and _parse(key) is not None:
+        sv = _parse(key)
     else:
-        raise ValueError(
-            f"index must be one of {sorted(_NAMED)} or a fairshare.Semivalue, got {index!r}"
-        )
+        raise ValueError(f"index must be one of {list(INDEX_NAMES)}, 'beta-shapley(a,b)', 'weighted-banzhaf(w)' or "
+                         f"a fairshare.Semivalue, got {index!r}")
     if n_players is not None and sv.n_players is not None and sv.n_players != n_players:
         raise ValueError(
             f"index has weights for {sv.n_players} players but the game has {n_players} players"

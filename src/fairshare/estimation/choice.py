@@ -1,107 +1,237 @@
-"""``method="auto"``: the most accurate estimator the budget can afford.
+"""The one method choice: what runs for a game, an index, a method name (or ``"auto"``), a budget and a stopping rule.
 
-Exact values when the game has a closed form or the budget covers every coalition; otherwise the
-registry's preferred estimator for the index, upgraded to its control-variate version (Shapley:
-``regression-cv``, Banzhaf: ``kernel-banzhaf-cv``; 2-8x lower error on games whose players interact,
-a tie otherwise) when that pays: xgboost is installed, the budget leaves at least 4n evaluations for
-the surrogates, and their fits are predicted to cost no more than the model calls themselves or, for
-a single explanation, about a second (``fs.explain`` shares that second among its rows). The
-surrogates' cost comes from a fixed cost model of their size (so that the same seed gives the
-same choice and the same values run after run); the model's cost is measured on its first call
-(the empty and the grand coalition) and decides only when the model clearly dominates (ten times
-the surrogates). ``fs.explain`` makes one choice for all its rows. The choice and why go into
-``Attribution.options["auto"]``.
+Every door (``fs.estimate``, ``fs.explain`` for tables, trees and torch inputs, ``fs.value_data``, the CLI)
+asks :func:`choose` once, before any model call, and runs what it answers. The answer depends only on
+facts that do not change between runs, so the same seed gives the same values in every call, process,
+thread and Dask worker: the game's size, kind and closed forms, its declared cost per evaluation
+(``Game.cost()``, a fixed cost model), the budget (capped by ``MaxEvaluations``), the index, the
+options given and whether xgboost is installed. Never a clock.
+
+``auto``:
+
+1. exact values when the game has a closed form for the index, or the budget covers all ``2^n`` coalitions;
+2. otherwise the registry's preferred method for the index and the game's kind that the budget affords
+   (Shapley: regression from ``2n + 2`` evaluations, one or more permutations below; Banzhaf: Kernel
+   Banzhaf; data valuation: truncated Monte Carlo for Shapley values; any semivalue: its regression);
+3. upgraded to its tree control variate (``regression-cv``, ``kernel-banzhaf-cv``) when the budget leaves
+   4n evaluations for the surrogates and their fits are predicted to cost at most 30% of the game's own
+   evaluations: then ``auto`` costs at most 1.3x plain regression, and where the game dominates the run the
+   control variate's accuracy comes nearly free (measured 2-17x lower error on interacting games, a tie on
+   near-additive ones; ten surrogate fits take 0.25-1.5 s, more than most models' calls for one row).
+
+An explicit method runs as asked; if the budget is below what it needs but covers every coalition, exact
+values are computed instead and the result says so. The choice and the reason go into the result's
+``info["choice"]``.
 """
 
 from __future__ import annotations
 
-import contextvars
-import time
+import importlib.util
+from dataclasses import dataclass, field
 from typing import Any
 
+from ..game import Game
+from ..semivalues import Semivalue
+from .enumeration import MAX_ENUMERATION_PLAYERS
+from .evaluation import BudgetError
+from .registry import get_method, registered
+from .spec import MethodSpec
+from .stopping import StoppingRule
+from .surrogate import CONTROL_MIN_ROWS_PER_PLAYER, predicted_fit_seconds
 
-import numpy as np
+__all__ = ["Choice", "choose", "SURROGATE_SHARE"]
 
-from ..semivalues import Semivalue, resolve_index
-from .evaluation import BudgetedEvaluator
-from .registry import get_method, method_names, registered
-from .surrogate import CONTROL_MIN_ROWS_PER_PLAYER
-
-__all__ = ["auto_method", "control_variate_choice", "resolve_auto", "with_surrogate_allowance",
-           "AUTO_SURROGATE_SECONDS"]
-
-#: seconds of surrogate fitting ``method="auto"`` accepts for one estimate whatever the model costs
-AUTO_SURROGATE_SECONDS: contextvars.ContextVar[float] = contextvars.ContextVar("fairshare_auto_surrogate_seconds",
-                                                                              default=1.0)
-_UPGRADES = {"regression": "regression-cv", "kernel-banzhaf": "kernel-banzhaf-cv"}
-_FOLDS = 10
-_UNIT_FIT_SECONDS = 0.045
-_DOMINANCE = 10         # model calls this many times the surrogates' cost: worth them at any allowance
+#: the most the control variate's surrogate fits may cost, as a share of the game's evaluations
+SURROGATE_SHARE = 0.3
 
 
-def auto_method(game: Any, sv: Semivalue, budget: int) -> str:
-    """The method ``auto`` runs before the control-variate upgrade."""
+@dataclass(frozen=True)
+class Choice:
+    """What runs: a registry method, its options (checked, defaults filled in), the evaluations it may spend and why.
+
+    Attributes
+    ----------
+    method : registry key
+    options : the method's options as it runs them (the user's, checked, and the defaults)
+    budget : most evaluations (the budget, or a smaller ``MaxEvaluations`` cap); None: the method's own need
+    reason : why this method, in words (``info["choice"]["why"]`` of the result)
+    """
+
+    method: str
+    options: dict = field(default_factory=dict)
+    budget: int | None = None
+    reason: str = ""
+
+    @property
+    def spec(self) -> MethodSpec:
+        return get_method(self.method)
+
+    def as_info(self) -> dict:
+        """``{"method": ..., "why": ...}`` for a result's ``info``."""
+        return {"method": self.method, "why": self.reason}
+
+
+def _cap(budget: int | None, stop: StoppingRule | None) -> int | None:
+    cap = None if stop is None else stop.evaluation_cap()
+    if budget is None:
+        return cap
+    return budget if cap is None else min(budget, cap)
+
+
+def _covers_all(n: int, cap: int | None) -> bool:
+    return cap is not None and n <= 62 and cap >= (1 << n)
+
+
+def _exact(game: Game, sv: Semivalue, cap: int | None, reason: str, options: dict | None = None) -> Choice:
+    spec = get_method("exact")
+    opts = spec.resolve(options or {}, game.n_players, sv)
+    if game.n_players > MAX_ENUMERATION_PLAYERS and not game.knows_exact_values(sv):
+        opts["allow_large"] = True                 # the budget pays for all 2^n coalitions: the user asked for it
+    return Choice("exact", opts, cap, reason)
+
+
+def _active(game: Game) -> int:
+    """Players that enter an estimate: the game's known null players are set aside (their values are 0)."""
+    nulls = game.null_players()
+    if nulls is None or not nulls.any() or nulls.all():
+        return game.n_players
+    return int(game.n_players - nulls.sum())
+
+
+def _need(spec: MethodSpec, game: Game, sv: Semivalue, opts: dict, active: int) -> int:
+    """The smallest budget ``spec`` runs at on ``game`` (its non-null players count for sampling methods)."""
+    if spec.exact is not None:
+        return spec.budget_needed(game, sv, opts)
+    return int(spec.min_budget(active, sv, {**spec.fixed, **spec.defaults, **opts}))
+
+
+def _surrogate_pays(game: Game, cap: int, n: int) -> tuple[bool, str]:
+    """Whether the tree control variate's surrogate fits are worth their cost on ``game`` at ``cap`` evaluations."""
+    if cap - 2 < CONTROL_MIN_ROWS_PER_PLAYER * n:
+        return False, f"budget below {CONTROL_MIN_ROWS_PER_PLAYER}n + 2 (too few coalitions to fit surrogates)"
+    if importlib.util.find_spec("xgboost") is None:
+        return False, "xgboost is not installed (the control variate's surrogates need it)"
+    cost = game.cost()
+    if cost is None:
+        return False, "the game declares no cost per evaluation (FunctionGame(..., cost=seconds) does)"
+    fits, calls = predicted_fit_seconds(cap, n), cap * cost
+    why = f"surrogate fits ~{fits:.2g} s against game evaluations ~{calls:.2g} s"
+    if fits <= SURROGATE_SHARE * calls:
+        return True, why + f" (at most {SURROGATE_SHARE:.0%} of them)"
+    return False, why + f" (more than {SURROGATE_SHARE:.0%} of them)"
+
+
+def choose(game: Game, sv: Semivalue, method: str = "auto", budget: int | None = None,
+           stop: StoppingRule | None = None, options: dict | None = None) -> Choice:
+    """The method that runs, decided from facts that do not change between runs (see the module docstring).
+
+    Parameters
+    ----------
+    game : the game (or, for many rows, the first row's game: the facts are the same for every row)
+    sv : the semivalue
+    method : a registry key or ``"auto"``
+    budget : most evaluations, or None (only methods that need no budget: exact, leave-one-out)
+    stop : the stopping rule; its ``MaxEvaluations`` cap bounds the evaluations whatever is chosen
+    options : the user's method options (checked against the chosen method; unknown names refused)
+
+    Returns
+    -------
+    Choice
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> g = fs.games.FunctionGame(lambda S: S.sum(axis=1) ** 1.5, n_players=30)
+    >>> sv = fs.Semivalue.shapley()
+    >>> [choose(g, sv, budget=b).method for b in (40, 1000)]
+    ['permutation', 'regression']
+    >>> choose(fs.games.FunctionGame(lambda S: S.sum(axis=1), n_players=8), sv, budget=256).reason
+    'the budget covers all 2^8 = 256 coalitions: exact values'
+    """
+    options = dict(options or {})
+    n = game.n_players
+    active = _active(game)
+    cap = _cap(budget, stop)
+    if method != "auto":
+        spec = get_method(method)
+        if not spec.supports(sv):
+            valid = [s.name for s in registered() if s.supports(sv)]
+            raise ValueError(f"method {method!r} supports the {', '.join(spec.indices)} index, not {sv.name!r}; "
+                             f"methods for {sv.name!r}: {valid}")
+        opts = spec.resolve(options, n, sv)
+        if spec.exact is not None:
+            if stop is not None:
+                raise ValueError("method 'exact' takes no stopping rule (tol or stop): it spends 2^n evaluations or "
+                                 "none")
+            need = spec.budget_needed(game, sv, opts)
+            if budget is not None and budget < need:
+                raise BudgetError(f"budget={budget} is too small for method 'exact' with {n} players; it needs at "
+                                  f"least {need} evaluations")
+            return Choice("exact", opts, budget, "asked for")
+        need = _need(spec, game, sv, opts, active)
+        if cap is None:
+            if spec.needs_budget:
+                raise ValueError(f"budget must be given: the number of game evaluations {method!r} may spend "
+                                 f"(at least {need} for {active} players)")
+            return Choice(method, opts, need, "asked for")
+        if cap < need:
+            if _covers_all(n, cap):
+                return _exact(game, sv, cap, f"{method!r} needs {need} evaluations for {n} players; the budget of "
+                                             f"{cap} covers all 2^{n} = {1 << n} coalitions: exact values instead")
+            raise BudgetError(f"budget={cap} is too small for method {method!r} with {active} players; it needs at "
+                              f"least {need} evaluations" + ("" if budget == cap else f" (MaxEvaluations caps at {cap})"))
+        return Choice(method, opts, cap, "asked for")
+
     exact_spec = get_method("exact")
-    if budget >= exact_spec.budget_needed(game, sv):
-        return "exact"
-    best, best_priority = None, -np.inf
-    for spec in registered():
-        for family, priority in spec.default_for.items():
-            if spec.supports(sv) and family in spec.indices and priority > best_priority:
-                best, best_priority = spec.name, priority
-    if best is None:
-        raise ValueError(
-            f"no estimator for index {sv.name!r} is registered; methods: {method_names()} "
-            f"(use method='exact' for small games)"
-        )
-    return best
-
-
-def _fit_seconds(rows: int, d: int) -> float:
-    """Predicted seconds of the cross-fitted surrogates for ``rows`` coalitions of ``d`` players: ten fits of
-    100 trees, each (with its reading) 0.045 s up to 400 x 30 cells on one core of the 2-core machine the
-    benchmarks run on, growing with the data beyond that. A fixed cost model, not a timing: the choice must
-    not change between two runs with the same seed."""
-    return _FOLDS * _UNIT_FIT_SECONDS * max(1.0, rows * d / 12_000.0)
-
-
-def control_variate_choice(name: str, evaluator: BudgetedEvaluator, budget: int) -> tuple[str, dict | None]:
-    """The method ``auto`` runs: ``name`` or its control-variate version, with the reason."""
-    upgrade = _UPGRADES.get(name)
-    d = evaluator.game.n_players
-    if upgrade is None or budget - 2 < CONTROL_MIN_ROWS_PER_PLAYER * d:
-        return name, None
-    try:
-        import xgboost  # noqa: F401
-    except ImportError:
-        return name, {"chose": name, "why": "xgboost is not installed (the control variate's surrogates need it)"}
-    start = time.perf_counter()
-    evaluator(evaluator.game.empty_and_full())              # the model's first call: the ends, reused by the run
-    model_seconds = (time.perf_counter() - start) / 2.0 * budget
-    surrogate_seconds = _fit_seconds(budget, d)
-    allowance = AUTO_SURROGATE_SECONDS.get()
-    why = (f"surrogate fits ~{surrogate_seconds:.2g} s against an allowance of {allowance:.2g} s and model calls "
-           f"~{model_seconds:.2g} s")
-    if surrogate_seconds <= allowance:
-        return upgrade, {"chose": upgrade, "why": why}
-    if model_seconds >= _DOMINANCE * surrogate_seconds:
-        return upgrade, {"chose": upgrade, "why": why + f" (the model calls dominate: over {_DOMINANCE}x)"}
-    return name, {"chose": name, "why": why + ": the surrogates would cost more than they save"}
-
-
-def resolve_auto(game: Any, sv: Any, budget: int) -> tuple[str, dict | None]:
-    """The method ``auto`` would run on ``game`` at ``budget`` (the model is called once, on the ends)."""
-    sv = resolve_index(sv, game.n_players)
-    name = auto_method(game, sv, budget)
-    if name == "exact":
-        return name, None
-    return control_variate_choice(name, BudgetedEvaluator(game, None), budget)
-
-
-def with_surrogate_allowance(seconds: float, fn: Any, *args: Any, **kwargs: Any) -> Any:
-    """Call ``fn`` with ``AUTO_SURROGATE_SECONDS`` set to ``seconds`` (``fs.explain``: a second shared by its rows)."""
-    token = AUTO_SURROGATE_SECONDS.set(seconds)
-    try:
-        return fn(*args, **kwargs)
-    finally:
-        AUTO_SURROGATE_SECONDS.reset(token)
+    exact_takes = set(options) <= {o.name for o in exact_spec.options}
+    if game.knows_exact_values(sv) and exact_takes:
+        return _exact(game, sv, cap, f"{type(game).__name__} knows its exact {sv.name} values (closed form)", options)
+    if _covers_all(n, cap) and exact_takes:
+        return _exact(game, sv, cap, f"the budget covers all 2^{n} = {1 << n} coalitions: exact values", options)
+    ranked = sorted(((spec.priority(sv, game.kind), i, spec) for i, spec in enumerate(registered())
+                     if spec.supports(sv) and spec.priority(sv, game.kind) is not None), key=lambda t: (-t[0], t[1]))
+    if options:
+        given = set(options)
+        fitting = [t for t in ranked if given <= {o.name for o in t[2].options}]
+        if not fitting:
+            considered = (["exact"] if game.knows_exact_values(sv) or _covers_all(n, cap) else []) + \
+                [t[2].name for t in ranked]
+            takers = [s.name for s in registered() if s.supports(sv) and given <= {o.name for o in s.options}]
+            raise ValueError(f"unknown option(s) {sorted(given)} for method='auto' with index {sv.name!r}: the "
+                             f"methods auto picks from here ({considered}) do not take them"
+                             + (f"; methods that do: {takers} (name one with method=)" if takers else ""))
+        ranked = fitting
+    if not ranked:
+        raise ValueError(f"no estimator for index {sv.name!r} is registered (use method='exact' for small games)")
+    if cap is None:
+        free = [t for t in ranked if not t[2].needs_budget]
+        if not free:
+            best = ranked[0][2]
+            raise ValueError(f"budget must be given: the number of game evaluations the method may spend (e.g. "
+                             f"budget={max(10 * active, _need(best, game, sv, {}, active))} for {active} players)")
+        spec = free[0][2]
+        opts = spec.resolve(options, n, sv)
+        return Choice(spec.name, opts, _need(spec, game, sv, opts, active), f"the default for {sv.name} values")
+    for _, _, spec in ranked:
+        opts = spec.resolve(options, n, sv)
+        need = _need(spec, game, sv, opts, active)
+        if need <= cap:
+            break
+    else:
+        needs = {t[2].name: _need(t[2], game, sv, t[2].resolve(options, n, sv), active) for t in ranked}
+        smallest = min(needs, key=needs.get)
+        raise BudgetError(f"budget={cap} is too small for {sv.name} values of {active} players: the smallest budget "
+                          f"any method accepts is {needs[smallest]} ({smallest!r})")
+    first = ranked[0][2]
+    kind_specific = any(key.endswith("@" + game.kind) for key in spec.default_for)
+    reason = f"the default for {sv.name} values" + (f" of a {game.kind} game" if kind_specific else "")
+    if spec is not first:
+        reason += f" at this budget ({first.name!r} needs {_need(first, game, sv, first.resolve(options, n, sv), active)})"
+    upgrade = next((s for s in registered() if s.upgrades == spec.name and s.supports(sv)), None)
+    if upgrade is not None and not options:
+        pays, why = _surrogate_pays(game, cap, active)
+        if pays:
+            return Choice(upgrade.name, upgrade.resolve({}, n, sv), cap, f"{reason}, with the tree control variate: "
+                                                                        f"{why}")
+        reason += f"; no tree control variate: {why}"
+    return Choice(spec.name, opts, cap, reason)

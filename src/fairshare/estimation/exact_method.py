@@ -6,7 +6,8 @@ from .enumeration import MAX_ENUMERATION_PLAYERS, exact_estimate
 from .evaluation import BudgetedEvaluator
 from ..game import Game
 from ..semivalues import Semivalue
-from .spec import Estimate, MethodSpec, Option
+from ..arguments import Option
+from .spec import Estimate, MethodSpec
 
 
 def run_exact(game: Game, sv: Semivalue, evaluator: BudgetedEvaluator, options: dict) -> Estimate:
@@ -24,4 +25,4 @@ SPECS = [MethodSpec(
     sampler=None, solver=None, exact=run_exact,
     options=(Option("allow_large", False, f"enumerate games of more than {MAX_ENUMERATION_PLAYERS} players",
                     kind="bool"),),
-    min_budget=lambda n, sv, opts: 2 ** n)]
+    min_budget=lambda n, sv, opts: 2 ** n, needs_budget=False)]

@@ -15,7 +15,8 @@ from ..semivalues import Semivalue
 from .samplers import (IndependentCoalitions, MarginalBatch, MarginalPairs, PermutationBatch, PermutationSampler,
                        TruncatedPermutations, WalkBatch, Walks, WeightedCoalitions)
 from .solve import small_sample_factor
-from .spec import MethodSpec, Option, Setup
+from ..arguments import Option
+from .spec import MethodSpec, Setup
 
 __all__ = ["Moments", "PermutationSolver", "TruncatedSolver", "MarginalSolver", "ReuseSolver", "SPECS"]
 
@@ -274,5 +275,5 @@ SPECS = [
                         "still under way at the end is not used", kind="int", minimum=1, none_ok=True),
                  Option("stride", None, "steps each walk advances per batch (default: n / 100)", kind="int",
                         minimum=1, none_ok=True)),
-        min_budget=lambda n, sv, o: n + 1),
+        min_budget=lambda n, sv, o: n + 1, default_for={"shapley@data": 30}),
 ]

@@ -25,7 +25,8 @@ import numpy as np
 
 from .samplers import LipschitzSizes, StepBatch
 from .solve import small_sample_factor
-from .spec import MethodSpec, Option, Setup
+from ..arguments import Option
+from .spec import MethodSpec, Setup
 
 SCHEDULES = ("constant", "1/t", "1/sqrt(t)")
 _MIN_STEPS = 50

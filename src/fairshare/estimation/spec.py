@@ -9,16 +9,16 @@ at any time). :func:`fairshare.estimation.driver.run` runs every method.
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from ..arguments import Option
 from ..semivalues import Semivalue
 
-__all__ = ["Estimate", "Option", "MethodSpec", "Setup", "INDEX_FAMILIES"]
+__all__ = ["Estimate", "MethodSpec", "Setup", "INDEX_FAMILIES"]
 
 
 @dataclass
@@ -39,89 +39,6 @@ INDEX_FAMILIES: dict[str, Callable[[Semivalue], bool]] = {
     "leave-one-out": lambda sv: sv.name == "leave-one-out",
     "any semivalue": lambda sv: True,
 }
-
-_MISSING = object()
-
-
-@dataclass(frozen=True)
-class Option:
-    """One declared option of a method.
-
-    Parameters
-    ----------
-    name, default, doc : the option's name, default value and one-line description
-    allowed : the values it may take (compared by value and type), or None
-    kind : "int", "float", "bool" or None (any value, checked by ``check``)
-    minimum, maximum : bounds for "int" and "float"
-    check : ``check(value) -> value`` for anything else; raises naming the option
-
-    Examples
-    --------
-    >>> Option("batch_size", None, "coalitions per step", kind="int", minimum=1, none_ok=True).validate(8)
-    8
-    >>> Option("schedule", "1/t", "step sizes", allowed=("1/t", "constant")).validate("x")
-    Traceback (most recent call last):
-    ...
-    ValueError: schedule must be one of ['1/t', 'constant'], got 'x'
-    """
-
-    name: str
-    default: Any
-    doc: str
-    allowed: tuple | None = None
-    kind: str | None = None
-    minimum: float | None = None
-    maximum: float | None = None
-    none_ok: bool = False
-    check: Callable[[Any], Any] | None = None
-
-    def validate(self, value: Any) -> Any:
-        """The value, checked (and normalized); an exception naming the option otherwise."""
-        if value is None and (self.none_ok or self.default is None and self.kind is None and self.allowed is None):
-            return None
-        if self.allowed is not None:
-            if not any(value is a or (type(value) is type(a) and value == a) for a in self.allowed):
-                raise ValueError(f"{self.name} must be one of {list(self.allowed)}, got {value!r}")
-            return value
-        if self.kind == "bool":
-            if not isinstance(value, (bool, np.bool_)):
-                raise TypeError(f"{self.name} must be True or False, got {value!r}")
-            return bool(value)
-        if self.kind == "int":
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-                raise TypeError(f"{self.name} must be an integer, got {value!r}")
-            value = int(value)
-        elif self.kind == "float":
-            if isinstance(value, bool) or not isinstance(value, numbers.Real):
-                raise TypeError(f"{self.name} must be a number, got {value!r}")
-            value = float(value)
-            if not np.isfinite(value):
-                raise ValueError(f"{self.name} must be finite, got {value!r}")
-        if self.kind in ("int", "float"):
-            if self.minimum is not None and value < self.minimum:
-                raise ValueError(f"{self.name} must be >= {self.minimum}, got {value!r}")
-            if self.maximum is not None and value > self.maximum:
-                raise ValueError(f"{self.name} must be <= {self.maximum}, got {value!r}")
-        if self.check is not None:
-            value = self.check(value)
-        return value
-
-    def describe(self) -> str:
-        """``name=default``: doc (allowed values or range)."""
-        if self.allowed is not None:
-            rule = "one of " + ", ".join(repr(a) for a in self.allowed)
-        elif self.kind in ("int", "float"):
-            lo = "" if self.minimum is None else f">= {self.minimum:g}"
-            hi = "" if self.maximum is None else f"<= {self.maximum:g}"
-            rule = f"{'an integer' if self.kind == 'int' else 'a number'} {' and '.join(x for x in (lo, hi) if x)}".strip()
-            if self.none_ok:
-                rule += " or None"
-        elif self.kind == "bool":
-            rule = "True or False"
-        else:
-            rule = ""
-        return f"{self.name}={self.default!r}: {self.doc}" + (f" ({rule})" if rule else "")
-
 
 @dataclass
 class Setup:
@@ -153,7 +70,13 @@ class MethodSpec:
     options : the user-settable options, declared
     fixed : settings of the method that users cannot change (a published estimator's semantics)
     min_budget : ``f(n_players, semivalue, options) -> int``, the smallest budget it works with
-    default_for : index families for which ``method="auto"`` picks it, with a priority (highest wins)
+    default_for : index families for which ``method="auto"`` picks it, with a priority (highest wins among the
+        methods the budget affords); a key ``"family@kind"`` applies to games of that ``Game.kind`` only
+        (``"shapley@data"``: truncated Monte Carlo for data valuation)
+    upgrades : the method this one replaces under ``auto`` when its extra work pays (the tree control variate:
+        ``regression-cv`` upgrades ``regression``); decided by :mod:`fairshare.estimation.choice`
+    needs_budget : False for methods whose evaluations are fixed (exact values, leave-one-out): without a budget
+        they spend what they need
     has_stderr : whether it reports standard errors
     validate : ``f(options, n_players, semivalue)`` for constraints between options (raises)
     exact : for method "exact" only: ``f(game, semivalue, evaluator, options) -> Estimate`` (closed form or
@@ -174,11 +97,30 @@ class MethodSpec:
     has_stderr: bool = True
     validate: Callable[[dict, int, Semivalue], None] | None = None
     exact: Callable[..., Estimate] | None = None    # the one method that is no sampling estimate
+    upgrades: str | None = None
+    needs_budget: bool = True
     plan: Callable[[Setup], dict] | None = None
 
     def supports(self, sv: Semivalue) -> bool:
         """True when the method can estimate the semivalue ``sv``."""
         return any(INDEX_FAMILIES[fam](sv) for fam in self.indices)
+
+    def priority(self, sv: Semivalue, kind: str) -> int | None:
+        """How much ``method="auto"`` prefers this method for ``sv`` on a game of ``kind`` (None: not a default).
+
+        Examples
+        --------
+        >>> import fairshare as fs
+        >>> tmc = fs.estimation.registry.get_method("tmc")
+        >>> tmc.priority(fs.Semivalue.shapley(), "data"), tmc.priority(fs.Semivalue.shapley(), "model")
+        (30, None)
+        """
+        best = None
+        for key, priority in self.default_for.items():
+            family, _, only = key.partition("@")
+            if INDEX_FAMILIES[family](sv) and (not only or only == kind):
+                best = priority if best is None else max(best, priority)
+        return best
 
     def budget_needed(self, game: Any, sv: Semivalue, options: Mapping[str, Any] | None = None) -> int:
         """The smallest budget the method works with on ``game`` (exact values of a closed form need only the ends).

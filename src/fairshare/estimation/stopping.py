@@ -8,7 +8,7 @@ values and standard errors. The budget itself always stops a run.
 >>> from fairshare.stopping import RelativeError, MaxTime
 >>> g = fs.games.FunctionGame(fs.games.SOUMGame.random(14, n_terms=30, seed=0), n_players=14)
 >>> phi = fs.estimate(g, "shapley", method="regression", budget=16000, seed=0, stop=RelativeError(0.05) | MaxTime(30))
->>> phi.options["stopped"]["reason"].startswith("RelativeError")
+>>> phi.info["stopped"]["reason"].startswith("RelativeError")
 True
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_int, check_positive_float
+from ..arguments import check_int, check_positive_float
 
 __all__ = ["StoppingRule", "RelativeError", "StandardError", "MaxEvaluations", "MaxTime", "RankStable", "RunState",
            "as_rule"]

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
-from .._validation import check_int, check_rng
+from ..arguments import check_int, check_rng
 from .kernels import as_kernel
 
 __all__ = ["Prototypes", "select_prototypes", "greedy_on_embeddings"]

@@ -25,6 +25,8 @@ class AdditiveGame(Game):
     array([ 1. ,  2. , -0.5])
     """
 
+    kind = "synthetic"
+
     def __init__(self, weights: Any, intercept: Any = 0.0, player_names: Any = None,
                  batch_size: int | None = None) -> None:
         w = np.asarray(weights, dtype=float)

@@ -28,6 +28,8 @@ class AirportGame(Game):
     array([0.33333333, 0.83333333, 2.83333333])
     """
 
+    kind = "synthetic"
+
     def __init__(self, costs: Any, player_names: Any = None, batch_size: int | None = None) -> None:
         c = np.asarray(costs, dtype=float)
         if c.ndim != 1 or c.size < 1 or not np.all(np.isfinite(c)) or np.any(c < 0):

@@ -24,6 +24,7 @@ import numpy as np
 from ..cache import RecordLog, fingerprint, open_cache_folder
 from ..estimation.evaluation import CoalitionStore, coalition_keys
 from ..game import Game
+from .cost import fit_seconds
 
 __all__ = ["DataGame", "fit_and_score", "fit_and_score_many"]
 
@@ -125,6 +126,8 @@ class DataGame(Game):
     (True, 1)
     """
 
+    kind = "data"
+
     def __init__(self, model: Any, X_train: Any, y_train: Any, X_val: Any, y_val: Any, scoring: Any = None,
                  groups: Any = None, degenerate: float | None = None, client: Any = None, cache: Any = None,
                  progress: Any = None) -> None:
@@ -191,6 +194,13 @@ class DataGame(Game):
         return fingerprint(self.X, self.y, self.X_val, self.y_val, np.concatenate(self.members),
                            np.cumsum([len(m) for m in self.members]), model=type(self.model).__name__, params=params,
                            scoring=str(self.scoring), degenerate=self.fixed_degenerate)
+
+    def cost(self) -> float:
+        """Predicted seconds per evaluation: one fit on half the training rows and its score
+        (:func:`fairshare.games.cost.fit_seconds`)."""
+        shape = getattr(self.X, "shape", None)
+        n_features = int(shape[1]) if shape is not None and len(shape) > 1 else 1
+        return fit_seconds(self.model, max(1, _n_rows(self.y) // 2), n_features, _n_rows(self.y_val))
 
     def rows_of(self, coalition: np.ndarray) -> np.ndarray:
         """The training rows of a coalition (its players' members)."""

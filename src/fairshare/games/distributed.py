@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..game import Game
+from ..game import Game, GameWrapper
 
 __all__ = ["DistributedGame"]
 
@@ -15,7 +15,7 @@ def _evaluate_chunk(game: Game, coalitions: np.ndarray) -> np.ndarray:
     return np.asarray(game(coalitions))
 
 
-class DistributedGame(Game):
+class DistributedGame(GameWrapper):
     """Splits each request into chunks of ``chunk_size`` coalitions evaluated on ``client``'s workers;
     results come back in order, so estimates equal a local run's.
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..arguments import check_positive_float
 from ..game import Game
 
 __all__ = ["FunctionGame"]
@@ -23,6 +24,9 @@ class FunctionGame(Game):
     player_names : sequence of str, optional
     batch_size : int, optional
         Largest number of coalitions passed to ``fn`` in one call.
+    cost : float, optional
+        Seconds one evaluation of ``fn`` takes, if you know it: ``method="auto"`` adds the tree control
+        variate (a second or so of surrogate fits) only when that is a small share of what the game costs.
 
     Examples
     --------
@@ -35,11 +39,15 @@ class FunctionGame(Game):
     """
 
     def __init__(self, fn: Callable[[np.ndarray], Any], n_players: int, player_names: Any = None,
-                 batch_size: int | None = None) -> None:
+                 batch_size: int | None = None, cost: float | None = None) -> None:
         if not callable(fn):
             raise TypeError(f"fn must be callable, got {type(fn).__name__}")
         super().__init__(n_players, player_names=player_names, batch_size=batch_size)
         self.fn = fn
+        self._cost = None if cost is None else check_positive_float(cost, "cost")
+
+    def cost(self) -> float | None:
+        return self._cost
 
     def _evaluate(self, coalitions: np.ndarray) -> np.ndarray:
         return np.asarray(self.fn(coalitions))

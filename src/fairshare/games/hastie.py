@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import chi2
 
-from .._validation import SeedLike, check_int, check_rng
+from ..arguments import SeedLike, check_int, check_rng
 from ..game import Game
 from ..semivalues import Semivalue
 
@@ -45,6 +45,8 @@ class HastieClassificationGame(Game):
     >>> round(float(fs.exact(g, "shapley").values.sum()), 9)
     1.0
     """
+
+    kind = "synthetic"
 
     def __init__(self, x: Any, reference: Any, player_names: Any = None, batch_size: int | None = None) -> None:
         self.x, self.reference = _pair(x, reference)
@@ -93,6 +95,8 @@ class RadialGame(Game):
     >>> np.allclose(fs.exact(g, "shapley").values, fs.exact(g, "shapley", via="enumeration").values)
     True
     """
+
+    kind = "synthetic"
 
     def __init__(self, x: Any, reference: Any, player_names: Any = None, batch_size: int | None = None) -> None:
         self.x, self.reference = _pair(x, reference)

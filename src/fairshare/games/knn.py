@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
-from .._validation import check_int
+from ..arguments import check_int
 from ..game import Game
 from ..semivalues import Semivalue
 from ..compiled import CACHE, threads_for
@@ -101,6 +101,8 @@ class KNNGame(Game):
     >>> bool(np.allclose(fs.exact(g, "shapley").values, fs.exact(g, "shapley", via="enumeration").values))
     True
     """
+
+    kind = "data"
 
     def __init__(self, X_train: Any, y_train: Any, X_val: Any, y_val: Any, k: int = 5) -> None:
         self.X_train = np.asarray(X_train, dtype=float)

@@ -8,8 +8,10 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
-from .._validation import check_int, format_coalition
+from ..arguments import check_int, format_coalition
 from ..game import Game
+from ..tables import as_rows, frame_info
+from .cost import row_seconds
 from ..compiled import CACHE, threads_for
 
 __all__ = ["ModelGame", "ModelError", "as_predict", "IMPUTATIONS"]
@@ -51,25 +53,6 @@ def as_predict(model: Any) -> Callable[[Any], np.ndarray]:
                     f"got {type(model).__name__}")
 
 
-def _frame_info(obj: Any) -> tuple[list[str] | None, Any]:
-    """Column names and dtypes when ``obj`` is a pandas object."""
-    if hasattr(obj, "columns") and hasattr(obj, "dtypes"):
-        return [str(c) for c in obj.columns], obj.dtypes
-    if hasattr(obj, "index") and hasattr(obj, "dtype") and hasattr(obj, "to_numpy"):      # a Series (one row)
-        return [str(c) for c in obj.index], None
-    return None, None
-
-
-def _as_rows(obj: Any, name: str) -> np.ndarray:
-    values = obj.to_numpy() if hasattr(obj, "to_numpy") else np.asarray(obj)
-    values = np.asarray(values)
-    if values.ndim == 1:
-        values = values[None, :]
-    if values.ndim != 2:
-        raise ValueError(f"{name} must be a row or a 2-D array of rows, got shape {values.shape}")
-    return values
-
-
 class ModelGame(Game):
     """A model's prediction at ``x`` when only the features in ``S`` are known.
 
@@ -102,18 +85,21 @@ class ModelGame(Game):
     array([1., 2., 3.])
     """
 
+    kind = "model"
+
     def __init__(self, predict: Any, x: Any, background: Any, imputation: str | None = None, groups: Any = None,
                  batch_size: int | None = None, feature_names: Any = None) -> None:
+        self.model = predict
         self.predict = as_predict(predict)
-        columns, dtypes = _frame_info(x)
+        columns, dtypes = frame_info(x)
         if columns is None:
-            columns, dtypes = _frame_info(background)
+            columns, dtypes = frame_info(background)
         self._columns, self._dtypes = columns, dtypes
         self._frame = columns is not None and (hasattr(x, "columns") or hasattr(x, "index"))
-        xr = _as_rows(x, "x")
+        xr = as_rows(x, "x")
         if xr.shape[0] != 1:
             raise ValueError(f"x must be one row, got {xr.shape[0]} rows")
-        bg = _as_rows(background, "background")
+        bg = as_rows(background, "background")
         if bg.shape[1] != xr.shape[1]:
             raise ValueError(f"background has {bg.shape[1]} columns but x has {xr.shape[1]}")
         if bg.shape[0] == 0:
@@ -172,6 +158,10 @@ class ModelGame(Game):
             twice = [names[i] for i in np.flatnonzero(seen > 1)]
             raise ValueError(f"every feature must be in exactly one group; missing: {missing}, repeated: {twice}")
         return out
+
+    def cost(self) -> float:
+        """Predicted seconds per evaluation: one model row per background row (:mod:`fairshare.games.cost`)."""
+        return self.background.shape[0] * row_seconds(self.model, self.x.size)
 
     def null_players(self) -> np.ndarray:
         """Players whose features equal the explicand's in every background row (imputing changes nothing)."""

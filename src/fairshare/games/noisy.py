@@ -6,14 +6,14 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import SeedLike, check_int, check_positive_float, check_rng
-from ..game import Game
+from ..arguments import SeedLike, check_int, check_positive_float, check_rng
+from ..game import Game, GameWrapper
 from ..semivalues import Semivalue
 
 __all__ = ["NoisyGame"]
 
 
-class NoisyGame(Game):
+class NoisyGame(GameWrapper):
     """Adds fresh ``N(0, sigma^2)`` noise to every query of ``game``.
 
     With ``player`` given, only coalitions containing that player are perturbed

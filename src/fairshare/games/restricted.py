@@ -7,13 +7,13 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
-from ..game import Game
+from ..game import Game, GameWrapper
 from ..compiled import CACHE, threads_for
 
 __all__ = ["RestrictedGame"]
 
 
-class RestrictedGame(Game):
+class RestrictedGame(GameWrapper):
     """The game of the players ``active`` of ``game``; the other players are never in a coalition.
 
     Used to drop null players before estimating (their values are 0 for every semivalue).

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_int
+from ..arguments import check_int
 from ..combinatorics import log_binom
 from ..game import Game
 from ..semivalues import Semivalue
@@ -25,6 +25,8 @@ class SymmetricGame(Game):
     >>> fs.exact(g, "shapley").values
     array([1., 1., 1.])
     """
+
+    kind = "synthetic"
 
     def __init__(self, size_values: Any, player_names: Any = None, batch_size: int | None = None) -> None:
         g = np.asarray(size_values, dtype=float)

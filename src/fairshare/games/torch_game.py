@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..game import Game
+from .cost import CELL_SECONDS, torch_row_seconds
 
 __all__ = ["TorchGame"]
 
@@ -43,6 +44,8 @@ class TorchGame(Game):
     >>> g.n_players, fs.exact(g, "shapley").values.shape
     (3, (3, 2))
     """
+
+    kind = "torch"
 
     accepts_tensors = True
 
@@ -94,6 +97,11 @@ class TorchGame(Game):
         if np.any(owner < 0):
             raise ValueError(f"groups must cover every element: {int((owner < 0).sum())} of {numel} are in none")
         return owner, len(groups)
+
+    def cost(self) -> float:
+        """Predicted seconds per evaluation: one forward pass of one input (:mod:`fairshare.games.cost`)."""
+        return torch_row_seconds(self.module, tuple(self.x.shape)) if hasattr(self.module, "modules") else \
+            self.x.numel() * CELL_SECONDS
 
     def _sync(self) -> None:
         if self.device.type == "cuda":

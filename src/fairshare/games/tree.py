@@ -7,14 +7,16 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..arguments import Arguments, Option
 from ..game import Game
+from .cost import row_seconds
 from ..semivalues import Semivalue, resolve_index
 from ..trees.inputs import tree_rows
 from ..trees.paths import LeafPaths
 from ..trees.prepared import Prepared, prepared
 from ..trees.values import leaf_semivalues, path_weights, sign_tables
 
-__all__ = ["TreeGame", "tree_values", "empty_value"]
+__all__ = ["TreeGame", "tree_values", "tree_explanation", "empty_value", "TREE_ARGUMENTS", "MODES"]
 
 MODES = ("path-dependent", "interventional")
 _BLOCK_ELEMENTS = 1 << 22
@@ -22,9 +24,16 @@ _DECISION_CELLS = 1 << 26  # row x node decisions held at once (64 MB of boolean
 _WALK_ROWS = 64            # rows sharing one compiled walk over the trees (arithmetic vectorized over them)
 
 
+#: TreeGame's and tree_values' arguments (besides the model and the rows), checked before the model is read
+TREE_ARGUMENTS = Arguments("tree_values", (
+    Option("index", "shapley", "the semivalue (a name or a Semivalue)", check=resolve_index),
+    Option("mode", "path-dependent", "path-dependent (the trees' cover) or interventional (a background)",
+           allowed=MODES),
+    Option("batch_size", None, "most coalitions per evaluation", kind="int", minimum=1, none_ok=True),
+))
+
+
 def _check_mode(prep: Prepared, mode: str, background: Any) -> None:
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     if mode == "interventional" and background is None:
         raise ValueError("background (a baseline row or rows) is required for mode='interventional'")
     if mode == "path-dependent" and background is not None:
@@ -69,14 +78,17 @@ class TreeGame(Game):
     True
     """
 
+    kind = "tree"
+
     def __init__(self, model: Any, x: Any, mode: str = "path-dependent", background: Any = None,
                  player_names: Any = None, batch_size: int | None = None) -> None:
+        TREE_ARGUMENTS.check({"mode": mode, "batch_size": batch_size})
         prep = prepared(model)
         _check_mode(prep, mode, background)
         ens = prep.ensemble
         super().__init__(ens.n_features, player_names=player_names if player_names is not None else
                          ens.feature_names, batch_size=batch_size)
-        self.prepared = prep
+        self.prepared, self.model = prep, model
         self.mode = mode
         rows = tree_rows(x, ens, "x")
         if rows.shape[0] != 1:
@@ -117,6 +129,11 @@ class TreeGame(Game):
     def _follows(self) -> np.ndarray:
         """``A[L, d]`` of the explicand (path-dependent game values; not needed for exact values)."""
         return self.prepared.paths.follows(self.prepared.ensemble, self.x[None, :])[0]
+
+    def cost(self) -> float:
+        """Predicted seconds per evaluation: the model's rows (one per background row, interventional)."""
+        rows = 1 if self.background is None else self.background.shape[0]
+        return rows * row_seconds(self.model, self.n_players)
 
     def null_players(self) -> np.ndarray:
         """Features no tree splits on, and (interventional) features equal to every background row."""
@@ -235,13 +252,39 @@ def tree_values(model: Any, X: Any, index: str | Semivalue = "shapley", mode: st
     >>> fs.games.tree_values(model, X[:5], "banzhaf").shape
     (5, 4)
     """
+    return tree_explanation(model, X, index, mode, background)["values"]
+
+
+def tree_explanation(model: Any, X: Any, index: str | Semivalue = "shapley", mode: str = "path-dependent",
+                     background: Any = None) -> dict:
+    """What :func:`tree_values` computes and what an explanation shows with it, for many rows at once: ``values``
+    (rows, n[, k]), ``empty_value`` ((k,) or a number: the same for every row), ``grand_value`` (rows[, k]: the
+    model's raw output) and ``rows``, the rows as the model reads them (floats, categories as codes).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.tree import DecisionTreeRegressor
+    >>> X = np.random.default_rng(0).random((100, 4)); y = X[:, 0] - X[:, 3]
+    >>> model = DecisionTreeRegressor(max_depth=3).fit(X, y)
+    >>> e = tree_explanation(model, X[:5])
+    >>> bool(np.allclose(e["values"].sum(axis=1) + e["empty_value"], e["grand_value"]))
+    True
+    """
+    args = TREE_ARGUMENTS.check({"index": index, "mode": mode})
     prep = prepared(model)
     _check_mode(prep, mode, background)
     ens = prep.ensemble
     rows = tree_rows(X, ens, "X")
+    if rows.shape[0] == 0:
+        raise ValueError("X holds no rows to explain")
     bg = tree_rows(background, ens, "background") if mode == "interventional" else None
     if bg is not None and bg.shape[0] == 0:
         raise ValueError("background must hold at least one row")
-    sv = resolve_index(index, ens.n_features)
+    sv = resolve_index(args["index"], ens.n_features)
     values = _exact_rows(prep, rows, sv, mode, bg)
-    return values if ens.n_outputs > 1 else values[..., 0]
+    empty = empty_value(prep, mode, bg)
+    grand = ens.predict(rows)
+    if ens.n_outputs == 1:
+        values, empty, grand = values[..., 0], float(empty[0]), grand[:, 0]
+    return {"values": values, "empty_value": empty, "grand_value": grand, "rows": rows}

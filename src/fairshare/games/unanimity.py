@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import SeedLike, check_int, check_rng
+from ..arguments import SeedLike, check_int, check_rng
 from ..combinatorics import log_binom, logsumexp
 from ..game import Game
 from ..semivalues import Semivalue
@@ -58,6 +58,8 @@ class SOUMGame(Game):
     >>> fs.exact(g, "shapley").values
     array([0.5, 1.5, 1. ])
     """
+
+    kind = "synthetic"
 
     def __init__(self, coalitions: Any, coefficients: Any, player_names: Any = None,
                  batch_size: int | None = None) -> None:

@@ -30,6 +30,8 @@ class WeightedVotingGame(Game):
     array([14, 14, 14,  9,  9,  0])
     """
 
+    kind = "synthetic"
+
     def __init__(self, weights: Any, quota: float, player_names: Any = None, batch_size: int | None = None) -> None:
         w = np.asarray(weights, dtype=float)
         if w.ndim != 1 or w.size < 1 or not np.all(np.isfinite(w)) or np.any(w < 0):

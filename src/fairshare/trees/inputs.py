@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..tables import aligned
 from .ensemble import TreeEnsemble
 
 __all__ = ["tree_rows"]
@@ -62,17 +63,9 @@ def _is_missing(v: Any) -> bool:
 def _from_frame(frame: Any, ens: TreeEnsemble, name: str) -> np.ndarray:
     import pandas as pd
 
-    columns = [str(c) for c in frame.columns]
-    if len(set(columns)) != len(columns):
-        dup = sorted({c for c in columns if columns.count(c) > 1})
-        raise ValueError(f"{name} has duplicate column names {dup}")
     names = ens.feature_names
-    if names is not None and columns != names:
-        missing = [c for c in names if c not in columns]
-        extra = [c for c in columns if c not in names]
-        if missing or extra:
-            raise ValueError(f"{name} columns do not match the model's features: missing {missing}, extra {extra}")
-        frame = frame[[frame.columns[columns.index(c)] for c in names]]          # the model's order
+    if names is not None:
+        frame = aligned(frame, names, name, "the model's features")             # the model's order
     if frame.shape[1] != ens.n_features:
         raise ValueError(f"{name} must have {ens.n_features} columns (the model's features), got {frame.shape[1]}")
     out = np.empty(frame.shape, dtype=float)

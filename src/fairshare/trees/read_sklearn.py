@@ -217,15 +217,31 @@ def read_sklearn(model: Any) -> TreeEnsemble:
     return ens
 
 
+def average_path_length(n_samples: float) -> float:
+    """The average path length of an unsuccessful search in a binary search tree of ``n_samples`` points (Liu et
+    al.'s ``c(n)``, IsolationForest's normalizer): 0 below two points, 1 at two, else
+    ``2 (ln(n - 1) + Euler's gamma) - 2 (n - 1) / n``.
+
+    Examples
+    --------
+    >>> average_path_length(2), round(average_path_length(256), 6)
+    (1.0, 10.244771)
+    """
+    n = float(n_samples)
+    if n <= 1:
+        return 0.0
+    if n <= 2:
+        return 1.0
+    return 2.0 * (np.log(n - 1.0) + np.euler_gamma) - 2.0 * (n - 1.0) / n
+
+
 def sklearn_raw_output(model: Any, X: np.ndarray) -> np.ndarray:
     """The model's own raw output for numeric rows (what :func:`read_sklearn` reproduces): ``(m, k)``."""
     from sklearn.ensemble import (GradientBoostingClassifier, HistGradientBoostingClassifier,
                                   HistGradientBoostingRegressor, IsolationForest)
-    from sklearn.ensemble._iforest import _average_path_length
-
     if isinstance(model, IsolationForest):
         scores = -np.asarray(model.score_samples(X), dtype=float)
-        out = -np.log2(scores) * _average_path_length([model._max_samples])[0]
+        out = -np.log2(scores) * average_path_length(model._max_samples)
     elif isinstance(model, (HistGradientBoostingClassifier, HistGradientBoostingRegressor)):
         out = model._raw_predict(X)
         out = np.asarray(out, dtype=float).T if out.shape[0] != X.shape[0] else out

@@ -1,0 +1,147 @@
+"""Run a chosen method on a game: drop null players, call the exact method or the driver, put the result together.
+
+:func:`run` is what every door calls after :func:`fairshare.estimation.choice.choose`. It owns what is
+the same for every method: the random streams split from the seed (one for the sampler, one for the
+error bars), the evaluator that never evaluates a coalition twice nor past the budget, null players
+(their values are 0 for every semivalue; the rest is estimated on the smaller game), and the honesty
+of the error bars: infinite standard errors come with a warning that says which budget would give
+finite ones.
+"""
+
+from __future__ import annotations
+
+import warnings
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from ..arguments import SeedLike, check_rng
+from ..attribution import Attribution
+from ..game import Game
+from ..games.restricted import RestrictedGame
+from ..semivalues import Semivalue
+from ..games.function import FunctionGame
+from .choice import Choice, choose
+from .driver import run as drive
+from .evaluation import BudgetedEvaluator, BudgetError
+from .spec import Estimate, Setup
+from .stopping import StoppingRule
+
+__all__ = ["run", "FairshareWarning", "sufficient_budget"]
+
+
+class FairshareWarning(UserWarning):
+    """Something about a result the user should know (e.g. standard errors a budget could not estimate)."""
+
+
+def run(game: Game, sv: Semivalue, choice: Choice, seed: SeedLike = None, stop: StoppingRule | None = None,
+        progress: Any = None) -> Attribution:
+    """The values of ``game`` for ``sv`` with the method ``choice`` names; ``Attribution.info`` says what happened.
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> from fairshare.estimation.choice import choose
+    >>> g = fs.games.FunctionGame(lambda S: S.sum(axis=1) ** 1.5, n_players=5)
+    >>> sv = fs.Semivalue.shapley()
+    >>> run(g, sv, choose(g, sv, budget=32)).info["choice"]["method"]
+    'exact'
+    """
+    spec = choice.spec
+    n = game.n_players
+    rng = check_rng(seed)
+    sampler_rng, solver_rng = rng.spawn(2)
+    target, target_sv, active = game, sv, None
+    nulls = game.null_players() if spec.exact is None else None
+    if nulls is not None and nulls.any() and not nulls.all():
+        active = np.flatnonzero(~nulls)
+        target = RestrictedGame(game, active)
+        target_sv = sv.reduced(n, int(nulls.sum()))
+        need = spec.budget_needed(target, target_sv, choice.options)
+        if choice.budget is not None and choice.budget < need:
+            raise BudgetError(f"budget={choice.budget} is too small for method {choice.method!r} with "
+                              f"{target.n_players} non-null players; it needs at least {need} evaluations")
+    evaluator = BudgetedEvaluator(target, choice.budget)
+    if nulls is not None and nulls.all():
+        ends = evaluator(game.empty_and_full())
+        k = ends.shape[1]
+        result = Estimate(values=np.zeros((n, k)), stderr=np.zeros((n, k)), empty_value=ends[0], grand_value=ends[1])
+    elif spec.exact is not None:
+        result = spec.exact(target, target_sv, evaluator, choice.options)
+    else:
+        device = getattr(target, "device", None) if getattr(target, "on_device", False) else None
+        setup = Setup(target.n_players, target_sv, choice.budget, dict(choice.options), sampler_rng, solver_rng,
+                      game=target, device=device)
+        result = drive(spec, setup, evaluator, stop, progress=progress)
+    values, stderr = result.values, result.stderr
+    info = {"choice": choice.as_info(), **result.info}
+    if nulls is not None and nulls.any():
+        info["null_players"] = int(nulls.sum())
+    if active is not None:
+        values = np.zeros((n, result.values.shape[1]))
+        values[active] = result.values
+        if stderr is not None:
+            stderr = np.zeros_like(values)
+            stderr[active] = result.stderr
+    if stderr is not None and not np.all(np.isfinite(stderr)):
+        info["stderr"] = _infinite_stderr_note(choice, sv, target.n_players, info.get("stderr"))
+        warnings.warn(info["stderr"], FairshareWarning, stacklevel=3)
+    squeeze = evaluator.scalar
+
+    def out(a: np.ndarray | None) -> Any:
+        if a is None:
+            return None
+        a = np.asarray(a, dtype=float)
+        if squeeze:
+            a = a[..., 0]
+        return float(a) if a.ndim == 0 else a
+
+    return Attribution(values=out(values), stderr=out(stderr), index=sv.name, method=choice.method,
+                       options=dict(choice.options), info=info, n_evaluations=evaluator.n_spent,
+                       empty_value=out(result.empty_value), grand_value=out(result.grand_value),
+                       player_names=list(game.player_names))
+
+
+def _infinite_stderr_note(choice: Choice, sv: Semivalue, n: int, detail: str | None) -> str:
+    declared = {o.name for o in choice.spec.options}
+    simple = tuple(sorted((k, v) for k, v in choice.options.items()
+                          if k in declared and isinstance(v, (bool, int, float, str))))
+    need = sufficient_budget(choice.method, sv, n, int(choice.budget or 0), simple)
+    head = (f"some standard errors are infinite: budget={choice.budget} is too small for {choice.method!r} to "
+            f"estimate its error on {n} players" + (f" ({detail})" if detail else ""))
+    if need is None:
+        return head + "; raise the budget"
+    if n <= 62 and need >= (1 << n):
+        return head + f"; a budget of {1 << n} covers every coalition (exact values, zero error)"
+    return head + f"; a budget of {need} gives finite standard errors"
+
+
+@lru_cache(maxsize=64)
+def sufficient_budget(method: str, sv: Semivalue, n: int, budget: int, options: tuple = ()) -> int | None:
+    """The smallest of ``budget * 2^k`` (k = 1..10) at which ``method`` (with ``options``, as ``(name, value)``
+    pairs) reports finite standard errors on a non-additive game of ``n`` players (whether its error bars are
+    finite depends on the design, not on the game's values); ``2^n`` once that covers every coalition; None if
+    nothing up to ``1024 budget`` does.
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> sufficient_budget("permutation", fs.Semivalue.shapley(), 10, 10)
+    20
+    """
+    weights = np.linspace(0.5, 2.0, n)
+    probe = FunctionGame(lambda S: np.sqrt(S @ weights) + (S[:, 0] & S[:, -1]), n_players=n)
+    for k in range(1, 11):
+        b = budget * (1 << k)
+        if n <= 62 and b >= (1 << n):
+            return 1 << n
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FairshareWarning)
+                phi = run(probe, sv, choose(probe, sv, method, b, options=dict(options)), seed=0)
+        except (ValueError, TypeError):
+            return None
+        if phi.stderr is not None and np.all(np.isfinite(phi.stderr)):
+            return b
+    return None

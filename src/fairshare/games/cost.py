@@ -1,0 +1,142 @@
+"""What a model costs per input row, predicted from what the model object holds (never timed).
+
+The method choice (:mod:`fairshare.estimation.choice`) spends extra work on a game only where that
+work stays a small share of the game's own cost; games tell their cost with ``Game.cost()``, built
+from these predictions. They come from a fixed cost model so that the same arguments give the same
+choice in every run, process and worker: the work of one row (tree levels walked, multiply-adds,
+kernel evaluations) times a unit cost, plus the handling of the row's cells. The unit costs were
+measured once on the 2-core machine the benchmarks run on (``fairshare bench auto`` prints the
+predictions next to measured times); they are meant to be right within a few times, which is all
+the choice needs.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import numpy as np
+
+__all__ = ["row_seconds", "fit_seconds", "torch_row_seconds", "CELL_SECONDS"]
+
+#: handling one input cell (building a DataFrame, validating, converting): per row and feature
+CELL_SECONDS = 30e-9
+_LEVEL_SECONDS = 1.2e-9          # one tree level walked by a compiled predictor
+_FLOP_SECONDS = 0.3e-9           # one multiply-add in a vectorized library
+_KERNEL_SECONDS = 2.0e-9         # one feature of one kernel evaluation (SVM)
+_FIT_OVERHEAD = 2e-3             # a scikit-learn fit and score on a few rows
+
+
+def _target(model: Any) -> Any:
+    """The object behind a bound method (``model.predict_proba`` -> ``model``)."""
+    return getattr(model, "__self__", model) if inspect.ismethod(model) else model
+
+
+def _tree_levels(model: Any) -> float | None:
+    """Tree levels one row walks in a tree ensemble (trees x depth), or None when ``model`` is none."""
+    module = type(model).__module__
+    classes = max(1, int(getattr(model, "n_classes_", 1) or 1))
+    per_class = classes if classes > 2 else 1
+    if module.startswith("xgboost"):
+        try:
+            rounds = model.get_booster().num_boosted_rounds()
+        except Exception:                                     # noqa: BLE001 - an unfitted or odd model: unknown
+            return None
+        return float(rounds * per_class * (getattr(model, "max_depth", None) or 6))
+    if module.startswith("lightgbm"):
+        trees = getattr(model, "n_estimators_", None) or getattr(model, "n_estimators", 100)
+        leaves = getattr(model, "num_leaves", 31) or 31
+        return float(trees * per_class * max(1.0, np.log2(leaves)))
+    if module.startswith("catboost"):
+        return float(model.tree_count_ * (model.get_param("depth") or 6)) if hasattr(model, "tree_count_") else None
+    estimators = getattr(model, "estimators_", None)
+    if estimators is not None:
+        flat = np.ravel(np.asarray(estimators, dtype=object))
+        depths = [getattr(getattr(e, "tree_", None), "max_depth", None) for e in flat]
+        if depths and all(d is not None for d in depths):
+            return float(sum(depths))
+    if hasattr(model, "tree_"):
+        return float(model.tree_.max_depth)
+    if hasattr(model, "_predictors"):                          # HistGradientBoosting
+        return float(sum(len(p) for p in model._predictors) * (getattr(model, "max_depth", None) or 8))
+    trees = getattr(model, "n_estimators", None) or getattr(model, "max_iter", None)
+    if isinstance(trees, (int, np.integer)) and ("Forest" in type(model).__name__ or "Boost" in type(model).__name__
+                                                 or "Trees" in type(model).__name__):
+        return float(trees * (getattr(model, "max_depth", None) or 10))       # not fitted yet: its settings
+    return None
+
+
+def _work_seconds(model: Any, n_features: int) -> float:
+    """Seconds of computation one row costs in ``model`` (its cells' handling not included)."""
+    model = _target(model)
+    steps = getattr(model, "steps", None)
+    if steps is not None:                                          # a Pipeline: its steps in turn
+        return sum(_work_seconds(step, n_features) for _, step in steps if step not in (None, "passthrough"))
+    transformers = getattr(model, "transformers_", None)
+    if transformers is not None:                                   # a ColumnTransformer: a pass over the columns
+        return sum(_work_seconds(t, n_features) for _, t, _ in transformers if not isinstance(t, str))
+    levels = _tree_levels(model)
+    if levels is not None:
+        return levels * _LEVEL_SECONDS
+    if hasattr(model, "n_samples_fit_") and hasattr(model, "n_neighbors"):         # nearest neighbours
+        return float(model.n_samples_fit_) * n_features * _FLOP_SECONDS
+    if hasattr(model, "support_vectors_"):                                            # kernel machines
+        return float(model.support_vectors_.size) * _KERNEL_SECONDS
+    if hasattr(model, "coefs_"):                                                      # scikit-learn MLP
+        return float(sum(np.size(c) for c in model.coefs_)) * _FLOP_SECONDS
+    if hasattr(model, "coef_"):
+        return float(np.size(model.coef_)) * _FLOP_SECONDS
+    if hasattr(model, "parameters") and hasattr(model, "forward"):                   # a torch module
+        return torch_row_seconds(model, None)
+    return n_features * _FLOP_SECONDS                                                 # a function: unknown
+
+
+def row_seconds(model: Any, n_features: int) -> float:
+    """Predicted seconds one input row of ``n_features`` costs ``model`` (a fitted model, a bound method such as
+    ``model.predict_proba``, a torch module or a function), its cells' handling included.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LinearRegression
+    >>> model = LinearRegression().fit(np.eye(3), [0.0, 1.0, 2.0])
+    >>> row_seconds(model, 3) < row_seconds(lambda X: X, 300)
+    True
+    """
+    return n_features * CELL_SECONDS + _work_seconds(model, n_features)
+
+
+def torch_row_seconds(module: Any, input_shape: tuple[int, ...] | None) -> float:
+    """Predicted seconds of one input of ``input_shape`` (no batch dimension) in a torch module: its multiply-adds,
+    a linear layer's weights once and a convolution's at every position of the input's spatial grid (an upper
+    bound: strides and pooling shrink later grids).
+
+    Examples
+    --------
+    >>> import torch
+    >>> net = torch.nn.Sequential(torch.nn.Linear(10, 4))
+    >>> round(torch_row_seconds(net, (10,)) / 0.3e-9)
+    44
+    """
+    spatial = float(np.prod(input_shape[1:])) if input_shape is not None and len(input_shape) > 1 else 1.0
+    flops = 0.0
+    for layer in module.modules():
+        if any(True for _ in layer.children()):
+            continue                                               # containers: their layers are counted
+        size = float(sum(p.numel() for p in layer.parameters(recurse=False)))
+        flops += size * (spatial if "Conv" in type(layer).__name__ else 1.0)
+    return flops * _FLOP_SECONDS
+
+
+def fit_seconds(model: Any, n_rows: int, n_features: int, n_val: int) -> float:
+    """Predicted seconds of one fit of ``model`` on ``n_rows`` rows and its score on ``n_val`` rows (a data-valuation
+    game's evaluation): a fixed overhead plus a pass over the data per unit of the model's prediction work, at
+    least ten passes (an iterative fit).
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> fit_seconds(LogisticRegression(), 100, 5, 50) > 1e-3
+    True
+    """
+    per_row = max(_work_seconds(model, n_features), n_features * _FLOP_SECONDS)
+    return _FIT_OVERHEAD + (10 * n_rows + n_val) * (per_row + n_features * CELL_SECONDS)

@@ -1,0 +1,221 @@
+"""Rows given as tables: their values and column names, their alignment to a model's features, their finiteness.
+
+Every door that takes rows (``fs.explain`` for any model and for tree models, ``TreeGame``, ``tree_values``,
+the CLI) aligns them here, by name, to the features the model was fitted with. The model's names come
+from the model or the estimator behind a bound method (``model.predict_proba.__self__``): scikit-learn's
+``feature_names_in_`` (pipelines too), lightgbm's ``feature_name_`` (lightgbm replaces whitespace in names
+with ``_``; a frame with the original names still matches), xgboost's booster feature names and catboost's
+``feature_names_``. Columns in another order are reordered; missing or unexpected columns are refused
+with both lists. Infinite values are refused before any model call, naming the argument, row and
+column; NaN is refused too unless the model is known to take missing values (tree libraries, scikit-learn
+estimators whose tags say so); a plain function is given what it was given.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from typing import Any
+
+import numpy as np
+
+__all__ = ["as_rows", "frame_info", "model_columns", "match_columns", "aligned", "accepts_missing", "check_finite",
+           "lightgbm_name", "target_of"]
+
+
+def target_of(model: Any) -> Any:
+    """The object behind a bound method (``model.predict_proba`` -> ``model``), else ``model`` itself.
+
+    Examples
+    --------
+    >>> class M:
+    ...     def predict(self, X): return X
+    >>> m = M(); target_of(m.predict) is m
+    True
+    """
+    return getattr(model, "__self__", model) if inspect.ismethod(model) else model
+
+
+def as_rows(obj: Any, name: str) -> np.ndarray:
+    """The values of a row or rows (numpy, pandas, lists) as a 2-D array; a 1-D input is one row.
+
+    Examples
+    --------
+    >>> as_rows([1.0, 2.0], "x").shape
+    (1, 2)
+    """
+    values = obj.to_numpy() if hasattr(obj, "to_numpy") else np.asarray(obj)
+    values = np.asarray(values)
+    if values.ndim == 1:
+        values = values[None, :]
+    if values.ndim != 2:
+        raise ValueError(f"{name} must be a row or a 2-D array of rows, got shape {values.shape}")
+    return values
+
+
+def frame_info(obj: Any) -> tuple[list[str] | None, Any]:
+    """Column names and dtypes when ``obj`` is a pandas DataFrame (a Series: its index as names, no dtypes).
+
+    Examples
+    --------
+    >>> frame_info(np.zeros((2, 2)))
+    (None, None)
+    """
+    if hasattr(obj, "columns") and hasattr(obj, "dtypes"):
+        return [str(c) for c in obj.columns], obj.dtypes
+    if hasattr(obj, "index") and hasattr(obj, "dtype") and hasattr(obj, "to_numpy"):      # a Series (one row)
+        return [str(c) for c in obj.index], None
+    return None, None
+
+
+def lightgbm_name(name: str) -> str:
+    """A feature name as lightgbm stores it (whitespace replaced by ``_``).
+
+    Examples
+    --------
+    >>> lightgbm_name("mean radius")
+    'mean_radius'
+    """
+    return re.sub(r"\s", "_", str(name))
+
+
+def model_columns(model: Any) -> tuple[list[str] | None, str]:
+    """The feature names ``model`` was fitted with and where they come from, or ``(None, "")``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn.linear_model import LinearRegression
+    >>> lr = LinearRegression().fit(pd.DataFrame({"a": [0.0, 1.0], "b": [1.0, 0.0]}), [0.0, 1.0])
+    >>> model_columns(lr.predict)
+    (['a', 'b'], "the model's features (feature_names_in_)")
+    """
+    target = target_of(model)
+    module = type(target).__module__
+    names = getattr(target, "feature_names_in_", None)
+    if names is not None:
+        return [str(c) for c in names], "the model's features (feature_names_in_)"
+    if module.startswith("lightgbm") and getattr(target, "feature_name_", None) is not None:
+        return [str(c) for c in target.feature_name_], "the model's features (lightgbm's feature_name_)"
+    if module.startswith("xgboost"):
+        booster = target if type(target).__name__ == "Booster" else getattr(target, "_Booster", None)
+        if booster is not None and booster.feature_names:
+            return [str(c) for c in booster.feature_names], "the model's features (the xgboost booster's names)"
+    if module.startswith("catboost") and getattr(target, "feature_names_", None):
+        names = [str(c) for c in target.feature_names_]
+        if not all(re.fullmatch(r"\d+", c) for c in names):            # catboost numbers unnamed features
+            return names, "the model's features (catboost's feature_names_)"
+    return None, ""
+
+
+def match_columns(columns: list[str], reference: list[str], name: str, source: str) -> list[int]:
+    """For each name of ``reference``, the position of the column of ``columns`` that holds it (by name; a
+    column also matches its lightgbm-sanitized name); a clear error with both lists otherwise.
+
+    Examples
+    --------
+    >>> match_columns(["b", "a"], ["a", "b"], "X", "the model's features")
+    [1, 0]
+    >>> match_columns(["mean radius"], ["mean_radius"], "X", "the model's features")
+    [0]
+    """
+    if len(set(columns)) != len(columns):
+        dups = sorted({c for c in columns if columns.count(c) > 1})
+        raise ValueError(f"{name} has duplicate column names {dups}")
+    if columns == reference:
+        return list(range(len(columns)))
+    where = {c: i for i, c in enumerate(columns)}
+    sanitized: dict[str, int] = {}
+    for i, c in enumerate(columns):
+        sanitized.setdefault(lightgbm_name(c), i)
+    order, missing = [], []
+    for r in reference:
+        i = where.get(r, sanitized.get(r) if r == lightgbm_name(r) else None)
+        if i is None:
+            missing.append(r)
+        order.append(i)
+    extra = sorted(set(range(len(columns))) - {i for i in order if i is not None})
+    if missing or extra:
+        raise ValueError(f"{name} columns do not match {source}: missing {missing[:10]}, unexpected "
+                         f"{[columns[i] for i in extra][:10]} ({name} has {columns[:12]}"
+                         f"{' ...' if len(columns) > 12 else ''}; {source.split(' (')[0]} are {reference[:12]}"
+                         f"{' ...' if len(reference) > 12 else ''})")
+    return order
+
+
+def aligned(frame: Any, reference: list[str], name: str, source: str) -> Any:
+    """``frame`` (a DataFrame) with its columns in the order of ``reference``, matched by :func:`match_columns`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> aligned(pd.DataFrame({"b": [1], "a": [2]}), ["a", "b"], "X", "x").columns.tolist()
+    ['a', 'b']
+    """
+    order = match_columns([str(c) for c in frame.columns], reference, name, source)
+    if order == list(range(frame.shape[1])):
+        return frame
+    return frame.iloc[:, order]
+
+
+def accepts_missing(model: Any) -> bool | None:
+    """Whether ``model`` takes NaN as a missing value: True for tree libraries and scikit-learn estimators whose
+    tags allow NaN, False for other scikit-learn estimators and torch modules, None for a plain function.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.ensemble import HistGradientBoostingClassifier
+    >>> accepts_missing(LogisticRegression()), accepts_missing(HistGradientBoostingClassifier().predict)
+    (False, True)
+    """
+    target = target_of(model)
+    module = type(target).__module__
+    if module.startswith(("xgboost", "lightgbm", "catboost")):
+        return True
+    if module.startswith("torch") or hasattr(target, "forward") and hasattr(target, "parameters"):
+        return False
+    if hasattr(target, "fit") and hasattr(target, "get_params"):
+        try:
+            from sklearn.utils import get_tags
+
+            return bool(get_tags(target).input_tags.allow_nan)
+        except Exception:                                   # noqa: BLE001 - not an estimator sklearn can tag
+            return None
+    return None
+
+
+def check_finite(rows: np.ndarray, name: str, columns: list[str] | None, allow_nan: bool) -> None:
+    """Refuse infinite values (and NaN unless ``allow_nan``) in the numeric columns of ``rows``, naming the argument,
+    the row and the column.
+
+    Examples
+    --------
+    >>> check_finite(np.array([[1.0, np.inf]]), "background", ["a", "b"], allow_nan=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: background holds inf at row 0, column 'b': replace it or drop the row (models cannot take infinite values)
+    """
+    if rows.dtype == object:
+        numeric = np.array([all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
+                                for v in rows[:, j]) for j in range(rows.shape[1])], dtype=bool)
+        if not numeric.any():
+            return
+        values = rows[:, numeric].astype(float)
+        cols = np.flatnonzero(numeric)
+    elif rows.dtype.kind in "fc":
+        values, cols = rows, np.arange(rows.shape[1])
+    else:
+        return
+    label = (lambda j: repr(columns[j])) if columns is not None else (lambda j: str(j))
+    inf = np.isinf(values)
+    if inf.any():
+        r, c = np.argwhere(inf)[0]
+        raise ValueError(f"{name} holds {values[r, c]:g} at row {r}, column {label(cols[c])}: replace it or drop the "
+                         "row (models cannot take infinite values)")
+    if not allow_nan:
+        nan = np.isnan(values)
+        if nan.any():
+            r, c = np.argwhere(nan)[0]
+            raise ValueError(f"{name} holds NaN at row {r}, column {label(cols[c])}, and the model does not take "
+                             "missing values (impute them first, or use a model that handles them)")
