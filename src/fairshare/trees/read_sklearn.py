@@ -232,7 +232,7 @@ def average_path_length(n_samples: float) -> float:
         return 0.0
     if n <= 2:
         return 1.0
-    return 2.0 * (np.log(n - 1.0) + np.euler_gamma) - 2.0 * (n - 1.0) / n
+    return float(2.0 * (np.log(n - 1.0) + np.euler_gamma) - 2.0 * (n - 1.0) / n)
 
 
 def sklearn_raw_output(model: Any, X: np.ndarray) -> np.ndarray:
