@@ -186,7 +186,6 @@ def beeswarm(expl: Any, max_display: int = 10, output: Any = None, ax: Any = Non
     rng = np.random.default_rng(0)
     data = expl.data if expl.data is not None and np.shape(expl.data)[1] == values.shape[1] else None
     scatter = None
-    right = float(np.max(values[:, order])) if order.size else 0.0
     for pos, i in enumerate(order):
         jitter = rng.uniform(-0.25, 0.25, size=values.shape[0])
         column = None if data is None else _numeric_column(np.asarray(data)[:, i])
@@ -199,10 +198,11 @@ def beeswarm(expl: Any, max_display: int = 10, output: Any = None, ax: Any = Non
             categories, codes = np.unique(labels, return_inverse=True)
             palette = plt_colors(len(categories))
             ax.scatter(values[:, i], pos + jitter, c=[palette[c] for c in codes], s=10)
-            shown = categories[np.argsort(-np.bincount(codes))][:4]
-            for k, name in enumerate(shown):
-                ax.annotate(name, (right, pos), xytext=(6 + 52 * k, 0), textcoords="offset points", va="center",
-                            fontsize=7, color=palette[int(np.flatnonzero(categories == name)[0])])
+            # the most frequent categories named at the middle of their points, alternately above and below the row
+            shown = np.argsort(-np.bincount(codes))[:3]
+            for k, c in enumerate(sorted(shown, key=lambda c: np.median(values[codes == c, i]))):
+                ax.annotate(categories[c], (float(np.median(values[codes == c, i])), pos + (0.3 if k % 2 else -0.3)),
+                            ha="center", va="center", fontsize=6.5, color=palette[c], clip_on=True)
         else:
             ax.scatter(values[:, i], pos + jitter, color=_POS, s=10)
     ax.axvline(0, color=_GREY, lw=0.8)

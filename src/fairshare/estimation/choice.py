@@ -55,12 +55,14 @@ class Choice:
     options : the method's options as it runs them (the user's, checked, and the defaults)
     budget : most evaluations (the budget, or a smaller ``MaxEvaluations`` cap); None: the method's own need
     reason : why this method, in words (``info["choice"]["why"]`` of the result)
+    auto : whether ``auto`` chose it (then what a larger budget would do is ``auto``'s choice there too)
     """
 
     method: str
     options: dict = field(default_factory=dict)
     budget: int | None = None
     reason: str = ""
+    auto: bool = False
 
     @property
     def spec(self) -> MethodSpec:
@@ -82,12 +84,13 @@ def _covers_all(n: int, cap: int | None) -> bool:
     return cap is not None and n <= 62 and cap >= (1 << n)
 
 
-def _exact(game: Game, sv: Semivalue, cap: int | None, reason: str, options: dict | None = None) -> Choice:
+def _exact(game: Game, sv: Semivalue, cap: int | None, reason: str, options: dict | None = None,
+           auto: bool = False) -> Choice:
     spec = get_method("exact")
     opts = spec.resolve(options or {}, game.n_players, sv)
     if game.n_players > MAX_ENUMERATION_PLAYERS and not game.knows_exact_values(sv):
         opts["allow_large"] = True                 # the budget pays for all 2^n coalitions: the user asked for it
-    return Choice("exact", opts, cap, reason)
+    return Choice("exact", opts, cap, reason, auto)
 
 
 def _active(game: Game) -> int:
@@ -185,9 +188,11 @@ def choose(game: Game, sv: Semivalue, method: str = "auto", budget: int | None =
     exact_spec = get_method("exact")
     exact_takes = set(options) <= {o.name for o in exact_spec.options}
     if game.knows_exact_values(sv) and exact_takes:
-        return _exact(game, sv, cap, f"{type(game).__name__} knows its exact {sv.name} values (closed form)", options)
+        return _exact(game, sv, cap, f"{type(game).__name__} knows its exact {sv.name} values (closed form)", options,
+                      auto=True)
     if _covers_all(n, cap) and exact_takes:
-        return _exact(game, sv, cap, f"the budget covers all 2^{n} = {1 << n} coalitions: exact values", options)
+        return _exact(game, sv, cap, f"the budget covers all 2^{n} = {1 << n} coalitions: exact values", options,
+                      auto=True)
     ranked = sorted(((spec.priority(sv, game.kind), i, spec) for i, spec in enumerate(registered())
                      if spec.supports(sv) and spec.priority(sv, game.kind) is not None), key=lambda t: (-t[0], t[1]))
     if options:
@@ -211,7 +216,8 @@ def choose(game: Game, sv: Semivalue, method: str = "auto", budget: int | None =
                              f"budget={max(10 * active, _need(best, game, sv, {}, active))} for {active} players)")
         spec = free[0][2]
         opts = spec.resolve(options, n, sv)
-        return Choice(spec.name, opts, _need(spec, game, sv, opts, active), f"the default for {sv.name} values")
+        return Choice(spec.name, opts, _need(spec, game, sv, opts, active), f"the default for {sv.name} values",
+                      auto=True)
     for _, _, spec in ranked:
         opts = spec.resolve(options, n, sv)
         need = _need(spec, game, sv, opts, active)
@@ -231,7 +237,7 @@ def choose(game: Game, sv: Semivalue, method: str = "auto", budget: int | None =
     if upgrade is not None and not options:
         pays, why = _surrogate_pays(game, cap, active)
         if pays:
-            return Choice(upgrade.name, upgrade.resolve({}, n, sv), cap, f"{reason}, with the tree control variate: "
-                                                                        f"{why}")
+            return Choice(upgrade.name, upgrade.resolve({}, n, sv), cap,
+                          f"{reason}, with the tree control variate: {why}", auto=True)
         reason += f"; no tree control variate: {why}"
-    return Choice(spec.name, opts, cap, reason)
+    return Choice(spec.name, opts, cap, reason, auto=True)

@@ -107,7 +107,8 @@ def _infinite_stderr_note(choice: Choice, sv: Semivalue, n: int, detail: str | N
     declared = {o.name for o in choice.spec.options}
     simple = tuple(sorted((k, v) for k, v in choice.options.items()
                           if k in declared and isinstance(v, (bool, int, float, str))))
-    need = sufficient_budget(choice.method, sv, n, int(choice.budget or 0), simple)
+    method = "auto" if choice.auto else choice.method
+    need = sufficient_budget(method, sv, n, int(choice.budget or 0), () if choice.auto else simple)
     head = (f"some standard errors are infinite: budget={choice.budget} is too small for {choice.method!r} to "
             f"estimate its error on {n} players" + (f" ({detail})" if detail else ""))
     if need is None:
@@ -119,8 +120,8 @@ def _infinite_stderr_note(choice: Choice, sv: Semivalue, n: int, detail: str | N
 
 @lru_cache(maxsize=64)
 def sufficient_budget(method: str, sv: Semivalue, n: int, budget: int, options: tuple = ()) -> int | None:
-    """The smallest of ``budget * 2^k`` (k = 1..10) at which ``method`` (with ``options``, as ``(name, value)``
-    pairs) reports finite standard errors on a non-additive game of ``n`` players (whether its error bars are
+    """The smallest of ``budget * 2^k`` (k = 1..10) at which ``method`` (a registry key, or ``"auto"``: what auto
+    chooses there; with ``options``, as ``(name, value)`` pairs) reports finite standard errors on a non-additive game of ``n`` players (whether its error bars are
     finite depends on the design, not on the game's values); ``2^n`` once that covers every coalition; None if
     nothing up to ``1024 budget`` does.
 

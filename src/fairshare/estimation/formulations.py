@@ -47,8 +47,10 @@ def log_kernel_weight(d: int, sizes: np.ndarray) -> np.ndarray:
 def _log_abs_diff(log_a: np.ndarray, log_b: np.ndarray) -> np.ndarray:
     """``log |exp(a) - exp(b)|`` elementwise (``-inf`` where equal)."""
     hi, lo = np.maximum(log_a, log_b), np.minimum(log_a, log_b)
+    with np.errstate(invalid="ignore"):                           # both zero: their difference is zero too
+        gap = np.where(np.isneginf(hi), -np.inf, lo - hi)
     with np.errstate(divide="ignore"):
-        return hi + np.log(-np.expm1(lo - hi))
+        return np.where(np.isneginf(hi), -np.inf, hi + np.log(-np.expm1(gap)))
 
 
 class SemivalueDesign:
@@ -90,8 +92,9 @@ class SemivalueDesign:
         # leverage scores: l_h = a_n (||a||^2 - c (1^T a)^2), c = b_n / (1 + n b_n), scaled per size
         h = np.arange(n + 1, dtype=float)
         scale = np.maximum(log_prev, log_here)
-        u = np.exp(log_prev - scale)
-        v = np.exp(log_here - scale)
+        alive = np.isfinite(scale)                       # sizes no coalition of the semivalue weighs: left out
+        u = np.where(alive, np.exp(log_prev - np.where(alive, scale, 0.0)), 0.0)
+        v = np.where(alive, np.exp(log_here - np.where(alive, scale, 0.0)), 0.0)
         c = self.b_n / (1.0 + n * self.b_n)
         bracket = h * u**2 + (n - h) * v**2 - c * (h * u - (n - h) * v) ** 2
         with np.errstate(divide="ignore"):

@@ -52,12 +52,14 @@ def _clone(model: Any) -> Any:
 
 
 def _is_classifier(model: Any) -> bool:
+    """scikit-learn's answer for its estimators; for any other fit/predict object, whether it has predict_proba."""
     try:
-        from sklearn.base import is_classifier
-
-        return bool(is_classifier(model))
+        from sklearn.base import BaseEstimator, is_classifier
     except ImportError:                       # pragma: no cover
         return hasattr(model, "predict_proba")
+    if isinstance(model, BaseEstimator):
+        return bool(is_classifier(model))
+    return hasattr(model, "predict_proba")
 
 
 def _score(model: Any, scorer: Any, X_val: Any, y_val: Any) -> float:

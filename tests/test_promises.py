@@ -1,0 +1,251 @@
+"""The README's promises as properties, checked at every door on generated games, models, seeds and inputs.
+
+- same seed, same values: bit for bit, whatever the batch size, the number of threads or a fresh game object;
+- columns given in any order: each feature gets the same value;
+- MaxEvaluations (and the budget) is never exceeded, whatever method ``auto`` picks;
+- every door refuses an unknown keyword and a wrong value of each of its declared arguments before any
+  model call (a counting model proves it); the bad values are generated from the doors' own tables.
+
+Hypothesis runs derandomized (the same examples on every run) so that CI is reproducible.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sklearn.datasets import load_breast_cancer
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.linear_model import LogisticRegression
+
+import fairshare as fs
+from fairshare.cli import main as cli_main
+from fairshare.datavalues import VALUE_DATA
+from fairshare.estimate import ESTIMATE
+from fairshare.estimation.enumeration import all_coalitions
+from fairshare.estimation.registry import get_method, method_names
+from fairshare.exact import EXACT
+from fairshare.explain import EXPLAIN
+from fairshare.games.tree import TREE_ARGUMENTS
+from fairshare.stopping import MaxEvaluations, RelativeError
+
+PROPERTY = settings(max_examples=25, deadline=None, derandomize=True,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+
+_DATA = load_breast_cancer(as_frame=True)
+X6, Y = _DATA.data.iloc[:, :6], _DATA.target
+LR = LogisticRegression(max_iter=5000).fit(X6, Y)
+FOREST = RandomForestClassifier(n_estimators=10, max_depth=4, random_state=0).fit(X6, Y)
+INDICES = ["shapley", "banzhaf", "beta-shapley(4,1)", "weighted-banzhaf(0.3)"]
+
+
+class CountingGame(fs.Game):
+    """A random game (main effects, pairs, a square root) given by its value on every coalition (so that a
+    coalition's value is the same bits whatever the batch it comes in), counting its calls."""
+
+    def __init__(self, n: int, seed: int, batch_size: int | None = None) -> None:
+        super().__init__(n, batch_size=batch_size)
+        rng = np.random.default_rng(seed)
+        w, pairs = rng.normal(size=n), rng.normal(size=(n, n)) * (rng.random((n, n)) < 0.3)
+        Z = all_coalitions(n).astype(float)
+        self.table = Z @ w + np.einsum("mi,ij,mj->m", Z, pairs, Z) + np.sqrt(Z.sum(axis=1))
+        self.codes = 1 << np.arange(n)
+        self.calls = 0
+
+    def _evaluate(self, S: np.ndarray) -> np.ndarray:
+        self.calls += 1
+        return self.table[S.astype(np.int64) @ self.codes]
+
+
+class Counting:
+    """A fitted scikit-learn model behind a counting predict_proba (and fit, for data valuation)."""
+
+    def __init__(self, model=LR) -> None:
+        self.model, self.calls = model, 0
+        self.feature_names_in_, self.classes_ = model.feature_names_in_, model.classes_
+
+    def predict_proba(self, Z):
+        self.calls += 1
+        return self.model.predict_proba(Z)
+
+    def fit(self, Xf, yf):
+        self.calls += 1
+        return self
+
+    def predict(self, Z):
+        self.calls += 1
+        return self.model.predict(Z)
+
+    def get_params(self, deep=False):
+        return {}
+
+
+def _methods_for(index: str) -> list[str]:
+    sv = fs.semivalues.resolve_index(index)
+    return ["auto"] + [m for m in method_names() if get_method(m).supports(sv)]
+
+
+# ------------------------------------------------------------------------------ same seed, same values
+@PROPERTY
+@given(n=st.integers(2, 9), game_seed=st.integers(0, 10**6), seed=st.integers(0, 2**32 - 1),
+       index=st.sampled_from(INDICES), data=st.data(), batch=st.integers(1, 64))
+def test_estimate_same_seed_same_values_whatever_the_batch_size(n, game_seed, seed, index, data, batch):
+    method = data.draw(st.sampled_from(_methods_for(index)), label="method")
+    need = 2 if method == "auto" else get_method(method).budget_needed(CountingGame(n, 0),
+                                                                        fs.semivalues.resolve_index(index))
+    budget = data.draw(st.integers(max(need, 2 * n + 4), max(need, 2 * n + 4) + 300), label="budget")
+    runs = [fs.estimate(CountingGame(n, game_seed, batch_size=b), index, method=method, budget=budget, seed=seed)
+            for b in (None, batch)]
+    np.testing.assert_array_equal(runs[0].values, runs[1].values)
+    assert runs[0].method == runs[1].method and runs[0].n_evaluations == runs[1].n_evaluations <= budget
+    if runs[0].stderr is not None:
+        np.testing.assert_array_equal(runs[0].stderr, runs[1].stderr)
+
+
+@PROPERTY
+@given(n=st.integers(3, 12), cap=st.integers(1, 400), seed=st.integers(0, 1000), index=st.sampled_from(INDICES),
+       data=st.data())
+def test_max_evaluations_is_never_exceeded_whatever_auto_picks(n, cap, seed, index, data):
+    method = data.draw(st.sampled_from(_methods_for(index)), label="method")
+    game = CountingGame(n, seed)
+    if method == "exact":                         # exact values take no stopping rule: said before any call
+        with pytest.raises(ValueError, match="takes no stopping rule"):
+            fs.estimate(game, index, method=method, stop=MaxEvaluations(cap))
+        assert game.calls == 0
+        return
+    try:
+        phi = fs.estimate(game, index, method=method, budget=10_000, seed=seed,
+                          stop=RelativeError(1e-9) | MaxEvaluations(cap))
+    except fs.BudgetError as exc:                 # a cap below every method's minimum is refused before any call
+        assert game.calls == 0 and "too small" in str(exc)
+        return
+    assert phi.n_evaluations <= cap and game.n_evaluations <= cap
+
+
+@settings(max_examples=12, deadline=None, derandomize=True)
+@given(order=st.permutations(list(X6.columns)), seed=st.integers(0, 1000), rows=st.integers(1, 3),
+       n_jobs=st.sampled_from([1, 2]), index=st.sampled_from(["shapley", "banzhaf"]))
+def test_explain_gives_each_feature_its_value_whatever_the_column_order_and_threads(order, seed, rows, n_jobs, index):
+    args = dict(index=index, budget=40, seed=seed, progress=False)         # < 2^6: sampled, not enumerated
+    for model in (LR.predict_proba, LR, FOREST):
+        background = X6.iloc[100:130] if model is not FOREST else None
+        ref = fs.explain(model, X6.iloc[:rows], background, **args)
+        got = fs.explain(model, X6[order].iloc[:rows], None if background is None else background[order],
+                         n_jobs=n_jobs, **args)
+        assert got.player_names == ref.player_names == list(X6.columns)        # the model's order
+        np.testing.assert_array_equal(got.values, ref.values)
+        assert got.method == ref.method == ("exact" if model is FOREST else "regression" if index == "shapley"
+                                            else "kernel-banzhaf")
+
+
+# ------------------------------------------------------------------------------ bad input, before any call
+_CHECKED_BY = {        # bad values for the arguments declared with a check of their own
+    "index": ["owen", 3], "seed": ["abc", -1, 2.5], "stop": ["soon", 3], "progress": ["yes", 3],
+    "client": [3, "tcp://nowhere"], "cache": [3], "feature_names": ["abc", 5], "tol": [-0.1, "x", float("nan")],
+}
+
+
+def _bad_values(option) -> list:
+    if option.name in _CHECKED_BY:
+        return _CHECKED_BY[option.name]
+    if option.allowed is not None:
+        return ["not-one-of-them", 1.5]
+    if option.kind == "int":
+        return ["x", 2.5, True] + ([option.minimum - 1] if option.minimum is not None else [])
+    if option.kind == "float":
+        return ["x", float("nan")] + ([option.minimum - 1] if option.minimum is not None else [])
+    if option.kind == "bool":
+        return ["yes", 1]
+    return []
+
+
+def _cases(table) -> list:
+    return [(o.name, v) for o in table.options for v in _bad_values(o)]
+
+
+def _explain(model, **kw):
+    return fs.explain(model, X6.iloc[:2], X6.iloc[100:110], **({"budget": 50, "progress": False} | kw))
+
+
+DOORS = {
+    "explain": (EXPLAIN, lambda m, **kw: _explain(m, **kw)),
+    "estimate": (ESTIMATE, lambda m, **kw: fs.estimate(m.game, **({"budget": 50} | kw))),
+    "exact": (EXACT, lambda m, **kw: fs.exact(m.game, **kw)),
+    "value_data": (VALUE_DATA, lambda m, **kw: fs.value_data(m, X6.iloc[:30], Y.iloc[:30], X6.iloc[30:60],
+                                                              Y.iloc[30:60], **({"budget": 50, "progress": False}
+                                                                                | kw))),
+    "tree_values": (TREE_ARGUMENTS, lambda m, **kw: fs.games.tree_values(FOREST, X6.iloc[:2], **kw)),
+    "TreeGame": (TREE_ARGUMENTS, lambda m, **kw: fs.games.TreeGame(
+        FOREST, X6.iloc[0], **{k: v for k, v in kw.items() if k != "index"})),
+}
+BAD = [(door, name, value) for door, (table, _) in DOORS.items() for name, value in _cases(table)]
+
+
+@pytest.mark.parametrize("door, name, value", BAD, ids=[f"{d}-{n}-{v!r}" for d, n, v in BAD])
+def test_every_door_refuses_a_wrong_value_before_any_model_call(door, name, value):
+    if door == "TreeGame" and name == "index":
+        return
+    model = Counting()
+    model.game = CountingGame(5, 0)
+    call = DOORS[door][1]
+    with pytest.raises((ValueError, TypeError)) as info:
+        call(model, **{name: value})
+    assert name in str(info.value) or name.replace("_", " ") in str(info.value), str(info.value)
+    assert model.calls == 0 and model.game.calls == 0
+
+
+@pytest.mark.parametrize("door", ["explain", "estimate", "exact", "value_data", "tree_values"])
+def test_every_door_refuses_an_unknown_keyword_before_any_model_call(door):
+    model = Counting()
+    model.game = CountingGame(5, 0)
+    with pytest.raises((ValueError, TypeError), match="colour"):
+        DOORS[door][1](model, colour="red")
+    assert model.calls == 0 and model.game.calls == 0
+
+
+@PROPERTY
+@given(flag=st.sampled_from([("--budget", "0"), ("--budget", "x"), ("--index", "owen"), ("--method", "nope"),
+                             ("--seed", "-1"), ("--rows", "a:b")]))
+def test_the_cli_refuses_a_wrong_flag_in_one_line_before_any_model_call(flag, tmp_path_factory):
+    joblib = pytest.importorskip("joblib")
+    folder = tmp_path_factory.mktemp("cli")
+    joblib.dump(LR, folder / "m.joblib")
+    X6.iloc[:5].to_csv(folder / "rows.csv", index=False)
+    X6.iloc[100:110].to_csv(folder / "bg.csv", index=False)
+    try:
+        code = cli_main(["explain", "--model", str(folder / "m.joblib"), "--data", str(folder / "rows.csv"),
+                         "--background", str(folder / "bg.csv"), "--out", str(folder / "o.csv"), "--quiet", *flag])
+    except SystemExit as exc:                    # argparse's own type errors (an int flag given "x")
+        code = exc.code
+    assert code == 2 and not (folder / "o.csv").exists()
+
+
+def test_the_tables_declare_what_the_doors_take():
+    """Each table lists exactly its door's keyword arguments (the tables are what the tests above draw from)."""
+    import inspect
+
+    for table, fn, skip in ((EXPLAIN, fs.explain, {"model", "X", "background", "options"}),
+                            (ESTIMATE, fs.estimate, {"game", "options"}),
+                            (EXACT, fs.exact, {"game"}),
+                            (VALUE_DATA, fs.value_data, {"model", "X_train", "y_train", "X_val", "y_val", "options"})):
+        params = set(inspect.signature(fn).parameters) - skip
+        assert params == set(table.names()), (table.door, params ^ set(table.names()))
+    assert pd.api.types.is_list_like(BAD) and len(BAD) > 60
+
+
+_SMALL = [(m, i, n) for m in method_names() for i in INDICES + ["loo"] for n in (2, 3, 5, 7)
+          if get_method(m).supports(fs.semivalues.resolve_index(i))]
+
+
+@pytest.mark.parametrize("method, index, n", _SMALL, ids=[f"{m}-{i}-{n}" for m, i, n in _SMALL])
+def test_every_method_runs_at_any_budget_covering_every_coalition(method, index, n):
+    """At a budget of 2^n every registry method runs, or gives the exact values instead and says so; never more
+    evaluations than the budget."""
+    game = CountingGame(n, n)
+    phi = fs.estimate(game, index, method=method, budget=1 << n, seed=0)
+    assert phi.n_evaluations <= 1 << n and np.all(np.isfinite(phi.values))
+    if phi.method != method:
+        assert phi.method == "exact" and "exact values instead" in phi.info["choice"]["why"]
+        np.testing.assert_allclose(phi.values, fs.exact(game, index).values, atol=1e-12)
