@@ -79,6 +79,15 @@ def adult_census():
     return _split(df, "class", ">50K", encode=True)
 
 
+def adult_census_frame(rows: int | None = None):
+    """shapiq's adult census as users hold it: a DataFrame with its string columns (12 features, as shap's adult:
+    no fnlwgt, no education) and the 0/1 target; rows with a missing value dropped."""
+    pd = _pd()
+    df = pd.read_csv(datasets_dir() / "adult" / "adult_census.csv", nrows=rows).dropna().reset_index(drop=True)
+    y = (df.pop("class").astype(str).str.strip() == ">50K").to_numpy(int)
+    return df.drop(columns=["fnlwgt", "education"]), y
+
+
 def california():
     pd = _pd()
     return _split(pd.read_csv(datasets_dir() / "california_housing" / "california_housing.csv"), "MedHouseVal")

@@ -307,6 +307,12 @@ def _min_mv(n: int, sv: Semivalue, opts: dict) -> int:
 
 
 # ------------------------------------------------------------------------------------ registry
+def _linear(kind: str, adaptive: bool = False) -> dict:
+    """The plan, sampler and solver of a linear method (``kind``: "regression" or "matrix-vector")."""
+    return dict(plan=partial(_plan, kind=kind), sampler=partial(_design, kind=kind, adaptive=adaptive),
+                solver=partial(_solver, kind=kind))
+
+
 _SHAPLEY_OPTIONS = (DISTRIBUTION, TAU, REPLACEMENT, PAIRED, LAM, CONTROL, COUNTS, COMPLETE, SOLVE)
 
 # Defaults chosen by measurement (benchmarks/shapley.py, benchmarks/highdim.py): without replacement and
@@ -319,32 +325,28 @@ SPECS = [
     MethodSpec(
         name="kernelshap", indices=("shapley",),
         description="KernelSHAP (Lundberg and Lee 2017): regression, kernel-weight sampling with replacement, paired",
-        plan=partial(_plan, kind="regression"), sampler=partial(_design, kind="regression"),
-        solver=partial(_solver, kind="regression"),
+        **_linear("regression"),
         fixed=dict(distribution="kernel", tau=None, replacement=True, paired=True, lam="alpha", control_variate=None,
                    counts="systematic", complete=False),
         options=(SOLVE,), min_budget=_min_regression),
     MethodSpec(
         name="unbiased-kernelshap", indices=("shapley",),
         description="unbiased KernelSHAP (Covert and Lee 2021): matrix-vector, kernel weights, lambda = 0, paired",
-        plan=partial(_plan, kind="matrix-vector"), sampler=partial(_design, kind="matrix-vector"),
-        solver=partial(_solver, kind="matrix-vector"),
+        **_linear("matrix-vector"),
         fixed=dict(distribution="kernel", tau=None, replacement=True, paired=True, lam=0.0, control_variate=None,
                    counts="systematic", complete=False),
         options=(SOLVE,), min_budget=_min_mv),
     MethodSpec(
         name="leverageshap", indices=("shapley",),
         description="LeverageSHAP (Musco and Witter 2025): regression, leverage scores, without replacement, paired",
-        plan=partial(_plan, kind="regression"), sampler=partial(_design, kind="regression"),
-        solver=partial(_solver, kind="regression"),
+        **_linear("regression"),
         fixed=dict(distribution="leverage", tau=None, replacement=False, paired=True, lam="alpha",
                    control_variate=None, counts="systematic", complete=False),
         options=(SOLVE,), min_budget=_min_regression),
     MethodSpec(
         name="regression", indices=("shapley",),
         description="regression estimator phi^R_lambda with a choice of sampling distribution, replacement, pairing",
-        plan=partial(_plan, kind="regression"), sampler=partial(_design, kind="regression"),
-        solver=partial(_solver, kind="regression"),
+        **_linear("regression"),
         options=_SHAPLEY_OPTIONS, min_budget=_min_regression, default_for={"shapley": 20}, validate=_validate),
     MethodSpec(
         name="regression-cv", indices=("shapley",),
@@ -352,8 +354,7 @@ SPECS = [
                     "with replacement; plain regression below 4n evaluations); for games with strong interactions",
         # measured (benchmarks/shapley.py): 5x / 8x lower error than the default at 4n / 10n on breast cancer, 2.6-9x
         # at the 50000-evaluation Table 2 budgets
-        plan=partial(_plan, kind="regression"), sampler=partial(_design, kind="regression"),
-        solver=partial(_solver, kind="regression"),
+        **_linear("regression"),
         options=(DISTRIBUTION, TAU, Option("replacement", True, REPLACEMENT.doc, kind="bool"), PAIRED, LAM,
                  Option("control_variate", "trees", CONTROL.doc, check=_check_control), COUNTS,
                  Option("complete", False, COMPLETE.doc, allowed=(True, False, "auto")), FOLDS, SOLVE),
@@ -362,8 +363,7 @@ SPECS = [
         name="regression-adaptive", indices=("shapley",),
         description="regression with variance-adaptive sizes: after a first round of leverage-score pairs, later rounds "
                     "allocate coalition sizes by Neyman allocation from the residuals seen",
-        plan=partial(_plan, kind="regression"), sampler=partial(_design, kind="regression", adaptive=True),
-        solver=partial(_solver, kind="regression"),
+        **_linear("regression", adaptive=True),
         options=(LAM, COUNTS, SOLVE),
         fixed=dict(distribution="leverage", tau=None, replacement=False, paired=True, control_variate=None,
                    complete=False),
@@ -371,8 +371,7 @@ SPECS = [
     MethodSpec(
         name="matrix-vector", indices=("shapley",),
         description="matrix-vector estimator phi^M_lambda (unbiased) with a choice of sampling, replacement, pairing",
-        plan=partial(_plan, kind="matrix-vector"), sampler=partial(_design, kind="matrix-vector"),
-        solver=partial(_solver, kind="matrix-vector"),
+        **_linear("matrix-vector"),
         options=tuple(Option("control_variate", "auto", CONTROL.doc, check=_check_control) if o is CONTROL else o
                       for o in _SHAPLEY_OPTIONS),
         min_budget=_min_mv, validate=_validate),
@@ -381,8 +380,7 @@ SPECS = [
         description="Kernel Banzhaf (Algorithm 1): least squares on paired uniform coalitions, design entries +-1/2 "
                     "(without replacement by default; replacement=True is the paper's algorithm)",
         # measured (benchmarks/banzhaf.py, m = 20n): without replacement as good or better on 3 of 4 small datasets
-        plan=partial(_plan, kind="regression"), sampler=partial(_design, kind="regression"),
-        solver=partial(_solver, kind="regression"),
+        **_linear("regression"),
         options=(PAIRED, REPLACEMENT, COUNTS, SOLVE), fixed=dict(control_variate=None),
         min_budget=_min_regression, default_for={"banzhaf": 20}, validate=_validate),
     MethodSpec(
@@ -392,23 +390,20 @@ SPECS = [
                     "(needs xgboost)",
         # measured (benchmarks/banzhaf.py): 2.7x lower error than Kernel Banzhaf and shapiq on the breast-cancer
         # single-baseline game at m = 600; 1.1-3x on five Table 1 games, a tie on the other three
-        plan=partial(_plan, kind="regression"), sampler=partial(_design, kind="regression"),
-        solver=partial(_solver, kind="regression"),
+        **_linear("regression"),
         options=(PAIRED, Option("replacement", True, REPLACEMENT.doc, kind="bool"), COUNTS, FOLDS, SOLVE),
         fixed=dict(control_variate="trees"), min_budget=_min_regression, validate=_validate,
         upgrades="kernel-banzhaf"),
     MethodSpec(
         name="unbiased-kernel-banzhaf", indices=("banzhaf",),
         description="matrix-vector counterpart of Kernel Banzhaf: unbiased Horvitz-Thompson sum of (z - 1/2) v(S)",
-        plan=partial(_plan, kind="matrix-vector"), sampler=partial(_design, kind="matrix-vector"),
-        solver=partial(_solver, kind="matrix-vector"),
+        **_linear("matrix-vector"),
         options=(PAIRED, Option("replacement", True, REPLACEMENT.doc, kind="bool"), COUNTS, SOLVE),
         fixed=dict(control_variate=None), min_budget=lambda n, sv, o: 4, validate=_validate),
     MethodSpec(
         name="semivalue-regression", indices=("any semivalue",),
         description="regression for any semivalue (Lemma 3.4) with leverage-score sampling (Theorem 3.5)",
-        plan=partial(_plan, kind="regression"), sampler=partial(_design, kind="regression"),
-        solver=partial(_solver, kind="regression"),
+        **_linear("regression"),
         options=(Option("paired", "auto", "draw complementary pairs (S, N \\ S); 'auto': when the semivalue is "
                         "symmetric", allowed=("auto", True, False)), REPLACEMENT, COUNTS, SOLVE),
         fixed=dict(control_variate=None), min_budget=_min_regression, default_for={"any semivalue": 15},

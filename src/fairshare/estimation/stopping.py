@@ -65,39 +65,43 @@ class StoppingRule:
         return _Both(self, as_rule(other))
 
 
-class _Either(StoppingRule):
+class _Combined(StoppingRule):
+    """Two rules together (``|`` or ``&``): rounds and standard errors if either needs them."""
+
+    symbol = ""
+
     def __init__(self, a: StoppingRule, b: StoppingRule) -> None:
         self.a, self.b = a, b
         self.needs_rounds = a.needs_rounds or b.needs_rounds
         self.needs_stderr = a.needs_stderr or b.needs_stderr
+
+    def caps(self) -> list[int]:
+        return [c for c in (self.a.evaluation_cap(), self.b.evaluation_cap()) if c is not None]
+
+    def __repr__(self) -> str:
+        return f"({self.a!r} {self.symbol} {self.b!r})"
+
+
+class _Either(_Combined):
+    symbol = "|"
 
     def __call__(self, state: RunState) -> str | None:
         return self.a(state) or self.b(state)
 
     def evaluation_cap(self) -> int | None:
-        caps = [c for c in (self.a.evaluation_cap(), self.b.evaluation_cap()) if c is not None]
-        return min(caps) if caps else None
-
-    def __repr__(self) -> str:
-        return f"({self.a!r} | {self.b!r})"
+        return min(self.caps(), default=None)
 
 
-class _Both(StoppingRule):
-    def __init__(self, a: StoppingRule, b: StoppingRule) -> None:
-        self.a, self.b = a, b
-        self.needs_rounds = a.needs_rounds or b.needs_rounds
-        self.needs_stderr = a.needs_stderr or b.needs_stderr
+class _Both(_Combined):
+    symbol = "&"
 
     def __call__(self, state: RunState) -> str | None:
         ra, rb = self.a(state), self.b(state)
         return f"{ra} and {rb}" if ra and rb else None
 
     def evaluation_cap(self) -> int | None:
-        caps = [c for c in (self.a.evaluation_cap(), self.b.evaluation_cap()) if c is not None]
+        caps = self.caps()
         return max(caps) if len(caps) == 2 else None
-
-    def __repr__(self) -> str:
-        return f"({self.a!r} & {self.b!r})"
 
 
 class RelativeError(StoppingRule):

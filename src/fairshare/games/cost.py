@@ -21,8 +21,11 @@ __all__ = ["row_seconds", "fit_seconds", "torch_row_seconds", "CELL_SECONDS"]
 
 #: handling one input cell (building a DataFrame, validating, converting): per row and feature
 CELL_SECONDS = 30e-9
+#: a string (or other object) cell: pandas and encoders handle them one by one
+STRING_CELL_SECONDS = 250e-9
 _LEVEL_SECONDS = 1.2e-9          # one tree level walked by a compiled predictor
 _FLOP_SECONDS = 0.3e-9           # one multiply-add in a vectorized library
+_TORCH_FLOP_SECONDS = 0.08e-9    # one multiply-add of a torch layer on a batch (measured: 0.5 us a row for 6,500)
 _KERNEL_SECONDS = 2.0e-9         # one feature of one kernel evaluation (SVM)
 _FIT_OVERHEAD = 2e-3             # a scikit-learn fit and score on a few rows
 
@@ -91,9 +94,10 @@ def _work_seconds(model: Any, n_features: int) -> float:
     return n_features * _FLOP_SECONDS                                                 # a function: unknown
 
 
-def row_seconds(model: Any, n_features: int) -> float:
-    """Predicted seconds one input row of ``n_features`` costs ``model`` (a fitted model, a bound method such as
-    ``model.predict_proba``, a torch module or a function), its cells' handling included.
+def row_seconds(model: Any, n_features: int, n_strings: int = 0) -> float:
+    """Predicted seconds one input row of ``n_features`` (``n_strings`` of them strings or categories) costs
+    ``model`` (a fitted model, a bound method such as ``model.predict_proba``, a torch module or a function),
+    its cells' handling included.
 
     Examples
     --------
@@ -102,7 +106,8 @@ def row_seconds(model: Any, n_features: int) -> float:
     >>> row_seconds(model, 3) < row_seconds(lambda X: X, 300)
     True
     """
-    return n_features * CELL_SECONDS + _work_seconds(model, n_features)
+    return ((n_features - n_strings) * CELL_SECONDS + n_strings * STRING_CELL_SECONDS
+            + _work_seconds(model, n_features))
 
 
 def torch_row_seconds(module: Any, input_shape: tuple[int, ...] | None) -> float:
@@ -114,7 +119,7 @@ def torch_row_seconds(module: Any, input_shape: tuple[int, ...] | None) -> float
     --------
     >>> import torch
     >>> net = torch.nn.Sequential(torch.nn.Linear(10, 4))
-    >>> round(torch_row_seconds(net, (10,)) / 0.3e-9)
+    >>> round(torch_row_seconds(net, (10,)) / 0.08e-9)
     44
     """
     spatial = float(np.prod(input_shape[1:])) if input_shape is not None and len(input_shape) > 1 else 1.0
@@ -124,7 +129,7 @@ def torch_row_seconds(module: Any, input_shape: tuple[int, ...] | None) -> float
             continue                                               # containers: their layers are counted
         size = float(sum(p.numel() for p in layer.parameters(recurse=False)))
         flops += size * (spatial if "Conv" in type(layer).__name__ else 1.0)
-    return flops * _FLOP_SECONDS
+    return flops * _TORCH_FLOP_SECONDS
 
 
 def fit_seconds(model: Any, n_rows: int, n_features: int, n_val: int) -> float:

@@ -161,7 +161,8 @@ class ModelGame(Game):
 
     def cost(self) -> float:
         """Predicted seconds per evaluation: one model row per background row (:mod:`fairshare.games.cost`)."""
-        return self.background.shape[0] * row_seconds(self.model, self.x.size)
+        strings = 0 if self.x.dtype != object else sum(not isinstance(v, (int, float, np.number)) for v in self.x)
+        return self.background.shape[0] * row_seconds(self.model, self.x.size, strings)
 
     def null_players(self) -> np.ndarray:
         """Players whose features equal the explicand's in every background row (imputing changes nothing)."""

@@ -31,7 +31,24 @@ class MarginalBatch:
     fresh: bool = False
 
 
-class MarginalPairs(Sampler):
+class _Independent(Sampler):
+    """Coalitions holding each player independently with probability ``w``; every coalition at once (one round)
+    when the budget covers them and ``n <= enumerable``."""
+
+    enumerable = 62
+
+    def __init__(self, rng: np.random.Generator, n_players: int, w: float) -> None:
+        super().__init__(rng, n_players)
+        self.w = w
+        self.first = True
+
+    def schedule(self, total: int, rounds: bool) -> list[int]:
+        if self.d <= self.enumerable and total + 2 >= (1 << self.d):
+            return [total]
+        return doubling(total, max(4 * self.d, total // 64)) if rounds else [total]
+
+
+class MarginalPairs(_Independent):
     """Pairs spread evenly over players, the remainder to random players.
 
     Examples
@@ -42,16 +59,7 @@ class MarginalPairs(Sampler):
     """
 
     unit_cost = 2
-
-    def __init__(self, rng: np.random.Generator, n_players: int, w: float) -> None:
-        super().__init__(rng, n_players)
-        self.w = w
-        self.first = True
-
-    def schedule(self, total: int, rounds: bool) -> list[int]:
-        if self.d <= 16 and total + 2 >= (1 << self.d):
-            return [total]
-        return doubling(total, max(4 * self.d, total // 64)) if rounds else [total]
+    enumerable = 16
 
     def propose(self, allowance: int, history: History) -> MarginalBatch | None:
         n = self.d
@@ -95,7 +103,7 @@ class WeightedCoalitions:
     fresh: bool = False
 
 
-class IndependentCoalitions(Sampler):
+class IndependentCoalitions(_Independent):
     """Coalitions holding each player independently with probability ``w``; once the allowance covers
     all ``2^n`` coalitions, all of them with their probabilities (the estimate is then exact).
 
@@ -105,16 +113,6 @@ class IndependentCoalitions(Sampler):
     >>> b.exact, float(b.weights.sum())
     (True, 1.0)
     """
-
-    def __init__(self, rng: np.random.Generator, n_players: int, w: float) -> None:
-        super().__init__(rng, n_players)
-        self.w = w
-        self.first = True
-
-    def schedule(self, total: int, rounds: bool) -> list[int]:
-        if self.d <= 62 and total + 2 >= (1 << self.d):
-            return [total]
-        return doubling(total, max(4 * self.d, total // 64)) if rounds else [total]
 
     def propose(self, allowance: int, history: History) -> WeightedCoalitions | None:
         first, self.first = self.first, False
