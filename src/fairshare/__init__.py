@@ -17,6 +17,9 @@ from .exact import exact
 from .explain import explain
 from .explanation import Explanation
 from .game import Game
+from .interaction_indices import InteractionIndex
+from .interaction_values import Interactions
+from .interactions import interactions
 from .estimation.registry import methods
 from .semivalues import Semivalue
 
@@ -31,5 +34,5 @@ def __getattr__(name: str):
         return importlib.import_module(".examples", __name__)
     raise AttributeError(f"module 'fairshare' has no attribute {name!r}")
 
-__all__ = ["Attribution", "BudgetError", "DataValues", "Explanation", "Game", "Semivalue", "estimate", "exact", "explain", "games",
-           "methods", "metrics", "value_data"]
+__all__ = ["Attribution", "BudgetError", "DataValues", "Explanation", "Game", "InteractionIndex", "Interactions",
+           "Semivalue", "estimate", "exact", "explain", "games", "interactions", "methods", "metrics", "value_data"]

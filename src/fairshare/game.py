@@ -8,6 +8,7 @@ import numpy as np
 
 from .arguments import check_coalitions, check_int, format_coalition
 from .arrays import is_tensor
+from .moebius import interactions_from_terms
 from .semivalues import Semivalue
 
 __all__ = ["Game", "GameWrapper", "KINDS"]
@@ -184,6 +185,34 @@ class Game:
         a game that knows only some indices overrides this too.
         """
         return type(self).exact_values is not Game.exact_values
+
+    def moebius_terms(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The game's non-empty Moebius terms ``(carriers (K, n) bool, coefficients (K,) or (K, k))`` when it knows
+        them (``v(S) = v(empty) + sum_t a_t [T_t subset of S]``), else None. Interaction values of every index
+        follow from them exactly. The default knows none.
+        """
+        return None
+
+    def knows_exact_interactions(self, index: Any) -> bool:
+        """Cheap check: does :meth:`exact_interactions` give closed-form interaction values for ``index``?"""
+        return type(self).moebius_terms is not Game.moebius_terms
+
+    def exact_interactions(self, index: Any, subsets: np.ndarray) -> np.ndarray | None:
+        """Closed-form values ``(p, k)`` of ``index`` (an :class:`~fairshare.InteractionIndex`) for the padded
+        ``subsets`` rows, or None. The default uses :meth:`moebius_terms`.
+
+        Examples
+        --------
+        >>> import fairshare as fs
+        >>> from fairshare.interaction_indices import subsets_up_to
+        >>> g = fs.games.SOUMGame([[True, True]], [2.0])
+        >>> g.exact_interactions(fs.InteractionIndex("sii", 2), subsets_up_to(2, 2))[:, 0]
+        array([1., 1., 2.])
+        """
+        terms = self.moebius_terms()
+        if terms is None:
+            return None
+        return interactions_from_terms(terms[0], terms[1], index, subsets)
 
     # ---------------------------------------------------------------- helpers
     def empty_and_full(self) -> np.ndarray:

@@ -36,7 +36,7 @@ from ..semivalues import Semivalue
 from .enumeration import MAX_ENUMERATION_PLAYERS
 from .evaluation import BudgetError
 from .registry import get_method, registered
-from .spec import MethodSpec
+from .spec import MethodSpec, knows_closed_form
 from .stopping import StoppingRule
 from .surrogate import CONTROL_MIN_ROWS_PER_PLAYER, predicted_fit_seconds
 
@@ -93,7 +93,7 @@ def _exact(game: Game, sv: Semivalue, cap: int | None, reason: str, options: dic
            auto: bool = False) -> Choice:
     spec = get_method("exact")
     opts = spec.resolve(options or {}, game.n_players, sv)
-    if game.n_players > MAX_ENUMERATION_PLAYERS and not game.knows_exact_values(sv):
+    if game.n_players > MAX_ENUMERATION_PLAYERS and not knows_closed_form(game, sv):
         opts["allow_large"] = True                 # the budget pays for all 2^n coalitions: the user asked for it
     return Choice("exact", opts, cap, reason, auto)
 
@@ -195,7 +195,7 @@ def choose(game: Game, sv: Semivalue, method: str = "auto", budget: int | None =
 
     exact_spec = get_method("exact")
     exact_takes = set(options) <= {o.name for o in exact_spec.options}
-    if game.knows_exact_values(sv) and exact_takes:
+    if knows_closed_form(game, sv) and exact_takes:
         return _exact(game, sv, cap, f"{type(game).__name__} knows its exact {sv.name} values (closed form)", options,
                       auto=True)
     if _covers_all(n, cap) and exact_takes:
@@ -207,7 +207,7 @@ def choose(game: Game, sv: Semivalue, method: str = "auto", budget: int | None =
         given = set(options)
         fitting = [t for t in ranked if given <= {o.name for o in t[2].options}]
         if not fitting:
-            considered = (["exact"] if game.knows_exact_values(sv) or _covers_all(n, cap) else []) + \
+            considered = (["exact"] if knows_closed_form(game, sv) or _covers_all(n, cap) else []) + \
                 [t[2].name for t in ranked]
             takers = [s.name for s in registered() if s.supports(sv) and given <= {o.name for o in s.options}]
             raise ValueError(f"unknown option(s) {sorted(given)} for method='auto' with index {sv.name!r}: the "

@@ -11,6 +11,7 @@ finite ones.
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -28,11 +29,69 @@ from .evaluation import BudgetedEvaluator, BudgetError
 from .spec import Estimate, Setup
 from .stopping import StoppingRule
 
-__all__ = ["run", "FairshareWarning", "sufficient_budget"]
+__all__ = ["run", "execute", "Executed", "FairshareWarning", "sufficient_budget"]
 
 
 class FairshareWarning(UserWarning):
     """Something about a result the user should know (e.g. standard errors a budget could not estimate)."""
+
+
+@dataclass
+class Executed:
+    """What :func:`execute` returns: the method's result on the game of the non-null players, and the facts."""
+
+    result: Estimate
+    info: dict
+    n_evaluations: int
+    active: np.ndarray | None          # the players the method ran on (None: all of them)
+    scalar: bool                       # the game returns one value per coalition
+
+
+def execute(game: Game, index: Any, choice: Choice, seed: SeedLike = None, stop: StoppingRule | None = None,
+            progress: Any = None) -> Executed:
+    """Run the method ``choice`` names on ``game`` for ``index`` (a semivalue or an interaction index): the random
+    streams, the evaluator, null players set aside (the method runs on the others).
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> from fairshare.estimation.choice import choose
+    >>> g = fs.games.AdditiveGame([1.0, 0.0, 2.0])
+    >>> ix = fs.InteractionIndex("k-sii", 2)
+    >>> execute(g, ix, choose(g, ix, "exact")).result.values.shape     # 3 players and 3 pairs
+    (6, 1)
+    """
+    spec = choice.spec
+    n = game.n_players
+    rng = check_rng(seed)
+    sampler_rng, solver_rng = rng.spawn(2)
+    target, target_index, active = game, index, None
+    nulls = game.null_players() if spec.exact is None else None
+    if nulls is not None and nulls.any() and not nulls.all():
+        active = np.flatnonzero(~nulls)
+        target = RestrictedGame(game, active)
+        target_index = index.reduced(n, int(nulls.sum()))
+        need = spec.budget_needed(target, target_index, choice.options)
+        if choice.budget is not None and choice.budget < need:
+            raise BudgetError(f"budget={choice.budget} is too small for method {choice.method!r} with "
+                              f"{target.n_players} non-null players; it needs at least {need} evaluations")
+    evaluator = BudgetedEvaluator(target, choice.budget)
+    if nulls is not None and nulls.all():
+        ends = evaluator(game.empty_and_full())
+        result = Estimate(values=np.zeros((0, ends.shape[1])), stderr=np.zeros((0, ends.shape[1])),
+                          empty_value=ends[0], grand_value=ends[1])
+        active = np.zeros(0, dtype=np.int64)
+    elif spec.exact is not None:
+        result = spec.exact(target, target_index, evaluator, choice.options)
+    else:
+        device = getattr(target, "device", None) if getattr(target, "on_device", False) else None
+        setup = Setup(target.n_players, target_index, choice.budget, dict(choice.options), sampler_rng, solver_rng,
+                      game=target, device=device)
+        result = drive(spec, setup, evaluator, stop, progress=progress)
+    info = {"choice": choice.as_info(), **result.info}
+    if nulls is not None and nulls.any():
+        info["null_players"] = int(nulls.sum())
+    return Executed(result, info, evaluator.n_spent, active, evaluator.scalar)
 
 
 def run(game: Game, sv: Semivalue, choice: Choice, seed: SeedLike = None, stop: StoppingRule | None = None,
@@ -48,36 +107,10 @@ def run(game: Game, sv: Semivalue, choice: Choice, seed: SeedLike = None, stop: 
     >>> run(g, sv, choose(g, sv, budget=32)).info["choice"]["method"]
     'exact'
     """
-    spec = choice.spec
+    done = execute(game, sv, choice, seed, stop, progress)
+    result, info, active = done.result, done.info, done.active
     n = game.n_players
-    rng = check_rng(seed)
-    sampler_rng, solver_rng = rng.spawn(2)
-    target, target_sv, active = game, sv, None
-    nulls = game.null_players() if spec.exact is None else None
-    if nulls is not None and nulls.any() and not nulls.all():
-        active = np.flatnonzero(~nulls)
-        target = RestrictedGame(game, active)
-        target_sv = sv.reduced(n, int(nulls.sum()))
-        need = spec.budget_needed(target, target_sv, choice.options)
-        if choice.budget is not None and choice.budget < need:
-            raise BudgetError(f"budget={choice.budget} is too small for method {choice.method!r} with "
-                              f"{target.n_players} non-null players; it needs at least {need} evaluations")
-    evaluator = BudgetedEvaluator(target, choice.budget)
-    if nulls is not None and nulls.all():
-        ends = evaluator(game.empty_and_full())
-        k = ends.shape[1]
-        result = Estimate(values=np.zeros((n, k)), stderr=np.zeros((n, k)), empty_value=ends[0], grand_value=ends[1])
-    elif spec.exact is not None:
-        result = spec.exact(target, target_sv, evaluator, choice.options)
-    else:
-        device = getattr(target, "device", None) if getattr(target, "on_device", False) else None
-        setup = Setup(target.n_players, target_sv, choice.budget, dict(choice.options), sampler_rng, solver_rng,
-                      game=target, device=device)
-        result = drive(spec, setup, evaluator, stop, progress=progress)
     values, stderr = result.values, result.stderr
-    info = {"choice": choice.as_info(), **result.info}
-    if nulls is not None and nulls.any():
-        info["null_players"] = int(nulls.sum())
     if active is not None:
         values = np.zeros((n, result.values.shape[1]))
         values[active] = result.values
@@ -85,9 +118,9 @@ def run(game: Game, sv: Semivalue, choice: Choice, seed: SeedLike = None, stop: 
             stderr = np.zeros_like(values)
             stderr[active] = result.stderr
     if stderr is not None and not np.all(np.isfinite(stderr)):
-        info["stderr"] = _infinite_stderr_note(choice, sv, target.n_players, info.get("stderr"))
+        info["stderr"] = _infinite_stderr_note(choice, sv, n if active is None else active.size, info.get("stderr"))
         warnings.warn(info["stderr"], FairshareWarning, stacklevel=3)
-    squeeze = evaluator.scalar
+    squeeze = done.scalar
 
     def out(a: np.ndarray | None) -> Any:
         if a is None:
@@ -98,7 +131,7 @@ def run(game: Game, sv: Semivalue, choice: Choice, seed: SeedLike = None, stop: 
         return float(a) if a.ndim == 0 else a
 
     return Attribution(values=out(values), stderr=out(stderr), index=sv.name, method=choice.method,
-                       options=dict(choice.options), info=info, n_evaluations=evaluator.n_spent,
+                       options=dict(choice.options), info=info, n_evaluations=done.n_evaluations,
                        empty_value=out(result.empty_value), grand_value=out(result.grand_value),
                        player_names=list(game.player_names))
 

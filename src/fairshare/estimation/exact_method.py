@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from .enumeration import MAX_ENUMERATION_PLAYERS, exact_estimate
 from .evaluation import BudgetedEvaluator
+from .interaction_exact import enumerate_values, interactions_from_all_values
 from ..game import Game
+from ..interaction_indices import InteractionIndex, subsets_up_to
 from ..semivalues import Semivalue
 from ..arguments import Option
 from .spec import Estimate, MethodSpec
@@ -13,13 +17,45 @@ from .spec import Estimate, MethodSpec
 def run_exact(game: Game, sv: Semivalue, evaluator: BudgetedEvaluator, options: dict) -> Estimate:
     """Exact values through :func:`~fairshare.estimation.enumeration.exact_estimate`, charged to the budget."""
     before = game.n_evaluations
-    result = exact_estimate(game, sv, allow_large=options["allow_large"])
+    if isinstance(sv, InteractionIndex):
+        result = exact_interactions(game, sv, allow_large=options["allow_large"])
+    else:
+        result = exact_estimate(game, sv, allow_large=options["allow_large"])
     evaluator.charge(game.n_evaluations - before)
     return result
 
 
+def exact_interactions(game: Game, index: InteractionIndex, allow_large: bool = False) -> Estimate:
+    """Exact interaction values ``(p, k)`` of :func:`subsets_up_to` ``(n, order)``: the game's closed form (its
+    Moebius terms, a tree's leaves), else the Moebius transform of all ``2^n`` values. ``info["via"]`` says which.
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> g = fs.games.FunctionGame(lambda S: (S[:, 0] & S[:, 1]).astype(float), n_players=3)
+    >>> exact_interactions(g, fs.InteractionIndex("sii", 2)).values[:, 0]
+    array([0.5, 0.5, 0. , 1. , 0. , 0. ])
+    """
+    n = game.n_players
+    subsets = subsets_up_to(n, index.order, 1)
+    closed = game.exact_interactions(index, subsets) if game.knows_exact_interactions(index) else None
+    if closed is not None:
+        ends = np.asarray(game(game.empty_and_full()), dtype=float).reshape(2, -1)
+        values = np.asarray(closed, dtype=float).reshape(subsets.shape[0], -1)
+        return Estimate(values=values, stderr=np.zeros_like(values), empty_value=ends[0], grand_value=ends[1],
+                        info={"via": "closed-form"})
+    if n > MAX_ENUMERATION_PLAYERS and not allow_large:
+        raise ValueError(
+            f"exact interaction values of a {n}-player game need 2^{n} = {float(2**n):.3g} evaluations; the limit "
+            f"is {MAX_ENUMERATION_PLAYERS} players unless allow_large=True (or estimate them with a budget)")
+    V = enumerate_values(game)
+    values = interactions_from_all_values(V, n, index, subsets)
+    return Estimate(values=values, stderr=np.zeros_like(values), empty_value=V[0], grand_value=V[-1],
+                    info={"via": "enumeration"})
+
+
 SPECS = [MethodSpec(
-    name="exact", indices=("any semivalue",),
+    name="exact", indices=("any semivalue", "interactions"),
     description=f"exact values: the game's closed form, or enumeration of all 2^n coalitions "
                 f"(n <= {MAX_ENUMERATION_PLAYERS} unless allow_large)",
     sampler=None, solver=None, exact=run_exact,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import exact_method, leave_one_out, montecarlo, regression, sgd
+from . import exact_method, interaction_regression, leave_one_out, montecarlo, regression, sgd
 from .spec import INDEX_FAMILIES, MethodSpec
 
 __all__ = ["MethodInfo", "get_method", "methods", "method_names", "methods_markdown", "registered"]
@@ -31,7 +31,7 @@ def _build(specs: list[MethodSpec]) -> dict[str, MethodSpec]:
 
 
 _REGISTRY = _build(exact_method.SPECS + montecarlo.SPECS[:2] + regression.SPECS + montecarlo.SPECS[2:] + sgd.SPECS
-                   + leave_one_out.SPECS)
+                   + leave_one_out.SPECS + interaction_regression.SPECS)
 
 
 def method_names() -> list[str]:
@@ -99,6 +99,10 @@ def methods_markdown() -> str:
     lines = ["| method | index | what it is | options |", "|---|---|---|---|"]
     for m in methods():
         index = ", ".join(m.indices).replace("any semivalue", "any").replace("weighted-banzhaf", "(weighted) Banzhaf")
+        index = index.replace("cardinal interactions", "interactions: k-SII, SII, STII, BII, Moebius")
+        index = index.replace(", interactions", ", any interaction index").replace("^interactions", "")
+        if index == "interactions":
+            index = "any interaction index"
         index = index.replace("shapley", "Shapley").replace("banzhaf", "Banzhaf")
         opts = ", ".join(f"`{k}`" for k in m.options) or "-"
         lines.append(f"| `{m.name}` | {index} | {m.description} | {opts} |")

@@ -16,9 +16,10 @@ from typing import Any
 import numpy as np
 
 from ..arguments import Option
+from ..interaction_indices import InteractionIndex
 from ..semivalues import Semivalue
 
-__all__ = ["Estimate", "MethodSpec", "Setup", "INDEX_FAMILIES"]
+__all__ = ["Estimate", "MethodSpec", "Setup", "INDEX_FAMILIES", "knows_closed_form"]
 
 
 @dataclass
@@ -32,13 +33,23 @@ class Estimate:
     info: dict = field(default_factory=dict)  # extra facts for Attribution.options
 
 
-INDEX_FAMILIES: dict[str, Callable[[Semivalue], bool]] = {
-    "shapley": lambda sv: sv.is_shapley,
-    "banzhaf": lambda sv: sv.is_banzhaf,
-    "weighted-banzhaf": lambda sv: sv.is_banzhaf or sv.name.startswith("weighted-banzhaf"),
-    "leave-one-out": lambda sv: sv.name == "leave-one-out",
-    "any semivalue": lambda sv: True,
+INDEX_FAMILIES: dict[str, Callable[[Any], bool]] = {
+    "shapley": lambda sv: isinstance(sv, Semivalue) and sv.is_shapley,
+    "banzhaf": lambda sv: isinstance(sv, Semivalue) and sv.is_banzhaf,
+    "weighted-banzhaf": lambda sv: isinstance(sv, Semivalue) and (sv.is_banzhaf or sv.name.startswith("weighted-banzhaf")),
+    "leave-one-out": lambda sv: isinstance(sv, Semivalue) and sv.name == "leave-one-out",
+    "any semivalue": lambda sv: isinstance(sv, Semivalue),
+    "interactions": lambda ix: isinstance(ix, InteractionIndex),
+    "cardinal interactions": lambda ix: isinstance(ix, InteractionIndex) and ix.cardinal,
 }
+
+
+def knows_closed_form(game: Any, index: Semivalue | InteractionIndex) -> bool:
+    """Whether ``game`` has closed-form values for ``index`` (a semivalue or an interaction index)."""
+    if isinstance(index, InteractionIndex):
+        return game.knows_exact_interactions(index)
+    return game.knows_exact_values(index)
+
 
 @dataclass
 class Setup:
@@ -131,7 +142,7 @@ class MethodSpec:
         >>> fs.estimation.registry.get_method("permutation").budget_needed(fs.games.AdditiveGame([1.0] * 5), fs.Semivalue.shapley())
         6
         """
-        if self.exact is not None and game.knows_exact_values(sv):
+        if self.exact is not None and knows_closed_form(game, sv):
             return 2
         opts = {**self.fixed, **self.defaults, **(options or {})}
         return int(self.min_budget(game.n_players, sv, opts))

@@ -13,7 +13,7 @@ from .noisy import NoisyGame
 from .restricted import RestrictedGame
 from .symmetric import AdversarialGame, SymmetricGame
 from .torch_game import TorchGame
-from .tree import TreeGame, tree_values
+from .tree import TreeGame, tree_interactions, tree_values
 from .unanimity import SOUMGame, UnanimityGame, unanimity_share
 from .voting import WeightedVotingGame
 
@@ -38,6 +38,7 @@ __all__ = [
     "UnanimityGame",
     "WeightedVotingGame",
     "knn_shapley",
+    "tree_interactions",
     "tree_values",
     "unanimity_share",
 ]

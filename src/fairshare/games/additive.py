@@ -41,3 +41,6 @@ class AdditiveGame(Game):
 
     def exact_values(self, index: Semivalue) -> np.ndarray:
         return self.weights.copy()
+
+    def moebius_terms(self) -> tuple[np.ndarray, np.ndarray]:
+        return np.eye(self.n_players, dtype=bool), self.weights

@@ -10,13 +10,17 @@ import numpy as np
 from ..arguments import Arguments, Option
 from ..game import Game
 from .cost import row_seconds
+from ..interaction_indices import InteractionIndex, resolve_interaction_index, subsets_up_to
+from ..interaction_values import Interactions
 from ..semivalues import Semivalue, resolve_index
+from ..trees.interactions import leaf_interactions
 from ..trees.inputs import tree_rows
 from ..trees.paths import LeafPaths
 from ..trees.prepared import Prepared, prepared
 from ..trees.values import leaf_semivalues, path_weights, sign_tables
 
-__all__ = ["TreeGame", "tree_values", "tree_explanation", "empty_value", "TREE_ARGUMENTS", "MODES"]
+__all__ = ["TreeGame", "tree_values", "tree_explanation", "tree_interactions", "empty_value", "TREE_ARGUMENTS",
+           "TREE_INTERACTIONS", "MODES"]
 
 MODES = ("path-dependent", "interventional")
 _BLOCK_ELEMENTS = 1 << 22
@@ -153,6 +157,13 @@ class TreeGame(Game):
         values = _exact_rows(self.prepared, self.x[None, :], index, self.mode, self.background)[0]
         return values if self.prepared.ensemble.n_outputs > 1 else values[:, 0]
 
+    def knows_exact_interactions(self, index: Any) -> bool:
+        return True
+
+    def exact_interactions(self, index: Any, subsets: np.ndarray) -> np.ndarray:
+        """Exact values of every subset of 1..order features (``subsets`` is :func:`subsets_up_to` ``(n, order)``)."""
+        return leaf_interactions(self.prepared, self.x[None, :], index, self.mode, self.background)[0]
+
 
 def _path_dependent_values(prep: Prepared, A: np.ndarray, coalitions: np.ndarray) -> np.ndarray:
     paths, ens = prep.paths, prep.ensemble
@@ -288,3 +299,85 @@ def tree_explanation(model: Any, X: Any, index: str | Semivalue = "shapley", mod
     if ens.n_outputs == 1:
         values, empty, grand = values[..., 0], float(empty[0]), grand[:, 0]
     return {"values": values, "empty_value": empty, "grand_value": grand, "rows": rows}
+
+
+#: tree_interactions' arguments (besides the model and the rows), checked before the model is read
+TREE_INTERACTIONS = Arguments("tree_interactions", (
+    Option("index", "shap", "shap (shap's shap_interaction_values: pairs, rows summing to the Shapley values) or an "
+           "interaction index (k-sii, sii, stii, fsii, fbii, bii, moebius)",
+           check=lambda v: v if v == "shap" else resolve_interaction_index(v) and v),
+    Option("order", None, "the largest subset size (2 for index='shap'; default 2)", kind="int", minimum=1,
+           none_ok=True),
+    Option("mode", "path-dependent", "path-dependent (the trees' cover) or interventional (a background)",
+           allowed=MODES),
+))
+
+
+def tree_interactions(model: Any, X: Any, order: int | None = None, index: str = "shap",
+                      mode: str = "path-dependent", background: Any = None) -> Any:
+    """Exact interaction values of a tree model for many rows, any index and order, in polynomial time.
+
+    Parameters
+    ----------
+    model : a tree ensemble the tree readers support (xgboost, lightgbm, catboost, scikit-learn)
+    X : rows to explain
+    order : the largest subset size (default 2; ``index="shap"`` is pairwise only)
+    index : ``"shap"`` (default): shap's ``shap_interaction_values`` convention, an array ``(rows, n, n[, k])``
+        whose off-diagonal entries are half the Shapley interaction index of the pair and whose diagonal holds the
+        rest of each feature's Shapley value (each row sums to the Shapley values). Any other index
+        (``"k-sii"``, ``"sii"``, ``"stii"``, ``"fsii"``, ``"fbii"``, ``"bii"``, ``"moebius"``) gives one
+        :class:`~fairshare.Interactions` per row.
+    mode : ``"path-dependent"`` (the trees' cover, as shap's TreeExplainer) or ``"interventional"`` (averaged
+        over the ``background`` rows; pairs interact where shap returns zeros)
+
+    Examples
+    --------
+    >>> import numpy as np, fairshare as fs
+    >>> from sklearn.ensemble import GradientBoostingRegressor
+    >>> X = np.random.default_rng(0).random((200, 4)); y = X[:, 0] * X[:, 1] + X[:, 2]
+    >>> model = GradientBoostingRegressor(n_estimators=20, max_depth=3).fit(X, y)
+    >>> phi = fs.games.tree_interactions(model, X[:3])
+    >>> phi.shape, bool(np.allclose(phi.sum(axis=2), fs.games.tree_values(model, X[:3])))
+    ((3, 4, 4), True)
+    """
+    args = TREE_INTERACTIONS.check({"index": index, "order": order, "mode": mode})
+    prep = prepared(model)
+    _check_mode(prep, mode, background)
+    ens = prep.ensemble
+    rows = tree_rows(X, ens, "X")
+    if rows.shape[0] == 0:
+        raise ValueError("X holds no rows to explain")
+    bg = tree_rows(background, ens, "background") if mode == "interventional" else None
+    if bg is not None and bg.shape[0] == 0:
+        raise ValueError("background must hold at least one row")
+    n = ens.n_features
+    if index == "shap":
+        if args["order"] not in (None, 2):
+            raise ValueError(f"index='shap' gives pairwise values: order must be 2, got {args['order']}")
+        pairs = leaf_interactions(prep, rows, InteractionIndex("sii", 2), mode, bg)        # (rows, p, k)
+        subsets = subsets_up_to(n, 2, 1)
+        two = subsets[:, 1] >= 0
+        i, j = subsets[two, 0], subsets[two, 1]
+        out = np.zeros((rows.shape[0], n, n, ens.n_outputs))
+        out[:, i, j] = out[:, j, i] = pairs[:, two] / 2.0
+        shapley = _exact_rows(prep, rows, Semivalue.shapley(), mode, bg)                   # (rows, n, k)
+        diag = np.arange(n)
+        out[:, diag, diag] = shapley - out.sum(axis=2)
+        return out if ens.n_outputs > 1 else out[..., 0]
+    ix = resolve_interaction_index(args["index"], args["order"])
+    if ix.order > n:
+        raise ValueError(f"order must be at most the number of features ({n}), got {ix.order}")
+    values = leaf_interactions(prep, rows, ix, mode, bg)
+    empty = empty_value(prep, mode, bg)
+    grand = ens.predict(rows)
+    subsets = subsets_up_to(n, ix.order, 1)
+    squeeze = ens.n_outputs == 1
+    out = []
+    for r in range(rows.shape[0]):
+        vals = values[r, :, 0] if squeeze else values[r]
+        out.append(Interactions(values=vals, stderr=np.zeros_like(vals), subsets=subsets, index=ix.kind,
+                                order=ix.order, method="exact", info={"via": "tree"}, n_evaluations=0,
+                                empty_value=float(empty[0]) if squeeze else empty,
+                                grand_value=float(grand[r, 0]) if squeeze else grand[r],
+                                player_names=list(ens.feature_names or [f"x{i}" for i in range(n)])))
+    return out

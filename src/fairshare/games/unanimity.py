@@ -116,6 +116,9 @@ class SOUMGame(Game):
         weighted = self.coefficients * (share if self.coefficients.ndim == 1 else share[:, None])
         return self._T.T @ weighted
 
+    def moebius_terms(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.carriers, self.coefficients
+
 
 class UnanimityGame(SOUMGame):
     """``v(S) = 1`` when ``S`` contains every player of ``carrier``, else 0.

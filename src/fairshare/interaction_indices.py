@@ -1,0 +1,286 @@
+"""Interaction indices: which players act together, as linear maps of the game's Moebius transform.
+
+Every index here gives a subset ``S`` (``|S| = s <= order``) the value
+
+    I(S) = sum_{T superset of S} c(s, |T|) m(T),        m(T) = sum_{U subset of T} (-1)^{|T| - |U|} v(U),
+
+with a coefficient ``c(s, t)`` that depends on the sizes only (so not on ``n``: a player outside every ``T``
+with ``m(T) != 0`` changes nothing, and the values of a restricted game are those of the whole game):
+
+=========  ==========================================================  ===================================
+index      c(s, t) for t >= s                                           order 1 gives
+=========  ==========================================================  ===================================
+moebius    [t = s]                                                      the Moebius coefficients
+sii        1 / (t - s + 1)            (Grabisch 1997)                   Shapley values
+bii        2^-(t - s)                 (Grabisch & Roubens 1999)         Banzhaf values
+k-sii      sum_{j=s}^{min(k,t)} C(t-s, j-s) B_{j-s} / (t-j+1)            Shapley values
+           (Bordt & von Luxburg 2023; B: Bernoulli numbers, B_1 = -1/2)
+stii       [t = s] for s < k; 1 / C(t, k) for s = k (Sundararajan 2020)  Shapley values
+fsii       [t = s] for t <= k; (-1)^(k-s) s/(k+s) C(k,s) C(t-1,k) / C(t+k-1,k+s)   Shapley values
+           for t > k (Tsai, Yeh & Ravikumar 2023, Thm. 19)
+fbii       [t = s] for t <= k; (-1)^(k-s) 2^-(t-s) C(t-s-1, k-s) for t > k           Banzhaf values
+=========  ==========================================================  ===================================
+
+k-SII, STII and FSII are *efficient*: their values over all subsets of sizes 0..k (the empty set holding
+``v(empty)``) add up to ``v(N)``. FSII and FBII are the best order-k polynomial fits of the game under the
+Shapley kernel (with ``v(empty)`` and ``v(N)`` fitted exactly) and under uniform weights.
+
+SII, BII, STII, k-SII and the Moebius transform are *cardinal* indices: ``I(S) = sum_U v(U) g_s(|U|, |U & S|)``
+for a weight :meth:`InteractionIndex.coalition_weights` the samplers use; FSII and FBII are estimated by
+regression.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from fractions import Fraction
+from functools import lru_cache
+
+import numpy as np
+
+from .combinatorics import log_binom
+
+__all__ = ["InteractionIndex", "INTERACTION_INDEX_NAMES", "resolve_interaction_index", "subsets_up_to",
+           "bernoulli_numbers"]
+
+#: the interaction indices, by name, with what they extend
+INTERACTION_INDEX_NAMES = {
+    "k-sii": "k-Shapley interaction values (the default; efficient; order 1: Shapley values)",
+    "sii": "Shapley interaction index",
+    "stii": "Shapley-Taylor interaction index (efficient)",
+    "fsii": "Faithful Shapley interaction index (efficient; the Shapley-kernel least-squares fit of order k)",
+    "fbii": "Faithful Banzhaf interaction index (the least-squares fit of order k)",
+    "bii": "Banzhaf interaction index",
+    "moebius": "the Moebius transform (Harsanyi dividends)",
+}
+_FAMILY = {"k-sii": "shapley", "sii": "shapley", "stii": "shapley", "fsii": "shapley", "fbii": "banzhaf",
+           "bii": "banzhaf", "moebius": "moebius"}
+_ALIASES = {"ksii": "k-sii", "k_sii": "k-sii", "shapley-taylor": "stii", "faithful-shapley": "fsii",
+            "faithful-banzhaf": "fbii", "mobius": "moebius", "möbius": "moebius"}
+
+
+@lru_cache(maxsize=None)
+def bernoulli_numbers(count: int) -> tuple[float, ...]:
+    """``B_0 .. B_{count-1}`` with ``B_1 = -1/2`` (exact fractions, returned as floats).
+
+    Examples
+    --------
+    >>> bernoulli_numbers(5)
+    (1.0, -0.5, 0.16666666666666666, 0.0, -0.03333333333333333)
+    """
+    B = [Fraction(1)]
+    for m in range(1, count):
+        B.append(-sum(Fraction(math.comb(m + 1, j)) * B[j] for j in range(m)) / (m + 1))
+    return tuple(float(b) for b in B[:count])
+
+
+class InteractionIndex:
+    """An interaction index of a given order (see the module docstring for the definitions).
+
+    Parameters
+    ----------
+    name : one of :data:`INTERACTION_INDEX_NAMES`
+    order : the largest subset size valued, ``>= 1``
+
+    Examples
+    --------
+    >>> ix = InteractionIndex("k-sii", 2)
+    >>> np.round(ix.coefficients(4)[1:], 4)       # rows s = 1, 2; columns t = 0..4
+    array([[ 0.    ,  1.    ,  0.    , -0.1667, -0.25  ],
+           [ 0.    ,  0.    ,  1.    ,  0.5   ,  0.3333]])
+    """
+
+    def __init__(self, name: str, order: int) -> None:
+        if name not in INTERACTION_INDEX_NAMES:
+            raise ValueError(f"index must be one of {list(INTERACTION_INDEX_NAMES)}, got {name!r}")
+        if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or order < 1:
+            raise ValueError(f"order must be an integer >= 1, got {order!r}")
+        self.kind = name
+        self.order = int(order)
+
+    # ---------------------------------------------------------------------------------------- facts
+    @property
+    def name(self) -> str:
+        """``"k-sii"``, ... with the order: ``"k-sii(2)"``."""
+        return f"{self.kind}({self.order})"
+
+    @property
+    def family(self) -> str:
+        """``"shapley"``, ``"banzhaf"`` or ``"moebius"``: the kernel its estimators weight coalitions with."""
+        return _FAMILY[self.kind]
+
+    @property
+    def efficient(self) -> bool:
+        """Whether the values of all subsets of sizes 1..order add up to ``v(N) - v(empty)``."""
+        return self.kind in ("k-sii", "stii", "fsii") or (self.kind in ("sii",) and self.order == 1)
+
+    @property
+    def cardinal(self) -> bool:
+        """Whether ``I(S) = sum_U v(U) g(|U|, |U & S|)`` with a closed-form ``g`` (the stratified estimators)."""
+        return self.kind in ("k-sii", "sii", "stii", "bii", "moebius")
+
+    @property
+    def is_shapley(self) -> bool:
+        return False
+
+    @property
+    def is_banzhaf(self) -> bool:
+        return False
+
+    def reduced(self, n: int, removed: int) -> InteractionIndex:
+        """The same index on a game with ``removed`` null players set aside (its coefficients do not depend on n)."""
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, InteractionIndex) and (self.kind, self.order) == (other.kind, other.order)
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.order))
+
+    def __repr__(self) -> str:
+        return f"InteractionIndex({self.kind!r}, order={self.order})"
+
+    # ---------------------------------------------------------------------------------------- weights
+    def coefficients(self, t_max: int) -> np.ndarray:
+        """``c[s, t]`` for ``s = 0..order`` and ``t = 0..t_max``: the weight of ``m(T)`` in ``I(S)`` when ``T``
+        contains ``S`` (0 for ``t < s``)."""
+        k = self.order
+        s = np.arange(k + 1)[:, None]
+        t = np.arange(t_max + 1)[None, :]
+        above = t >= s
+        d = np.where(above, t - s, 0)
+        kind = self.kind
+        if kind == "moebius":
+            c = (t == s).astype(float)
+        elif kind == "sii":
+            c = np.where(above, 1.0 / (d + 1.0), 0.0)
+        elif kind == "bii":
+            c = np.where(above, 0.5 ** d, 0.0)
+        elif kind == "stii":
+            top = np.where(t >= k, np.exp(-log_binom(np.maximum(t, k), k)), 0.0)
+            c = np.where(s < k, (t == s).astype(float), top)
+        elif kind == "k-sii":
+            B = bernoulli_numbers(k + 1)
+            c = np.zeros((k + 1, t_max + 1))
+            for ss in range(k + 1):
+                for j in range(ss, k + 1):
+                    tt = np.arange(j, t_max + 1)
+                    c[ss, tt] += np.exp(log_binom(tt - ss, j - ss)) * B[j - ss] / (tt - j + 1.0)
+        elif kind == "fsii":
+            with np.errstate(divide="ignore", invalid="ignore"):
+                tail = ((-1.0) ** (k - s) * s / (k + s) * np.exp(log_binom(k, s) + log_binom(np.maximum(t - 1, k), k)
+                                                                 - log_binom(t + k - 1, k + s)))
+            c = np.where(t <= k, (t == s).astype(float), np.where(above, tail, 0.0))
+        else:                                                                   # fbii
+            tail = (-1.0) ** (k - s) * 0.5 ** d * np.exp(log_binom(np.maximum(d - 1, 0), k - s))
+            c = np.where(t <= k, (t == s).astype(float), np.where(above & (t > k), tail, 0.0))
+        return np.where(above, c, 0.0)
+
+    def coalition_weights(self, n: int) -> np.ndarray:
+        """``g[s, u, j]``: the weight of ``v(U)`` in ``I(S)`` for ``|S| = s``, ``|U| = u``, ``|U & S| = j``
+        (cardinal indices only), so that ``I(S) = sum_U v(U) g[s, |U|, |U & S|]``.
+
+        Examples
+        --------
+        >>> g = InteractionIndex("sii", 1).coalition_weights(3)      # Shapley: +-|U'|! (n-|U'|-1)! / n!
+        >>> np.round(g[1, :, 1] * 6, 6), np.round(g[1, :, 0] * 6, 6)
+        (array([0., 2., 1., 2.]), array([-2., -1., -2.,  0.]))
+        """
+        if not self.cardinal:
+            raise ValueError(f"{self.kind} is not a cardinal index (it is estimated by regression)")
+        k = self.order
+        g = np.zeros((k + 1, n + 1, k + 1))
+        u = np.arange(n + 1)[:, None]
+        for s in range(k + 1):
+            j = np.arange(s + 1)[None, :]
+            t = u - j                                   # players of U outside S
+            ok = (t >= 0) & (t <= n - s)
+            sign = (-1.0) ** (s - j)
+            g[s, :, : s + 1] = np.where(ok, sign * self._cardinal_p(n, s, np.where(ok, t, 0)), 0.0)
+        return g
+
+    def _cardinal_p(self, n: int, s: int, t: np.ndarray) -> np.ndarray:
+        """``p_s(t)``: the weight of ``Delta_S v(T)`` (``|T| = t``, ``T`` outside ``S``) in ``I(S)``."""
+        kind, k = self.kind, self.order
+        if kind == "sii":
+            return _sii_p(n, s, t)
+        if kind == "bii":
+            return np.full(t.shape, 0.5 ** (n - s))
+        if kind == "moebius" or (kind == "stii" and s < k):
+            return (t == 0).astype(float)
+        if kind == "stii":
+            return s / n * np.exp(-log_binom(n - 1, t))
+        # k-SII(S) = sum_{R outside S, |R| <= k - s} B_|R| SII(S + R): Delta_{S+R} v(T') expands over R's members
+        # in T; collect, for |T| = t, the weight of Delta_S v(T) from every R = (R & T) + (R - T)
+        B = bernoulli_numbers(k + 1)
+        out = np.zeros(t.shape)
+        for r in range(0, k - s + 1):
+            for a in range(0, r + 1):                   # a members of R inside T, r - a outside T
+                # Delta_{S+R} v(T - R_in) = sum_{L subset R} (-1)^(r-|L|) Delta_S v(T - R_in + L); its term with
+                # L & R_out empty and L & R_in = R_in is Delta_S v(T) with sign (-1)^(r - a)
+                # count of R: C(t, a) C(n - s - t, r - a)
+                with np.errstate(invalid="ignore"):
+                    count = np.exp(log_binom(t, a) + log_binom(n - s - t, r - a))
+                count = np.where((t >= a) & (n - s - t >= r - a), count, 0.0)
+                out += B[r] * (-1.0) ** (r - a) * count * _sii_p(n, s + r, np.maximum(t - a, 0)) * (t >= a)
+        return out
+
+
+def _sii_p(n: int, s: int, t: np.ndarray) -> np.ndarray:
+    """SII's weight ``(n - t - s)! t! / (n - s + 1)! = 1 / ((n - s + 1) C(n - s, t))`` of a derivative at ``|T| = t``."""
+    t = np.asarray(t)
+    ok = (t >= 0) & (t <= n - s)
+    return np.where(ok, np.exp(-np.log(n - s + 1.0) - log_binom(n - s, np.where(ok, t, 0))), 0.0)
+
+
+_NAME = re.compile(r"^\s*([a-z\-_öm]+)\s*(?:\(\s*(\d+)\s*\))?\s*$")
+
+
+def resolve_interaction_index(index: str | InteractionIndex, order: int | None = None) -> InteractionIndex:
+    """An :class:`InteractionIndex` from a name (``"k-sii"``, ``"fsii"``, ...; ``"k-sii(3)"`` carries its order)
+    and ``order``.
+
+    Examples
+    --------
+    >>> resolve_interaction_index("STII", 3).name
+    'stii(3)'
+    """
+    if isinstance(index, InteractionIndex):
+        if order is not None and order != index.order:
+            raise ValueError(f"order={order!r} differs from the order of index {index.name!r}")
+        return index
+    if not isinstance(index, str):
+        raise TypeError(f"index must be a name ({list(INTERACTION_INDEX_NAMES)}) or an InteractionIndex, "
+                        f"got {type(index).__name__}")
+    match = _NAME.match(index.lower())
+    kind = None if match is None else _ALIASES.get(match.group(1), match.group(1))
+    if kind not in INTERACTION_INDEX_NAMES:
+        raise ValueError(f"index must be one of {list(INTERACTION_INDEX_NAMES)}, got {index!r}")
+    named = None if match.group(2) is None else int(match.group(2))
+    if named is not None and order is not None and named != order:
+        raise ValueError(f"order={order!r} differs from the order in index {index!r}")
+    return InteractionIndex(kind, named if named is not None else (2 if order is None else order))
+
+
+def subsets_up_to(n: int, order: int, min_order: int = 1) -> np.ndarray:
+    """Every subset of ``range(n)`` with ``min_order..order`` members, by size then lexicographically, as rows of
+    players padded with ``-1`` (shape ``(count, order)``).
+
+    Examples
+    --------
+    >>> subsets_up_to(3, 2)
+    array([[ 0, -1],
+           [ 1, -1],
+           [ 2, -1],
+           [ 0,  1],
+           [ 0,  2],
+           [ 1,  2]])
+    """
+    blocks = []
+    for s in range(min_order, min(order, n) + 1):
+        combos = np.fromiter(itertools.chain.from_iterable(itertools.combinations(range(n), s)), dtype=np.int64,
+                             count=math.comb(n, s) * s).reshape(-1, s) if s else np.zeros((1, 0), np.int64)
+        blocks.append(np.pad(combos, ((0, 0), (0, order - s)), constant_values=-1))
+    return np.concatenate(blocks) if blocks else np.zeros((0, order), np.int64)

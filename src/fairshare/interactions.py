@@ -1,0 +1,140 @@
+"""``fairshare.interactions``: interaction values of a game (which players act together), exact or within a budget."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from .arguments import Arguments, Option, SeedLike, check_progress
+from .estimate import common_arguments
+from .estimation.choice import choose
+from .estimation.engine import FairshareWarning, execute
+from .estimation.stopping import StoppingRule, as_rule
+from .game import Game
+from .interaction_indices import INTERACTION_INDEX_NAMES, InteractionIndex, resolve_interaction_index, subsets_up_to
+from .interaction_values import Interactions
+from .moebius import subset_codes
+from .progress import reporter
+
+__all__ = ["interactions", "INTERACTIONS", "interaction_arguments"]
+
+
+def _index(value: Any) -> Any:
+    resolve_interaction_index(value)
+    return value
+
+
+def _order(value: Any) -> Any:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1):
+        raise ValueError(f"order must be an integer >= 1, got {value!r}")
+    return value
+
+
+def interaction_arguments() -> tuple[Option, ...]:
+    """``index`` and ``order`` as every door that gives interaction values declares them."""
+    return (
+        Option("index", "k-sii", f"the interaction index: {', '.join(INTERACTION_INDEX_NAMES)} (or an "
+               "InteractionIndex)", check=_index),
+        Option("order", None, "the largest subset size valued (default 2, or the order the index names)",
+               check=_order),
+    )
+
+
+#: fs.interactions' arguments (besides the game and the method's own options)
+INTERACTIONS = Arguments("interactions", interaction_arguments() + tuple(
+    o for o in common_arguments() if o.name not in ("index",)) + (
+    Option("progress", False, "True for a bar, or progress(evaluations, cap, relative_error)", check=check_progress),
+))
+
+
+def interactions(game: Game, index: str | InteractionIndex = "k-sii", order: int | None = None, method: str = "auto",
+                 budget: int | None = None, seed: SeedLike = None, tol: float | None = None,
+                 stop: StoppingRule | None = None, progress: Any = False, **options: Any) -> Interactions:
+    """Interaction values of ``game``: one value per subset of 1..``order`` players.
+
+    Parameters
+    ----------
+    game : Game
+    index : "k-sii" (default), "sii", "stii", "fsii", "fbii", "bii", "moebius", or an InteractionIndex
+        See :mod:`fairshare.interaction_indices` for the definitions; order 1 gives the Shapley values (the
+        Banzhaf values for fbii and bii).
+    order : int, default 2
+        The largest subset size valued (1..n).
+    method : "auto", "exact", "iq-regression" or "iq-stratified"
+        ``"exact"`` uses the game's closed form (a sum of unanimity games, a tree) or enumerates all ``2^n``
+        coalitions (n <= 22 unless ``allow_large=True``). ``"auto"`` takes exact values when the budget covers
+        every coalition, else ``iq-regression``; ``info["choice"]`` says which and why.
+    budget : int
+        Most game evaluations, all included (required unless exact).
+    seed, tol, stop, progress, **options
+        As in :func:`fairshare.estimate`; options are the method's (``fairshare methods``).
+
+    Returns
+    -------
+    Interactions
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> soum = fs.games.SOUMGame.random(12, n_terms=20, max_size=3, seed=0)
+    >>> g = fs.games.FunctionGame(lambda S: soum(S), n_players=12)          # a black box
+    >>> res = fs.interactions(g, "k-sii", order=2, budget=1000, seed=0)
+    >>> res.values.shape, res.method
+    ((78,), 'iq-regression')
+    >>> exact = fs.interactions(soum, "k-sii", order=2, method="exact")     # its closed form
+    >>> bool(np.max(np.abs(res.values - exact.values)) < 0.05)
+    True
+    """
+    if not isinstance(game, Game):
+        raise TypeError(f"game must be a fairshare.Game, got {type(game).__name__}")
+    args = INTERACTIONS.check(dict(index=index, order=order, method=method, budget=budget, seed=seed, tol=tol,
+                                   stop=stop, progress=progress))
+    ix = resolve_interaction_index(args["index"], args["order"])
+    n = game.n_players
+    if ix.order > n:
+        raise ValueError(f"order must be at most the number of players ({n}), got {ix.order}")
+    rule = as_rule(args["stop"], args["tol"])
+    choice = choose(game, ix, args["method"], args["budget"], rule, options)
+    report = reporter(args["progress"], "interactions", "evaluation")
+    try:
+        done = execute(game, ix, choice, seed, rule, progress=report)
+    finally:
+        if report is not None:
+            report.close()
+    result = done.result
+    subsets = subsets_up_to(n, ix.order, 1)
+    values, stderr = result.values, result.stderr
+    if done.active is not None:                       # null players: every subset holding one has value 0
+        k = values.shape[1]
+        full = np.zeros((subsets.shape[0], k))
+        full_se = None if stderr is None else np.zeros((subsets.shape[0], k))
+        if done.active.size:
+            inner = subsets_up_to(done.active.size, ix.order, 1)
+            mapped = np.where(inner >= 0, done.active[np.maximum(inner, 0)], -1)
+            codes = subset_codes(subsets)
+            order_ = np.argsort(codes)
+            at = order_[np.searchsorted(codes[order_], subset_codes(mapped))]
+            full[at] = values
+            if full_se is not None:
+                full_se[at] = stderr
+        values, stderr = full, full_se
+    info = done.info
+    if stderr is not None and not np.all(np.isfinite(stderr)):
+        info["stderr"] = (f"some standard errors are infinite: budget={choice.budget} left sizes of coalitions "
+                          f"unsampled (the design took whole sizes only); raise the budget")
+        warnings.warn(info["stderr"], FairshareWarning, stacklevel=2)
+
+    def out(a: np.ndarray | None) -> Any:
+        if a is None:
+            return None
+        a = np.asarray(a, dtype=float)
+        if done.scalar:
+            a = a[..., 0]
+        return float(a) if a.ndim == 0 else a
+
+    return Interactions(values=out(values), stderr=out(stderr), subsets=subsets, index=ix.kind, order=ix.order,
+                        method=choice.method, options=dict(choice.options), info=info,
+                        n_evaluations=done.n_evaluations, empty_value=out(result.empty_value),
+                        grand_value=out(result.grand_value), player_names=list(game.player_names))

@@ -1,0 +1,294 @@
+"""Interaction values: every index against brute force from its definition (not our Moebius code), orders 1-3;
+order 1 against the semivalues; efficiency; the estimators' error, error bars and exactness; the door's checks."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+import fairshare as fs
+from fairshare.interaction_indices import bernoulli_numbers, subsets_up_to
+
+INDICES = ["k-sii", "sii", "stii", "fsii", "fbii", "bii", "moebius"]
+
+
+def table_game(n: int, seed: int) -> tuple[fs.games.FunctionGame, dict]:
+    """A game with arbitrary (random) values on every coalition, and the table itself."""
+    rng = np.random.default_rng(seed)
+    values = rng.normal(size=1 << n)
+    weights = 1 << np.arange(n)
+    game = fs.games.FunctionGame(lambda S: values[S.astype(np.int64) @ weights], n_players=n)
+    table = {frozenset(i for i in range(n) if code >> i & 1): values[code] for code in range(1 << n)}
+    return game, table
+
+
+def derivative(table: dict, S: tuple, T: frozenset) -> float:
+    return sum((-1) ** (len(S) - r) * table[T | frozenset(L)] for r in range(len(S) + 1)
+               for L in itertools.combinations(S, r))
+
+
+def outside(n: int, S: tuple):
+    rest = [i for i in range(n) if i not in S]
+    for r in range(len(rest) + 1):
+        for T in itertools.combinations(rest, r):
+            yield frozenset(T)
+
+
+def brute(kind: str, order: int, n: int, table: dict) -> dict:
+    """Each index from its textbook definition."""
+    def sii(S):
+        s = len(S)
+        return sum(math.factorial(n - len(T) - s) * math.factorial(len(T)) / math.factorial(n - s + 1)
+                   * derivative(table, S, T) for T in outside(n, S))
+
+    subsets = [S for s in range(1, order + 1) for S in itertools.combinations(range(n), s)]
+    if kind == "sii":
+        return {S: sii(S) for S in subsets}
+    if kind == "bii":
+        return {S: sum(derivative(table, S, T) for T in outside(n, S)) / 2 ** (n - len(S)) for S in subsets}
+    if kind == "moebius":
+        return {S: derivative(table, S, frozenset()) for S in subsets}
+    if kind == "stii":
+        return {S: derivative(table, S, frozenset()) if len(S) < order else
+                order / n * sum(derivative(table, S, T) / math.comb(n - 1, len(T)) for T in outside(n, S))
+                for S in subsets}
+    if kind == "k-sii":
+        B = bernoulli_numbers(order + 1)
+        s_all = {S: sii(S) for S in subsets}
+        return {S: sum(B[len(T) - len(S)] * s_all[T] for T in subsets if set(S) <= set(T)) for S in subsets}
+    # faithful indices: the least-squares polynomial of the order over all coalitions
+    feats = [()] + subsets
+    coalitions = list(table)
+    X = np.array([[float(set(F) <= C) for F in feats] for C in coalitions])
+    y = np.array([table[C] for C in coalitions])
+    if kind == "fbii":
+        w = np.ones(len(coalitions))
+    else:
+        w = np.array([1e7 if len(C) in (0, n) else (n - 1) / (math.comb(n, len(C)) * len(C) * (n - len(C)))
+                      for C in coalitions])
+    beta = np.linalg.lstsq(X * np.sqrt(w)[:, None], y * np.sqrt(w), rcond=None)[0]
+    return dict(zip(feats[1:], beta[1:]))
+
+
+@pytest.mark.parametrize("kind", INDICES)
+@pytest.mark.parametrize("order", [1, 2, 3])
+def test_exact_values_match_the_definitions(kind, order):
+    n = 5
+    game, table = table_game(n, seed=order)
+    res = fs.interactions(game, kind, order=order, method="exact")
+    want = brute(kind, order, n, table)
+    got = {tuple(int(i) for i in r if i >= 0): v for r, v in zip(res.subsets, res.values)}
+    assert set(got) == set(want)
+    tol = 1e-5 if kind == "fsii" else 1e-9         # the brute force fits the ends with a finite weight
+    for S in want:
+        assert got[S] == pytest.approx(want[S], abs=tol), S
+    assert res.n_evaluations == 1 << n and res.info["via"] == "enumeration"
+
+
+@pytest.mark.parametrize("kind, semivalue", [("k-sii", "shapley"), ("sii", "shapley"), ("stii", "shapley"),
+                                             ("fsii", "shapley"), ("fbii", "banzhaf"), ("bii", "banzhaf")])
+def test_order_one_gives_the_semivalues(kind, semivalue):
+    game, _ = table_game(6, seed=3)
+    res = fs.interactions(game, kind, order=1, method="exact")
+    np.testing.assert_allclose(res.values, fs.exact(game, semivalue).values, atol=1e-10)
+
+
+@pytest.mark.parametrize("kind", ["k-sii", "stii", "fsii"])
+@pytest.mark.parametrize("order", [2, 3])
+def test_efficient_indices_add_up_to_the_grand_value(kind, order):
+    game, table = table_game(6, seed=5)
+    res = fs.interactions(game, kind, order=order, method="exact")
+    assert res.values.sum() == pytest.approx(table[frozenset(range(6))] - table[frozenset()], abs=1e-9)
+
+
+@pytest.mark.parametrize("kind", INDICES)
+def test_closed_form_of_a_sum_of_unanimity_games_equals_enumeration(kind):
+    g = fs.games.SOUMGame.random(9, n_terms=15, seed=2)
+    wrapped = fs.games.FunctionGame(lambda S: g(S), n_players=9)
+    closed = fs.interactions(g, kind, order=3, method="exact")
+    assert closed.info["via"] == "closed-form" and closed.n_evaluations == 2
+    np.testing.assert_allclose(closed.values, fs.interactions(wrapped, kind, order=3, method="exact").values,
+                               atol=1e-10)
+
+
+def soum_pair(n=14, seed=0, **kw):
+    g = fs.games.SOUMGame.random(n, n_terms=40, seed=seed, **kw)
+    return g, fs.games.FunctionGame(lambda S: g(S), n_players=n)
+
+
+@pytest.mark.parametrize("method", ["iq-regression", "iq-stratified"])
+@pytest.mark.parametrize("kind", INDICES)
+def test_estimators_are_exact_once_the_budget_covers_every_coalition(method, kind):
+    if method == "iq-stratified" and kind in ("fsii", "fbii"):
+        pytest.skip("the stratified estimator takes cardinal indices")
+    g, f = soum_pair(n=7, seed=1)
+    res = fs.interactions(f, kind, order=2, method=method, budget=1 << 7, seed=0)
+    np.testing.assert_allclose(res.values, fs.interactions(g, kind, order=2, method="exact").values, atol=1e-9)
+
+
+def relative_error(res, exact):
+    return float(np.sum((res.values - exact) ** 2) / np.sum(exact ** 2))
+
+
+@pytest.mark.parametrize("kind", ["k-sii", "fsii", "sii", "stii", "bii", "fbii"])
+def test_error_falls_with_the_budget_and_error_bars_cover(kind):
+    errors, covered = {300: [], 3000: []}, []
+    for seed in range(4):
+        g, f = soum_pair(seed=seed, max_size=6)
+        exact = fs.interactions(g, kind, order=2, method="exact").values
+        for budget in errors:
+            res = fs.interactions(f, kind, order=2, budget=budget, seed=seed)
+            assert res.method == "iq-regression" and res.n_evaluations <= budget
+            errors[budget].append(relative_error(res, exact))
+            if budget == 3000:
+                covered.append(np.mean(np.abs(res.values - exact) <= 2 * res.stderr))
+    assert np.median(errors[3000]) < 0.5 * np.median(errors[300]), errors
+    assert np.median(errors[3000]) < 0.02, errors
+    assert np.mean(covered) >= 0.85, covered
+
+
+def test_the_surrogate_beats_plain_stratified_sampling_on_low_order_games():
+    ratios = []
+    for seed in range(4):
+        g, f = soum_pair(n=16, seed=seed, max_size=4)
+        exact = fs.interactions(g, "k-sii", order=2, method="exact").values
+        reg = relative_error(fs.interactions(f, "k-sii", budget=1500, seed=seed), exact)
+        strat = relative_error(fs.interactions(f, "k-sii", budget=1500, seed=seed, method="iq-stratified"), exact)
+        ratios.append(reg / strat)
+    assert np.median(ratios) < 0.3, ratios
+
+
+def test_same_seed_same_values_and_null_players_get_zero():
+    g = fs.games.SOUMGame(np.array([[1, 1, 0, 0, 0, 0, 0, 0], [0, 1, 1, 1, 0, 0, 0, 0], [1, 0, 0, 0, 1, 1, 0, 0]], bool),
+                          [1.0, -2.0, 0.5])
+
+    class Known(fs.games.FunctionGame):
+        def null_players(self):
+            return np.array([False] * 6 + [True, True])
+
+    f = Known(lambda S: g(S), n_players=8)
+    a = fs.interactions(f, "k-sii", order=2, budget=120, seed=4)
+    b = fs.interactions(f, "k-sii", order=2, budget=120, seed=4)
+    np.testing.assert_array_equal(a.values, b.values)
+    assert a.info["null_players"] == 2
+    assert a.get((6, 7)) == 0.0 and a.get((0, 7)) == 0.0 and a.get_stderr((7,)) == 0.0
+    exact = fs.interactions(g, "k-sii", order=2, method="exact")
+    np.testing.assert_allclose(a.values, exact.values, atol=1e-9)     # 120 >= 2^6: the six players, exactly
+
+
+def test_result_views():
+    g = fs.games.SOUMGame(np.array([[1, 1, 0], [0, 1, 1]], bool), [2.0, -1.0], player_names=["a", "b", "c"])
+    res = fs.interactions(g, "moebius", order=2, method="exact")
+    assert res.get(("b", "a")) == 2.0 and res[("c", "b")] == -1.0 and res.get("a") == 0.0
+    M = res.matrix()
+    assert M.shape == (3, 3) and M[0, 1] == M[1, 0] == 2.0 and M[1, 2] == -1.0
+    frame = res.to_frame()
+    assert list(frame.columns) == ["players", "size", "value", "stderr"] and len(frame) == 6
+    assert res.top(1)["players"].tolist() == [("a", "b")]
+    with pytest.raises(KeyError, match="up to order 2"):
+        res.get((0, 1, 2))
+    with pytest.raises(KeyError, match="no player named 'z'"):
+        res.get(("z",))
+
+
+class Counting(fs.games.FunctionGame):
+    pass
+
+
+@pytest.mark.parametrize("bad, match", [
+    (dict(index="shapley-interaction"), "index must be one of"),
+    (dict(order=0), "order must be an integer >= 1"),
+    (dict(order=2.5), "order must be an integer >= 1"),
+    (dict(order=9), "order must be at most the number of players"),
+    (dict(index="k-sii(3)", order=2), "differs from the order"),
+    (dict(budget=0), "budget"),
+    (dict(budget=10, method="iq-regression", index="fsii"), "too small for method 'iq-regression'"),
+    (dict(method="kernelshap", budget=100), "supports the shapley index"),
+    (dict(method="iq-stratified", index="fsii", budget=100), "supports the cardinal interactions index"),
+    (dict(budget=100, surrogate_order=3), "surrogate_order=3 exceeds the order 2"),
+    (dict(budget=100, distribution="uniform"), "distribution"),
+    (dict(budget=100, n_samples=5), r"unknown option\(s\) \['n_samples'\]"),
+])
+def test_bad_arguments_are_refused_before_any_evaluation(bad, match):
+    g = Counting(lambda S: S.sum(axis=1) ** 2.0, n_players=8)
+    args = dict(index="k-sii", order=2, seed=0) | bad
+    with pytest.raises((ValueError, TypeError, fs.BudgetError), match=match):
+        fs.interactions(g, **args)
+    assert g.n_evaluations == 0
+
+
+def test_order_one_estimates_are_shapley_estimates_of_the_same_accuracy():
+    g, f = soum_pair(n=12, seed=3, max_size=4)
+    res = fs.interactions(f, "k-sii", order=1, budget=400, seed=0)
+    exact = fs.exact(g, "shapley").values
+    assert np.max(np.abs(res.values - exact)) < 0.1 * np.max(np.abs(exact))
+
+
+# ------------------------------------------------------------------------------------------------- trees
+@pytest.fixture(scope="module")
+def cancer():
+    from sklearn.datasets import load_breast_cancer
+
+    return load_breast_cancer(return_X_y=True)
+
+
+def test_tree_interactions_equal_shaps_and_sum_to_the_shapley_values(cancer):
+    shap = pytest.importorskip("shap")
+    xgb = pytest.importorskip("xgboost")
+    X, y = cancer
+    model = xgb.XGBClassifier(n_estimators=60, max_depth=4).fit(X, y)
+    ours = fs.games.tree_interactions(model, X[:10])
+    theirs = shap.TreeExplainer(model).shap_interaction_values(X[:10])
+    np.testing.assert_allclose(ours, theirs, atol=1e-5)
+    np.testing.assert_allclose(ours.sum(axis=2), fs.games.tree_values(model, X[:10]), atol=1e-9)
+    # xgboost's own pred_interactions agree too (its last row and column hold the bias)
+    booster = model.get_booster()
+    native = booster.predict(xgb.DMatrix(X[:10]), pred_interactions=True)[:, :-1, :-1]
+    np.testing.assert_allclose(ours, native, atol=1e-4)
+
+
+@pytest.mark.parametrize("mode", ["path-dependent", "interventional"])
+@pytest.mark.parametrize("kind", INDICES)
+def test_tree_interactions_of_every_index_equal_enumerating_the_tree_game(cancer, mode, kind):
+    from sklearn.ensemble import GradientBoostingRegressor
+
+    X, y = cancer
+    X = X[:, :7]
+    model = GradientBoostingRegressor(n_estimators=15, max_depth=4, random_state=0).fit(X, y)
+    background = X[:6] if mode == "interventional" else None
+    got = fs.games.tree_interactions(model, X[20:22], index=kind, order=3, mode=mode, background=background)
+    for r, res in enumerate(got):
+        game = fs.games.TreeGame(model, X[20 + r:21 + r], mode=mode, background=background)
+        blind = fs.games.FunctionGame(lambda S, g=game: g(S), n_players=7)
+        want = fs.interactions(blind, kind, order=3, method="exact")
+        np.testing.assert_allclose(res.values, want.values, atol=1e-10)
+        assert fs.interactions(game, kind, order=3).info["via"] == "closed-form"
+
+
+def test_interventional_pairs_interact_where_they_do():
+    """shap #1824: interventional interaction values of x0 * x1 are not zero."""
+    from sklearn.tree import DecisionTreeRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 2, size=(400, 3)).astype(float)
+    model = DecisionTreeRegressor(max_depth=3).fit(X, X[:, 0] * X[:, 1])
+    phi = fs.games.tree_interactions(model, np.array([[1.0, 1.0, 0.0]]), mode="interventional",
+                                     background=np.zeros((1, 3)))
+    assert phi[0, 0, 1] == pytest.approx(0.5) and phi[0, 1, 0] == pytest.approx(0.5)
+    assert phi[0, 0, 0] == pytest.approx(0.0) and phi[0, 2, 2] == 0.0
+
+
+@pytest.mark.parametrize("bad, match", [(dict(index="shap", order=3), "order must be 2"),
+                                        (dict(index="nope"), "index must be one of"),
+                                        (dict(mode="conditional"), "mode"),
+                                        (dict(mode="interventional"), "background .* is required")])
+def test_tree_interactions_refuse_bad_arguments(cancer, bad, match):
+    from sklearn.tree import DecisionTreeRegressor
+
+    X, y = cancer
+    model = DecisionTreeRegressor(max_depth=2).fit(X, y)
+    with pytest.raises(ValueError, match=match):
+        fs.games.tree_interactions(model, X[:2], **bad)
