@@ -69,7 +69,7 @@ def accuracy_rows(cfg: dict) -> tuple[list, list, list]:
                     errs.setdefault(label, []).append(_rel(res.values, exact[ix]))
                     if label == "fairshare iq-regression":
                         cov.append(float(np.mean(np.abs(res.values - exact[ix]) <= 2 * res.stderr)))
-                fn = lambda S: g(np.asarray(S, dtype=bool))               # noqa: E731
+                fn = lambda S: g(np.atleast_2d(np.asarray(S, dtype=bool)))  # noqa: E731  (one coalition: a row)
                 for name in PEERS_KSII + ("RegressionFSII",):
                     cls = getattr(shapiq, name)
                     kw = {} if name == "RegressionFSII" else {"index": "k-SII"}

@@ -292,3 +292,74 @@ def test_tree_interactions_refuse_bad_arguments(cancer, bad, match):
     model = DecisionTreeRegressor(max_depth=2).fit(X, y)
     with pytest.raises(ValueError, match=match):
         fs.games.tree_interactions(model, X[:2], **bad)
+
+
+# ------------------------------------------------------------------------------------ explain, CLI, plots
+def test_explain_gives_pairwise_values_with_error_bars_next_to_the_values(cancer):
+    from sklearn.linear_model import LogisticRegression
+
+    X, y = cancer
+    X = (X[:, :12] - X[:, :12].mean(axis=0)) / X[:, :12].std(axis=0)
+    lr = LogisticRegression(max_iter=3000).fit(X, y)
+    e = fs.explain(lr.predict_proba, X[:2], background=X[:30], interactions=2, budget=1500, seed=0, progress=False)
+    assert e.interactions.shape == (2, 12, 12, 2) and e.interactions_stderr.shape == (2, 12, 12, 2)
+    assert e.info["interactions"]["choice"]["method"] == "iq-regression"
+    game = fs.games.ModelGame(lr.predict_proba, X[0], X[:30])
+    exact = fs.interactions(game, "k-sii", order=2, method="exact").matrix()
+    err = np.abs(e.interactions[0] - exact)
+    assert np.max(err) < 0.05 * np.max(np.abs(exact)) and np.mean(err <= 2 * e.interactions_stderr[0] + 1e-12) > 0.85
+    again = fs.explain(lr.predict_proba, X[:2], background=X[:30], interactions=2, budget=1500, seed=0, progress=False)
+    np.testing.assert_array_equal(again.interactions, e.interactions)
+    frame = e.interactions_frame()
+    assert list(frame.columns) == ["row", "feature_i", "feature_j", "output", "value", "stderr"]
+    assert len(frame) == 2 * 78 * 2
+
+
+def test_explain_interactions_are_refused_for_other_indices_before_any_call():
+    calls = []
+
+    def model(X):
+        calls.append(len(X))
+        return X.sum(axis=1)
+
+    with pytest.raises(ValueError, match="extends Shapley .* or Banzhaf"):
+        fs.explain(model, np.ones((2, 4)), background=np.zeros((3, 4)), index="beta-shapley", interactions=2)
+    with pytest.raises(ValueError, match="interactions must be <= 2"):
+        fs.explain(model, np.ones((2, 4)), background=np.zeros((3, 4)), interactions=3)
+    assert calls == []
+
+
+def test_cli_writes_the_long_interaction_table(tmp_path, cancer):
+    import joblib
+    import pandas as pd
+    from sklearn.ensemble import GradientBoostingClassifier
+
+    from fairshare.cli import main
+
+    X, y = cancer
+    frame = pd.DataFrame(X[:, :6], columns=[f"f{i}" for i in range(6)])
+    model = GradientBoostingClassifier(n_estimators=20, max_depth=3).fit(frame, y)
+    joblib.dump(model, tmp_path / "m.joblib")
+    frame.iloc[:4].to_csv(tmp_path / "x.csv", index=False)
+    assert main(["explain", "--model", str(tmp_path / "m.joblib"), "--data", str(tmp_path / "x.csv"), "--out",
+                 str(tmp_path / "v.csv"), "--interactions", str(tmp_path / "i.csv"), "--quiet"]) == 0
+    table = pd.read_csv(tmp_path / "i.csv")
+    assert list(table.columns) == ["row", "feature_i", "feature_j", "value", "stderr"] and len(table) == 4 * 21
+    pairs = fs.games.tree_interactions(model, frame.iloc[:4], index="k-sii", order=2)
+    got = table[(table.feature_i == "f0") & (table.feature_j == "f1")]["value"].to_numpy()
+    np.testing.assert_allclose(got, [p.get(("f0", "f1")) for p in pairs], atol=1e-9)
+
+
+def test_interaction_plots_draw_what_they_are_given(cancer):
+    from fairshare import plots
+
+    g = fs.games.SOUMGame(np.array([[1, 1, 0, 0], [0, 0, 1, 1], [1, 0, 0, 0]], bool), [2.0, -1.0, 0.5])
+    res = fs.interactions(g, "k-sii", method="exact")
+    ax = plots.interaction_heatmap(res)
+    image = ax.get_images()[0].get_array()
+    np.testing.assert_allclose(image, res.matrix())
+    ax = plots.interaction_network(res)
+    assert len(ax.lines) == 2                     # the two interacting pairs
+    colors = {tuple(np.round(line.get_color_rgba() if hasattr(line, "get_color_rgba") else
+                             __import__("matplotlib").colors.to_rgba(line.get_color()), 3)) for line in ax.lines}
+    assert len(colors) == 2                       # one positive, one negative

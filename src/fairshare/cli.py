@@ -129,15 +129,18 @@ def _cmd_explain(args: argparse.Namespace) -> int:
         background = _aligned(_read_csv(args.background, "--background"), model, "--background", args.background,
                               [str(c) for c in data.columns])
     expl = explain(model, rows, background, index=args.index, method=args.method, budget=args.budget, seed=args.seed,
-                   progress=not args.quiet)
+                   progress=not args.quiet, interactions=2 if args.interactions else None)
     expl.to_frame().reset_index().to_csv(args.out, index=False)
+    if args.interactions:
+        expl.interactions_frame().to_csv(args.interactions, index=False)
     if args.plot:
         from . import plots
 
         ax = plots.beeswarm(expl) if len(expl) > 1 else plots.waterfall(expl)
         ax.figure.savefig(args.plot, dpi=120)
     print(f"explained {len(expl)} rows x {expl.values.shape[1]} features ({expl.method}) "
-          f"-> {args.out}" + (f", plot {args.plot}" if args.plot else ""))
+          f"-> {args.out}" + (f", plot {args.plot}" if args.plot else "")
+          + (f", pairwise interactions {args.interactions}" if args.interactions else ""))
     return 0
 
 
@@ -244,6 +247,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True, help="output CSV: one row per input row, one column per feature")
     p.add_argument("--plot", default=None, help="write a beeswarm (or, for one row, waterfall) plot to this PNG")
+    p.add_argument("--interactions", default=None, help="also write pairwise interaction values (k-SII for Shapley, "
+                   "BII for Banzhaf) to this CSV: row, feature_i, feature_j, value, stderr")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_explain)
     p = sub.add_parser("value-data", help="value training points by what they add to a model (data valuation)")

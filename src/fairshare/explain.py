@@ -23,6 +23,7 @@ from .estimation.choice import Choice, choose
 from .estimation.engine import run
 from .estimation.stopping import StoppingRule, as_rule
 from .explanation import Explanation
+from .interactions import interactions as pairwise
 from .game import Game
 from .games.distributed import DistributedGame
 from .games.model import IMPUTATIONS, ModelError, ModelGame, as_predict
@@ -67,6 +68,9 @@ EXPLAIN = Arguments("explain", common_arguments() + (
     Option("groups", None, "lists of features (positions or names), each one player"),
     Option("batch_size", None, "most model rows per call", kind="int", minimum=1, none_ok=True),
     Option("feature_names", None, "one name per feature (default: the columns of X)", check=_names),
+    Option("interactions", None, "2 adds pairwise interaction values per row (e.interactions, (rows, n, n[, k]); "
+           "k-SII for Shapley values, BII for Banzhaf values, exact for trees)", kind="int", minimum=2,
+           maximum=2, none_ok=True),
 ))
 
 
@@ -278,7 +282,7 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
             budget: int | None = None, seed: SeedLike = None, tol: float | None = None,
             stop: StoppingRule | None = None, n_jobs: int | None = None, client: Any = None, cache: Any = None,
             progress: Any = True, imputation: str | None = None, groups: Any = None, batch_size: int | None = None,
-            feature_names: Any = None, **options: Any) -> Explanation:
+            feature_names: Any = None, interactions: int | None = None, **options: Any) -> Explanation:
     """Explain the predictions of ``model`` on every row of ``X``.
 
     Parameters
@@ -322,7 +326,8 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
     """
     args = EXPLAIN.check(dict(index=index, method=method, budget=budget, seed=seed, tol=tol, stop=stop,
                               n_jobs=n_jobs, client=client, cache=cache, progress=progress, imputation=imputation,
-                              groups=groups, batch_size=batch_size, feature_names=feature_names))
+                              groups=groups, batch_size=batch_size, feature_names=feature_names,
+                              interactions=interactions))
     rule = as_rule(args["stop"], args["tol"])
     if _is_torch_module(model) and _is_images(X, background):
         rows: Any = TorchRows(model, X, background, groups, args["batch_size"])
@@ -330,6 +335,7 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
         rows = TableRows(model, X, background, args["imputation"], groups, args["batch_size"], args["feature_names"])
     first = rows.game(0)
     sv = resolve_index(args["index"], first.n_players)
+    pair_index = _pair_index(sv, args["interactions"])
     row_budget = args["budget"] if args["budget"] is not None else default_budget(first.n_players)
     try:
         choice = choose(first, sv, args["method"], row_budget, rule, options)
@@ -344,20 +350,53 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
         values = batched["values"]
         empty = np.broadcast_to(np.asarray(batched["empty_value"], dtype=float),
                                 (n,) + np.shape(batched["empty_value"])).copy()
-        return Explanation(values=values, stderr=np.zeros_like(values), empty_value=empty,
+        expl = Explanation(values=values, stderr=np.zeros_like(values), empty_value=empty,
                            grand_value=batched["grand_value"], data=rows.data(), player_names=list(first.player_names),
                            index=sv.name, method="exact", output_names=_output_names(model, values),
                            row_names=rows.row_names, n_evaluations=np.zeros(n, dtype=np.int64),
                            options=dict(choice.options), info={**info, "via": "closed-form (tree walks, all rows)"})
+        return _with_interactions(expl, rows, pair_index, row_budget, seed)
     results = _run_rows(rows, model, sv, choice, rule, seed, args)
     values = np.stack([r["values"] for r in results])
     stderr = None if any(r["stderr"] is None for r in results) else np.stack([r["stderr"] for r in results])
-    return Explanation(values=values, stderr=stderr, empty_value=np.stack([r["empty"] for r in results]),
+    expl = Explanation(values=values, stderr=stderr, empty_value=np.stack([r["empty"] for r in results]),
                        grand_value=np.stack([r["grand"] for r in results]), data=rows.data(),
                        player_names=list(results[0]["names"]), index=sv.name, method=choice.method,
                        output_names=_output_names(model, values), row_names=rows.row_names,
                        n_evaluations=np.array([int(r["n_evaluations"]) for r in results]),
                        options=dict(choice.options), info={**info, "rows": [r["info"] for r in results]})
+    return _with_interactions(expl, rows, pair_index, row_budget, seed)
+
+
+def _pair_index(sv: Semivalue, order: int | None) -> str | None:
+    """The interaction index that extends ``sv`` (checked before any model call), or None without interactions."""
+    if order is None:
+        return None
+    if sv.is_shapley:
+        return "k-sii"
+    if sv.is_banzhaf:
+        return "bii"
+    raise ValueError(f"interactions=2 extends Shapley (k-SII) or Banzhaf (BII) values, not index {sv.name!r}")
+
+
+def _with_interactions(expl: Explanation, rows: Any, pair_index: str | None, budget: int, seed: Any) -> Explanation:
+    """Pairwise interaction values of every row (the same budget per row as the values; exact for trees)."""
+    if pair_index is None:
+        return expl
+    root = seed if not isinstance(seed, np.random.Generator) else seed.integers(2**63)
+    seeds = np.random.SeedSequence([0x1A7E, 0 if root is None else int(root)]).spawn(rows.n_rows) \
+        if root is not None else [None] * rows.n_rows
+    mats, errs, infos = [], [], []
+    for i in range(rows.n_rows):
+        game = rows.game(i)
+        res = pairwise(game, pair_index, order=2, budget=budget,
+                       seed=None if seeds[i] is None else np.random.default_rng(seeds[i]))
+        mats.append(res.matrix())
+        errs.append(res.matrix(stderr=True) if res.stderr is not None else np.full(mats[-1].shape, np.nan))
+        infos.append(res.info["choice"])
+    expl.interactions, expl.interactions_stderr = np.stack(mats), np.stack(errs)
+    expl.info["interactions"] = {"index": pair_index, "order": 2, "choice": infos[0]}
+    return expl
 
 
 def _run_rows(rows: Any, model: Any, sv: Semivalue, choice: Choice, rule: Any, seed: Any, args: dict) -> list[dict]:

@@ -58,6 +58,8 @@ class Explanation:
     n_evaluations: np.ndarray | None = None
     options: dict = field(default_factory=dict)
     info: dict = field(default_factory=dict)
+    interactions: np.ndarray | None = None          # (rows, n, n[, k]) pairwise values, main effects on the diagonal
+    interactions_stderr: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.values = np.asarray(self.values, dtype=float)
@@ -120,6 +122,41 @@ class Explanation:
                            grand_value=None if self.grand_value is None else self.grand_value[idx_rows],
                            n_evaluations=self.n_evaluations[idx_rows], options=dict(self.options),
                            info=dict(self.info))
+
+    def interactions_frame(self) -> Any:
+        """The pairwise interaction values as a long table: one row per explained row and pair of features
+        (``feature_i == feature_j``: the feature's main effect), columns ``row``, ``feature_i``, ``feature_j``
+        (``output`` for several outputs), ``value``, ``stderr``.
+
+        Examples
+        --------
+        >>> import numpy as np, fairshare as fs
+        >>> from sklearn.tree import DecisionTreeRegressor
+        >>> X = np.random.default_rng(0).random((100, 3)); model = DecisionTreeRegressor(max_depth=3).fit(X, X[:, 0] * X[:, 1])
+        >>> fs.explain(model, X[:2], interactions=2, progress=False).interactions_frame().shape
+        (12, 5)
+        """
+        import pandas as pd
+
+        if self.interactions is None:
+            raise ValueError("no interaction values: explain(..., interactions=2) computes them")
+        n = len(self.player_names)
+        i, j = np.triu_indices(n)
+        rows = self.row_names if self.row_names is not None else [str(r) for r in range(self.values.shape[0])]
+        values, errs = self.interactions[:, i, j], self.interactions_stderr[:, i, j]
+        parts = []
+        outputs = [None] if values.ndim == 2 else list(self.output_names or range(values.shape[2]))
+        for o, name in enumerate(outputs):
+            v = values if name is None else values[..., o]
+            e = errs if name is None else errs[..., o]
+            frame = pd.DataFrame({"row": np.repeat(rows, i.size),
+                                  "feature_i": np.tile(np.asarray(self.player_names, dtype=object)[i], len(rows)),
+                                  "feature_j": np.tile(np.asarray(self.player_names, dtype=object)[j], len(rows)),
+                                  "value": v.ravel(), "stderr": e.ravel()})
+            if name is not None:
+                frame.insert(3, "output", name)
+            parts.append(frame)
+        return pd.concat(parts, ignore_index=True)
 
     def to_frame(self, stderr: bool = True) -> Any:
         """Wide pandas DataFrame: one row per explained row (indexed by ``row_names``), one column per player
