@@ -200,8 +200,8 @@ class Counting(fs.games.FunctionGame):
 
 @pytest.mark.parametrize("bad, match", [
     (dict(index="shapley-interaction"), "index must be one of"),
-    (dict(order=0), "order must be an integer >= 1"),
-    (dict(order=2.5), "order must be an integer >= 1"),
+    (dict(order=0), "order must be >= 1"),
+    (dict(order=2.5), "order must be an integer"),
     (dict(order=9), "order must be at most the number of players"),
     (dict(index="k-sii(3)", order=2), "differs from the order"),
     (dict(budget=0), "budget"),
@@ -363,3 +363,33 @@ def test_interaction_plots_draw_what_they_are_given(cancer):
     colors = {tuple(np.round(line.get_color_rgba() if hasattr(line, "get_color_rgba") else
                              __import__("matplotlib").colors.to_rgba(line.get_color()), 3)) for line in ax.lines}
     assert len(colors) == 2                       # one positive, one negative
+
+
+def test_infinite_error_bars_come_with_a_budget_that_gives_finite_ones():
+    game = fs.games.FunctionGame(lambda S: np.sqrt(S.sum(axis=1)) + S[:, 0] * S[:, 1], n_players=6)
+    with pytest.warns(fs.estimation.engine.FairshareWarning, match="a budget of 8 gives finite standard errors"):
+        res = fs.interactions(game, budget=4, seed=0)
+    assert not np.all(np.isfinite(res.stderr))
+    assert np.all(np.isfinite(fs.interactions(game, budget=8, seed=0).stderr))
+
+
+def test_explain_does_not_evaluate_again_what_the_values_evaluated(cancer):
+    from sklearn.linear_model import LogisticRegression
+
+    X, y = cancer
+    X = (X[:, :12] - X[:, :12].mean(axis=0)) / X[:, :12].std(axis=0)
+    lr = LogisticRegression(max_iter=3000).fit(X, y)
+    rows_seen = []
+
+    def model(Z):
+        rows_seen.append(len(Z))
+        return lr.predict_proba(Z)
+
+    args = dict(background=X[:20], budget=1500, seed=1, progress=False)
+    plain = fs.explain(model, X[:1], **args)
+    rows_seen.clear()
+    both = fs.explain(model, X[:1], interactions=2, **args)
+    np.testing.assert_array_equal(both.values, plain.values)          # the scratch store changes no value
+    evaluated = sum(rows_seen) // 20                                    # coalitions the model saw
+    spent = int(both.n_evaluations[0]) + both.info["interactions"]["n_evaluations"]
+    assert evaluated < spent, (evaluated, spent)                        # the overlap came from the store

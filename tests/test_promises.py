@@ -28,7 +28,9 @@ from fairshare.estimation.enumeration import all_coalitions
 from fairshare.estimation.registry import get_method, method_names
 from fairshare.exact import EXACT
 from fairshare.explain import EXPLAIN
-from fairshare.games.tree import TREE_ARGUMENTS
+from fairshare.games.tree import TREE_ARGUMENTS, TREE_INTERACTIONS
+from fairshare.interaction_indices import INTERACTION_INDEX_NAMES
+from fairshare.interactions import INTERACTIONS
 from fairshare.stopping import MaxEvaluations, RelativeError
 
 PROPERTY = settings(max_examples=25, deadline=None, derandomize=True,
@@ -179,6 +181,8 @@ DOORS = {
     "tree_values": (TREE_ARGUMENTS, lambda m, **kw: fs.games.tree_values(FOREST, X6.iloc[:2], **kw)),
     "TreeGame": (TREE_ARGUMENTS, lambda m, **kw: fs.games.TreeGame(
         FOREST, X6.iloc[0], **{k: v for k, v in kw.items() if k != "index"})),
+    "interactions": (INTERACTIONS, lambda m, **kw: fs.interactions(m.game, **({"budget": 50} | kw))),
+    "tree_interactions": (TREE_INTERACTIONS, lambda m, **kw: fs.games.tree_interactions(FOREST, X6.iloc[:2], **kw)),
 }
 BAD = [(door, name, value) for door, (table, _) in DOORS.items() for name, value in _cases(table)]
 
@@ -196,7 +200,8 @@ def test_every_door_refuses_a_wrong_value_before_any_model_call(door, name, valu
     assert model.calls == 0 and model.game.calls == 0
 
 
-@pytest.mark.parametrize("door", ["explain", "estimate", "exact", "value_data", "tree_values"])
+@pytest.mark.parametrize("door", ["explain", "estimate", "exact", "value_data", "tree_values", "interactions",
+                                  "tree_interactions"])
 def test_every_door_refuses_an_unknown_keyword_before_any_model_call(door):
     model = Counting()
     model.game = CountingGame(5, 0)
@@ -229,7 +234,9 @@ def test_the_tables_declare_what_the_doors_take():
     for table, fn, skip in ((EXPLAIN, fs.explain, {"model", "X", "background", "options"}),
                             (ESTIMATE, fs.estimate, {"game", "options"}),
                             (EXACT, fs.exact, {"game"}),
-                            (VALUE_DATA, fs.value_data, {"model", "X_train", "y_train", "X_val", "y_val", "options"})):
+                            (VALUE_DATA, fs.value_data, {"model", "X_train", "y_train", "X_val", "y_val", "options"}),
+                            (INTERACTIONS, fs.interactions, {"game", "options"}),
+                            (TREE_INTERACTIONS, fs.games.tree_interactions, {"model", "X", "background"})):
         params = set(inspect.signature(fn).parameters) - skip
         assert params == set(table.names()), (table.door, params ^ set(table.names()))
     assert pd.api.types.is_list_like(BAD) and len(BAD) > 60
@@ -249,3 +256,63 @@ def test_every_method_runs_at_any_budget_covering_every_coalition(method, index,
     if phi.method != method:
         assert phi.method == "exact" and "exact values instead" in phi.info["choice"]["why"]
         np.testing.assert_allclose(phi.values, fs.exact(game, index).values, atol=1e-12)
+
+
+# ------------------------------------------------------------------------------ interaction values: the same promises
+_IQ_METHODS = ["auto", "exact"] + [m for m in method_names() if get_method(m).supports(fs.InteractionIndex("sii", 2))]
+
+
+@PROPERTY
+@given(n=st.integers(2, 8), game_seed=st.integers(0, 10**6), seed=st.integers(0, 2**32 - 1), batch=st.integers(1, 64),
+       index=st.sampled_from(list(INTERACTION_INDEX_NAMES)), data=st.data())
+def test_interactions_same_seed_same_values_whatever_the_batch_size(n, game_seed, seed, batch, index, data):
+    order = data.draw(st.integers(1, min(n, 3)), label="order")
+    ix = fs.InteractionIndex(index, order)
+    methods = [m for m in _IQ_METHODS if m in ("auto", "exact") or get_method(m).supports(ix)]
+    method = data.draw(st.sampled_from(methods), label="method")
+    need = get_method(method).budget_needed(CountingGame(n, 0), ix) if method not in ("auto", "exact") else 2
+    budget = None if method == "exact" else data.draw(st.integers(max(need, 4), max(need, 4) + 200), label="budget")
+    runs = [fs.interactions(CountingGame(n, game_seed, batch_size=b), ix, method=method, budget=budget, seed=seed)
+            for b in (None, batch)]
+    np.testing.assert_array_equal(runs[0].values, runs[1].values)
+    np.testing.assert_array_equal(runs[0].stderr, runs[1].stderr)
+    assert runs[0].method == runs[1].method and runs[0].n_evaluations == runs[1].n_evaluations
+    assert budget is None or runs[0].n_evaluations <= budget
+
+
+@PROPERTY
+@given(n=st.integers(3, 10), cap=st.integers(1, 300), seed=st.integers(0, 1000),
+       index=st.sampled_from(list(INTERACTION_INDEX_NAMES)))
+def test_interactions_never_exceed_max_evaluations(n, cap, seed, index):
+    game = CountingGame(n, seed)
+    try:
+        res = fs.interactions(game, index, order=2, budget=10_000, seed=seed, stop=RelativeError(1e-9) | MaxEvaluations(cap))
+    except fs.BudgetError as exc:                 # a cap below the method's minimum: refused before any call
+        assert game.calls == 0 and "too small" in str(exc)
+        return
+    assert res.n_evaluations <= cap and game.n_evaluations <= cap
+
+
+@settings(max_examples=8, deadline=None, derandomize=True)
+@given(order=st.permutations(list(X6.columns)), seed=st.integers(0, 1000))
+def test_explain_interactions_follow_the_features_by_name(order, seed):
+    args = dict(budget=40, seed=seed, progress=False, interactions=2)
+    for model in (LR.predict_proba, FOREST):
+        background = X6.iloc[100:130] if model is not FOREST else None
+        ref = fs.explain(model, X6.iloc[:2], background, **args)
+        got = fs.explain(model, X6[order].iloc[:2], None if background is None else background[order], **args)
+        np.testing.assert_array_equal(got.interactions, ref.interactions)
+        np.testing.assert_array_equal(got.interactions_stderr, ref.interactions_stderr)
+
+
+_SMALL_IQ = [(m, i, n) for m in _IQ_METHODS[2:] for i in INTERACTION_INDEX_NAMES for n in (2, 3, 5)
+             if get_method(m).supports(fs.InteractionIndex(i, 2))]
+
+
+@pytest.mark.parametrize("method, index, n", _SMALL_IQ, ids=[f"{m}-{i}-{n}" for m, i, n in _SMALL_IQ])
+def test_every_interaction_method_is_exact_at_a_budget_covering_every_coalition(method, index, n):
+    game = CountingGame(n, 3)
+    res = fs.interactions(game, index, order=2, method=method, budget=1 << n, seed=0)
+    exact = fs.interactions(CountingGame(n, 3), index, order=2, method="exact")
+    np.testing.assert_allclose(res.values, exact.values, atol=1e-9)
+    assert res.n_evaluations <= 1 << n

@@ -7,7 +7,23 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Attribution"]
+__all__ = ["Attribution", "value_columns"]
+
+
+def value_columns(values: np.ndarray, stderr: np.ndarray | None) -> dict[str, np.ndarray]:
+    """A result's table columns: ``value`` and ``stderr`` (NaN without standard errors), or ``value_j`` /
+    ``stderr_j`` per output of a multi-output game.
+
+    Examples
+    --------
+    >>> list(value_columns(np.zeros((3, 2)), None))
+    ['value_0', 'value_1', 'stderr_0', 'stderr_1']
+    """
+    stderr = stderr if stderr is not None else np.full(values.shape, np.nan)
+    if values.ndim == 1:
+        return {"value": values, "stderr": stderr}
+    return {**{f"value_{j}": values[:, j] for j in range(values.shape[1])},
+            **{f"stderr_{j}": stderr[:, j] for j in range(values.shape[1])}}
 
 
 @dataclass(eq=False)
@@ -103,16 +119,7 @@ class Attribution:
             import pandas as pd
         except ImportError as exc:  # pragma: no cover - exercised only without pandas
             raise ImportError("to_frame() needs pandas: pip install 'fairshare[ml]'") from exc
-        data: dict[str, Any] = {}
-        stderr = self.stderr if self.stderr is not None else np.full(self.values.shape, np.nan)
-        if self.values.ndim == 1:
-            data["value"], data["stderr"] = self.values, stderr
-        else:
-            for j in range(self.values.shape[1]):
-                data[f"value_{j}"] = self.values[:, j]
-            for j in range(self.values.shape[1]):
-                data[f"stderr_{j}"] = stderr[:, j]
-        frame = pd.DataFrame(data, index=pd.Index(self.player_names, name="player"))
+        frame = pd.DataFrame(value_columns(self.values, self.stderr), index=pd.Index(self.player_names, name="player"))
         frame.attrs.update(index=self.index, method=self.method, n_evaluations=self.n_evaluations)
         return frame
 

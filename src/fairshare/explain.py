@@ -11,7 +11,10 @@ values for many rows run in one batched walk.
 
 from __future__ import annotations
 
+import contextlib
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -355,17 +358,29 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
                            index=sv.name, method="exact", output_names=_output_names(model, values),
                            row_names=rows.row_names, n_evaluations=np.zeros(n, dtype=np.int64),
                            options=dict(choice.options), info={**info, "via": "closed-form (tree walks, all rows)"})
-        return _with_interactions(expl, rows, pair_index, row_budget, seed)
-    results = _run_rows(rows, model, sv, choice, rule, seed, args)
+        return _with_interactions(expl, rows, pair_index, row_budget, seed, lambda i: None)
+    with _scratch(pair_index is not None and args["cache"] is None and args["client"] is None) as scratch:
+        results, folder = _run_rows(rows, model, sv, choice, rule, seed, args, scratch)
+        expl = _explanation(results, rows, model, sv, choice, info)
+        return _with_interactions(expl, rows, pair_index, row_budget, seed, folder)
+
+
+def _scratch(needed: bool) -> Any:
+    """A temporary folder for the rows' evaluated coalitions when interactions follow the values (so the second
+    run answers the coalitions the first evaluated from it), else nothing."""
+    return tempfile.TemporaryDirectory(prefix="fairshare-") if needed else contextlib.nullcontext(None)
+
+
+def _explanation(results: list[dict], rows: Any, model: Any, sv: Semivalue, choice: Choice, info: dict) -> Explanation:
+    """The rows' results as one Explanation."""
     values = np.stack([r["values"] for r in results])
     stderr = None if any(r["stderr"] is None for r in results) else np.stack([r["stderr"] for r in results])
-    expl = Explanation(values=values, stderr=stderr, empty_value=np.stack([r["empty"] for r in results]),
+    return Explanation(values=values, stderr=stderr, empty_value=np.stack([r["empty"] for r in results]),
                        grand_value=np.stack([r["grand"] for r in results]), data=rows.data(),
                        player_names=list(results[0]["names"]), index=sv.name, method=choice.method,
                        output_names=_output_names(model, values), row_names=rows.row_names,
                        n_evaluations=np.array([int(r["n_evaluations"]) for r in results]),
                        options=dict(choice.options), info={**info, "rows": [r["info"] for r in results]})
-    return _with_interactions(expl, rows, pair_index, row_budget, seed)
 
 
 def _pair_index(sv: Semivalue, order: int | None) -> str | None:
@@ -379,27 +394,33 @@ def _pair_index(sv: Semivalue, order: int | None) -> str | None:
     raise ValueError(f"interactions=2 extends Shapley (k-SII) or Banzhaf (BII) values, not index {sv.name!r}")
 
 
-def _with_interactions(expl: Explanation, rows: Any, pair_index: str | None, budget: int, seed: Any) -> Explanation:
-    """Pairwise interaction values of every row (the same budget per row as the values; exact for trees)."""
+def _with_interactions(expl: Explanation, rows: Any, pair_index: str | None, budget: int, seed: Any,
+                       folder: Any) -> Explanation:
+    """Pairwise interaction values of every row (the same budget per row as the values; exact for trees); the
+    coalitions the values evaluated (kept in ``folder(i)``) are answered from there, not evaluated again."""
     if pair_index is None:
         return expl
     root = seed if not isinstance(seed, np.random.Generator) else seed.integers(2**63)
     seeds = np.random.SeedSequence([0x1A7E, 0 if root is None else int(root)]).spawn(rows.n_rows) \
         if root is not None else [None] * rows.n_rows
-    mats, errs, infos = [], [], []
+    mats, errs, infos, spent = [], [], [], 0
     for i in range(rows.n_rows):
         game = rows.game(i)
+        if folder(i) is not None:
+            game = CachedGame(game, folder(i))
         res = pairwise(game, pair_index, order=2, budget=budget,
                        seed=None if seeds[i] is None else np.random.default_rng(seeds[i]))
         mats.append(res.matrix())
         errs.append(res.matrix(stderr=True) if res.stderr is not None else np.full(mats[-1].shape, np.nan))
         infos.append(res.info["choice"])
+        spent += res.n_evaluations
     expl.interactions, expl.interactions_stderr = np.stack(mats), np.stack(errs)
-    expl.info["interactions"] = {"index": pair_index, "order": 2, "choice": infos[0]}
+    expl.info["interactions"] = {"index": pair_index, "order": 2, "choice": infos[0], "n_evaluations": spent}
     return expl
 
 
-def _run_rows(rows: Any, model: Any, sv: Semivalue, choice: Choice, rule: Any, seed: Any, args: dict) -> list[dict]:
+def _run_rows(rows: Any, model: Any, sv: Semivalue, choice: Choice, rule: Any, seed: Any, args: dict,
+              scratch: str | None = None) -> tuple[list[dict], Any]:
     """Every row through the engine: from the cache, on Dask, in threads or in turn; saved as they finish."""
     n_rows = rows.n_rows
     seeds = np.random.SeedSequence(seed if not isinstance(seed, np.random.Generator)
@@ -420,7 +441,9 @@ def _run_rows(rows: Any, model: Any, sv: Semivalue, choice: Choice, rule: Any, s
     done = [n_rows - len(todo)]
 
     def folder(i: int) -> Any:
-        return run_cache.coalition_folder(i) if run_cache is not None else None
+        if run_cache is not None:
+            return run_cache.coalition_folder(i)
+        return None if scratch is None else Path(scratch) / f"row-{i}"
 
     def finish(i: int, result: dict) -> None:
         results[i] = result
@@ -447,7 +470,7 @@ def _run_rows(rows: Any, model: Any, sv: Semivalue, choice: Choice, rule: Any, s
     finally:
         if report is not None:
             report.close()
-    return results  # type: ignore[return-value]
+    return results, folder  # type: ignore[return-value]
 
 
 def _output_names(model: Any, values: np.ndarray) -> list[str] | None:

@@ -40,7 +40,9 @@ from functools import lru_cache
 
 import numpy as np
 
+from .arguments import check_int
 from .combinatorics import log_binom
+from .semivalues import Semivalue
 
 __all__ = ["InteractionIndex", "INTERACTION_INDEX_NAMES", "resolve_interaction_index", "subsets_up_to",
            "bernoulli_numbers"]
@@ -95,10 +97,8 @@ class InteractionIndex:
     def __init__(self, name: str, order: int) -> None:
         if name not in INTERACTION_INDEX_NAMES:
             raise ValueError(f"index must be one of {list(INTERACTION_INDEX_NAMES)}, got {name!r}")
-        if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or order < 1:
-            raise ValueError(f"order must be an integer >= 1, got {order!r}")
         self.kind = name
-        self.order = int(order)
+        self.order = check_int(order, "order", minimum=1)
 
     # ---------------------------------------------------------------------------------------- facts
     @property
@@ -229,10 +229,11 @@ class InteractionIndex:
 
 
 def _sii_p(n: int, s: int, t: np.ndarray) -> np.ndarray:
-    """SII's weight ``(n - t - s)! t! / (n - s + 1)! = 1 / ((n - s + 1) C(n - s, t))`` of a derivative at ``|T| = t``."""
+    """SII's weight ``(n - t - s)! t! / (n - s + 1)!`` of a derivative at ``|T| = t``: the Shapley weight of ``t``
+    in a game of ``n - s + 1`` players (``S`` acting as one)."""
     t = np.asarray(t)
     ok = (t >= 0) & (t <= n - s)
-    return np.where(ok, np.exp(-np.log(n - s + 1.0) - log_binom(n - s, np.where(ok, t, 0))), 0.0)
+    return np.where(ok, Semivalue.shapley().weights(n - s + 1)[np.where(ok, t, 0)], 0.0)
 
 
 _NAME = re.compile(r"^\s*([a-z\-_öm]+)\s*(?:\(\s*(\d+)\s*\))?\s*$")

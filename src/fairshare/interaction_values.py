@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from .moebius import subset_codes
+from .attribution import value_columns
+from .moebius import SubsetIndex
 
 __all__ = ["Interactions"]
 
@@ -61,9 +62,7 @@ class Interactions:
         if not self.player_names:
             n = int(self.subsets.max(initial=-1)) + 1
             self.player_names = [f"x{i}" for i in range(n)]
-        codes = subset_codes(self.subsets)
-        self._order_by_code = np.argsort(codes, kind="stable")
-        self._codes = codes[self._order_by_code]
+        self._where = SubsetIndex(self.subsets)
 
     # ------------------------------------------------------------------------------------ lookups
     @property
@@ -93,9 +92,7 @@ class Interactions:
             raise KeyError(f"subset {tuple(subset)!r} has {len(members)} players; the values go up to order {self.order}")
         row = np.full((1, self.order), -1)
         row[0, :len(members)] = sorted(members)
-        code = subset_codes(row)[0]
-        at = int(np.searchsorted(self._codes, code))
-        return int(self._order_by_code[at])
+        return int(self._where(row)[0])
 
     def get(self, subset: Any) -> Any:
         """The value of ``subset`` (a tuple of player names or positions; ``()`` gives ``v(empty)``).
@@ -139,16 +136,8 @@ class Interactions:
         import pandas as pd
 
         rows = np.arange(self.subsets.shape[0])
-        data: dict[str, Any] = {"players": self._names(rows), "size": (self.subsets >= 0).sum(axis=1)}
-        stderr = self.stderr if self.stderr is not None else np.full(self.values.shape, np.nan)
-        if self.values.ndim == 1:
-            data["value"], data["stderr"] = self.values, stderr
-        else:
-            for j in range(self.values.shape[1]):
-                data[f"value_{j}"] = self.values[:, j]
-            for j in range(self.values.shape[1]):
-                data[f"stderr_{j}"] = stderr[:, j]
-        frame = pd.DataFrame(data)
+        frame = pd.DataFrame({"players": self._names(rows), "size": (self.subsets >= 0).sum(axis=1),
+                              **value_columns(self.values, self.stderr)})
         frame.attrs.update(index=self.index, order=self.order, method=self.method, n_evaluations=self.n_evaluations)
         return frame
 

@@ -10,12 +10,12 @@ import numpy as np
 from .arguments import Arguments, Option, SeedLike, check_progress
 from .estimate import common_arguments
 from .estimation.choice import choose
-from .estimation.engine import FairshareWarning, execute
+from .estimation.engine import FairshareWarning, execute, infinite_stderr_note
 from .estimation.stopping import StoppingRule, as_rule
 from .game import Game
 from .interaction_indices import INTERACTION_INDEX_NAMES, InteractionIndex, resolve_interaction_index, subsets_up_to
 from .interaction_values import Interactions
-from .moebius import subset_codes
+from .moebius import SubsetIndex
 from .progress import reporter
 
 __all__ = ["interactions", "INTERACTIONS", "interaction_arguments"]
@@ -26,19 +26,13 @@ def _index(value: Any) -> Any:
     return value
 
 
-def _order(value: Any) -> Any:
-    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1):
-        raise ValueError(f"order must be an integer >= 1, got {value!r}")
-    return value
-
-
 def interaction_arguments() -> tuple[Option, ...]:
     """``index`` and ``order`` as every door that gives interaction values declares them."""
     return (
         Option("index", "k-sii", f"the interaction index: {', '.join(INTERACTION_INDEX_NAMES)} (or an "
                "InteractionIndex)", check=_index),
         Option("order", None, "the largest subset size valued (default 2, or the order the index names)",
-               check=_order),
+               kind="int", minimum=1, none_ok=True),
     )
 
 
@@ -112,18 +106,14 @@ def interactions(game: Game, index: str | InteractionIndex = "k-sii", order: int
         full_se = None if stderr is None else np.zeros((subsets.shape[0], k))
         if done.active.size:
             inner = subsets_up_to(done.active.size, ix.order, 1)
-            mapped = np.where(inner >= 0, done.active[np.maximum(inner, 0)], -1)
-            codes = subset_codes(subsets)
-            order_ = np.argsort(codes)
-            at = order_[np.searchsorted(codes[order_], subset_codes(mapped))]
+            at = SubsetIndex(subsets)(np.where(inner >= 0, done.active[np.maximum(inner, 0)], -1))
             full[at] = values
             if full_se is not None:
                 full_se[at] = stderr
         values, stderr = full, full_se
     info = done.info
     if stderr is not None and not np.all(np.isfinite(stderr)):
-        info["stderr"] = (f"some standard errors are infinite: budget={choice.budget} left sizes of coalitions "
-                          f"unsampled (the design took whole sizes only); raise the budget")
+        info["stderr"] = infinite_stderr_note(choice, ix, n if done.active is None else done.active.size, None)
         warnings.warn(info["stderr"], FairshareWarning, stacklevel=2)
 
     def out(a: np.ndarray | None) -> Any:

@@ -2,8 +2,9 @@
 estimators.
 
 Every index of :mod:`fairshare.interaction_indices` is ``I(S) = sum_{T >= S} c(|S|, |T|) m(T)``: a game that knows
-its Moebius terms (a sum of unanimity games; a tree's leaves) has exact interaction values from the terms alone,
-and the transform of all ``2^n`` values takes ``n`` butterfly passes.
+its Moebius terms (a sum of unanimity games; a tree's leaves) has exact interaction values from the terms alone.
+From the values of all ``2^n`` coalitions, the transform takes ``n`` butterfly passes and each subset size ``s``
+one pass of sums over supersets of ``c(s, |T|) m(T)``: ``O((order + 2) n 2^n)``, no loop over subsets.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import numpy as np
 
 from .interaction_indices import InteractionIndex
 
-__all__ = ["moebius_transform", "interactions_from_terms", "subset_codes", "contains", "superset_sums_inplace",
+__all__ = ["SubsetIndex", "interactions_from_all_values", "moebius_transform", "interactions_from_terms", "subset_codes", "contains", "superset_sums",
            "popcount"]
 
 
@@ -29,16 +30,11 @@ def subset_codes(subsets: np.ndarray) -> np.ndarray:
     return bits.sum(axis=1).astype(np.int64)
 
 
-def superset_sums_inplace(values: np.ndarray, n: int, sign: float, supersets: bool) -> np.ndarray:
-    """In place over all ``2^n`` rows: subset sums (``sign=1``), the Moebius transform (``sign=-1``), or sums over
-    supersets (``supersets=True``)."""
-    k = values.shape[1]
+def _butterflies(values: np.ndarray, n: int, step) -> np.ndarray:
+    """``step(without_i, with_i)`` in place for each player ``i``, over all ``2^n`` rows of ``values`` (2-D)."""
     for i in range(n):
-        view = values.reshape(-1, 2, 1 << i, k)
-        if supersets:
-            view[:, 0] += view[:, 1]
-        else:
-            view[:, 1] += sign * view[:, 0]
+        view = values.reshape(-1, 2, 1 << i, values.shape[1])
+        step(view[:, 0], view[:, 1])
     return values
 
 
@@ -52,11 +48,22 @@ def moebius_transform(values: np.ndarray, n: int) -> np.ndarray:
     array([0., 1., 2., 2.])
     """
     v = np.array(values, dtype=float)
-    flat = v.reshape(1 << n, -1)
-    return superset_sums_inplace(flat, n, -1.0, False).reshape(v.shape)
+    return _butterflies(v.reshape(1 << n, -1), n, lambda out, into: into.__isub__(out)).reshape(v.shape)
+
+
+def superset_sums(values: np.ndarray, n: int) -> np.ndarray:
+    """``sum_{T >= S} values(T)`` for all ``2^n`` coalitions ``S`` (``(2^n, k)``; a new array).
+
+    Examples
+    --------
+    >>> superset_sums(np.array([[1.0], [2.0], [3.0], [4.0]]), 2)[:, 0]
+    array([10.,  6.,  7.,  4.])
+    """
+    return _butterflies(np.array(values, dtype=float), n, lambda out, into: out.__iadd__(into))
 
 
 def popcount(n: int) -> np.ndarray:
+    """The number of players in each of the ``2^n`` coalitions, in :func:`all_coalitions` order."""
     sizes = np.zeros(1 << n, dtype=np.int64)
     for i in range(n):
         sizes.reshape(-1, 2, 1 << i)[:, 1] += 1
@@ -103,4 +110,62 @@ def interactions_from_terms(carriers: np.ndarray, coefficients: np.ndarray, inde
         held = contains(carriers, block)                                   # (terms, p)
         weight = c[own[start:start + chunk][None, :], sizes[:, None]]       # (terms, p)
         out[start:start + chunk] = (held * weight).T @ a
+    return out
+
+
+class SubsetIndex:
+    """Where padded subsets (rows of :func:`~fairshare.interaction_indices.subsets_up_to`) sit in a list of them.
+
+    Examples
+    --------
+    >>> from fairshare.interaction_indices import subsets_up_to
+    >>> where = SubsetIndex(subsets_up_to(3, 2))
+    >>> where(np.array([[1, 2], [0, -1]])).tolist(), where.contains(np.array([[0, 1, 2]]))
+    ([5, 0], array([False]))
+    """
+
+    def __init__(self, subsets: np.ndarray) -> None:
+        codes = subset_codes(subsets)
+        self._order = np.argsort(codes, kind="stable")
+        self._sorted = codes[self._order]
+        self.size = int(codes.size)
+
+    def _at(self, subsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        codes = subset_codes(subsets)
+        at = np.minimum(np.searchsorted(self._sorted, codes), max(self._sorted.size - 1, 0))
+        return at, self._sorted[at] == codes if self._sorted.size else np.zeros(codes.shape, bool)
+
+    def contains(self, subsets: np.ndarray) -> np.ndarray:
+        """Whether each row of ``subsets`` is in the list."""
+        return self._at(subsets)[1]
+
+    def __call__(self, subsets: np.ndarray) -> np.ndarray:
+        """The position of each row of ``subsets`` (each must be in the list; KeyError otherwise)."""
+        at, found = self._at(subsets)
+        if not np.all(found):
+            raise KeyError("a subset is not in the list")
+        return self._order[at]
+
+
+def interactions_from_all_values(values: np.ndarray, n: int, index: InteractionIndex,
+                                 subsets: np.ndarray) -> np.ndarray:
+    """The index's values ``(p, k)`` of ``subsets`` (padded rows) from the values ``(2^n, k)`` of every coalition.
+
+    Examples
+    --------
+    >>> from fairshare.interaction_indices import subsets_up_to
+    >>> v = np.array([0.0, 1.0, 2.0, 5.0])                               # x0 + 2 x1 + 2 x0 x1
+    >>> interactions_from_all_values(v[:, None], 2, InteractionIndex("sii", 2), subsets_up_to(2, 2))[:, 0]
+    array([2., 3., 2.])
+    """
+    m = moebius_transform(np.asarray(values, dtype=float).reshape(1 << n, -1), n)
+    sizes = popcount(n)
+    c = index.coefficients(n)
+    codes = subset_codes(subsets)
+    own = (subsets >= 0).sum(axis=1)
+    out = np.zeros((subsets.shape[0], m.shape[1]))
+    for s in np.unique(own):
+        weighted = superset_sums(m * c[s, sizes][:, None], n)
+        rows = own == s
+        out[rows] = weighted[codes[rows]]
     return out

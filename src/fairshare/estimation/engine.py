@@ -29,7 +29,7 @@ from .evaluation import BudgetedEvaluator, BudgetError
 from .spec import Estimate, Setup
 from .stopping import StoppingRule
 
-__all__ = ["run", "execute", "Executed", "FairshareWarning", "sufficient_budget"]
+__all__ = ["run", "execute", "Executed", "FairshareWarning", "sufficient_budget", "infinite_stderr_note"]
 
 
 class FairshareWarning(UserWarning):
@@ -118,7 +118,7 @@ def run(game: Game, sv: Semivalue, choice: Choice, seed: SeedLike = None, stop: 
             stderr = np.zeros_like(values)
             stderr[active] = result.stderr
     if stderr is not None and not np.all(np.isfinite(stderr)):
-        info["stderr"] = _infinite_stderr_note(choice, sv, n if active is None else active.size, info.get("stderr"))
+        info["stderr"] = infinite_stderr_note(choice, sv, n if active is None else active.size, info.get("stderr"))
         warnings.warn(info["stderr"], FairshareWarning, stacklevel=3)
     squeeze = done.scalar
 
@@ -136,7 +136,9 @@ def run(game: Game, sv: Semivalue, choice: Choice, seed: SeedLike = None, stop: 
                        player_names=list(game.player_names))
 
 
-def _infinite_stderr_note(choice: Choice, sv: Semivalue, n: int, detail: str | None) -> str:
+def infinite_stderr_note(choice: Choice, sv: Any, n: int, detail: str | None) -> str:
+    """The warning for infinite standard errors: which budget would give finite ones (``sv``: a semivalue or an
+    interaction index; ``n``: the players the method ran on)."""
     declared = {o.name for o in choice.spec.options}
     simple = tuple(sorted((k, v) for k, v in choice.options.items()
                           if k in declared and isinstance(v, (bool, int, float, str))))
@@ -152,7 +154,7 @@ def _infinite_stderr_note(choice: Choice, sv: Semivalue, n: int, detail: str | N
 
 
 @lru_cache(maxsize=64)
-def sufficient_budget(method: str, sv: Semivalue, n: int, budget: int, options: tuple = ()) -> int | None:
+def sufficient_budget(method: str, sv: Any, n: int, budget: int, options: tuple = ()) -> int | None:
     """The smallest of ``budget * 2^k`` (k = 1..10) at which ``method`` (a registry key, or ``"auto"``: what auto
     chooses there; with ``options``, as ``(name, value)`` pairs) reports finite standard errors on a non-additive game of ``n`` players (whether its error bars are
     finite depends on the design, not on the game's values); ``2^n`` once that covers every coalition; None if
@@ -173,9 +175,9 @@ def sufficient_budget(method: str, sv: Semivalue, n: int, budget: int, options: 
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", FairshareWarning)
-                phi = run(probe, sv, choose(probe, sv, method, b, options=dict(options)), seed=0)
+                stderr = execute(probe, sv, choose(probe, sv, method, b, options=dict(options)), seed=0).result.stderr
         except (ValueError, TypeError):
             return None
-        if phi.stderr is not None and np.all(np.isfinite(phi.stderr)):
+        if stderr is not None and np.all(np.isfinite(stderr)):
             return b
     return None

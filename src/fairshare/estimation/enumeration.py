@@ -8,7 +8,7 @@ from ..game import Game
 from ..semivalues import Semivalue
 from .spec import Estimate
 
-__all__ = ["all_coalitions", "enumeration_values", "exact_estimate", "MAX_ENUMERATION_PLAYERS", "DEFAULT_CHUNK"]
+__all__ = ["all_coalitions", "all_values", "enumeration_values", "exact_estimate", "MAX_ENUMERATION_PLAYERS", "DEFAULT_CHUNK"]
 
 #: Enumeration above this many players needs ``allow_large=True`` (2^22 = 4.2 million evaluations).
 MAX_ENUMERATION_PLAYERS = 22
@@ -33,6 +33,29 @@ def all_coalitions(n_players: int, start: int = 0, stop: int | None = None) -> n
     return ((codes[:, None] >> shifts[None, :]) & np.uint64(1)).astype(bool)
 
 
+def _chunks(game: Game, chunk_size: int):
+    """``(start, stop, coalitions, values (m, k))`` for all ``2^n`` coalitions, ``chunk_size`` at a time."""
+    n = game.n_players
+    total = 1 << n
+    for start in range(0, total, chunk_size):
+        stop = min(start + chunk_size, total)
+        X = all_coalitions(n, start, stop)
+        V = np.asarray(game(X), dtype=float)
+        yield start, stop, X, V.reshape(V.shape[0], -1)
+
+
+def all_values(game: Game, chunk_size: int = DEFAULT_CHUNK) -> np.ndarray:
+    """The values ``(2^n, k)`` of every coalition of ``game``, in :func:`all_coalitions` order.
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> all_values(fs.games.AdditiveGame([1.0, 2.0]))[:, 0]
+    array([0., 1., 2., 3.])
+    """
+    return np.concatenate([V for *_, V in _chunks(game, chunk_size)])
+
+
 def enumeration_values(game: Game, semivalue: Semivalue,
                        chunk_size: int = DEFAULT_CHUNK) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Semivalues by evaluating all ``2^n`` coalitions, ``chunk_size`` at a time.
@@ -54,11 +77,7 @@ def enumeration_values(game: Game, semivalue: Semivalue,
     total = 1 << n
     phi = None
     empty = full = None
-    for start in range(0, total, chunk_size):
-        stop = min(start + chunk_size, total)
-        X = all_coalitions(n, start, stop)
-        V = game(X)
-        V = V[:, None] if V.ndim == 1 else V
+    for start, stop, X, V in _chunks(game, chunk_size):
         sizes = X.sum(axis=1)
         part = X.T.astype(float) @ (V * (w_in + w_out)[sizes][:, None]) - (V * w_out[sizes][:, None]).sum(axis=0)
         phi = part if phi is None else phi + part

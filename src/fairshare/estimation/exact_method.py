@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .enumeration import MAX_ENUMERATION_PLAYERS, exact_estimate
+from .enumeration import MAX_ENUMERATION_PLAYERS, all_values, exact_estimate
 from .evaluation import BudgetedEvaluator
-from .interaction_exact import enumerate_values, interactions_from_all_values
 from ..game import Game
 from ..interaction_indices import InteractionIndex, subsets_up_to
+from ..moebius import interactions_from_all_values
 from ..semivalues import Semivalue
 from ..arguments import Option
 from .spec import Estimate, MethodSpec
@@ -48,7 +48,7 @@ def exact_interactions(game: Game, index: InteractionIndex, allow_large: bool = 
         raise ValueError(
             f"exact interaction values of a {n}-player game need 2^{n} = {float(2**n):.3g} evaluations; the limit "
             f"is {MAX_ENUMERATION_PLAYERS} players unless allow_large=True (or estimate them with a budget)")
-    V = enumerate_values(game)
+    V = all_values(game)
     values = interactions_from_all_values(V, n, index, subsets)
     return Estimate(values=values, stderr=np.zeros_like(values), empty_value=V[0], grand_value=V[-1],
                     info={"via": "enumeration"})

@@ -39,12 +39,13 @@ import numpy as np
 
 from .. import arrays
 from ..arguments import Option
-from ..combinatorics import log_binom
 from ..interaction_indices import InteractionIndex, subsets_up_to
-from ..moebius import contains, interactions_from_terms, subset_codes
+from ..moebius import SubsetIndex, contains, interactions_from_terms
+from ..semivalues import Semivalue
+from .formulations import SemivalueDesign, log_kernel_weight
 from .samplers import CoalitionDesign
 from .sampling import CoalitionSample, DISTRIBUTIONS, shapley_size_log_mass
-from .solve import merge, small_sample_factor
+from .solve import indicator_product, merge, replicate_stderr, unit_groups
 from .spec import MethodSpec, Setup
 
 __all__ = ["InteractionSolver", "SPECS", "surrogate_order", "n_unknowns"]
@@ -86,62 +87,90 @@ def surrogate_order(n: int, order: int, rows: int) -> int:
 
 
 def _log_size_mass(n: int, index: InteractionIndex, distribution: str) -> np.ndarray:
-    """Size distribution of the design: the Banzhaf family samples coalitions uniformly, the Shapley family
-    from the kernel (``distribution``)."""
-    if index.family == "banzhaf":
-        out = log_binom(n, np.arange(n + 1)) - n * np.log(2.0)
-        out[0] = out[-1] = -np.inf
-        return out
-    return shapley_size_log_mass(n, distribution)
+    """Size distribution of the design (the ends excluded: the driver evaluates them first): the Banzhaf family
+    samples coalitions uniformly (Kernel Banzhaf's design), the Shapley family from the kernel ``distribution``."""
+    if index.family != "banzhaf":
+        return shapley_size_log_mass(n, distribution)
+    out = SemivalueDesign(Semivalue.banzhaf(), n).log_q.copy()
+    out[0] = out[-1] = -np.inf
+    return out
 
 
 def _kernel(n: int, index: InteractionIndex, sizes: np.ndarray) -> np.ndarray:
-    """The regression weight ``mu`` of a coalition by size (ends: 1; the Shapley family fits them exactly)."""
+    """The regression weight ``mu`` of a coalition by size: the Shapley kernel (the ends, fitted exactly, get 1)
+    or uniform (the Banzhaf family)."""
     if index.family == "banzhaf":
         return np.ones(sizes.shape)
-    s = np.clip(sizes, 1, n - 1)
-    mu = np.exp(np.log(n - 1.0) - log_binom(n, s) - np.log(s * (n - s.astype(float))))
+    with np.errstate(over="ignore"):
+        mu = np.exp(log_kernel_weight(n, np.clip(sizes, 1, n - 1)))
     return np.where((sizes == 0) | (sizes == n), 1.0, mu)
-
-
-class _Lookup:
-    """Positions of padded subsets in a list of them (by their coalition numbers)."""
-
-    def __init__(self, subsets: np.ndarray) -> None:
-        codes = subset_codes(subsets)
-        self.order = np.argsort(codes, kind="stable")
-        self.sorted = codes[self.order]
-
-    def __call__(self, subsets: np.ndarray) -> np.ndarray:
-        return self.order[np.searchsorted(self.sorted, subset_codes(subsets))]
 
 
 def _sub_subsets(subsets: np.ndarray, size: int) -> np.ndarray:
     """``(p, C(s, size), size)``: for each padded subset of ``s`` members, its sub-subsets of ``size`` members."""
     s = int((subsets[0] >= 0).sum()) if subsets.shape[0] else 0
     picks = np.array(list(itertools.combinations(range(s), size)), dtype=np.int64).reshape(-1, size)
-    return subsets[:, picks] if size else np.zeros((subsets.shape[0], 1, 0), np.int64)
+    return subsets[:, picks]
 
 
 def _moments(Z: np.ndarray, H: np.ndarray, subsets: np.ndarray, chunk: int = 2048) -> np.ndarray:
-    """``M[L, c] = sum_U H[U, c] prod_{i in L} Z[U, i]`` for each padded subset ``L`` (rows of ``subsets``)."""
-    size = int((subsets[0] >= 0).sum()) if subsets.shape[0] else 0
-    if size == 0:
-        return H.sum(axis=0, keepdims=True).repeat(subsets.shape[0], axis=0)
-    Zf = Z.astype(float)
+    """``M[L, c] = sum_U H[U, c] prod_{i in L} Z[U, i]`` for each padded subset ``L`` (rows of ``subsets``, all of
+    one size >= 1)."""
+    size = int((subsets[0] >= 0).sum())
     if size == 1:
-        return (Zf.T @ H)[subsets[:, 0]]
+        return indicator_product(Z, H, transpose=True)[subsets[:, 0]]
+    Zf = Z.astype(float)
     if size == 2:
         out = np.empty((subsets.shape[0], H.shape[1]))
-        for c in range(H.shape[1]):                     # Z' diag(h) Z for each column: n x n, read at the pairs
-            P = Zf.T @ (Zf * H[:, c:c + 1])
-            out[:, c] = P[subsets[:, 0], subsets[:, 1]]
+        for c in range(H.shape[1]):                     # Z' diag(h) Z per column (n x n), read at the pairs
+            out[:, c] = (Zf.T @ (Zf * H[:, c:c + 1]))[subsets[:, 0], subsets[:, 1]]
         return out
     out = np.empty((subsets.shape[0], H.shape[1]))
     for start in range(0, subsets.shape[0], chunk):
-        held = contains(Z, subsets[start:start + chunk]).astype(float)     # (m, b)
-        out[start:start + chunk] = held.T @ H
+        out[start:start + chunk] = contains(Z, subsets[start:start + chunk]).astype(float).T @ H
     return out
+
+
+class _Rows:
+    """The pooled sample with the ends (known exactly: weight 1, no sampling variance) and what every fit and
+    correction reads of it, each computed once: sizes, kernel weights, design matrices by order, random groups."""
+
+    def __init__(self, solver: InteractionSolver) -> None:
+        sample = merge(solver.samples, [s.n_draws for s in solver.samples])
+        n = solver.n
+        ends = np.zeros((2, n), dtype=bool)
+        ends[1] = True
+        self.Z = np.concatenate([ends, np.asarray(arrays.to_numpy(sample.coalitions), dtype=bool)])
+        self.V = np.concatenate([solver.v0[None, :], solver.vN[None, :]] + solver.values)
+        self.w = np.concatenate([[1.0, 1.0], np.exp(sample.log_weight)])
+        self.fpc = np.concatenate([[0.0, 0.0], sample.fpc])
+        self.certain = self.fpc <= 1e-12
+        self.coverage = sample.coverage
+        self.sizes = self.Z.sum(axis=1)
+        self.mu = _kernel(n, solver.index, self.sizes) * self.w
+        n_random = np.unique(sample.unit[sample.fpc > 1e-12]).size
+        self.G = min(_GROUPS, n_random)
+        self.group = unit_groups(np.concatenate([[-2, -1], sample.unit]), np.concatenate([[-1, -1], sample.stratum]),
+                                 solver.rng, max(self.G, 1))
+        self._designs: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.Z.shape[0])
+
+    def design(self, order: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(features (p, order) with the empty set first, X (rows, p))``: the polynomial's design, built once."""
+        if order not in self._designs:
+            feats = subsets_up_to(n, order, 0)
+            self._designs[order] = (feats, contains(self.Z, feats).astype(float))
+        return self._designs[order]
+
+    def onehot(self) -> np.ndarray:
+        """``(rows, G)`` membership of each random row in its group (rows taken with certainty: none)."""
+        out = np.zeros((self.n_rows, max(self.G, 1)))
+        rows = np.flatnonzero(~self.certain)
+        out[rows, self.group[rows]] = 1.0
+        return out
 
 
 class InteractionSolver:
@@ -153,7 +182,6 @@ class InteractionSolver:
         self.index: InteractionIndex = setup.semivalue
         self.n = setup.n_players
         self.rng = setup.solver_rng
-        self.faithful = not self.index.cardinal
         self.fixed_surrogate = surrogate
         self.subsets = subsets_up_to(self.n, self.index.order, 1)
         self.samples: list[CoalitionSample] = []
@@ -166,208 +194,154 @@ class InteractionSolver:
         self.samples.append(sample)
         self.values.append(np.asarray(arrays.to_numpy(values), dtype=float).reshape(sample.n_rows, -1))
 
-    # ------------------------------------------------------------------------------------------ fit
-    def _rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        sample = merge(self.samples, [s.n_draws for s in self.samples])
-        Z = np.asarray(arrays.to_numpy(sample.coalitions), dtype=bool)
-        V = np.concatenate(self.values)
-        w = np.exp(sample.log_weight)
-        # the ends, known exactly: weight 1, no sampling variance
-        ends = np.zeros((2, self.n), dtype=bool)
-        ends[1] = True
-        Z = np.concatenate([ends, Z])
-        V = np.concatenate([self.v0[None, :], self.vN[None, :], V])
-        w = np.concatenate([[1.0, 1.0], w])
-        fpc = np.concatenate([[0.0, 0.0], sample.fpc])
-        unit = np.concatenate([[-2, -1], sample.unit])
-        stratum = np.concatenate([[-1, -1], sample.stratum])
-        self._coverage = sample.coverage
-        return Z, V, w, fpc, unit, stratum
-
-    def _fit(self, Z: np.ndarray, V: np.ndarray, w: np.ndarray, order: int, train: np.ndarray | None = None
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, Any]:
-        """Weighted least squares of order ``order`` on the rows ``train`` (all by default; rows 0 and 1 are the
-        ends): ``(features (p, order), beta (p, k), weighted design X mu, solve)``."""
-        n = self.n
-        feats = subsets_up_to(n, order, 0)
-        X = contains(Z, feats).astype(float)
-        mu = _kernel(n, self.index, Z.sum(axis=1)) * w
-        if train is not None:
-            mu = np.where(train, mu, 0.0)
-        constrained = self.index.family != "banzhaf"
-        if constrained:
-            # beta_empty = v(empty); the other coefficients add up to v(N) - v(empty); fit the rows in between
-            inner = np.arange(Z.shape[0]) >= 2
-            Xi, yi, mi = X[inner, 1:], V[inner] - self.v0[None, :], mu[inner]
-            A = Xi.T @ (Xi * mi[:, None])
-            p = A.shape[0]
-            K = np.zeros((p + 1, p + 1))
-            K[:p, :p] = A
-            K[:p, p] = K[p, :p] = 1.0
-            scale = max(float(np.abs(A).max(initial=0.0)), 1e-300)
-            K[:p, p] *= scale
-            K[p, :p] *= scale
-            rhs = np.zeros((p + 1, V.shape[1]))
-            rhs[:p] = Xi.T @ (yi * mi[:, None])
-            rhs[p] = (self.vN - self.v0) * scale
-            Kinv = np.linalg.pinv(K, hermitian=True)
-            sol = Kinv @ rhs
-            beta = np.concatenate([self.v0[None, :], sol[:p]])
-
-            def solve(G: np.ndarray) -> np.ndarray:       # a perturbation of the right-hand side (p, c)
-                padded = np.zeros((p + 1, G.shape[1]))
-                padded[:p] = G[1:]
-                return np.concatenate([np.zeros((1, G.shape[1])), (Kinv @ padded)[:p]])
-        else:
-            A = X.T @ (X * mu[:, None])
-            Ainv = np.linalg.pinv(A, hermitian=True)
-            beta = Ainv @ (X.T @ (V * mu[:, None]))
-
-            def solve(G: np.ndarray) -> np.ndarray:
-                return Ainv @ G
-        return feats, beta, X * mu[:, None], solve
-
-    # ------------------------------------------------------------------------------------- estimate
-    def _groups(self, unit: np.ndarray, stratum: np.ndarray, fpc: np.ndarray) -> tuple[np.ndarray, int]:
-        """A random group (0..G-1) per row, balanced over strata; rows taken with certainty get -1."""
-        units, first, inverse = np.unique(unit, return_index=True, return_inverse=True)
-        random_units = fpc[first] > 1e-12
-        n_random = int(random_units.sum())
-        G = min(_GROUPS, n_random)
-        group = np.full(units.size, -1, dtype=np.int64)
-        if G >= 2:
-            idx = np.flatnonzero(random_units)
-            order = idx[np.lexsort((self.rng.random(idx.size), stratum[first][idx]))]
-            group[order] = (np.arange(order.size) + self.rng.integers(G)) % G
-        return group[inverse.ravel()], G
-
     def result(self) -> tuple[np.ndarray, np.ndarray, dict]:
-        Z, V, w, fpc, unit, stratum = self._rows()
-        n, k = self.n, V.shape[1]
-        rows = Z.shape[0]
-        group, G = self._groups(unit, stratum, fpc)
-        info: dict = {"n_samples": rows - 2}
-        if self.faithful:
-            values, stderr = self._faithful(Z, V, w, fpc, group, G)
+        rows = _Rows(self)
+        info: dict = {"n_samples": rows.n_rows - 2}
+        if not self.index.cardinal:
+            values, stderr = self._faithful(rows)
             info["surrogate_order"] = self.index.order
         else:
             if self.fixed_surrogate is not None:
                 candidates = [self.fixed_surrogate]
             else:
-                candidates = list(range(surrogate_order(n, self.index.order, rows) + 1))
-            best = None
-            for ell in candidates:                 # the surrogate whose corrected estimate has the least variance
-                values, stderr = self._cardinal(Z, V, w, fpc, group, G, ell)
-                spread = float(np.sum(stderr ** 2)) if np.all(np.isfinite(stderr)) else np.inf
-                if best is None or spread < best[0]:
-                    best = (spread, ell, values, stderr)
-            _, ell, values, stderr = best
-            info["surrogate_order"] = ell
-        if self._coverage == "partial":
+                candidates = list(range(surrogate_order(self.n, self.index.order, rows.n_rows) + 1))
+            fits = [self._surrogate(rows, ell) for ell in candidates]
+            corrections = self._corrections(rows, [resid for _, resid in fits])
+            # the surrogate whose corrected estimate has the least estimated variance
+            spread = [float(np.sum(se ** 2)) if np.all(np.isfinite(se)) else np.inf for _, se in corrections]
+            best = int(np.argmin(spread))
+            values, stderr = fits[best][0] + corrections[best][0], corrections[best][1]
+            info["surrogate_order"] = candidates[best]
+        if rows.coverage == "partial":
             stderr = np.full_like(values, np.inf)
         return values, stderr, info
 
-    def _faithful(self, Z, V, w, fpc, group, G) -> tuple[np.ndarray, np.ndarray]:
-        feats, beta, Xmu, solve = self._fit(Z, V, w, self.index.order)
+    # ------------------------------------------------------------------------------------------ fit
+    def _fit(self, rows: _Rows, order: int, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray, Any]:
+        """Weighted least squares of order ``order`` with row weights ``weight`` (0: not fitted; rows 0 and 1 are
+        the ends): ``(features, beta (p, k), solve)``, ``solve`` mapping a perturbation of ``X' W y`` to one of
+        ``beta``."""
+        feats, X = rows.design(order, self.n)
+        V = rows.V
+        if self.index.family != "banzhaf":
+            # beta_empty = v(empty); the other coefficients add up to v(N) - v(empty); fit the rows in between
+            Xi, yi, mi = X[2:, 1:], V[2:] - self.v0[None, :], weight[2:]
+            A = Xi.T @ (Xi * mi[:, None])
+            p = A.shape[0]
+            scale = max(float(np.abs(A).max(initial=0.0)), 1e-300)
+            K = np.zeros((p + 1, p + 1))
+            K[:p, :p] = A
+            K[:p, p] = K[p, :p] = scale
+            rhs = np.zeros((p + 1, V.shape[1]))
+            rhs[:p] = Xi.T @ (yi * mi[:, None])
+            rhs[p] = (self.vN - self.v0) * scale
+            Kinv = np.linalg.pinv(K, hermitian=True)
+            beta = np.concatenate([self.v0[None, :], (Kinv @ rhs)[:p]])
+
+            def solve(D: np.ndarray) -> np.ndarray:
+                padded = np.zeros((p + 1, D.shape[1]))
+                padded[:p] = D[1:]
+                return np.concatenate([np.zeros((1, D.shape[1])), (Kinv @ padded)[:p]])
+        else:
+            Ainv = np.linalg.pinv(X.T @ (X * weight[:, None]), hermitian=True)
+            beta = Ainv @ (X.T @ (V * weight[:, None]))
+
+            def solve(D: np.ndarray) -> np.ndarray:
+                return Ainv @ D
+        return feats, beta, solve
+
+    def _faithful(self, rows: _Rows) -> tuple[np.ndarray, np.ndarray]:
+        """FSII / FBII: the fit of order k is the estimate; its error from the random groups (sandwich form)."""
+        feats, beta, solve = self._fit(rows, self.index.order, rows.mu)
         keep = (feats >= 0).sum(axis=1) >= 1                  # drop the empty set (the baseline)
-        values = beta[keep]
+        values, G = beta[keep], rows.G
         if G < 2:
             return values, np.zeros_like(values) if G == 0 else np.full_like(values, np.inf)
-        fitted = (contains(Z, feats).astype(float)) @ beta
-        resid = V - fitted
-        k = V.shape[1]
-        reps = np.zeros((G, beta.shape[0], k))
-        scaled = resid * np.sqrt(fpc)[:, None]
-        for g in range(G):
-            rows = group == g
-            reps[g] = G * (Xmu[rows].T @ scaled[rows])
+        _, X = rows.design(self.index.order, self.n)
+        resid = (rows.V - X @ beta) * np.sqrt(rows.fpc)[:, None]
+        k = resid.shape[1]
+        # every group's X' W r at once: (p, G, k)
+        reps = G * np.einsum("up,ug,uk->gpk", X * rows.mu[:, None], rows.onehot(), resid, optimize=True)
         dev = reps - reps.mean(axis=0, keepdims=True)
         dx = solve(dev.transpose(1, 0, 2).reshape(beta.shape[0], G * k)).reshape(beta.shape[0], G, k)
-        se = np.sqrt((dx ** 2).sum(axis=1) / (G * (G - 1))) * float(small_sample_factor(G - 1))
-        return values, se[keep]
+        return values, replicate_stderr(dx, axis=1)[keep]
 
-    def _surrogate(self, Z: np.ndarray, V: np.ndarray, w: np.ndarray, ell: int, train: np.ndarray | None
-                   ) -> tuple[np.ndarray, np.ndarray]:
-        """The index of the order-``ell`` fit on ``train`` (exactly, from its Moebius terms) and its values on
-        every row."""
-        feats, beta, _, _ = self._fit(Z, V, w, ell, train)
-        carriers = np.zeros((feats.shape[0], self.n), dtype=bool)
-        rows_f = np.repeat(np.arange(feats.shape[0]), feats.shape[1])
-        cols = feats.ravel()
-        carriers[rows_f[cols >= 0], cols[cols >= 0]] = True
-        return interactions_from_terms(carriers, beta, self.index, self.subsets), contains(Z, feats).astype(float) @ beta
+    def _surrogate(self, rows: _Rows, ell: int) -> tuple[np.ndarray, np.ndarray]:
+        """The exact index of the order-``ell`` surrogate and the residuals the correction sums, cross-fitted:
+        each fold's residuals come from a fit on the other folds (and the rows taken with certainty), so the
+        correction stays unbiased and its error bars honest whatever the fit does."""
+        k = rows.V.shape[1]
+        if ell == 0:                                          # a constant: its index is 0
+            return np.zeros((self.subsets.shape[0], k)), rows.V - self.v0[None, :]
+        folds = _FOLDS if rows.G >= _FOLDS else 1
+        fold = np.where(rows.certain, -1, rows.group % folds)
+        weight = rows.mu * np.where(rows.certain, 1.0, folds / max(folds - 1.0, 1.0))
+        base = np.zeros((self.subsets.shape[0], k))
+        resid = np.zeros_like(rows.V)
+        _, X = rows.design(ell, self.n)
+        for f in range(folds):
+            train = fold != f if folds > 1 else np.ones(rows.n_rows, dtype=bool)
+            feats, beta, _ = self._fit(rows, ell, np.where(train, weight if folds > 1 else rows.mu, 0.0))
+            base += interactions_from_terms(_carriers(feats, self.n), beta, self.index, self.subsets) / folds
+            r = rows.V - X @ beta
+            held = fold == f
+            resid[held] = r[held]
+            resid[rows.certain] += r[rows.certain] / folds
+        return base, resid
 
-    def _cardinal(self, Z, V, w, fpc, group, G, ell) -> tuple[np.ndarray, np.ndarray]:
-        n, ix, k = self.n, self.index, V.shape[1]
-        if ell == 0:
-            base = np.zeros((self.subsets.shape[0], k))
-            resid = V - self.v0[None, :]                    # a constant surrogate: the index of a constant is 0
-        elif G < _FOLDS:
-            base, fitted = self._surrogate(Z, V, w, ell, None)
-            resid = V - fitted
-        else:
-            # cross-fitted: each fold's residuals come from a fit on the other folds (and the rows taken with
-            # certainty), so the correction stays unbiased and its error bars honest whatever the fit does
-            fold = np.where(group >= 0, group % _FOLDS, -1)
-            certain = fold < 0
-            w_train = np.where(certain, w, w * _FOLDS / (_FOLDS - 1.0))
-            base = np.zeros((self.subsets.shape[0], k))
-            resid = np.zeros_like(V)
-            for f in range(_FOLDS):
-                b, fitted = self._surrogate(Z, V, w_train, ell, fold != f)
-                base += b / _FOLDS
-                held = fold == f
-                resid[held] = V[held] - fitted[held]
-                resid[certain] += (V[certain] - fitted[certain]) / _FOLDS
-        sizes = Z.sum(axis=1)
+    def _corrections(self, rows: _Rows, residuals: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """For each residual ``r``: the Horvitz-Thompson estimate of the index of ``r`` and its standard error, all
+        in one pass over the sample (columns: per residual, the estimate (k) and each group's share (G k))."""
+        n, ix, G = self.n, self.index, rows.G
+        k = rows.V.shape[1]
+        onehot = rows.onehot()
+        blocks = []
+        for r in residuals:
+            y = r * rows.w[:, None]
+            yg = r * (rows.w * np.sqrt(rows.fpc))[:, None]
+            blocks += [y, (yg[:, None, :] * onehot[:, :, None]).reshape(rows.n_rows, -1)]
+        cols = np.concatenate(blocks, axis=1)
         gw = ix.coalition_weights(n)                          # (order+1, n+1, order+1)
-        y = resid * w[:, None]
-        yg = resid * (w * np.sqrt(fpc))[:, None]
-        # columns: the estimate (k), then each group's share (G k)
-        onehot = np.zeros((Z.shape[0], max(G, 1)))
-        if G >= 2:
-            sel = group >= 0
-            onehot[np.flatnonzero(sel), group[sel]] = 1.0
-        cols = np.concatenate([y, (yg[:, None, :] * onehot[:, :, None]).reshape(Z.shape[0], -1)], axis=1)
         own = (self.subsets >= 0).sum(axis=1)
         total = np.zeros((self.subsets.shape[0], cols.shape[1]))
-        lookups: dict[int, tuple[np.ndarray, _Lookup]] = {}
         for s in np.unique(own):
             rows_s = np.flatnonzero(own == s)
-            targets = self.subsets[rows_s][:, :s]
-            for ell_ in range(0, s + 1):
-                # forward difference of g_s(u, .) of order ell_ at j = 0
-                delta = sum((-1.0) ** (ell_ - i) * math.comb(ell_, i) * gw[s, :, i] for i in range(ell_ + 1))
-                h = cols * delta[sizes][:, None]
+            for ell in range(s + 1):
+                # forward difference of g_s(u, .) of order ell at j = 0: g_s(u, j) = sum_l delta_l(u) C(j, l)
+                delta = sum((-1.0) ** (ell - i) * math.comb(ell, i) * gw[s, :, i] for i in range(ell + 1))
+                h = cols * delta[rows.sizes][:, None]
                 if not np.any(h):
                     continue
-                if ell_ not in lookups:
-                    subs_l = subsets_up_to(n, max(ell_, 1), ell_)[:, :ell_] if ell_ else np.zeros((1, 0), np.int64)
-                    lookups[ell_] = (subs_l, _Lookup(subs_l) if ell_ else None)
-                subs_l, look = lookups[ell_]
-                M = _moments(Z, h, subs_l if ell_ else np.zeros((1, 0), np.int64))
-                if ell_ == 0:
-                    total[rows_s] += M[0][None, :]
-                else:
-                    parts = _sub_subsets(targets, ell_)                     # (p_s, C(s, l), l)
-                    pos = look(parts.reshape(-1, ell_)).reshape(parts.shape[0], parts.shape[1])
-                    total[rows_s] += M[pos].sum(axis=1)
-        values = base + total[:, :k]
-        if G < 2:
-            return values, np.zeros_like(values) if G == 0 else np.full_like(values, np.inf)
-        reps = G * total[:, k:].reshape(-1, G, k)
-        dev = reps - reps.mean(axis=1, keepdims=True)
-        se = np.sqrt((dev ** 2).sum(axis=1) / (G * (G - 1))) * float(small_sample_factor(G - 1))
-        return values, se
+                if ell == 0:
+                    total[rows_s] += h.sum(axis=0)[None, :]
+                    continue
+                lower = subsets_up_to(n, ell, ell)[:, :ell]
+                M = _moments(rows.Z, h, lower)
+                parts = _sub_subsets(self.subsets[rows_s][:, :s], ell)          # (p_s, C(s, l), l)
+                pos = SubsetIndex(lower)(parts.reshape(-1, ell)).reshape(parts.shape[:2])
+                total[rows_s] += M[pos].sum(axis=1)
+        out, width = [], k * (1 + max(G, 1))
+        for i in range(len(residuals)):
+            block = total[:, i * width:(i + 1) * width]
+            values = block[:, :k]
+            if G < 2:
+                out.append((values, np.zeros_like(values) if G == 0 else np.full_like(values, np.inf)))
+                continue
+            reps = G * block[:, k:].reshape(-1, G, k)
+            out.append((values, replicate_stderr(reps - reps.mean(axis=1, keepdims=True), axis=1)))
+        return out
+
+
+def _carriers(feats: np.ndarray, n: int) -> np.ndarray:
+    """Boolean ``(p, n)`` rows of the padded subsets ``feats``."""
+    out = np.zeros((feats.shape[0], n), dtype=bool)
+    rows = np.repeat(np.arange(feats.shape[0]), feats.shape[1])
+    cols = feats.ravel()
+    out[rows[cols >= 0], cols[cols >= 0]] = True
+    return out
 
 
 # ------------------------------------------------------------------------------------------ registry
-def _check_surrogate(value: Any) -> Any:
-    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0):
-        raise ValueError(f"surrogate_order must be None or an integer >= 0, got {value!r}")
-    return value
-
-
 _OPTIONS = (
     Option("distribution", "kernel", "size distribution of the Shapley family's design (the Banzhaf family samples "
            "coalitions uniformly)", allowed=tuple(DISTRIBUTIONS)),
@@ -406,11 +380,12 @@ SPECS = [
         indices=("interactions",),
         description="interaction values of any index: the weighted least-squares polynomial fit of order k "
                     "(FSII, FBII: the estimate itself), plus the unbiased stratified correction of its residual "
-                    "(k-SII, SII, STII, BII, Moebius); distinct paired coalitions, sizes taken whole from the "
-                    "outside in",
+                    "(k-SII, SII, STII, BII, Moebius); distinct paired coalitions, sizes taken whole where the "
+                    "kernel asks for more than they hold",
         sampler=_design, solver=_solver,
         options=_OPTIONS + (Option("surrogate_order", None, "order of the polynomial surrogate of a cardinal index "
-                                   "(None: the largest the sample determines)", check=_check_surrogate),),
+                                   "(None: each order the sample determines, the one with the least estimated variance)", kind="int",
+                                   minimum=0, none_ok=True),),
         min_budget=_min_regression, default_for={"interactions": 20}, validate=_validate,
     ),
     MethodSpec(

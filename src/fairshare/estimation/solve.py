@@ -33,7 +33,7 @@ from .. import arrays
 from .sampling import CoalitionSample
 
 __all__ = ["Design", "Linearized", "gram", "indicator_product", "solve_regression", "solve_matrix_vector",
-           "group_stderr", "projected", "merge", "subsample", "small_sample_factor"]
+           "group_stderr", "projected", "merge", "subsample", "small_sample_factor", "unit_groups", "replicate_stderr"]
 
 _BLOCK_ROWS = 4096
 _EXACT_LEVERAGE_WORK = 2e9        # m d^2 up to which every row's leverage is solved exactly
@@ -246,10 +246,7 @@ def group_stderr(design: Design, lin: Linearized, rng: np.random.Generator,
             return np.full((d, k), np.inf)                 # the fit passes exactly through a sampled row
         contrib = contrib * arrays.like(scale[:, None], contrib)
     G = min(_MAX_GROUPS, n_random)
-    order = np.lexsort((rng.random(units.size), design.stratum[first]))
-    group_of_unit = np.empty(units.size, dtype=np.int64)
-    group_of_unit[order] = (np.arange(units.size) + rng.integers(G)) % G
-    row_group = group_of_unit[inverse.ravel()]
+    row_group = unit_groups(design.unit, design.stratum, rng, G)
     scaled = contrib * arrays.like(np.sqrt(design.fpc)[:, None], contrib)
     totals = design.group_sums(scaled, row_group, G)                                # (G, d, k)
     replicates = G * totals
@@ -258,7 +255,37 @@ def group_stderr(design: Design, lin: Linearized, rng: np.random.Generator,
     # every group's perturbation through one solve with G k right-hand sides (the maps are linear per column)
     stacked = deviation.permute(1, 0, 2) if arrays.is_tensor(deviation) else deviation.transpose(1, 0, 2)
     dx = transform(lin.solve(stacked.reshape(d, G * k))).reshape(d, G, k)
-    return arrays.sqrt((dx**2).sum(axis=1) / (G * (G - 1))) * float(small_sample_factor(G - 1))
+    return replicate_stderr(dx, axis=1)
+
+
+def unit_groups(unit: np.ndarray, stratum: np.ndarray, rng: np.random.Generator, n_groups: int) -> np.ndarray:
+    """A random group ``0..n_groups-1`` per row for the random-groups variance estimate: sampling units (a pair's
+    rows together) shuffled within their strata and dealt round-robin from a random start, so every group holds
+    a balanced share of every stratum.
+
+    Examples
+    --------
+    >>> unit_groups(np.array([0, 0, 1, 1, 2, 3]), np.zeros(6, int), np.random.default_rng(0), 2).tolist()
+    [1, 1, 0, 0, 1, 0]
+    """
+    units, first, inverse = np.unique(unit, return_index=True, return_inverse=True)
+    order = np.lexsort((rng.random(units.size), stratum[first]))
+    group_of_unit = np.empty(units.size, dtype=np.int64)
+    group_of_unit[order] = (np.arange(units.size) + rng.integers(n_groups)) % n_groups
+    return group_of_unit[inverse.ravel()]
+
+
+def replicate_stderr(deviations: Any, axis: int = 0) -> Any:
+    """Standard error from ``G`` random-group replicates' deviations from their mean (along ``axis``), with the
+    small-sample ``t`` factor.
+
+    Examples
+    --------
+    >>> round(float(replicate_stderr(np.array([-1.0, 1.0]))), 3)        # sqrt(2 / 2) * t_1 / z
+    6.483
+    """
+    G = deviations.shape[axis]
+    return arrays.sqrt((deviations ** 2).sum(axis=axis) / (G * (G - 1))) * float(small_sample_factor(G - 1))
 
 
 def subsample(sample: CoalitionSample, rows: np.ndarray) -> CoalitionSample:

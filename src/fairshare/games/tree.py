@@ -246,6 +246,20 @@ def _exact_rows(prep: Prepared, X: np.ndarray, index: Semivalue, mode: str,
     return wide[:, :n, :]
 
 
+def _tree_inputs(model: Any, X: Any, mode: str, background: Any) -> tuple[Prepared, np.ndarray, np.ndarray | None]:
+    """The model read (cached), the rows and, interventional, the background as the model reads them; refused
+    with the argument's name when empty or not matching the mode."""
+    prep = prepared(model)
+    _check_mode(prep, mode, background)
+    rows = tree_rows(X, prep.ensemble, "X")
+    if rows.shape[0] == 0:
+        raise ValueError("X holds no rows to explain")
+    bg = tree_rows(background, prep.ensemble, "background") if mode == "interventional" else None
+    if bg is not None and bg.shape[0] == 0:
+        raise ValueError("background must hold at least one row")
+    return prep, rows, bg
+
+
 def tree_values(model: Any, X: Any, index: str | Semivalue = "shapley", mode: str = "path-dependent",
                 background: Any = None) -> np.ndarray:
     """Exact values of a tree model for many rows at once: ``(rows, n_features)`` or ``(rows, n_features, k)``.
@@ -283,15 +297,8 @@ def tree_explanation(model: Any, X: Any, index: str | Semivalue = "shapley", mod
     True
     """
     args = TREE_ARGUMENTS.check({"index": index, "mode": mode})
-    prep = prepared(model)
-    _check_mode(prep, mode, background)
+    prep, rows, bg = _tree_inputs(model, X, mode, background)
     ens = prep.ensemble
-    rows = tree_rows(X, ens, "X")
-    if rows.shape[0] == 0:
-        raise ValueError("X holds no rows to explain")
-    bg = tree_rows(background, ens, "background") if mode == "interventional" else None
-    if bg is not None and bg.shape[0] == 0:
-        raise ValueError("background must hold at least one row")
     sv = resolve_index(args["index"], ens.n_features)
     values = _exact_rows(prep, rows, sv, mode, bg)
     empty = empty_value(prep, mode, bg)
@@ -341,20 +348,13 @@ def tree_interactions(model: Any, X: Any, order: int | None = None, index: str =
     ((3, 4, 4), True)
     """
     args = TREE_INTERACTIONS.check({"index": index, "order": order, "mode": mode})
-    prep = prepared(model)
-    _check_mode(prep, mode, background)
+    prep, rows, bg = _tree_inputs(model, X, mode, background)
     ens = prep.ensemble
-    rows = tree_rows(X, ens, "X")
-    if rows.shape[0] == 0:
-        raise ValueError("X holds no rows to explain")
-    bg = tree_rows(background, ens, "background") if mode == "interventional" else None
-    if bg is not None and bg.shape[0] == 0:
-        raise ValueError("background must hold at least one row")
     n = ens.n_features
     if index == "shap":
         if args["order"] not in (None, 2):
             raise ValueError(f"index='shap' gives pairwise values: order must be 2, got {args['order']}")
-        pairs = leaf_interactions(prep, rows, InteractionIndex("sii", 2), mode, bg)        # (rows, p, k)
+        pairs = leaf_interactions(prep, rows, InteractionIndex("sii", 2), mode, bg, min_size=2)   # (rows, p, k)
         subsets = subsets_up_to(n, 2, 1)
         two = subsets[:, 1] >= 0
         i, j = subsets[two, 0], subsets[two, 1]

@@ -19,31 +19,19 @@ import itertools
 import numpy as np
 
 from ..interaction_indices import InteractionIndex, subsets_up_to
-from ..moebius import subset_codes
+from ..moebius import SubsetIndex
 from .prepared import Prepared
+from .values import factor_polynomial
 
 __all__ = ["leaf_interactions"]
 
 _CELLS = 1 << 23        # rows x background rows x leaves x depth held at once
 
 
-def _polynomials(R: np.ndarray, d: np.ndarray, skip: tuple[int, ...]) -> np.ndarray:
-    """Coefficients ``(..., D + 1)`` of ``prod_{f not in skip} (R_f + d_f z)`` over the last axis of ``R``, ``d``."""
-    D = R.shape[-1]
-    poly = np.zeros(R.shape[:-1] + (D + 1,))
-    poly[..., 0] = 1.0
-    for f in range(D):
-        if f in skip:
-            continue
-        shifted = np.zeros_like(poly)
-        shifted[..., 1:] = poly[..., :-1] * d[..., f, None]
-        poly = poly * R[..., f, None] + shifted
-    return poly
-
-
 def leaf_interactions(prep: Prepared, X: np.ndarray, index: InteractionIndex, mode: str,
-                      background: np.ndarray | None) -> np.ndarray:
-    """Exact values ``(rows, p, k)`` of ``index`` for the subsets :func:`subsets_up_to` ``(n, order)``.
+                      background: np.ndarray | None, min_size: int = 1) -> np.ndarray:
+    """Exact values ``(rows, p, k)`` of ``index`` for the subsets :func:`subsets_up_to` ``(n, order)`` (those
+    smaller than ``min_size`` left at 0: not computed).
 
     Examples
     --------
@@ -56,9 +44,7 @@ def leaf_interactions(prep: Prepared, X: np.ndarray, index: InteractionIndex, mo
     """
     paths, ens = prep.paths, prep.ensemble
     n, order = ens.n_features, index.order
-    subsets = subsets_up_to(n, order, 1)
-    codes = subset_codes(subsets)
-    by_code = np.argsort(codes)
+    where = SubsetIndex(subsets_up_to(n, order, 1))
     L, D = paths.feature.shape
     real = np.arange(D)[None, :] < paths.n_factors[:, None]                  # (L, D)
     A = np.where(real[None], paths.follows(ens, X), True).astype(float)    # (rows, L, D)
@@ -69,27 +55,25 @@ def leaf_interactions(prep: Prepared, X: np.ndarray, index: InteractionIndex, mo
     coef = index.coefficients(D)                                              # (order + 1, D + 1)
     value = paths.value                                                       # (L, k)
     rows, B, k = A.shape[0], Rb.shape[0], value.shape[1]
-    out = np.zeros((rows, subsets.shape[0], k))
+    out = np.zeros((rows, where.size, k))
     chunk = max(1, _CELLS // max(B * L * D, 1))
-    for s in range(1, min(order, D) + 1):
+    for s in range(min_size, min(order, D) + 1):
         for combo in itertools.combinations(range(D), s):
             ok = np.all(real[:, list(combo)], axis=1)                         # leaves with s real factors there
             if not ok.any():
                 continue
             feats = np.sort(paths.feature[ok][:, list(combo)], axis=1)
             padded = np.pad(feats, ((0, 0), (0, order - s)), constant_values=-1)
-            target = by_code[np.searchsorted(codes[by_code], subset_codes(padded))]     # (L_ok,)
+            target = where(padded)                                            # (L_ok,)
             Aok, Rok = A[:, ok], Rb[:, ok]
             for start in range(0, rows, chunk):
                 a = Aok[start:start + chunk, None]                            # (r, 1, L_ok, D)
                 R = np.broadcast_to(Rok[None], (a.shape[0],) + Rok.shape)     # (r, B, L_ok, D)
                 d = a - R
                 lead = np.prod(d[..., list(combo)], axis=-1)                  # (r, B, L_ok)
-                poly = _polynomials(R, d, combo)                              # (r, B, L_ok, D + 1)
+                poly = factor_polynomial(R, d, combo)                              # (r, B, L_ok, D + 1)
                 tail = poly[..., : D + 1 - s] @ coef[s, s:]                   # sum_r c(s, s + r) e_r
                 per_leaf = (lead * tail).mean(axis=1)                         # (r, L_ok): background average
                 contrib = per_leaf[:, :, None] * value[ok][None]              # (r, L_ok, k)
-                block = out[start:start + chunk]
-                for j in range(k):
-                    np.add.at(block[:, :, j], (slice(None), target), contrib[:, :, j])
+                np.add.at(out[start:start + chunk], (slice(None), target), contrib)
     return out

@@ -25,7 +25,7 @@ import numpy as np
 from ..combinatorics import log_binom, logsumexp
 from ..semivalues import Semivalue
 
-__all__ = ["path_weights", "leaf_semivalues", "sign_tables"]
+__all__ = ["path_weights", "leaf_semivalues", "sign_tables", "factor_polynomial"]
 
 
 def path_weights(semivalue: Semivalue, n_players: int, depth: int) -> np.ndarray:
@@ -48,6 +48,27 @@ def path_weights(semivalue: Semivalue, n_players: int, depth: int) -> np.ndarray
     return out
 
 
+def factor_polynomial(const: np.ndarray, slope: np.ndarray, skip: tuple[int, ...] = ()) -> np.ndarray:
+    """Coefficients ``(..., D + 1)`` of ``prod_f (const_f + slope_f z)`` over the last axis (``D`` factors), the
+    factors in ``skip`` left out: how much weight the coalitions holding ``t`` of a path's features carry.
+
+    Examples
+    --------
+    >>> factor_polynomial(np.array([1.0, 2.0]), np.array([1.0, 1.0]))      # (1 + z)(2 + z)
+    array([2., 3., 1.])
+    """
+    D = const.shape[-1]
+    poly = np.zeros(const.shape[:-1] + (D + 1,))
+    poly[..., 0] = 1.0
+    for f in range(D):
+        if f in skip:
+            continue
+        shifted = np.zeros_like(poly)
+        shifted[..., 1:] = poly[..., :-1] * slope[..., f, None]
+        poly = poly * const[..., f, None] + shifted
+    return poly
+
+
 def leaf_semivalues(A: np.ndarray, R: np.ndarray, n_factors: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Per-factor value of each leaf term: ``(A_i - R_i) * sum_t e_t c(F, t)``.
 
@@ -63,13 +84,7 @@ def leaf_semivalues(A: np.ndarray, R: np.ndarray, n_factors: np.ndarray, weights
     """
     A, R = np.broadcast_arrays(np.asarray(A, dtype=float), np.asarray(R, dtype=float))
     D = A.shape[-1]
-    # coefficients of prod_f (R_f + A_f z), degree <= D
-    poly = np.zeros(A.shape[:-1] + (D + 1,))
-    poly[..., 0] = 1.0
-    for s in range(D):
-        shifted = np.zeros_like(poly)
-        shifted[..., 1:] = poly[..., :-1] * A[..., s, None]
-        poly = poly * R[..., s, None] + shifted
+    poly = factor_polynomial(R, A)                          # coefficients of prod_f (R_f + A_f z), degree <= D
     cw = weights[n_factors]                                  # (L, D): c(F_L, t)
     out = np.zeros(A.shape)
     for s in range(D):
