@@ -179,6 +179,19 @@ def test_same_seed_same_values_and_null_players_get_zero():
     np.testing.assert_allclose(a.values, exact.values, atol=1e-9)     # 120 >= 2^6: the six players, exactly
 
 
+def test_pairs_of_players_beyond_the_sixty_fourth_are_told_apart():
+    """Subsets are looked up by their members, not by a 64-bit mask: with 70 players the pairs (3, 68) and (64, 65)
+    get their own values (a mask wrapped around gave them the singletons' ones)."""
+    g = fs.games.FunctionGame(lambda S: 5.0 * S[:, 3] * S[:, 68] + 3.0 * S[:, 64] * S[:, 65] + S.sum(axis=1),
+                              n_players=70)
+    res = fs.interactions(g, "k-sii", order=2, budget=6000, seed=0)
+    for pair, truth in (((3, 68), 5.0), ((64, 65), 3.0)):
+        assert abs(res.get(pair) - truth) < 3 * res.get_stderr(pair) + 1e-9 and res.get_stderr(pair) < 0.5
+    np.testing.assert_allclose([res.get((i,)) for i in (3, 64, 68, 0)], 1.0, atol=1e-9)
+    m = res.matrix()
+    assert m.shape == (70, 70) and m[3, 68] == m[68, 3] == res.get((3, 68))
+
+
 def test_result_views():
     g = fs.games.SOUMGame(np.array([[1, 1, 0], [0, 1, 1]], bool), [2.0, -1.0], player_names=["a", "b", "c"])
     res = fs.interactions(g, "moebius", order=2, method="exact")

@@ -13,7 +13,7 @@ import numpy as np
 
 from .interaction_indices import InteractionIndex
 
-__all__ = ["SubsetIndex", "interactions_from_all_values", "moebius_transform", "interactions_from_terms", "subset_codes", "contains", "superset_sums",
+__all__ = ["SubsetIndex", "subset_keys", "interactions_from_all_values", "moebius_transform", "interactions_from_terms", "subset_codes", "contains", "superset_sums",
            "popcount"]
 
 
@@ -113,8 +113,25 @@ def interactions_from_terms(carriers: np.ndarray, coefficients: np.ndarray, inde
     return out
 
 
+def subset_keys(subsets: np.ndarray) -> np.ndarray:
+    """One fixed-width byte key per padded subset row, whatever the order of its members and however many players
+    (unlike :func:`subset_codes`, which holds 62 players at most).
+
+    Examples
+    --------
+    >>> k = subset_keys(np.array([[2, 0], [0, 2], [0, -1], [70, 99]]))
+    >>> bool(k[0] == k[1]), bool(k[0] == k[2]), bool(k[3] == k[0])
+    (True, False, False)
+    """
+    rows = np.asarray(subsets, dtype=np.int64).reshape(len(subsets), -1)
+    ordered = np.sort(np.where(rows >= 0, rows, np.iinfo(np.int64).max), axis=1)
+    raw = np.ascontiguousarray(ordered.astype(">i8"))
+    return raw.view(f"S{8 * max(raw.shape[1], 1)}").ravel() if raw.shape[1] else np.zeros(len(rows), "S8")
+
+
 class SubsetIndex:
-    """Where padded subsets (rows of :func:`~fairshare.interaction_indices.subsets_up_to`) sit in a list of them.
+    """Where padded subsets (rows of :func:`~fairshare.interaction_indices.subsets_up_to`) sit in a list of them,
+    for any number of players; the members of a row may come in any order.
 
     Examples
     --------
@@ -122,18 +139,30 @@ class SubsetIndex:
     >>> where = SubsetIndex(subsets_up_to(3, 2))
     >>> where(np.array([[1, 2], [0, -1]])).tolist(), where.contains(np.array([[0, 1, 2]]))
     ([5, 0], array([False]))
+    >>> pairs = subsets_up_to(100, 2)                                  # beyond 64 players too
+    >>> pairs[SubsetIndex(pairs)(np.array([[99, 63]]))].tolist()
+    [[63, 99]]
     """
 
     def __init__(self, subsets: np.ndarray) -> None:
-        codes = subset_codes(subsets)
-        self._order = np.argsort(codes, kind="stable")
-        self._sorted = codes[self._order]
-        self.size = int(codes.size)
+        self.width = np.asarray(subsets).shape[1] if np.ndim(subsets) == 2 else 0
+        keys = subset_keys(subsets)
+        self._order = np.argsort(keys, kind="stable")
+        self._sorted = keys[self._order]
+        self.size = int(keys.size)
 
     def _at(self, subsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        codes = subset_codes(subsets)
-        at = np.minimum(np.searchsorted(self._sorted, codes), max(self._sorted.size - 1, 0))
-        return at, self._sorted[at] == codes if self._sorted.size else np.zeros(codes.shape, bool)
+        rows = np.asarray(subsets, dtype=np.int64).reshape(len(subsets), -1)
+        if rows.shape[1] != self.width:                    # pad or cut the padding to the list's width
+            extra = rows[:, self.width:]
+            if np.any(extra >= 0):
+                return np.zeros(len(rows), np.intp), np.zeros(len(rows), bool)
+            rows = np.pad(rows[:, :self.width], ((0, 0), (0, max(self.width - rows.shape[1], 0))), constant_values=-1)
+        keys = subset_keys(rows)
+        if not self._sorted.size:
+            return np.zeros(keys.shape, np.intp), np.zeros(keys.shape, bool)
+        at = np.minimum(np.searchsorted(self._sorted, keys), self._sorted.size - 1)
+        return at, self._sorted[at] == keys
 
     def contains(self, subsets: np.ndarray) -> np.ndarray:
         """Whether each row of ``subsets`` is in the list."""
