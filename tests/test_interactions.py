@@ -133,20 +133,26 @@ def relative_error(res, exact):
     return float(np.sum((res.values - exact) ** 2) / np.sum(exact ** 2))
 
 
-@pytest.mark.parametrize("kind", ["k-sii", "fsii", "sii", "stii", "bii", "fbii"])
-def test_error_falls_with_the_budget_and_error_bars_cover(kind):
-    errors, covered = {300: [], 3000: []}, []
+_FALLS = ([("iq-regression", kind, 14, 6, (300, 3000), 0.02) for kind in ["k-sii", "fsii", "sii", "stii", "bii", "fbii"]]
+          + [("iq-permutation", kind, 10, 5, (400, 4000), 0.05) for kind in ["sii", "k-sii", "stii"]])
+
+
+@pytest.mark.parametrize("method, kind, n, max_size, budgets, tol", _FALLS, ids=[f"{c[0]}-{c[1]}" for c in _FALLS])
+def test_error_falls_with_the_budget_and_error_bars_cover(method, kind, n, max_size, budgets, tol):
+    """iq-regression is what auto picks; iq-permutation is named."""
+    errors, covered = {b: [] for b in budgets}, []
     for seed in range(4):
-        g, f = soum_pair(seed=seed, max_size=6)
+        g, f = soum_pair(n=n, seed=seed, max_size=max_size)
         exact = fs.interactions(g, kind, order=2, method="exact").values
-        for budget in errors:
-            res = fs.interactions(f, kind, order=2, budget=budget, seed=seed)
-            assert res.method == "iq-regression" and res.n_evaluations <= budget
+        for budget in budgets:
+            res = fs.interactions(f, kind, order=2, budget=budget, seed=seed,
+                                  method="auto" if method == "iq-regression" else method)
+            assert res.method == method and res.n_evaluations <= budget
             errors[budget].append(relative_error(res, exact))
-            if budget == 3000:
+            if budget == budgets[1]:
                 covered.append(np.mean(np.abs(res.values - exact) <= 2 * res.stderr))
-    assert np.median(errors[3000]) < 0.5 * np.median(errors[300]), errors
-    assert np.median(errors[3000]) < 0.02, errors
+    assert np.median(errors[budgets[1]]) < 0.5 * np.median(errors[budgets[0]]), errors
+    assert np.median(errors[budgets[1]]) < tol, errors
     assert np.mean(covered) >= 0.85, covered
 
 
@@ -224,6 +230,9 @@ class Counting(fs.games.FunctionGame):
     (dict(budget=100, surrogate_order=3), "surrogate_order=3 exceeds the order 2"),
     (dict(budget=100, distribution="uniform"), "distribution"),
     (dict(budget=100, n_samples=5), r"unknown option\(s\) \['n_samples'\]"),
+    (dict(method="iq-permutation", index="fsii", budget=1000), "supports the permutation interactions index"),
+    (dict(method="iq-permutation", index="stii", budget=20), "too small for method 'iq-permutation'"),
+    (dict(method="iq-permutation", budget=100, paired=True), "unknown option"),
 ])
 def test_bad_arguments_are_refused_before_any_evaluation(bad, match):
     g = Counting(lambda S: S.sum(axis=1) ** 2.0, n_players=8)
@@ -406,3 +415,53 @@ def test_explain_does_not_evaluate_again_what_the_values_evaluated(cancer):
     evaluated = sum(rows_seen) // 20                                    # coalitions the model saw
     spent = int(both.n_evaluations[0]) + both.info["interactions"]["n_evaluations"]
     assert evaluated < spent, (evaluated, spent)                        # the overlap came from the store
+
+
+# ------------------------------------------------------------------------------ permutation sampling (SII, k-SII, STII)
+def _every_permutation_batch(n: int, kind: str, order: int):
+    """A batch holding all n! permutations, read through the method's template as its sampler reads them."""
+    from fairshare.estimation.samplers.interaction_permutations import (InteractionPermutationBatch,
+                                                                         lower_coalitions, permutation_template)
+
+    perms = np.array(list(itertools.permutations(range(n))))
+    ranks = np.argsort(perms, axis=1)
+    rows = permutation_template("stii" if kind == "stii" else "sii", n, order).rows
+    X = rows[:, ranks].transpose(1, 0, 2).reshape(-1, n)
+    lower = lower_coalitions(n, order) if kind == "stii" else np.zeros((0, n), bool)
+    return InteractionPermutationBatch(perms, np.concatenate([lower, X]), lower.shape[0], len(perms))
+
+
+@pytest.mark.parametrize("kind", ["sii", "k-sii", "stii"])
+@pytest.mark.parametrize("order", [1, 2, 3])
+def test_permutation_sampling_over_every_permutation_is_the_definition(kind, order):
+    """Each permutation's windows (SII) or the players before each subset (STII) are draws of the index's
+    distribution: over all n! permutations the estimator equals brute force from the definition, exactly."""
+    from fairshare.estimation.interaction_permutation import PermutationInteractionSolver
+    from fairshare.estimation.spec import Setup
+
+    n = 5
+    game, table = table_game(n, seed=order)
+    ix = fs.InteractionIndex(kind, order)
+    rng = np.random.default_rng(0)
+    solver = PermutationInteractionSolver(Setup(n, ix, 0, {}, rng, rng))
+    batch = _every_permutation_batch(n, kind, order)
+    solver.start(game(np.zeros((1, n), bool)).reshape(1), game(np.ones((1, n), bool)).reshape(1))
+    solver.absorb(batch, game(batch.coalitions)[:, None])
+    values, stderr, info = solver.result()
+    want = brute(kind, order, n, table)
+    np.testing.assert_allclose(values[:, 0], [want[tuple(int(i) for i in r if i >= 0)] for r in solver.subsets],
+                               atol=1e-10)
+    assert info["n_permutations"] == 120 and np.all(np.isfinite(stderr))
+
+
+def test_permutation_sampling_is_a_baseline_auto_does_not_pick_and_it_refuses_templates_too_large():
+    g, f = soum_pair(n=12, seed=0, max_size=4)
+    assert fs.interactions(f, "k-sii", budget=1500, seed=0).method == "iq-regression"
+    wide = Counting(lambda S: S.sum(axis=1), n_players=300)
+    with pytest.raises(ValueError, match="evaluation terms"):
+        fs.interactions(wide, "stii", order=3, method="iq-permutation", budget=10**9)
+    assert wide.n_evaluations == 0
+    # a pair seen in no window yet has the value 0 and an infinite error bar, said with a budget that gives one
+    with pytest.warns(UserWarning, match="infinite"):
+        few = fs.interactions(f, "sii", method="iq-permutation", budget=40, seed=1)
+    assert np.isinf(few.stderr).any()

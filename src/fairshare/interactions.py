@@ -56,7 +56,7 @@ def interactions(game: Game, index: str | InteractionIndex = "k-sii", order: int
         Banzhaf values for fbii and bii).
     order : int, default 2
         The largest subset size valued (1..n).
-    method : "auto", "exact", "iq-regression" or "iq-stratified"
+    method : "auto", "exact", "iq-regression", "iq-stratified" or "iq-permutation"
         ``"exact"`` uses the game's closed form (a sum of unanimity games, a tree) or enumerates all ``2^n``
         coalitions (n <= 22 unless ``allow_large=True``). ``"auto"`` takes exact values when the budget covers
         every coalition, else ``iq-regression``; ``info["choice"]`` says which and why.

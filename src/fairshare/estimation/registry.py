@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import exact_method, interaction_regression, leave_one_out, montecarlo, regression, sgd
+from . import exact_method, interaction_permutation, interaction_regression, leave_one_out, montecarlo, regression, sgd
 from .spec import INDEX_FAMILIES, MethodSpec
 
 __all__ = ["MethodInfo", "get_method", "methods", "method_names", "methods_markdown", "registered"]
@@ -31,7 +31,8 @@ def _build(specs: list[MethodSpec]) -> dict[str, MethodSpec]:
 
 
 _REGISTRY = _build(exact_method.SPECS + montecarlo.SPECS[:2] + regression.SPECS + montecarlo.SPECS[2:] + sgd.SPECS
-                   + leave_one_out.SPECS + interaction_regression.SPECS)
+                   + leave_one_out.SPECS + interaction_regression.SPECS
+                   + interaction_permutation.SPECS)
 
 
 def method_names() -> list[str]:
@@ -100,6 +101,7 @@ def methods_markdown() -> str:
     for m in methods():
         index = ", ".join(m.indices).replace("any semivalue", "any").replace("weighted-banzhaf", "(weighted) Banzhaf")
         index = index.replace("cardinal interactions", "interactions: k-SII, SII, STII, BII, Moebius")
+        index = index.replace("permutation interactions", "interactions: k-SII, SII, STII")
         index = index.replace(", interactions", ", any interaction index").replace("^interactions", "")
         if index == "interactions":
             index = "any interaction index"

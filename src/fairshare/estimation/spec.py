@@ -41,6 +41,7 @@ INDEX_FAMILIES: dict[str, Callable[[Any], bool]] = {
     "any semivalue": lambda sv: isinstance(sv, Semivalue),
     "interactions": lambda ix: isinstance(ix, InteractionIndex),
     "cardinal interactions": lambda ix: isinstance(ix, InteractionIndex) and ix.cardinal,
+    "permutation interactions": lambda ix: isinstance(ix, InteractionIndex) and ix.kind in ("sii", "k-sii", "stii"),
 }
 
 
