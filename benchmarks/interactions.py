@@ -22,15 +22,19 @@ from .common import best_of, plot_lines, results_dir, table, write_report
 
 SIZES = {
     "quick": dict(seeds=1, games=[(10, 2)], budgets=(20,), big=(30, 1500), trees=[(10, 3)], tree_rows=5,
-                  shapiq_rows=2),
+                  shapiq_rows=2, model_games=["california"]),
     "default": dict(seeds=10, games=[(16, 2), (16, 3), (30, 2)], budgets=(10, 30, 100), big=(100, 20000),
-                    trees=[(100, 4), (300, 6)], tree_rows=100, shapiq_rows=10),
+                    trees=[(100, 4), (300, 6)], tree_rows=100, shapiq_rows=10,
+                    model_games=["breast-cancer", "california", "digits-patches"]),
     "full": dict(seeds=10, games=[(16, 2), (16, 3), (30, 2), (30, 3)], budgets=(10, 20, 30, 50, 100), big=(100, 20000),
-                 trees=[(100, 4), (300, 6), (500, 8)], tree_rows=200, shapiq_rows=20),
+                 trees=[(100, 4), (300, 6), (500, 8)], tree_rows=200, shapiq_rows=20,
+                 model_games=["breast-cancer", "california", "digits-patches"]),
 }
 
 #: shapiq's approximators (class name, index they estimate here)
 PEERS_KSII = ("KernelSHAPIQ", "InconsistentKernelSHAPIQ", "SVARMIQ", "SHAPIQ", "PermutationSamplingSII")
+#: our estimators in the k-SII tables (iq-regression is what auto picks)
+OURS_KSII = ("fairshare iq-regression", "fairshare iq-stratified", "fairshare iq-permutation")
 
 
 def _game(n: int, seed: int) -> tuple[fs.games.SOUMGame, fs.games.FunctionGame]:
@@ -46,63 +50,160 @@ def _rel(est: np.ndarray, exact: np.ndarray) -> float:
     return float(np.sum((est - exact) ** 2) / np.sum(exact ** 2))
 
 
-def accuracy_rows(cfg: dict) -> tuple[list, list, list]:
+def _run_cell(f: fs.Game, fn, n: int, order: int, budget: int, seed: int, exact: dict, errs: dict, secs: dict,
+              cov: list, fsii: bool = True) -> None:
+    """Every approximator once on the game ``f`` (ours) / ``fn`` (shapiq's: a function of a boolean matrix) at one
+    budget; errors against ``exact`` (index -> values) appended to ``errs``, seconds to ``secs``."""
     import shapiq
 
+    ours = [("fairshare iq-regression", "k-sii", "auto"), ("fairshare iq-stratified", "k-sii", "iq-stratified"),
+            ("fairshare iq-permutation", "k-sii", "iq-permutation")]
+    if fsii:
+        ours.append(("fairshare iq-regression (FSII)", "fsii", "auto"))
+    for label, ix, method in ours:
+        start = time.perf_counter()
+        try:
+            res = fs.interactions(f, ix, order=order, method=method, budget=budget, seed=seed)
+        except fs.BudgetError:                        # FSII's fit needs a row per unknown; permutations need one
+            errs.setdefault(label, []).append(np.nan)
+            continue
+        secs[label] = secs.get(label, 0.0) + time.perf_counter() - start
+        errs.setdefault(label, []).append(_rel(res.values, exact[ix]))
+        if label == "fairshare iq-regression":
+            cov.append(float(np.mean(np.abs(res.values - exact[ix]) <= 2 * res.stderr)))
+    for name in PEERS_KSII + (("RegressionFSII",) if fsii else ()):
+        cls = getattr(shapiq, name)
+        kw = {} if name == "RegressionFSII" else {"index": "k-SII"}
+        if name == "RegressionFSII" and not np.isfinite(errs["fairshare iq-regression (FSII)"][-1]):
+            continue
+        approx = cls(n=n, max_order=order, random_state=seed, **kw)
+        start = time.perf_counter()
+        try:
+            iv = approx.approximate(budget, fn)
+        except Exception as exc:                                # a peer failing is reported, not hidden
+            errs.setdefault(name, []).append(np.nan)
+            print(f"{name} failed at n={n}, budget={budget}: {exc}")
+            continue
+        secs[name] = secs.get(name, 0.0) + time.perf_counter() - start
+        ix = "fsii" if name == "RegressionFSII" else "k-sii"
+        errs.setdefault(name, []).append(_rel(_as_vector(iv, subsets_up_to(n, order)), exact[ix]))
+
+
+def _median(values: list) -> float:
+    finite = [v for v in values if np.isfinite(v)]
+    return float(np.median(finite)) if finite else np.nan
+
+
+def _ksii_row(head: list, errs: dict) -> list:
+    """``head`` + each approximator's median error + the best peer and our ratio to it."""
+    ours = _median(errs["fairshare iq-regression"])
+    best_peer = min((_median(v), k) for k, v in errs.items() if k in PEERS_KSII and np.isfinite(_median(v)))
+    return (head + [ours] + [_median(errs.get(label, [np.nan])) for label in OURS_KSII[1:]]
+            + [_median(errs.get(p, [np.nan])) for p in PEERS_KSII] + [best_peer[1], ours / best_peer[0]])
+
+
+def accuracy_rows(cfg: dict) -> tuple[list, list, list]:
     rows, coverage, times = [], [], []
     for n, order in cfg["games"]:
-        subsets = subsets_up_to(n, order)
         for factor in cfg["budgets"]:
             budget = factor * n
             errs: dict[str, list] = {}
             secs: dict[str, float] = {}
-            cov = []
+            cov: list = []
             for seed in range(cfg["seeds"]):
                 g, f = _game(n, seed)
                 exact = {ix: fs.interactions(g, ix, order=order, method="exact").values for ix in ("k-sii", "fsii")}
-                for label, ix, method in (("fairshare iq-regression", "k-sii", "auto"),
-                                          ("fairshare iq-stratified", "k-sii", "iq-stratified"),
-                                          ("fairshare iq-regression (FSII)", "fsii", "auto")):
-                    start = time.perf_counter()
-                    try:
-                        res = fs.interactions(f, ix, order=order, method=method, budget=budget, seed=seed)
-                    except fs.BudgetError:                        # FSII's fit needs a row per unknown
-                        continue
-                    secs[label] = secs.get(label, 0.0) + time.perf_counter() - start
-                    errs.setdefault(label, []).append(_rel(res.values, exact[ix]))
-                    if label == "fairshare iq-regression":
-                        cov.append(float(np.mean(np.abs(res.values - exact[ix]) <= 2 * res.stderr)))
-                fn = lambda S: g(np.atleast_2d(np.asarray(S, dtype=bool)))  # noqa: E731  (one coalition: a row)
-                for name in PEERS_KSII + ("RegressionFSII",):
-                    cls = getattr(shapiq, name)
-                    kw = {} if name == "RegressionFSII" else {"index": "k-SII"}
-                    if name == "RegressionFSII" and "fairshare iq-regression (FSII)" not in errs:
-                        continue
-                    approx = cls(n=n, max_order=order, random_state=seed, **kw)
-                    start = time.perf_counter()
-                    try:
-                        iv = approx.approximate(budget, fn)
-                    except Exception as exc:                                # a peer failing is reported, not hidden
-                        errs.setdefault(name, []).append(np.nan)
-                        print(f"{name} failed at n={n}, budget={budget}: {exc}")
-                        continue
-                    secs[name] = secs.get(name, 0.0) + time.perf_counter() - start
-                    ix = "fsii" if name == "RegressionFSII" else "k-sii"
-                    errs.setdefault(name, []).append(_rel(_as_vector(iv, subsets), exact[ix]))
-            ours = float(np.median(errs["fairshare iq-regression"]))
-            best_peer = min((float(np.nanmedian(v)), k) for k, v in errs.items()
-                            if k in PEERS_KSII and np.isfinite(np.nanmedian(v)))
-            rows.append([n, order, budget, ours, float(np.median(errs["fairshare iq-stratified"]))]
-                        + [float(np.nanmedian(errs.get(p, [np.nan]))) for p in PEERS_KSII]
-                        + [best_peer[1], ours / best_peer[0]])
-            fsii = errs.get("fairshare iq-regression (FSII)")
+                fn = lambda S, g=g: g(np.atleast_2d(np.asarray(S, dtype=bool)))  # noqa: E731  (one coalition: a row)
+                _run_cell(f, fn, n, order, budget, seed, exact, errs, secs, cov)
+            rows.append(_ksii_row([n, order, budget], errs))
+            fsii = [v for v in errs.get("fairshare iq-regression (FSII)", []) if np.isfinite(v)]
             peer = errs.get("RegressionFSII")
             if fsii and peer:
-                times.append([n, order, budget, float(np.median(fsii)), float(np.nanmedian(peer)),
-                              float(np.median(fsii)) / float(np.nanmedian(peer)),
+                times.append([n, order, budget, float(np.median(fsii)), _median(peer),
+                              float(np.median(fsii)) / _median(peer),
                               secs["fairshare iq-regression"] / secs["KernelSHAPIQ"]])
-            coverage.append([n, order, budget, float(np.mean(cov))])
+            coverage.append(["SOUM", n, order, budget, float(np.mean(cov))])
     return rows, coverage, times
+
+
+def model_games(name: str, seed: int) -> tuple[int, fs.Game]:
+    """A real model's game at the row ``seed``: ``(n, game)``, the game knowing its exact values or small enough
+    to enumerate.
+
+    - ``breast-cancer``: xgboost (100 trees, depth 4) on scikit-learn's breast cancer, 30 features, the
+      path-dependent tree game of its margin (exact values from the trees);
+    - ``california``: xgboost (100 trees, depth 6) on california housing (``../shared/datasets``), 8 features;
+    - ``digits-patches``: an MLP on scikit-learn's 8x8 digits, 16 players = the 2x2 patches, a patch left out is
+      black, the value the probability of the row's true class (exact by enumerating 2^16 images).
+    """
+    return _MODEL_GAMES[name](seed)
+
+
+def _tree_game(load, depth: int):
+    import xgboost as xgb
+
+    X, y = load()
+    model = xgb.XGBRegressor(n_estimators=100, max_depth=depth, learning_rate=0.1, random_state=0).fit(X, y)
+    return lambda seed: (X.shape[1], fs.games.TreeGame(model, X[1000 + seed if len(X) > 1500 else seed]))
+
+
+def _digits_game():
+    from sklearn.neural_network import MLPClassifier
+
+    from .datasets import digits_task
+
+    X, y = digits_task()
+    model = MLPClassifier(hidden_layer_sizes=(64,), max_iter=400, random_state=0).fit(X[:1500], y[:1500])
+    cell = np.arange(64).reshape(8, 8)
+    patch = (cell // 8 // 2) * 4 + (cell % 8) // 2                     # (8, 8): which 2x2 patch a pixel is in
+
+    def make(seed: int):
+        x, label = X[1500 + seed], int(y[1500 + seed])
+
+        def value(S: np.ndarray) -> np.ndarray:
+            images = np.where(np.asarray(S, bool)[:, patch.ravel()], x[None, :], 0.0)
+            return model.predict_proba(images)[:, label]
+
+        return 16, fs.games.FunctionGame(value, n_players=16)
+    return make
+
+
+def _cancer():
+    from sklearn.datasets import load_breast_cancer
+
+    return load_breast_cancer(return_X_y=True)
+
+
+def _california():
+    from .datasets import california
+
+    X, y, _ = california()
+    return X, y
+
+
+_MODEL_GAMES: dict = {}
+
+
+def model_rows(cfg: dict) -> tuple[list, list]:
+    """k-SII order 2 on real models' games (the same budgets 10n..100n), every approximator side by side."""
+    _MODEL_GAMES.update({"breast-cancer": _tree_game(_cancer, 4), "california": _tree_game(_california, 6),
+                         "digits-patches": _digits_game()})
+    rows, coverage = [], []
+    for name in cfg["model_games"]:
+        n = model_games(name, 0)[0]
+        for factor in cfg["budgets"]:
+            budget = factor * n
+            errs: dict[str, list] = {}
+            cov: list = []
+            for seed in range(cfg["seeds"]):
+                n, g = model_games(name, seed)
+                exact = {"k-sii": fs.interactions(g, "k-sii", order=2, method="exact").values}
+                f = fs.games.FunctionGame(lambda S, g=g: g(S), n_players=n)            # a black box to the estimators
+                fn = lambda S, g=g: g(np.atleast_2d(np.asarray(S, dtype=bool)))  # noqa: E731
+                _run_cell(f, fn, n, 2, budget, seed, exact, errs, {}, cov, fsii=False)
+            rows.append(_ksii_row([name, n, budget], errs))
+            coverage.append([name, n, 2, budget, float(np.mean(cov))])
+    return rows, coverage
 
 
 def exact_rows() -> list:
@@ -179,28 +280,42 @@ def main(size: str = "default", seeds: int | None = None, out: str | None = None
     warnings.simplefilter("ignore")
     start = time.perf_counter()
     rows, coverage, fsii = accuracy_rows(cfg)
+    mrows, mcoverage = model_rows(cfg)
     exact = exact_rows()
     big = big_row(cfg)
     trees = tree_rows(cfg)
     folder = results_dir("interactions", out)
-    labels = ["fairshare iq-regression", "fairshare iq-stratified", *PEERS_KSII]
+    labels = [*OURS_KSII, *PEERS_KSII]
     for n, order in cfg["games"]:
         mine = [r for r in rows if r[0] == n and r[1] == order]
         plot_lines(folder / f"ksii_n{n}_order{order}.png", f"k-SII, n = {n}, order {order} (sum of unanimity games)",
                    "budget (game evaluations)", "median relative squared error",
                    {label: ([r[2] for r in mine], [r[3 + j] for r in mine]) for j, label in enumerate(labels)})
+    for name in cfg["model_games"]:
+        mine = [r for r in mrows if r[0] == name]
+        plot_lines(folder / f"ksii_{name}.png", f"k-SII order 2, {name} (n = {mine[0][1]})",
+                   "budget (game evaluations)", "median relative squared error",
+                   {label: ([r[2] for r in mine], [r[3 + j] for r in mine]) for j, label in enumerate(labels)})
     sections = [
         f"Run with `fairshare bench interactions --size {size}` in {time.perf_counter() - start:.0f} s; "
         f"{cfg['seeds']} seeds per cell; sums of 50 unanimity games with carriers of uniform random size 1..n. "
-        "Error: median relative squared error over all subsets of 1..order players (k-SII) against the closed form.",
+        "Error: median relative squared error over all subsets of 1..order players (k-SII) against the closed form "
+        "(a value of 1 is the error of answering all zeros). `fairshare iq-regression` is what `auto` picks; "
+        "iq-stratified and iq-permutation are named with `method=`.",
         "## k-SII: fairshare against shapiq's approximators (same games, same budgets)\n\n" + table(
-            ["n", "order", "budget", "fairshare iq-regression", "fairshare iq-stratified", *PEERS_KSII,
-             "best shapiq", "fairshare / best shapiq"], rows),
+            ["n", "order", "budget", *OURS_KSII, *PEERS_KSII, "best shapiq", "fairshare / best shapiq"], rows),
+        "## k-SII order 2 on real models' games (the row explained changes with the seed)\n\n"
+        "breast-cancer: xgboost (100 trees, depth 4) on scikit-learn's breast cancer, 30 features, the tree game of "
+        "its margin (exact values from the trees); california: xgboost (100 trees, depth 6), 8 features (budgets "
+        "of 2^8 = 256 and more cover every coalition: auto gives exact values); digits-patches: an MLP on 8x8 digits, "
+        "16 players = 2x2 patches, a patch left out is black, the value the probability of the true class (exact by "
+        "enumerating 2^16 images). Every estimator sees the same black-box game.\n\n" + table(
+            ["game", "n", "budget", *OURS_KSII, *PEERS_KSII, "best shapiq", "fairshare / best shapiq"], mrows),
         "## FSII: iq-regression against shapiq's RegressionFSII\n\n" + table(
             ["n", "order", "budget", "fairshare", "RegressionFSII", "fairshare / RegressionFSII",
              "k-SII time: fairshare / KernelSHAPIQ"], fsii),
-        "## Error bars: share of subsets whose exact value lies within +-2 standard errors (k-SII)\n\n" + table(
-            ["n", "order", "budget", "coverage"], coverage),
+        "## Error bars: share of subsets whose exact value lies within +-2 standard errors (k-SII, iq-regression)"
+        "\n\n" + table(["game", "n", "order", "budget", "coverage"], coverage + mcoverage),
         "## Exact values against shapiq's ExactComputer (n = 10, the same game)\n\n" + table(
             ["index", "order", "max |fairshare - shapiq|"], exact),
         "## Exact tree interactions (breast cancer, random forest, path-dependent; best of 3)\n\n"

@@ -13,10 +13,11 @@ with ``v(empty)`` and ``v(N)`` fitted exactly for FSII, uniform for FBII), as re
 
     I(S) = I_hat(g)(S) + sum_U w_U (v(U) - g(U)) g_s(|U|, |U & S|)
 
-where ``g`` is the fitted polynomial of order ``l <= k`` (the largest whose ``1 + n + ... + C(n, l)`` unknowns
-the sample determines with room to spare), ``I(g)`` is its index exactly (from its Moebius terms), and the sum
-is the Horvitz-Thompson estimate of the index of the residual: unbiased whatever ``g`` is, and small where
-``g`` fits. With ``surrogate_order=0`` the surrogate is a constant and the estimator is the plain stratified
+where ``g`` is a fitted polynomial of order ``l <= k`` (:func:`surrogate_candidates`: each order whose
+``1 + n + ... + C(n, l)`` unknowns the sample determines, and ridge fits of orders ``>= 2`` from half a row per
+unknown; the one whose estimate has the least estimated variance), ``I(g)`` is its index exactly (from its Moebius
+terms), and the sum is the Horvitz-Thompson estimate of the index of the residual: unbiased whatever ``g`` is,
+and small where ``g`` fits (the surrogates are cross-fitted, so the correction of a row never uses its own fit). With ``surrogate_order=0`` the surrogate is a constant and the estimator is the plain stratified
 one (SVARM-IQ's idea: strata by size, every sample updating every subset).
 
 The correction is computed without a loop over subsets: ``g_s(u, j)`` is expanded in the binomial basis
@@ -48,7 +49,7 @@ from .sampling import CoalitionSample, DISTRIBUTIONS, shapley_size_log_mass
 from .solve import indicator_product, merge, replicate_stderr, unit_groups
 from .spec import MethodSpec, Setup
 
-__all__ = ["InteractionSolver", "SPECS", "surrogate_order", "n_unknowns"]
+__all__ = ["InteractionSolver", "SPECS", "surrogate_candidates", "n_unknowns"]
 
 #: random groups of sampling units for the standard errors
 _GROUPS = 16
@@ -58,6 +59,10 @@ _FOLDS = 4
 _ROWS_PER_UNKNOWN = 2.0
 #: and when its normal equations cost at most this many multiply-adds (rows x unknowns^2)
 _MAX_FIT_WORK = 2e10
+#: ridge fits of an order >= 2 are tried from this many rows per unknown, with these penalties (times the mean
+#: diagonal of the normal equations)
+_RIDGE_ROWS_PER_UNKNOWN = 0.5
+_RIDGES = (1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0)
 
 
 def n_unknowns(n: int, order: int) -> int:
@@ -71,19 +76,30 @@ def n_unknowns(n: int, order: int) -> int:
     return sum(math.comb(n, s) for s in range(order + 1))
 
 
-def surrogate_order(n: int, order: int, rows: int) -> int:
-    """The largest order ``l <= order`` whose polynomial ``rows`` coalitions fit with room to spare (0: a constant).
+def surrogate_candidates(n: int, order: int, rows: int, fixed: int | None = None) -> list[tuple[int, float]]:
+    """The surrogates a cardinal index tries, ``(order l, ridge)``: every order whose polynomial ``rows``
+    coalitions fit with room to spare (two rows per unknown, normal equations of at most ``2e10``
+    multiply-adds), and for orders ``l >= 2`` with at least half a
+    row per unknown, ridge fits over a grid of penalties (they shrink the interaction terms towards the additive
+    fit). The correction keeps each estimate unbiased; the one with the least estimated variance is taken.
 
     Examples
     --------
-    >>> surrogate_order(16, 2, 1500), surrogate_order(30, 2, 300), surrogate_order(100, 2, 20000)
-    (2, 1, 1)
+    >>> surrogate_candidates(30, 2, 900)[:3]          # 466 unknowns at order 2: only ridge fits of order 2
+    [(0, 0.0), (1, 0.0), (2, 0.0001)]
+    >>> surrogate_candidates(16, 2, 1500, fixed=1)
+    [(1, 0.0)]
     """
-    for ell in range(order, 0, -1):
+    out = []
+    for ell in range(order + 1) if fixed is None else [fixed]:
         p = n_unknowns(n, ell)
-        if rows >= _ROWS_PER_UNKNOWN * p and rows * float(p) ** 2 <= _MAX_FIT_WORK:
-            return ell
-    return 0
+        if ell > 0 and rows * float(p) ** 2 > _MAX_FIT_WORK:
+            continue
+        if ell == 0 or rows >= _ROWS_PER_UNKNOWN * p or fixed is not None:
+            out.append((ell, 0.0))
+        if fixed is None and ell >= 2 and rows >= _RIDGE_ROWS_PER_UNKNOWN * p:
+            out += [(ell, r) for r in _RIDGES]
+    return out
 
 
 def _log_size_mass(n: int, index: InteractionIndex, distribution: str) -> np.ndarray:
@@ -201,32 +217,32 @@ class InteractionSolver:
             values, stderr = self._faithful(rows)
             info["surrogate_order"] = self.index.order
         else:
-            if self.fixed_surrogate is not None:
-                candidates = [self.fixed_surrogate]
-            else:
-                candidates = list(range(surrogate_order(self.n, self.index.order, rows.n_rows) + 1))
-            fits = [self._surrogate(rows, ell) for ell in candidates]
+            candidates = surrogate_candidates(self.n, self.index.order, rows.n_rows, self.fixed_surrogate)
+            fits = [self._surrogate(rows, ell, ridge) for ell, ridge in candidates]
             corrections = self._corrections(rows, [resid for _, resid in fits])
             # the surrogate whose corrected estimate has the least estimated variance
             spread = [float(np.sum(se ** 2)) if np.all(np.isfinite(se)) else np.inf for _, se in corrections]
             best = int(np.argmin(spread))
             values, stderr = fits[best][0] + corrections[best][0], corrections[best][1]
-            info["surrogate_order"] = candidates[best]
+            info["surrogate_order"], info["surrogate_ridge"] = candidates[best]
         if rows.coverage == "partial":
             stderr = np.full_like(values, np.inf)
         return values, stderr, info
 
     # ------------------------------------------------------------------------------------------ fit
-    def _fit(self, rows: _Rows, order: int, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray, Any]:
+    def _fit(self, rows: _Rows, order: int, weight: np.ndarray, ridge: float = 0.0) -> tuple[np.ndarray, np.ndarray, Any]:
         """Weighted least squares of order ``order`` with row weights ``weight`` (0: not fitted; rows 0 and 1 are
         the ends): ``(features, beta (p, k), solve)``, ``solve`` mapping a perturbation of ``X' W y`` to one of
-        ``beta``."""
+        ``beta``. ``ridge`` shrinks the coefficients of subsets of two or more players towards 0 (a penalty of
+        ``ridge`` times the mean diagonal of ``X' W X``)."""
         feats, X = rows.design(order, self.n)
         V = rows.V
         if self.index.family != "banzhaf":
             # beta_empty = v(empty); the other coefficients add up to v(N) - v(empty); fit the rows in between
             Xi, yi, mi = X[2:, 1:], V[2:] - self.v0[None, :], weight[2:]
             A = Xi.T @ (Xi * mi[:, None])
+            if ridge:
+                A = A + ridge * float(np.mean(np.diag(A))) * np.diag(((feats[1:] >= 0).sum(axis=1) >= 2).astype(float))
             p = A.shape[0]
             scale = max(float(np.abs(A).max(initial=0.0)), 1e-300)
             K = np.zeros((p + 1, p + 1))
@@ -243,7 +259,10 @@ class InteractionSolver:
                 padded[:p] = D[1:]
                 return np.concatenate([np.zeros((1, D.shape[1])), (Kinv @ padded)[:p]])
         else:
-            Ainv = np.linalg.pinv(X.T @ (X * weight[:, None]), hermitian=True)
+            A = X.T @ (X * weight[:, None])
+            if ridge:
+                A = A + ridge * float(np.mean(np.diag(A))) * np.diag(((feats >= 0).sum(axis=1) >= 2).astype(float))
+            Ainv = np.linalg.pinv(A, hermitian=True)
             beta = Ainv @ (X.T @ (V * weight[:, None]))
 
             def solve(D: np.ndarray) -> np.ndarray:
@@ -266,7 +285,7 @@ class InteractionSolver:
         dx = solve(dev.transpose(1, 0, 2).reshape(beta.shape[0], G * k)).reshape(beta.shape[0], G, k)
         return values, replicate_stderr(dx, axis=1)[keep]
 
-    def _surrogate(self, rows: _Rows, ell: int) -> tuple[np.ndarray, np.ndarray]:
+    def _surrogate(self, rows: _Rows, ell: int, ridge: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
         """The exact index of the order-``ell`` surrogate and the residuals the correction sums, cross-fitted:
         each fold's residuals come from a fit on the other folds (and the rows taken with certainty), so the
         correction stays unbiased and its error bars honest whatever the fit does."""
@@ -281,7 +300,7 @@ class InteractionSolver:
         _, X = rows.design(ell, self.n)
         for f in range(folds):
             train = fold != f if folds > 1 else np.ones(rows.n_rows, dtype=bool)
-            feats, beta, _ = self._fit(rows, ell, np.where(train, weight if folds > 1 else rows.mu, 0.0))
+            feats, beta, _ = self._fit(rows, ell, np.where(train, weight if folds > 1 else rows.mu, 0.0), ridge)
             base += interactions_from_terms(_carriers(feats, self.n), beta, self.index, self.subsets) / folds
             r = rows.V - X @ beta
             held = fold == f
