@@ -25,9 +25,9 @@ k-SII, STII and FSII are *efficient*: their values over all subsets of sizes 0..
 ``v(empty)``) add up to ``v(N)``. FSII and FBII are the best order-k polynomial fits of the game under the
 Shapley kernel (with ``v(empty)`` and ``v(N)`` fitted exactly) and under uniform weights.
 
-SII, BII, STII, k-SII and the Moebius transform are *cardinal* indices: ``I(S) = sum_U v(U) g_s(|U|, |U & S|)``
-for a weight :meth:`InteractionIndex.coalition_weights` the samplers use; FSII and FBII are estimated by
-regression.
+Every index is also ``I(S) = sum_U v(U) g_s(|U|, |U & S|)`` with a weight :meth:`InteractionIndex.coalition_weights`
+the estimators use: in closed form for SII, BII, STII, k-SII and the Moebius transform, and for FSII and FBII the
+sum of ``c(s, t)`` over the ``T`` holding ``U`` and ``S``, in exact fractions.
 """
 
 from __future__ import annotations
@@ -117,11 +117,6 @@ class InteractionIndex:
         return self.kind in ("k-sii", "stii", "fsii") or (self.kind in ("sii",) and self.order == 1)
 
     @property
-    def cardinal(self) -> bool:
-        """Whether ``I(S) = sum_U v(U) g(|U|, |U & S|)`` with a closed-form ``g`` (the stratified estimators)."""
-        return self.kind in ("k-sii", "sii", "stii", "bii", "moebius")
-
-    @property
     def is_shapley(self) -> bool:
         return False
 
@@ -180,16 +175,19 @@ class InteractionIndex:
 
     def coalition_weights(self, n: int) -> np.ndarray:
         """``g[s, u, j]``: the weight of ``v(U)`` in ``I(S)`` for ``|S| = s``, ``|U| = u``, ``|U & S| = j``
-        (cardinal indices only), so that ``I(S) = sum_U v(U) g[s, |U|, |U & S|]``.
+        so that ``I(S) = sum_U v(U) g[s, |U|, |U & S|]``.
 
         Examples
         --------
         >>> g = InteractionIndex("sii", 1).coalition_weights(3)      # Shapley: +-|U'|! (n-|U'|-1)! / n!
         >>> np.round(g[1, :, 1] * 6, 6), np.round(g[1, :, 0] * 6, 6)
         (array([0., 2., 1., 2.]), array([-2., -1., -2.,  0.]))
+        >>> g = InteractionIndex("fbii", 1).coalition_weights(3)     # order 1: Banzhaf, +-1/4
+        >>> g[1, :, 1] * 4, g[1, :, 0] * 4
+        (array([0., 1., 1., 1.]), array([-1., -1., -1.,  0.]))
         """
-        if not self.cardinal:
-            raise ValueError(f"{self.kind} is not a cardinal index (it is estimated by regression)")
+        if self.kind in ("fsii", "fbii"):
+            return _weights_from_coefficients(self.kind, self.order, n).copy()
         k = self.order
         g = np.zeros((k + 1, n + 1, k + 1))
         u = np.arange(n + 1)[:, None]
@@ -226,6 +224,34 @@ class InteractionIndex:
                 count = np.where((t >= a) & (n - s - t >= r - a), count, 0.0)
                 out += B[r] * (-1.0) ** (r - a) * count * _sii_p(n, s + r, np.maximum(t - a, 0)) * (t >= a)
         return out
+
+
+def _exact_coefficient(kind: str, k: int, s: int, t: int) -> Fraction:
+    """``c(s, t)`` of the faithful indices as an exact fraction (the table of :meth:`InteractionIndex.coefficients`)."""
+    if t < s:
+        return Fraction(0)
+    if t <= k:
+        return Fraction(int(t == s))
+    if kind == "fsii":
+        return (-1) ** (k - s) * Fraction(s * math.comb(k, s) * math.comb(t - 1, k), (k + s) * math.comb(t + k - 1, k + s))
+    return (-1) ** (k - s) * Fraction(math.comb(t - s - 1, k - s), 2 ** (t - s))
+
+
+@lru_cache(maxsize=32)
+def _weights_from_coefficients(kind: str, k: int, n: int) -> np.ndarray:
+    """``g[s][u][j] = sum_{t >= w} C(n - w, t - w) c(s, t) (-1)^(t - u)``, ``w = u + s - j = |U + S|``: the weight of
+    ``v(U)`` in ``I(S) = sum_{T >= S} c(s, |T|) m(T)`` (every ``T`` holding ``U`` and ``S``), summed in exact
+    fractions (the terms alternate and cancel by many orders of magnitude)."""
+    c = [[_exact_coefficient(kind, k, s, t) for t in range(n + 1)] for s in range(k + 1)]
+    out = np.zeros((k + 1, n + 1, k + 1))
+    for s in range(k + 1):
+        for u in range(n + 1):
+            for j in range(max(0, u + s - n), min(s, u) + 1):
+                w = u + s - j
+                total = sum((math.comb(n - w, t - w) * c[s][t] * (-1) ** ((t - u) % 2) for t in range(w, n + 1)),
+                            Fraction(0))
+                out[s, u, j] = float(total)
+    return out
 
 
 def _sii_p(n: int, s: int, t: np.ndarray) -> np.ndarray:

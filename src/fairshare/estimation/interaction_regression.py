@@ -5,28 +5,29 @@ The design is the one of the linear estimators (:class:`~fairshare.estimation.sa
 sizes from a kernel, levels of sizes taken whole from the outside in while the budget covers them, the rest
 distinct coalitions in complementary pairs, each with its Horvitz-Thompson weight ``w_U``.
 
-*Faithful indices* (FSII, FBII) **are** the least-squares fit of order ``k``: the estimate is the weighted fit
-``beta = argmin sum_U w_U mu(U) (v(U) - sum_{T <= U, |T| <= k} beta_T)^2`` on the sample (Shapley kernel ``mu``
-with ``v(empty)`` and ``v(N)`` fitted exactly for FSII, uniform for FBII), as regression-FSII/FBII.
+Every index is ``I(S) = sum_U v(U) g_s(|U|, |U & S|)``
+(:meth:`~fairshare.interaction_indices.InteractionIndex.coalition_weights`) and is estimated as
 
-*Cardinal indices* (k-SII, SII, STII, BII, Moebius; ``I(S) = sum_U v(U) g_s(|U|, |U & S|)``) are estimated as
+    I(S) = I(g)(S) + sum_U w_U (v(U) - g(U)) g_s(|U|, |U & S|)
 
-    I(S) = I_hat(g)(S) + sum_U w_U (v(U) - g(U)) g_s(|U|, |U & S|)
-
-where ``g`` is a fitted polynomial of order ``l <= k`` (:func:`surrogate_candidates`: each order whose
-``1 + n + ... + C(n, l)`` unknowns the sample determines, and ridge fits of orders ``>= 2`` from half a row per
-unknown; the one whose estimate has the least estimated variance), ``I(g)`` is its index exactly (from its Moebius
-terms), and the sum is the Horvitz-Thompson estimate of the index of the residual: unbiased whatever ``g`` is,
-and small where ``g`` fits (the surrogates are cross-fitted, so the correction of a row never uses its own fit). With ``surrogate_order=0`` the surrogate is a constant and the estimator is the plain stratified
-one (SVARM-IQ's idea: strata by size, every sample updating every subset).
+where ``g`` is a polynomial of order ``l <= k`` fitted by weighted least squares (Shapley kernel, ``v(empty)`` and
+``v(N)`` fitted exactly, for the Shapley family; uniform weights for the Banzhaf family), ``I(g)`` is its index
+exactly (from its Moebius terms), and the sum is the Horvitz-Thompson estimate of the index of the residual:
+unbiased whatever ``g`` is, and small where ``g`` fits. The surrogates are cross-fitted (the correction of a row
+never uses a fit that saw it); the candidates (:func:`surrogate_candidates`) are each order whose
+``1 + n + ... + C(n, l)`` unknowns the sample determines and ridge fits of orders ``>= 2`` from half a row per
+unknown, and the one whose estimate has the least estimated variance is taken. For the faithful indices (FSII,
+FBII) the fit of order ``k`` is regression-FSII/FBII's estimate; the correction removes what a small sample's fit
+gets wrong (at 900 evaluations of 30 players, relative error 909 -> 1.3 on a sum of unanimity games). With
+``surrogate_order=0`` the surrogate is a constant and the estimator is the plain stratified one (SVARM-IQ's idea:
+strata by size, every sample updating every subset).
 
 The correction is computed without a loop over subsets: ``g_s(u, j)`` is expanded in the binomial basis
 ``C(j, l)`` (forward differences in ``j``), and ``sum_U y_U C(|U & S|, l)`` is the sum over the ``l``-subsets
 ``L`` of ``S`` of the moments ``sum_U y_U prod_{i in L} U_i``: one matrix product per ``l``.
 
 Standard errors: the correction's variance from random groups of sampling units balanced over the strata
-(the units of sizes taken whole contribute none), with the small-sample ``t`` factor; for the faithful
-indices the fit's sandwich ``A^-1 (sum over groups) A^-1`` the same way.
+(the units of sizes taken whole contribute none), with the small-sample ``t`` factor.
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ def n_unknowns(n: int, order: int) -> int:
 
 
 def surrogate_candidates(n: int, order: int, rows: int, fixed: int | None = None) -> list[tuple[int, float]]:
-    """The surrogates a cardinal index tries, ``(order l, ridge)``: every order whose polynomial ``rows``
+    """The surrogates tried, ``(order l, ridge)``: every order whose polynomial ``rows``
     coalitions fit with room to spare (two rows per unknown, normal equations of at most ``2e10``
     multiply-adds), and for orders ``l >= 2`` with at least half a
     row per unknown, ridge fits over a grid of penalties (they shrink the interaction terms towards the additive
@@ -213,36 +214,32 @@ class InteractionSolver:
     def result(self) -> tuple[np.ndarray, np.ndarray, dict]:
         rows = _Rows(self)
         info: dict = {"n_samples": rows.n_rows - 2}
-        if not self.index.cardinal:
-            values, stderr = self._faithful(rows)
-            info["surrogate_order"] = self.index.order
-        else:
-            candidates = surrogate_candidates(self.n, self.index.order, rows.n_rows, self.fixed_surrogate)
-            fits = [self._surrogate(rows, ell, ridge) for ell, ridge in candidates]
-            corrections = self._corrections(rows, [resid for _, resid in fits])
-            # the surrogate whose corrected estimate has the least estimated variance
-            spread = [float(np.sum(se ** 2)) if np.all(np.isfinite(se)) else np.inf for _, se in corrections]
-            best = int(np.argmin(spread))
-            values, stderr = fits[best][0] + corrections[best][0], corrections[best][1]
-            info["surrogate_order"], info["surrogate_ridge"] = candidates[best]
+        candidates = surrogate_candidates(self.n, self.index.order, rows.n_rows, self.fixed_surrogate)
+        fits = [self._surrogate(rows, ell, ridge) for ell, ridge in candidates]
+        corrections = self._corrections(rows, [resid for _, resid in fits])
+        # the surrogate whose corrected estimate has the least estimated variance
+        spread = [float(np.sum(se ** 2)) if np.all(np.isfinite(se)) else np.inf for _, se in corrections]
+        best = int(np.argmin(spread))
+        values, stderr = fits[best][0] + corrections[best][0], corrections[best][1]
+        info["surrogate_order"], info["surrogate_ridge"] = candidates[best]
         if rows.coverage == "partial":
             stderr = np.full_like(values, np.inf)
         return values, stderr, info
 
     # ------------------------------------------------------------------------------------------ fit
-    def _fit(self, rows: _Rows, order: int, weight: np.ndarray, ridge: float = 0.0) -> tuple[np.ndarray, np.ndarray, Any]:
+    def _fit(self, rows: _Rows, order: int, weight: np.ndarray, ridge: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
         """Weighted least squares of order ``order`` with row weights ``weight`` (0: not fitted; rows 0 and 1 are
-        the ends): ``(features, beta (p, k), solve)``, ``solve`` mapping a perturbation of ``X' W y`` to one of
-        ``beta``. ``ridge`` shrinks the coefficients of subsets of two or more players towards 0 (a penalty of
-        ``ridge`` times the mean diagonal of ``X' W X``)."""
+        the ends): ``(features, beta (p, k))``. ``ridge`` shrinks the coefficients of subsets of two or more
+        players towards 0 (a penalty of ``ridge`` times the mean diagonal of ``X' W X``)."""
         feats, X = rows.design(order, self.n)
         V = rows.V
+        shrunk = ((feats >= 0).sum(axis=1) >= 2).astype(float)
         if self.index.family != "banzhaf":
             # beta_empty = v(empty); the other coefficients add up to v(N) - v(empty); fit the rows in between
             Xi, yi, mi = X[2:, 1:], V[2:] - self.v0[None, :], weight[2:]
             A = Xi.T @ (Xi * mi[:, None])
             if ridge:
-                A = A + ridge * float(np.mean(np.diag(A))) * np.diag(((feats[1:] >= 0).sum(axis=1) >= 2).astype(float))
+                A = A + ridge * float(np.mean(np.diag(A))) * np.diag(shrunk[1:])
             p = A.shape[0]
             scale = max(float(np.abs(A).max(initial=0.0)), 1e-300)
             K = np.zeros((p + 1, p + 1))
@@ -251,39 +248,13 @@ class InteractionSolver:
             rhs = np.zeros((p + 1, V.shape[1]))
             rhs[:p] = Xi.T @ (yi * mi[:, None])
             rhs[p] = (self.vN - self.v0) * scale
-            Kinv = np.linalg.pinv(K, hermitian=True)
-            beta = np.concatenate([self.v0[None, :], (Kinv @ rhs)[:p]])
-
-            def solve(D: np.ndarray) -> np.ndarray:
-                padded = np.zeros((p + 1, D.shape[1]))
-                padded[:p] = D[1:]
-                return np.concatenate([np.zeros((1, D.shape[1])), (Kinv @ padded)[:p]])
+            beta = np.concatenate([self.v0[None, :], (np.linalg.pinv(K, hermitian=True) @ rhs)[:p]])
         else:
             A = X.T @ (X * weight[:, None])
             if ridge:
-                A = A + ridge * float(np.mean(np.diag(A))) * np.diag(((feats >= 0).sum(axis=1) >= 2).astype(float))
-            Ainv = np.linalg.pinv(A, hermitian=True)
-            beta = Ainv @ (X.T @ (V * weight[:, None]))
-
-            def solve(D: np.ndarray) -> np.ndarray:
-                return Ainv @ D
-        return feats, beta, solve
-
-    def _faithful(self, rows: _Rows) -> tuple[np.ndarray, np.ndarray]:
-        """FSII / FBII: the fit of order k is the estimate; its error from the random groups (sandwich form)."""
-        feats, beta, solve = self._fit(rows, self.index.order, rows.mu)
-        keep = (feats >= 0).sum(axis=1) >= 1                  # drop the empty set (the baseline)
-        values, G = beta[keep], rows.G
-        if G < 2:
-            return values, np.zeros_like(values) if G == 0 else np.full_like(values, np.inf)
-        _, X = rows.design(self.index.order, self.n)
-        resid = (rows.V - X @ beta) * np.sqrt(rows.fpc)[:, None]
-        k = resid.shape[1]
-        # every group's X' W r at once: (p, G, k)
-        reps = G * np.einsum("up,ug,uk->gpk", X * rows.mu[:, None], rows.onehot(), resid, optimize=True)
-        dev = reps - reps.mean(axis=0, keepdims=True)
-        dx = solve(dev.transpose(1, 0, 2).reshape(beta.shape[0], G * k)).reshape(beta.shape[0], G, k)
-        return values, replicate_stderr(dx, axis=1)[keep]
+                A = A + ridge * float(np.mean(np.diag(A))) * np.diag(shrunk)
+            beta = np.linalg.pinv(A, hermitian=True) @ (X.T @ (V * weight[:, None]))
+        return feats, beta
 
     def _surrogate(self, rows: _Rows, ell: int, ridge: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
         """The exact index of the order-``ell`` surrogate and the residuals the correction sums, cross-fitted:
@@ -300,7 +271,7 @@ class InteractionSolver:
         _, X = rows.design(ell, self.n)
         for f in range(folds):
             train = fold != f if folds > 1 else np.ones(rows.n_rows, dtype=bool)
-            feats, beta, _ = self._fit(rows, ell, np.where(train, weight if folds > 1 else rows.mu, 0.0), ridge)
+            feats, beta = self._fit(rows, ell, np.where(train, weight if folds > 1 else rows.mu, 0.0), ridge)
             base += interactions_from_terms(_carriers(feats, self.n), beta, self.index, self.subsets) / folds
             r = rows.V - X @ beta
             held = fold == f
@@ -379,40 +350,32 @@ def _solver(setup: Setup) -> InteractionSolver:
     return InteractionSolver(setup, surrogate=setup.options.get("surrogate_order"))
 
 
-def _min_regression(n: int, ix: Any, opts: dict) -> int:
-    if not getattr(ix, "cardinal", True):
-        return n_unknowns(n, ix.order) + 1               # the faithful fit needs as many rows as unknowns
-    return 4
-
-
 def _validate(opts: dict, n: int, ix: Any) -> None:
     ell = opts.get("surrogate_order")
     if ell is not None and ell > ix.order:
         raise ValueError(f"surrogate_order={ell} exceeds the order {ix.order} of the index")
-    if ell is not None and not ix.cardinal:
-        raise ValueError(f"surrogate_order applies to cardinal indices, not {ix.kind} (its fit is the estimate)")
 
 
 SPECS = [
     MethodSpec(
         name="iq-regression",
         indices=("interactions",),
-        description="interaction values of any index: the weighted least-squares polynomial fit of order k "
-                    "(FSII, FBII: the estimate itself), plus the unbiased stratified correction of its residual "
-                    "(k-SII, SII, STII, BII, Moebius); distinct paired coalitions, sizes taken whole where the "
-                    "kernel asks for more than they hold",
+        description="interaction values of any index: the exact index of a cross-fitted weighted least-squares "
+                    "polynomial (plain or ridge, the order and penalty with the least estimated variance) plus the "
+                    "unbiased stratified correction of its residual; distinct paired coalitions, sizes taken whole "
+                    "where the kernel asks for more than they hold",
         sampler=_design, solver=_solver,
-        options=_OPTIONS + (Option("surrogate_order", None, "order of the polynomial surrogate of a cardinal index "
-                                   "(None: each order the sample determines, the one with the least estimated variance)", kind="int",
+        options=_OPTIONS + (Option("surrogate_order", None, "order of the polynomial surrogate, unpenalized "
+                                   "(None: each order and ridge penalty the sample affords, the one with the least "
+                                   "estimated variance)", kind="int",
                                    minimum=0, none_ok=True),),
-        min_budget=_min_regression, default_for={"interactions": 20}, validate=_validate,
+        min_budget=lambda n, ix, opts: 4, default_for={"interactions": 20}, validate=_validate,
     ),
     MethodSpec(
         name="iq-stratified",
-        indices=("cardinal interactions",),
-        description="interaction values of a cardinal index (k-SII, SII, STII, BII, Moebius) by stratified "
-                    "sampling without a surrogate: strata by size, every coalition updating every subset (as "
-                    "SVARM-IQ), unbiased",
+        indices=("interactions",),
+        description="interaction values of any index by stratified sampling without a surrogate: strata by size, "
+                    "every coalition updating every subset (as SVARM-IQ), unbiased",
         sampler=_design, solver=partial(InteractionSolver, surrogate=0),
         options=_OPTIONS, min_budget=lambda n, ix, opts: 4,
     ),

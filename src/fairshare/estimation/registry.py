@@ -100,7 +100,6 @@ def methods_markdown() -> str:
     lines = ["| method | index | what it is | options |", "|---|---|---|---|"]
     for m in methods():
         index = ", ".join(m.indices).replace("any semivalue", "any").replace("weighted-banzhaf", "(weighted) Banzhaf")
-        index = index.replace("cardinal interactions", "interactions: k-SII, SII, STII, BII, Moebius")
         index = index.replace("permutation interactions", "interactions: k-SII, SII, STII")
         index = index.replace(", interactions", ", any interaction index").replace("^interactions", "")
         if index == "interactions":

@@ -40,7 +40,6 @@ INDEX_FAMILIES: dict[str, Callable[[Any], bool]] = {
     "leave-one-out": lambda sv: isinstance(sv, Semivalue) and sv.name == "leave-one-out",
     "any semivalue": lambda sv: isinstance(sv, Semivalue),
     "interactions": lambda ix: isinstance(ix, InteractionIndex),
-    "cardinal interactions": lambda ix: isinstance(ix, InteractionIndex) and ix.cardinal,
     "permutation interactions": lambda ix: isinstance(ix, InteractionIndex) and ix.kind in ("sii", "k-sii", "stii"),
 }
 
