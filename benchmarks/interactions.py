@@ -33,6 +33,8 @@ SIZES = {
 
 #: shapiq's approximators (class name, index they estimate here)
 PEERS_KSII = ("KernelSHAPIQ", "InconsistentKernelSHAPIQ", "SVARMIQ", "SHAPIQ", "PermutationSamplingSII")
+#: shapiq's regression estimators of the faithful indices
+PEERS_FAITHFUL = {"RegressionFSII": "fsii", "RegressionFBII": "fbii"}
 #: our estimators in the k-SII tables (iq-regression is what auto picks)
 OURS_KSII = ("fairshare iq-regression", "fairshare iq-stratified", "fairshare iq-permutation")
 
@@ -51,15 +53,15 @@ def _rel(est: np.ndarray, exact: np.ndarray) -> float:
 
 
 def _run_cell(f: fs.Game, fn, n: int, order: int, budget: int, seed: int, exact: dict, errs: dict, secs: dict,
-              cov: list, fsii: bool = True) -> None:
+              cov: list, faithful: bool = True) -> None:
     """Every approximator once on the game ``f`` (ours) / ``fn`` (shapiq's: a function of a boolean matrix) at one
     budget; errors against ``exact`` (index -> values) appended to ``errs``, seconds to ``secs``."""
     import shapiq
 
     ours = [("fairshare iq-regression", "k-sii", "auto"), ("fairshare iq-stratified", "k-sii", "iq-stratified"),
             ("fairshare iq-permutation", "k-sii", "iq-permutation")]
-    if fsii:
-        ours.append(("fairshare iq-regression (FSII)", "fsii", "auto"))
+    if faithful:
+        ours += [("fairshare iq-regression (FSII)", "fsii", "auto"), ("fairshare iq-regression (FBII)", "fbii", "auto")]
     for label, ix, method in ours:
         start = time.perf_counter()
         try:
@@ -71,11 +73,9 @@ def _run_cell(f: fs.Game, fn, n: int, order: int, budget: int, seed: int, exact:
         errs.setdefault(label, []).append(_rel(res.values, exact[ix]))
         if label == "fairshare iq-regression":
             cov.append(float(np.mean(np.abs(res.values - exact[ix]) <= 2 * res.stderr)))
-    for name in PEERS_KSII + (("RegressionFSII",) if fsii else ()):
+    for name in PEERS_KSII + (tuple(PEERS_FAITHFUL) if faithful else ()):
         cls = getattr(shapiq, name)
-        kw = {} if name == "RegressionFSII" else {"index": "k-SII"}
-        if name == "RegressionFSII" and not np.isfinite(errs["fairshare iq-regression (FSII)"][-1]):
-            continue
+        kw = {} if name in PEERS_FAITHFUL else {"index": "k-SII"}
         approx = cls(n=n, max_order=order, random_state=seed, **kw)
         start = time.perf_counter()
         try:
@@ -85,7 +85,7 @@ def _run_cell(f: fs.Game, fn, n: int, order: int, budget: int, seed: int, exact:
             print(f"{name} failed at n={n}, budget={budget}: {exc}")
             continue
         secs[name] = secs.get(name, 0.0) + time.perf_counter() - start
-        ix = "fsii" if name == "RegressionFSII" else "k-sii"
+        ix = PEERS_FAITHFUL.get(name, "k-sii")
         errs.setdefault(name, []).append(_rel(_as_vector(iv, subsets_up_to(n, order)), exact[ix]))
 
 
@@ -112,16 +112,16 @@ def accuracy_rows(cfg: dict) -> tuple[list, list, list]:
             cov: list = []
             for seed in range(cfg["seeds"]):
                 g, f = _game(n, seed)
-                exact = {ix: fs.interactions(g, ix, order=order, method="exact").values for ix in ("k-sii", "fsii")}
+                exact = {ix: fs.interactions(g, ix, order=order, method="exact").values
+                         for ix in ("k-sii", "fsii", "fbii")}
                 fn = lambda S, g=g: g(np.atleast_2d(np.asarray(S, dtype=bool)))  # noqa: E731  (one coalition: a row)
                 _run_cell(f, fn, n, order, budget, seed, exact, errs, secs, cov)
             rows.append(_ksii_row([n, order, budget], errs))
-            fsii = [v for v in errs.get("fairshare iq-regression (FSII)", []) if np.isfinite(v)]
-            peer = errs.get("RegressionFSII")
-            if fsii and peer:
-                times.append([n, order, budget, float(np.median(fsii)), _median(peer),
-                              float(np.median(fsii)) / _median(peer),
-                              secs["fairshare iq-regression"] / secs["KernelSHAPIQ"]])
+            for peer, ix in PEERS_FAITHFUL.items():
+                mine = _median(errs[f"fairshare iq-regression ({ix.upper()})"])
+                times.append([ix.upper(), n, order, budget, mine, _median(errs[peer]), mine / _median(errs[peer])])
+            times[-2].append(secs["fairshare iq-regression"] / secs["KernelSHAPIQ"])
+            times[-1].append(np.nan)
             coverage.append(["SOUM", n, order, budget, float(np.mean(cov))])
     return rows, coverage, times
 
@@ -200,7 +200,7 @@ def model_rows(cfg: dict) -> tuple[list, list]:
                 exact = {"k-sii": fs.interactions(g, "k-sii", order=2, method="exact").values}
                 f = fs.games.FunctionGame(lambda S, g=g: g(S), n_players=n)            # a black box to the estimators
                 fn = lambda S, g=g: g(np.atleast_2d(np.asarray(S, dtype=bool)))  # noqa: E731
-                _run_cell(f, fn, n, 2, budget, seed, exact, errs, {}, cov, fsii=False)
+                _run_cell(f, fn, n, 2, budget, seed, exact, errs, {}, cov, faithful=False)
             rows.append(_ksii_row([name, n, budget], errs))
             coverage.append([name, n, 2, budget, float(np.mean(cov))])
     return rows, coverage
@@ -311,8 +311,8 @@ def main(size: str = "default", seeds: int | None = None, out: str | None = None
         "16 players = 2x2 patches, a patch left out is black, the value the probability of the true class (exact by "
         "enumerating 2^16 images). Every estimator sees the same black-box game.\n\n" + table(
             ["game", "n", "budget", *OURS_KSII, *PEERS_KSII, "best shapiq", "fairshare / best shapiq"], mrows),
-        "## FSII: iq-regression against shapiq's RegressionFSII\n\n" + table(
-            ["n", "order", "budget", "fairshare", "RegressionFSII", "fairshare / RegressionFSII",
+        "## Faithful indices: iq-regression against shapiq's RegressionFSII / RegressionFBII\n\n" + table(
+            ["index", "n", "order", "budget", "fairshare", "shapiq Regression*", "fairshare / shapiq",
              "k-SII time: fairshare / KernelSHAPIQ"], fsii),
         "## Error bars: share of subsets whose exact value lies within +-2 standard errors (k-SII, iq-regression)"
         "\n\n" + table(["game", "n", "order", "budget", "coverage"], coverage + mcoverage),

@@ -48,9 +48,9 @@ def path_weights(semivalue: Semivalue, n_players: int, depth: int) -> np.ndarray
     return out
 
 
-def factor_polynomial(const: np.ndarray, slope: np.ndarray, skip: tuple[int, ...] = ()) -> np.ndarray:
-    """Coefficients ``(..., D + 1)`` of ``prod_f (const_f + slope_f z)`` over the last axis (``D`` factors), the
-    factors in ``skip`` left out: how much weight the coalitions holding ``t`` of a path's features carry.
+def factor_polynomial(const: np.ndarray, slope: np.ndarray) -> np.ndarray:
+    """Coefficients ``(..., D + 1)`` of ``prod_f (const_f + slope_f z)`` over the last axis (``D`` factors): how
+    much weight the coalitions holding ``t`` of a path's features carry.
 
     Examples
     --------
@@ -61,8 +61,6 @@ def factor_polynomial(const: np.ndarray, slope: np.ndarray, skip: tuple[int, ...
     poly = np.zeros(const.shape[:-1] + (D + 1,))
     poly[..., 0] = 1.0
     for f in range(D):
-        if f in skip:
-            continue
         shifted = np.zeros_like(poly)
         shifted[..., 1:] = poly[..., :-1] * slope[..., f, None]
         poly = poly * const[..., f, None] + shifted
