@@ -18,14 +18,13 @@ most 30% of its evaluations. This benchmark checks that promise where users meet
 from __future__ import annotations
 
 import time
-import warnings
 
 import numpy as np
 
 import fairshare as fs
 from fairshare.explain import default_budget
 
-from .common import best_of, table, write_report
+from .common import configuration, best_of, table, write_report
 from .datasets import adult_census_frame, california, pima
 
 SIZES = {"quick": dict(rows=1, reference=2000, svr_train=400, svr_bg=20, dv_seeds=1, dv_points=30, dv_budget=300,
@@ -210,11 +209,8 @@ def breast_cancer_black_box(cfg: dict) -> list:
 
 
 def main(size: str = "default", seeds: int | None = None, out: str | None = None) -> None:
-    cfg = dict(SIZES[size])
-    if seeds:
-        cfg["rows"] = seeds
+    cfg = configuration(SIZES, size, seeds, key="rows", quiet=True)
     start = time.perf_counter()
-    warnings.simplefilter("ignore")
     rows, costs, whys = [], [], []
     for label, make, budget in (("cheap: adult pipeline (strings, 12 features)", adult_pipeline, None),
                                 ("cheap: torch MLP (breast cancer)", torch_mlp, 200),

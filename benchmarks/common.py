@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import datetime
 import os
 import platform
@@ -57,6 +59,17 @@ def table(headers: list[str], rows: list[list[Any]]) -> str:
     lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def configuration(sizes: dict, size: str, seeds: int | None, key: str = "seeds", quiet: bool = False) -> dict:
+    """The configuration ``sizes[size]`` (a copy), with ``seeds`` in ``key`` when given; ``quiet`` silences the
+    peers' warnings."""
+    cfg = dict(sizes[size])
+    if seeds:
+        cfg[key] = seeds
+    if quiet:
+        warnings.simplefilter("ignore")
+    return cfg
 
 
 def write_report(name: str, title: str, sections: list[str], out: str | None = None) -> Path:

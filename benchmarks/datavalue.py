@@ -36,7 +36,7 @@ import numpy as np
 
 import fairshare as fs
 
-from .common import plot_lines, results_dir, table, write_report
+from .common import configuration, plot_lines, results_dir, table, write_report
 from .datasets import adult_shap, bank, german_credit, pima
 
 warnings.filterwarnings("ignore")
@@ -400,9 +400,7 @@ def scale(cfg):
 
 # -------------------------------------------------------------------------------------------- main
 def main(size: str = "default", seeds: int | None = None, out: str | None = None) -> None:
-    cfg = dict(SIZES[size])
-    if seeds:
-        cfg["seeds"] = seeds
+    cfg = configuration(SIZES, size, seeds)
     started = time.perf_counter()
     rows, removal, timing, peers = detection(cfg)
     enron_rows, fractions, enron_facts = enron(cfg)

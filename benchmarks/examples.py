@@ -28,7 +28,7 @@ import numpy as np
 from fairshare.examples import FisherKernel, fisher_embedding, select_prototypes, self_influence
 from fairshare.examples.prototypes import greedy_on_embeddings
 
-from .common import plot_lines, results_dir, table, timed, write_report
+from .common import configuration, plot_lines, results_dir, table, timed, write_report
 from .datasets import adult_census, read_enron1
 
 warnings.filterwarnings("ignore")
@@ -338,9 +338,7 @@ def _fit_ll(X, y, w, score):
 
 
 def main(size: str = "default", seeds: int | None = None, out: str | None = None) -> None:
-    cfg = dict(SIZES[size])
-    if seeds:
-        cfg["seeds"] = seeds
+    cfg = configuration(SIZES, size, seeds)
     start = time.perf_counter()
     speed_rows, t_k = speed(cfg)
     cleaning = data_cleaning(cfg)

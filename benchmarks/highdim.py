@@ -29,7 +29,7 @@ import numpy as np
 import fairshare as fs
 
 from . import highdim_cnn
-from .common import plot_lines, quantiles, table, write_report, results_dir
+from .common import configuration, plot_lines, quantiles, table, write_report, results_dir
 from .datasets import cifar_sized_task, digits_task
 
 warnings.filterwarnings("ignore")
@@ -184,9 +184,7 @@ def peak_memory(model, base, x, budget: int) -> float:
 
 
 def main(size: str = "default", seeds: int | None = None, out: str | None = None, device: str = "cpu") -> None:
-    cfg = dict(SIZES[size])
-    if seeds:
-        cfg["points"] = seeds
+    cfg = configuration(SIZES, size, seeds, key="points")
     start = time.perf_counter()
     rows, records = [], {}
     for label, task in (("MNIST (8x8 digits)", digits_task), ("CIFAR-sized stand-in", cifar_sized_task)):

@@ -16,7 +16,7 @@ import numpy as np
 
 import fairshare as fs
 
-from .common import table, write_report
+from .common import configuration, table, write_report
 from .datasets import cifar_sized_task
 
 SIZES = {"quick": dict(points=1, budgets=(6500,), reference=13000, epochs=1, peers=(), train=400),
@@ -190,7 +190,5 @@ def sections(size: str, device: str, cfg: dict | None = None) -> list[str]:
 def main(size: str = "default", seeds: int | None = None, out: str | None = None, device: str = "cpu") -> None:
     """Only the CNN game (``fairshare bench highdim`` includes it after the random-forest tasks)."""
 
-    cfg = dict(SIZES[size])
-    if seeds:
-        cfg["points"] = seeds
+    cfg = configuration(SIZES, size, seeds, key="points")
     write_report("highdim_cnn", "fairshare bench highdim_cnn", sections(size, device, cfg), out)

@@ -11,14 +11,13 @@ evaluations, and exact tree interactions against shap.TreeExplainer and shapiq.T
 from __future__ import annotations
 
 import time
-import warnings
 
 import numpy as np
 
 import fairshare as fs
 from fairshare.interaction_indices import subsets_up_to
 
-from .common import best_of, plot_lines, results_dir, table, write_report
+from .common import configuration, best_of, plot_lines, results_dir, table, write_report
 
 SIZES = {
     "quick": dict(seeds=1, games=[(10, 2)], budgets=(20,), big=(30, 1500), trees=[(10, 3)], tree_rows=5,
@@ -274,10 +273,7 @@ def tree_rows(cfg: dict) -> list:
 
 
 def main(size: str = "default", seeds: int | None = None, out: str | None = None) -> None:
-    cfg = dict(SIZES[size])
-    if seeds:
-        cfg["seeds"] = seeds
-    warnings.simplefilter("ignore")
+    cfg = configuration(SIZES, size, seeds, quiet=True)
     start = time.perf_counter()
     rows, coverage, fsii = accuracy_rows(cfg)
     mrows, mcoverage = model_rows(cfg)

@@ -65,7 +65,7 @@ def test_model_game_multi_output_groups_and_batches(cancer):
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(imputation="conditional"), "imputation must be one of"),
+    (dict(imputation="kernel"), "imputation must be one of"),
     (dict(imputation="baseline", background="many"), "takes one background row"),
     (dict(groups=[[0, 1]]), "every feature must be in exactly one group"),
     (dict(groups=[[0], [0, 1, 2]]), "repeated"),

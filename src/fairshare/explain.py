@@ -29,6 +29,7 @@ from .explanation import Explanation
 from .interactions import interactions as pairwise
 from .game import Game
 from .games.distributed import DistributedGame
+from .games.imputers import Imputer, make_imputer
 from .games.model import IMPUTATIONS, ModelError, ModelGame, as_predict
 from .games.torch_game import TorchGame
 from .games.tree import TreeGame, tree_explanation
@@ -60,14 +61,27 @@ def _names(value: Any) -> Any:
 
 
 #: fs.explain's arguments (besides the model, the rows, the background and the method's own options)
+def _imputation_key(imputation: Any) -> Any:
+    return imputation.describe() if isinstance(imputation, Imputer) else imputation
+
+
+def check_imputation(value: Any) -> Any:
+    """``imputation``: None, a name of :data:`~fairshare.games.model.IMPUTATIONS` or an Imputer."""
+    if value is None or isinstance(value, Imputer) or isinstance(value, str) and value in IMPUTATIONS:
+        return value
+    raise ValueError(f"imputation must be one of {list(IMPUTATIONS)} or a fairshare.games.imputers.Imputer, "
+                     f"got {value!r}")
+
+
 EXPLAIN = Arguments("explain", common_arguments() + (
     Option("n_jobs", None, "rows explained in parallel threads", kind="int", minimum=1, none_ok=True),
     Option("client", None, "a dask.distributed.Client: one task per row", check=check_client),
     Option("cache", None, "a folder keeping finished rows and evaluated coalitions (an interrupted run resumes)",
            check=cache_folder),
     Option("progress", True, "True for a bar over rows, or progress(rows done, rows, None)", check=check_progress),
-    Option("imputation", None, "baseline (one background row) or marginal (the average over the background)",
-           allowed=(None,) + IMPUTATIONS),
+    Option("imputation", None, "baseline (one background row), marginal (the average over the background) or "
+           "conditional on the known features: conditional (= gaussian), gaussian, copula, empirical, or an Imputer",
+           check=check_imputation),
     Option("groups", None, "lists of features (positions or names), each one player"),
     Option("batch_size", None, "most model rows per call", kind="int", minimum=1, none_ok=True),
     Option("feature_names", None, "one name per feature (default: the columns of X)", check=_names),
@@ -91,7 +105,8 @@ class TableRows:
         background = None if background is None else _one_row(background)
         if (X.shape[0] if hasattr(X, "shape") else len(X)) == 0:
             raise ValueError("X holds no rows to explain")
-        self.model, self.tree = model, is_tree_model(model) and groups is None
+        conditional = imputation not in (None, "baseline", "marginal")
+        self.model, self.tree = model, is_tree_model(model) and groups is None and not conditional
         reference, source = model_columns(model)
         if reference is None and hasattr(X, "columns"):
             reference, source = [str(c) for c in X.columns], "the columns of X"
@@ -138,6 +153,8 @@ class TableRows:
                                  "use imputation='marginal' to average over rows")
         self.imputation = imputation or ("baseline" if self.bg_rows is not None and self.bg_rows.shape[0] == 1
                                          else "marginal")
+        if conditional:                                    # fitted once on the background, shared by every row
+            self.imputation = make_imputer(imputation, self.bg_rows)
         self.groups, self.batch_size = groups, batch_size
         self.predict = None if self.tree else as_predict(model)
         self.n_rows = self.rows.shape[0]
@@ -173,7 +190,7 @@ class TableRows:
         target = target_of(self.model)
         output = getattr(self.predict, "__name__", "the function")
         return {"model_output": f"{type(target).__name__}.{output}" if target is not self.model or
-                hasattr(self.model, "predict") else output, "imputation": self.imputation}
+                hasattr(self.model, "predict") else output, "imputation": _imputation_key(self.imputation)}
 
 
 class TorchRows:
@@ -432,7 +449,7 @@ def _run_rows(rows: Any, model: Any, sv: Semivalue, choice: Choice, rule: Any, s
                           weights=list(np.round(sv.log_weights(rows.rows.shape[1] if hasattr(rows, "rows") else 1),
                                                 12)) if sv.n_players is None else None,
                           method=choice.method, options=repr(sorted(choice.options.items())), budget=choice.budget,
-                          stop=repr(rule), seed=str(seed), imputation=getattr(rows, "imputation", None),
+                          stop=repr(rule), seed=str(seed), imputation=_imputation_key(getattr(rows, "imputation", None)),
                           groups=args["groups"], names=getattr(rows, "feature_names", None), model=_model_key(model))
         run_cache = RunCache(args["cache"], key)
     results: list[dict | None] = [run_cache.row(i) if run_cache is not None else None for i in range(n_rows)]

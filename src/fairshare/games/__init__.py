@@ -5,9 +5,11 @@ from .additive import AdditiveGame
 from .data import DataGame
 from .airport import AirportGame
 from .function import FunctionGame
+from .gaussian import GaussianLinearGame
 from .distributed import DistributedGame
 from .knn import KNNGame, knn_shapley
 from .hastie import HastieClassificationGame, RadialGame
+from .imputers import CopulaImputer, EmpiricalImputer, GaussianImputer, Imputer
 from .model import ModelError, ModelGame
 from .noisy import NoisyGame
 from .restricted import RestrictedGame
@@ -21,6 +23,11 @@ __all__ = [
     "AdditiveGame",
     "AdversarialGame",
     "AirportGame",
+    "CopulaImputer",
+    "EmpiricalImputer",
+    "GaussianImputer",
+    "GaussianLinearGame",
+    "Imputer",
     "DataGame",
     "DistributedGame",
     "FunctionGame",

@@ -12,6 +12,7 @@ from ..arguments import check_int, format_coalition
 from ..game import Game
 from ..tables import as_rows, frame_info
 from .cost import row_seconds
+from .imputers import CONDITIONAL, Imputer, make_imputer
 from ..compiled import CACHE, threads_for
 
 __all__ = ["ModelGame", "ModelError", "as_predict", "IMPUTATIONS"]
@@ -20,7 +21,7 @@ __all__ = ["ModelGame", "ModelError", "as_predict", "IMPUTATIONS"]
 class ModelError(RuntimeError):
     """The model raised on the rows fairshare built for a coalition (the model's exception is the cause)."""
 
-IMPUTATIONS = ("baseline", "marginal")
+IMPUTATIONS = ("baseline", "marginal", "conditional") + tuple(CONDITIONAL)
 
 
 def as_predict(model: Any) -> Callable[[Any], np.ndarray]:
@@ -59,7 +60,9 @@ class ModelGame(Game):
     Features outside ``S`` are imputed from ``background``: with ``imputation="baseline"`` they take
     the values of one baseline row (the papers' single-reference games); with ``"marginal"`` the
     prediction is averaged over the rows of ``background`` (interventional / marginal SHAP; the
-    Kernel Banzhaf paper averages 50 rows).
+    Kernel Banzhaf paper averages 50 rows); with a conditional imputation (``"conditional"`` =
+    ``"gaussian"``, ``"copula"``, ``"empirical"``, or an :class:`~fairshare.games.imputers.Imputer`) they are
+    drawn given the features in ``S`` from a model of the background (:mod:`fairshare.games.imputers`).
 
     Parameters
     ----------
@@ -69,7 +72,8 @@ class ModelGame(Game):
         with the original columns when ``x`` is pandas.
     x : the row to explain (numpy row, pandas Series or one-row DataFrame)
     background : a baseline row or rows (same columns)
-    imputation : {"baseline", "marginal"}; default "baseline" for one background row, else "marginal"
+    imputation : {"baseline", "marginal", "conditional", "gaussian", "copula", "empirical"} or an Imputer;
+        default "baseline" for one background row, else "marginal". An Imputer already fitted is used as it is.
     groups : list of lists of feature indices or names, optional
         Each group is one player (one-hot blocks, image patches); every feature must be in one group.
     batch_size : int, optional
@@ -106,8 +110,12 @@ class ModelGame(Game):
             raise ValueError("background must hold at least one row")
         if imputation is None:
             imputation = "baseline" if bg.shape[0] == 1 else "marginal"
-        if imputation not in IMPUTATIONS:
-            raise ValueError(f"imputation must be one of {IMPUTATIONS}, got {imputation!r}")
+        if not isinstance(imputation, Imputer) and imputation not in IMPUTATIONS:
+            raise ValueError(f"imputation must be one of {IMPUTATIONS} or an Imputer, got {imputation!r}")
+        self.imputer = imputation if isinstance(imputation, Imputer) and imputation.fitted else \
+            make_imputer(imputation, bg)
+        if self.imputer is not None:
+            imputation = self.imputer.describe()
         if imputation == "baseline" and bg.shape[0] != 1:
             raise ValueError(f"imputation='baseline' takes one background row, got {bg.shape[0]}; "
                              "use imputation='marginal' to average over rows")
@@ -159,13 +167,21 @@ class ModelGame(Game):
             raise ValueError(f"every feature must be in exactly one group; missing: {missing}, repeated: {twice}")
         return out
 
+    @property
+    def rows_per_coalition(self) -> int:
+        """Model rows per evaluation: the background's rows, or the conditional imputer's draws."""
+        return self.background.shape[0] if self.imputer is None else self.imputer.samples
+
     def cost(self) -> float:
-        """Predicted seconds per evaluation: one model row per background row (:mod:`fairshare.games.cost`)."""
+        """Predicted seconds per evaluation: one model row per imputed row (:mod:`fairshare.games.cost`)."""
         strings = 0 if self.x.dtype != object else sum(not isinstance(v, (int, float, np.number)) for v in self.x)
-        return self.background.shape[0] * row_seconds(self.model, self.x.size, strings)
+        return self.rows_per_coalition * row_seconds(self.model, self.x.size, strings)
 
     def null_players(self) -> np.ndarray:
-        """Players whose features equal the explicand's in every background row (imputing changes nothing)."""
+        """Players whose features equal the explicand's in every background row (imputing changes nothing); none
+        under a conditional imputation (knowing a feature can change how the others are drawn)."""
+        if self.imputer is not None:
+            return np.zeros(self.n_players, dtype=bool)
         same = np.all(self.background == self.x[None, :], axis=0) if self.background.dtype != object else \
             np.array([all(b == xv for b in self.background[:, j]) for j, xv in enumerate(self.x)])
         per_player = np.ones(self.n_players, dtype=bool)
@@ -177,11 +193,15 @@ class ModelGame(Game):
         state.pop("_buffer", None)                 # scratch space, not state (a game sent to a worker)
         return state
 
-    def _rows_for(self, coalitions: np.ndarray) -> Any:
-        """The model's input rows for a batch of coalitions, written into one buffer reused from batch to batch
-        (fresh memory for every batch costs more than filling it, and the model does not keep its input)."""
+    def _rows_for(self, coalitions: np.ndarray) -> tuple[Any, np.ndarray | None]:
+        """The model's input rows for a batch of coalitions and their weights (None: equal), the marginal rows
+        written into one buffer reused from batch to batch (fresh memory for every batch costs more than filling
+        it, and the model does not keep its input)."""
         identity = len(self.groups) == self.x.size and bool(np.all(self._feature_player == np.arange(self.x.size)))
         known = coalitions if identity else coalitions[:, self._feature_player]         # (m, n_features)
+        if self.imputer is not None:
+            rows, weights = self.imputer.rows(known, self.x.astype(float))
+            return rows.reshape(-1, self.x.size), weights
         B = self.background.shape[0]
         shape = (known.shape[0], B, self.x.size)
         dtype = np.result_type(self.x.dtype, self.background.dtype)
@@ -195,14 +215,14 @@ class ModelGame(Game):
         else:
             np.copyto(rows, self.background[None, :, :])
             np.copyto(rows, self.x[None, None, :], where=known[:, None, :])
-        return rows.reshape(-1, self.x.size)
+        return rows.reshape(-1, self.x.size), None
 
     def _call(self, rows: np.ndarray) -> np.ndarray:
         if self._frame:
             import pandas as pd
 
             frame = pd.DataFrame(rows, columns=self._columns)
-            if self._dtypes is not None:
+            if self._dtypes is not None and self.imputer is None:   # drawn values stay as drawn (not truncated)
                 frame = frame.astype(dict(zip(self._columns, self._dtypes)))
             out = self.predict(frame)
         else:
@@ -210,7 +230,7 @@ class ModelGame(Game):
         return np.asarray(out, dtype=float)
 
     def _evaluate(self, coalitions: np.ndarray) -> np.ndarray:
-        B = self.background.shape[0]
+        B = self.rows_per_coalition
         # default: at most 2^16 rows and about 2^24 cells (128 MB of float64) per model call
         default = max(1, min(1 << 16, (1 << 24) // max(1, self.x.size)))
         per_call = max(1, (self.row_batch or default) // B)
@@ -218,7 +238,8 @@ class ModelGame(Game):
         for start in range(0, coalitions.shape[0], per_call):
             S = coalitions[start:start + per_call]
             try:
-                out = self._call(self._rows_for(S))
+                rows, weights = self._rows_for(S)
+                out = self._call(rows)
             except ModelError:
                 raise
             except Exception as exc:          # noqa: BLE001 - chained, with the coalition that was asked for
@@ -229,7 +250,8 @@ class ModelGame(Game):
                 got = 1 if out.ndim == 0 else out.shape[0]
                 raise ValueError(f"predict returned {got} values for {S.shape[0] * B} rows (it must return one "
                                  "prediction, or one row of outputs, per input row)")
-            out = out.reshape(S.shape[0], B, -1).mean(axis=1)
+            out = out.reshape(S.shape[0], B, -1)
+            out = out.mean(axis=1) if weights is None else (weights[:, :, None] * out).sum(axis=1)
             parts.append(out)
         values = np.concatenate(parts, axis=0)
         return values[:, 0] if values.shape[1] == 1 else values
