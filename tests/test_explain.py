@@ -152,7 +152,7 @@ def test_explanation_save_and_load(tmp_path, cancer):
 
 
 # ------------------------------------------------------------------------------------------- plots
-@pytest.mark.parametrize("kind", ["bar", "waterfall", "beeswarm"])
+@pytest.mark.parametrize("kind", ["bar", "waterfall", "beeswarm", "heatmap", "decision"])
 def test_plots_render_to_png(tmp_path, cancer, kind):
     model, X = cancer
     e = fs.explain(model, X.iloc[:6], background=X.iloc[50:51], budget=200, seed=0, progress=False)
@@ -161,6 +161,47 @@ def test_plots_render_to_png(tmp_path, cancer, kind):
     ax.figure.savefig(path)
     assert path.stat().st_size > 5_000
     assert ax.get_yticklabels()                                       # feature labels drawn
+
+
+@pytest.mark.parametrize("kind, kw", [("bar", {}), ("waterfall", {}), ("beeswarm", {}), ("heatmap", {}),
+                                      ("decision", {}), ("dependence", {"feature": 0})])
+def test_every_plot_draws_on_the_axes_it_is_given(cancer, kind, kw):
+    import matplotlib.pyplot as plt
+
+    model, X = cancer
+    e = fs.explain(model, X.iloc[:8], background=X.iloc[50:51], budget=200, seed=0, progress=False)
+    fig, given = plt.subplots()
+    assert e.plot(kind, ax=given, **kw) is given and given.figure is fig
+    plt.close(fig)
+
+
+def test_dependence_decision_and_heatmap_draw_the_numbers(cancer):
+    """Dependence: each row's feature value against its value, with the estimate's error bars, coloured by the
+    strongest partner; decision: each line ends at the model's output; heatmap: the columns of the most
+    important features, the rest summed."""
+    from sklearn.tree import DecisionTreeRegressor
+
+    rng = np.random.default_rng(0)
+    Xs = rng.normal(size=(300, 4))
+    tree = DecisionTreeRegressor(max_depth=6, random_state=0).fit(Xs, Xs[:, 0] * Xs[:, 2] + Xs[:, 1])
+    e = fs.explain(tree, Xs[:120], progress=False)
+    ax = fs.plots.dependence(e, 0)
+    np.testing.assert_allclose(ax.collections[0].get_offsets(), np.column_stack([Xs[:120, 0], e.values[:, 0]]))
+    assert ax.collections[0].get_label() == "coloured by x2"
+    ax = fs.plots.decision(e, rows=[0, 5])
+    ends = [line.get_xdata()[-1] for line in ax.lines[:2]]
+    np.testing.assert_allclose(ends, tree.predict(Xs[[0, 5]]), atol=1e-9)
+    image = fs.plots.heatmap(e, max_display=2).images[0].get_array()
+    order = np.argsort(e.values.sum(axis=1), kind="stable")
+    top = np.argsort(-np.abs(e.values).mean(axis=0), kind="stable")[:2]
+    np.testing.assert_allclose(image[:, :2], e.values[order][:, top])
+    np.testing.assert_allclose(image[:, 2], np.delete(e.values[order], top, axis=1).sum(axis=1))
+    model, X = cancer                                   # estimated values: two-standard-error bars drawn
+    est = fs.explain(model, X.iloc[:6], background=X.iloc[50:51], budget=200, seed=0, progress=False)
+    bars = fs.plots.dependence(est, "mean radius", color=None).collections[0]
+    assert est.stderr is not None and len(bars.get_segments()) == 6
+    with pytest.raises(ValueError, match="feature 'nope' is not one of the players"):
+        fs.plots.dependence(est, "nope")
 
 
 def test_convergence_plot_renders(tmp_path):

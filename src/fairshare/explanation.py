@@ -240,9 +240,11 @@ class Explanation:
 
     # --------------------------------------------------------------------------------- plots
     def plot(self, kind: str = "bar", **kwargs: Any) -> Any:
-        """Plot with :mod:`fairshare.plots` (``kind`` = bar, waterfall, beeswarm); returns the axes."""
+        """Plot with :mod:`fairshare.plots` (``kind`` = bar, waterfall, beeswarm, dependence, heatmap, decision);
+        returns the axes (``ax=`` draws on given ones)."""
         from . import plots
 
-        if kind not in ("bar", "waterfall", "beeswarm"):
-            raise ValueError(f"kind must be 'bar', 'waterfall' or 'beeswarm', got {kind!r}")
+        kinds = ("bar", "waterfall", "beeswarm", "dependence", "heatmap", "decision")
+        if kind not in kinds:
+            raise ValueError(f"kind must be one of {list(kinds)}, got {kind!r}")
         return getattr(plots, kind)(self, **kwargs)

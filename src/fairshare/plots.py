@@ -1,4 +1,5 @@
-"""Plots of explanations (matplotlib, imported lazily): bar, waterfall, beeswarm and convergence.
+"""Plots of explanations (matplotlib, imported lazily): bar, waterfall, beeswarm, dependence, heatmap, decision,
+convergence and the interaction plots. Every plot draws on ``ax=`` when given and returns the Axes.
 
 Every plot shows error bars where the values have standard errors (two standard errors).
 """
@@ -9,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["bar", "waterfall", "beeswarm", "convergence"]
+__all__ = ["bar", "waterfall", "beeswarm", "dependence", "heatmap", "decision", "convergence", "interaction_heatmap",
+           "interaction_network", "interaction_dependence"]
 
 _POS, _NEG, _GREY = "#d62728", "#1f77b4", "#7f7f7f"
 
@@ -212,6 +214,163 @@ def beeswarm(expl: Any, max_display: int = 10, output: Any = None, ax: Any = Non
         bar_ = ax.figure.colorbar(scatter, ax=ax, pad=0.01)
         bar_.set_label("feature value (low to high)")
     ax.figure.tight_layout()
+    return ax
+
+
+def _feature(expl: Any, feature: Any, what: str = "feature") -> int:
+    """A player's position from its name or position."""
+    names = list(expl.player_names)
+    if isinstance(feature, str):
+        if feature not in names:
+            raise ValueError(f"{what} {feature!r} is not one of the players {names[:20]}")
+        return names.index(feature)
+    if isinstance(feature, (int, np.integer)) and not isinstance(feature, bool) and -len(names) <= feature < len(names):
+        return int(feature) % len(names)
+    raise ValueError(f"{what} must be a player's name or a position in 0..{len(names) - 1}, got {feature!r}")
+
+
+def strongest_partner(expl: Any, i: int, values: np.ndarray) -> int | None:
+    """The feature that interacts most with ``i``: by mean |interaction value| when the explanation has them, else
+    the numeric feature that ``i``'s attribution follows most closely among rows of similar value of ``i`` (mean
+    absolute correlation within bins of a tenth of the rows, as shap's ``approximate_interactions``). None when
+    there is no other numeric feature.
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> rng = np.random.default_rng(0); X = rng.normal(size=(200, 3))
+    >>> e = fs.Explanation(values=np.column_stack([X[:, 0] * X[:, 2], X[:, 1], X[:, 2]]), stderr=None,
+    ...                    empty_value=np.zeros(200), data=X, player_names=list("abc"), index="shapley")
+    >>> strongest_partner(e, 0, e.values)
+    2
+    """
+    n = values.shape[1]
+    inter = getattr(expl, "interactions", None)
+    if inter is not None:
+        M = np.abs(inter if inter.ndim == 3 else inter[..., -1]).mean(axis=0)[i].copy()
+        M[i] = -np.inf
+        return int(np.argmax(M)) if n > 1 else None
+    data = np.asarray(expl.data) if expl.data is not None else None
+    own = None if data is None else _numeric_column(data[:, i])
+    if own is None:
+        return None
+    # within bins of rows of similar value of feature i, how closely the attribution follows feature j
+    order = np.argsort(own, kind="stable")
+    size = max(5, len(order) // 10)
+    bins = [order[k:k + size] for k in range(0, len(order), size) if len(order[k:k + size]) >= 3]
+    best, score = None, -1.0
+    for j in range(n):
+        col = None if j == i else _numeric_column(data[:, j])
+        if col is None:
+            continue
+        found = [abs(float(np.corrcoef(col[b], values[b, i])[0, 1])) for b in bins
+                 if np.ptp(col[b]) > 0 and np.ptp(values[b, i]) > 0 and np.all(np.isfinite(col[b]))]
+        if found and float(np.mean(found)) > score:
+            best, score = j, float(np.mean(found))
+    return best
+
+
+def dependence(expl: Any, feature: Any, color: Any = "auto", output: Any = None, ax: Any = None) -> Any:
+    """A feature's value against its attribution over the rows, with two-standard-error bars where the values
+    have them, coloured by ``color``: ``"auto"`` (the strongest interaction partner, :func:`strongest_partner`),
+    a feature, or None.
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> rng = np.random.default_rng(0); X = rng.normal(size=(100, 3))
+    >>> e = fs.Explanation(values=np.column_stack([X[:, 0] * X[:, 2], X[:, 1], X[:, 2]]), stderr=None,
+    ...                    empty_value=np.zeros(100), data=X, player_names=list("abc"), index="shapley")
+    >>> ax = dependence(e, "a")
+    >>> ax.get_xlabel(), ax.get_ylabel(), ax.collections[0].get_label()
+    ('a', 'shapley value of a', 'coloured by c')
+    """
+    values, stderr, label, _ = _output_slice(expl, output)
+    i = _feature(expl, feature)
+    if expl.data is None or np.ndim(expl.data) != 2 or np.shape(expl.data)[1] != values.shape[1]:
+        raise ValueError("a dependence plot needs the explained rows' feature values (expl.data)")
+    data = np.asarray(expl.data)
+    x = _numeric_column(data[:, i])
+    if x is None:
+        raise ValueError(f"feature {expl.player_names[i]!r} is not numeric; a dependence plot needs numbers on its axis")
+    j = strongest_partner(expl, i, values) if color == "auto" else (None if color is None else
+                                                                      _feature(expl, color, "color"))
+    cj = None if j is None else _numeric_column(data[:, j])
+    ax = new_axes(ax, 4)
+    if stderr is not None and np.any(stderr[:, i] > 0):
+        ax.errorbar(x, values[:, i], yerr=2 * stderr[:, i], fmt="none", ecolor=_GREY, alpha=0.5, lw=0.8)
+    points = ax.scatter(x, values[:, i], c=cj if cj is not None else _POS, cmap="coolwarm" if cj is not None else None,
+                        s=14, label=f"coloured by {expl.player_names[j]}" if cj is not None else "")
+    if cj is not None:
+        ax.figure.colorbar(points, ax=ax, label=expl.player_names[j])
+    ax.axhline(0, color=_GREY, lw=0.8)
+    ax.set_xlabel(expl.player_names[i])
+    ax.set_ylabel(f"{expl.index} value of {expl.player_names[i]}{label}")
+    return ax
+
+
+def heatmap(expl: Any, max_display: int = 10, output: Any = None, ax: Any = None) -> Any:
+    """Rows x features: every row's values for the ``max_display`` features of largest mean |value| (the rest
+    summed in one column), rows ordered by their total, the model output above.
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> e = fs.Explanation(values=np.array([[1.0, -2.0], [3.0, 0.5]]), stderr=None, empty_value=np.zeros(2),
+    ...                    data=None, player_names=["a", "b"], index="shapley")
+    >>> heatmap(e).images[0].get_array().tolist()         # rows by total (-1 then 3.5), columns a, b
+    [[1.0, -2.0], [3.0, 0.5]]
+    """
+    values, _, label, j = _output_slice(expl, output)
+    top = np.argsort(-np.abs(values).mean(axis=0), kind="stable")[:max_display]
+    rest = np.setdiff1d(np.arange(values.shape[1]), top)
+    M = values[:, top]
+    names = [expl.player_names[i] for i in top]
+    if rest.size:
+        M = np.column_stack([M, values[:, rest].sum(axis=1)])
+        names.append(f"{rest.size} other features")
+    order = np.argsort(values.sum(axis=1), kind="stable")
+    ax = new_axes(ax, 0.35 * len(names) + 1.5)
+    bound = float(np.abs(M).max()) or 1.0
+    image = ax.imshow(M[order], aspect="auto", cmap="RdBu_r", vmin=-bound, vmax=bound,
+                      interpolation="nearest")
+    ax.set_xticks(range(len(names)), names, rotation=90)
+    ax.set_ylabel("rows (by total attribution)")
+    ax.figure.colorbar(image, ax=ax, label=f"{expl.index} value{label}")
+    return ax
+
+
+def decision(expl: Any, rows: Any = None, max_display: int = 20, output: Any = None, ax: Any = None) -> Any:
+    """One line per row from the base value (``v(empty)``) to the model's output, adding the features' values in
+    order of importance (least important first, as shap's decision plot); the features beyond ``max_display``
+    enter together at the start.
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> e = fs.Explanation(values=np.array([[1.0, -2.0], [3.0, 0.5]]), stderr=None, empty_value=np.array([0.5, 0.5]),
+    ...                    data=None, player_names=["a", "b"], index="shapley")
+    >>> [float(line.get_xdata()[-1]) for line in decision(e).lines[:2]]       # each row ends at its output
+    [-0.5, 4.0]
+    """
+    values, _, label, j = _output_slice(expl, output)
+    picked = np.arange(values.shape[0]) if rows is None else np.atleast_1d([_check_row(expl, r) for r in
+                                                                            np.atleast_1d(rows)])
+    base = np.asarray(expl.empty_value, dtype=float)
+    base = base if base.ndim == 1 else base[:, j if j is not None else 0]
+    order = np.argsort(np.abs(values).mean(axis=0), kind="stable")                     # least important first
+    shown = order[-max_display:]
+    hidden = order[:-max_display] if order.size > max_display else order[:0]
+    ax = new_axes(ax, 0.35 * (shown.size + 1) + 1.5)
+    for r in picked:
+        steps = [base[r]] + ([base[r] + values[r, hidden].sum()] if hidden.size else [])
+        steps = np.concatenate([steps, steps[-1] + np.cumsum(values[r, shown])])
+        ax.plot(steps, np.arange(steps.size), marker="o", ms=2, lw=1)
+    ticks = ["base value"] + ([f"{hidden.size} other features"] if hidden.size else []) + \
+        [expl.player_names[i] for i in shown]
+    ax.set_yticks(range(len(ticks)), ticks)
+    ax.axvline(float(np.mean(base[picked])), color=_GREY, lw=0.8)
+    ax.set_xlabel(f"model output{label}")
     return ax
 
 
