@@ -31,6 +31,7 @@ from .game import Game
 from .games.distributed import DistributedGame
 from .games.imputers import Imputer, make_imputer
 from .games.model import IMPUTATIONS, ModelError, ModelGame, as_predict
+from .trees.links import MODEL_OUTPUTS, log_loss
 from .games.torch_game import TorchGame
 from .games.tree import TreeGame, tree_explanation
 from .progress import reporter
@@ -79,6 +80,10 @@ EXPLAIN = Arguments("explain", common_arguments() + (
     Option("cache", None, "a folder keeping finished rows and evaluated coalitions (an interrupted run resumes)",
            check=cache_folder),
     Option("progress", True, "True for a bar over rows, or progress(rows done, rows, None)", check=check_progress),
+    Option("model_output", None, "what is explained: None (tree models: their raw output; other classifiers: "
+           "predict_proba), raw, probability (the model's predict_proba; tree models: exactly, with a background) or "
+           "log_loss (of the labels y)", allowed=(None,) + MODEL_OUTPUTS),
+    Option("y", None, "the labels of the rows of X, for model_output='log_loss'"),
     Option("imputation", None, "baseline (one background row), marginal (the average over the background) or "
            "conditional on the known features: conditional (= gaussian), gaussian, copula, empirical, or an Imputer",
            check=check_imputation),
@@ -100,13 +105,26 @@ class TableRows:
     """
 
     def __init__(self, model: Any, X: Any, background: Any, imputation: str | None, groups: Any,
-                 batch_size: int | None, feature_names: list[str] | None) -> None:
+                 batch_size: int | None, feature_names: list[str] | None, model_output: str | None = None,
+                 y: Any = None) -> None:
         X = _one_row(X)
         background = None if background is None else _one_row(background)
         if (X.shape[0] if hasattr(X, "shape") else len(X)) == 0:
             raise ValueError("X holds no rows to explain")
         conditional = imputation not in (None, "baseline", "marginal")
         self.model, self.tree = model, is_tree_model(model) and groups is None and not conditional
+        self.model_output = model_output
+        if model_output == "raw" and not self.tree:
+            raise ValueError("model_output='raw' is the raw output of a tree model's trees; this model is explained "
+                             "as a black box (its predict_proba or predict): leave model_output=None")
+        if model_output in ("probability", "log_loss") and not callable(getattr(model, "predict_proba", None)):
+            raise ValueError(f"model_output={model_output!r} needs a classifier with predict_proba; "
+                             f"{type(model).__name__} has none")
+        if (model_output == "log_loss") != (y is not None):
+            raise ValueError("y (one label per row of X) is required for model_output='log_loss' and only used there")
+        if self.tree and model_output in ("probability", "log_loss") and background is None:
+            raise ValueError(f"model_output={model_output!r} of a tree model is defined with a background "
+                             "(interventional); pass background rows")
         reference, source = model_columns(model)
         if reference is None and hasattr(X, "columns"):
             reference, source = [str(c) for c in X.columns], "the columns of X"
@@ -158,6 +176,16 @@ class TableRows:
         self.groups, self.batch_size = groups, batch_size
         self.predict = None if self.tree else as_predict(model)
         self.n_rows = self.rows.shape[0]
+        self.labels = None
+        if y is not None:
+            self.labels = list(np.asarray(y).ravel()) if np.ndim(y) else [y]
+            if len(self.labels) != self.n_rows:
+                raise ValueError(f"y must hold one label per row of X ({self.n_rows}), got {len(self.labels)}")
+            classes = [c.item() if hasattr(c, "item") else c for c in getattr(model, "classes_", [])]
+            self.labels = [v.item() if hasattr(v, "item") else v for v in self.labels]
+            bad = [v for v in self.labels if classes and v not in classes]
+            if bad:
+                raise ValueError(f"y must hold classes of the model {classes}, got {bad[0]!r}")
         index = getattr(X, "index", None)
         self.row_names = [str(i) for i in index] if index is not None else [str(i) for i in range(self.n_rows)]
 
@@ -166,16 +194,26 @@ class TableRows:
 
     def game(self, i: int) -> Game:
         """The game of row ``i``."""
+        label = None if self.labels is None else self.labels[i]
         if self.tree:
             mode = "path-dependent" if self.background is None else "interventional"
             return TreeGame(self.model, self.row(i), mode=mode, background=self.background,
-                            player_names=self.feature_names, batch_size=self.batch_size)
-        return ModelGame(self.predict, self.row(i), self.background, imputation=self.imputation, groups=self.groups,
+                            player_names=self.feature_names, batch_size=self.batch_size,
+                            model_output=self.model_output or "raw", y=label)
+        predict = self.predict
+        if label is not None:
+            position = [c.item() if hasattr(c, "item") else c for c in self.model.classes_].index(label) \
+                if hasattr(self.model, "classes_") else int(label)
+            proba = self.model.predict_proba
+
+            def predict(rows: Any) -> np.ndarray:               # noqa: F811  (the log loss of the row's label)
+                return log_loss(np.asarray(proba(rows), dtype=float), position)
+        return ModelGame(predict, self.row(i), self.background, imputation=self.imputation, groups=self.groups,
                          batch_size=self.batch_size, feature_names=self.feature_names)
 
     def exact_all(self, sv: Semivalue) -> dict | None:
-        """Exact values of every row at once (tree models), or None where rows run one by one."""
-        if not self.tree:
+        """Exact values of every row at once (tree models, raw output), or None where rows run one by one."""
+        if not self.tree or self.model_output not in (None, "raw"):
             return None
         mode = "path-dependent" if self.background is None else "interventional"
         return tree_explanation(self.model, self.X, sv, mode, self.background)
@@ -185,12 +223,15 @@ class TableRows:
 
     def info(self) -> dict:
         if self.tree:
-            return {"model_output": "raw (the trees' margin or prediction)",
-                    "tree_mode": "path-dependent" if self.background is None else "interventional"}
+            out = {"probability": "probability (the model's predict_proba, from its trees)",
+                   "log_loss": "log_loss (of the labels y)"}.get(self.model_output, "raw (the trees' margin or prediction)")
+            return {"model_output": out, "tree_mode": "path-dependent" if self.background is None else "interventional"}
         target = target_of(self.model)
         output = getattr(self.predict, "__name__", "the function")
-        return {"model_output": f"{type(target).__name__}.{output}" if target is not self.model or
-                hasattr(self.model, "predict") else output, "imputation": _imputation_key(self.imputation)}
+        described = f"{type(target).__name__}.{output}" if target is not self.model or hasattr(self.model, "predict") \
+            else output
+        return {"model_output": f"log_loss of {described}" if self.labels is not None else described,
+                "imputation": _imputation_key(self.imputation)}
 
 
 class TorchRows:
@@ -302,7 +343,8 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
             budget: int | None = None, seed: SeedLike = None, tol: float | None = None,
             stop: StoppingRule | None = None, n_jobs: int | None = None, client: Any = None, cache: Any = None,
             progress: Any = True, imputation: str | None = None, groups: Any = None, batch_size: int | None = None,
-            feature_names: Any = None, interactions: int | None = None, **options: Any) -> Explanation:
+            feature_names: Any = None, interactions: int | None = None, model_output: str | None = None,
+            y: Any = None, **options: Any) -> Explanation:
     """Explain the predictions of ``model`` on every row of ``X``.
 
     Parameters
@@ -328,6 +370,11 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
         with the same arguments resumes without evaluating the model again
     progress : True for a bar over rows, False, or a callable ``progress(rows done, rows, None)``
     imputation, groups, batch_size, feature_names : see :class:`fairshare.games.ModelGame`
+    model_output : None (tree models: raw output, as shap.TreeExplainer; other classifiers: predict_proba),
+        ``"raw"`` (tree models only), ``"probability"`` (the model's predict_proba; for a tree model computed from
+        its trees with a background, exactly by enumeration when the budget covers 2^n, else estimated with
+        standard errors) or ``"log_loss"`` (of the labels ``y``, one per row of X)
+    y : labels of the rows of ``X`` for ``model_output="log_loss"``
     **options : method options (``fairshare methods``)
 
     Returns
@@ -347,12 +394,13 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
     args = EXPLAIN.check(dict(index=index, method=method, budget=budget, seed=seed, tol=tol, stop=stop,
                               n_jobs=n_jobs, client=client, cache=cache, progress=progress, imputation=imputation,
                               groups=groups, batch_size=batch_size, feature_names=feature_names,
-                              interactions=interactions))
+                              interactions=interactions, model_output=model_output, y=y))
     rule = as_rule(args["stop"], args["tol"])
     if _is_torch_module(model) and _is_images(X, background):
         rows: Any = TorchRows(model, X, background, groups, args["batch_size"])
     else:
-        rows = TableRows(model, X, background, args["imputation"], groups, args["batch_size"], args["feature_names"])
+        rows = TableRows(model, X, background, args["imputation"], groups, args["batch_size"], args["feature_names"],
+                         args["model_output"], args["y"])
     first = rows.game(0)
     sv = resolve_index(args["index"], first.n_players)
     pair_index = _pair_index(sv, args["interactions"])
@@ -450,7 +498,8 @@ def _run_rows(rows: Any, model: Any, sv: Semivalue, choice: Choice, rule: Any, s
                                                 12)) if sv.n_players is None else None,
                           method=choice.method, options=repr(sorted(choice.options.items())), budget=choice.budget,
                           stop=repr(rule), seed=str(seed), imputation=_imputation_key(getattr(rows, "imputation", None)),
-                          groups=args["groups"], names=getattr(rows, "feature_names", None), model=_model_key(model))
+                          groups=args["groups"], names=getattr(rows, "feature_names", None), model=_model_key(model),
+                          model_output=str(args["model_output"]), labels=repr(getattr(rows, "labels", None)))
         run_cache = RunCache(args["cache"], key)
     results: list[dict | None] = [run_cache.row(i) if run_cache is not None else None for i in range(n_rows)]
     todo = [i for i in range(n_rows) if results[i] is None]

@@ -14,6 +14,7 @@ from ..interaction_indices import InteractionIndex, resolve_interaction_index, s
 from ..interaction_values import Interactions
 from ..semivalues import Semivalue, resolve_index
 from ..trees.interactions import leaf_interactions
+from ..trees.links import MODEL_OUTPUTS, log_loss, probability_link
 from ..trees.inputs import tree_rows
 from ..trees.paths import LeafPaths
 from ..trees.prepared import Prepared, prepared
@@ -35,6 +36,11 @@ TREE_ARGUMENTS = Arguments("tree_values", (
            allowed=MODES),
     Option("batch_size", None, "most coalitions per evaluation", kind="int", minimum=1, none_ok=True),
 ))
+
+
+#: the output scale of a TreeGame (checked before the model is read)
+MODEL_OUTPUT = Option("model_output", "raw", "raw (the trees' margin), probability (the model's predict_proba) or "
+                      "log_loss (of the label y); the last two: interventional", allowed=MODEL_OUTPUTS)
 
 
 def _check_mode(prep: Prepared, mode: str, background: Any) -> None:
@@ -64,11 +70,16 @@ class TreeGame(Game):
         al. 2022). ``"interventional"``: features outside ``S`` take the values of a
         baseline row, and the value is averaged over the rows of ``background``.
     background : row or rows, required for ``"interventional"``
-
-    The value is the model's raw output: margin for xgboost, lightgbm, catboost and gradient
-    boosting, prediction for regressors, class probabilities for scikit-learn tree, forest and
-    bagging classifiers, the average path length for IsolationForest; one output per class where
-    there are several.
+    model_output : {"raw", "probability", "log_loss"}
+        ``"raw"`` (default): the model's raw output: margin for xgboost, lightgbm, catboost and gradient
+        boosting, prediction for regressors, class probabilities for scikit-learn tree, forest and bagging
+        classifiers, the average path length for IsolationForest; one output per class where there are several.
+        ``"probability"`` (interventional): the model's own ``predict_proba`` of each hybrid row, averaged over
+        the background (the margin's link found by reproducing ``predict_proba``, :mod:`fairshare.trees.links`),
+        one output per class. ``"log_loss"`` (interventional, with the label ``y``): ``-log p(y)`` of each
+        hybrid row, averaged. A probability is not a sum over trees, so these games have no polynomial closed
+        form: ``fs.exact`` enumerates (n <= 22) and the estimators sample the fast game, with standard errors.
+    y : the label whose log loss ``model_output="log_loss"`` explains (a class of the model)
 
     Examples
     --------
@@ -85,8 +96,15 @@ class TreeGame(Game):
     kind = "tree"
 
     def __init__(self, model: Any, x: Any, mode: str = "path-dependent", background: Any = None,
-                 player_names: Any = None, batch_size: int | None = None) -> None:
+                 player_names: Any = None, batch_size: int | None = None, model_output: str = "raw",
+                 y: Any = None) -> None:
         TREE_ARGUMENTS.check({"mode": mode, "batch_size": batch_size})
+        model_output = MODEL_OUTPUT.validate(model_output)
+        if model_output != "raw" and mode != "interventional":
+            raise ValueError(f"model_output={model_output!r} is defined for mode='interventional' (a background); "
+                             "the path-dependent game averages margins over the trees' cover")
+        if (model_output == "log_loss") != (y is not None):
+            raise ValueError("y (the label) is required for model_output='log_loss' and only used there")
         prep = prepared(model)
         _check_mode(prep, mode, background)
         ens = prep.ensemble
@@ -102,6 +120,20 @@ class TreeGame(Game):
         if self.background is not None and self.background.shape[0] == 0:
             raise ValueError("background must hold at least one row")
         self.n_outputs = ens.n_outputs if ens.n_outputs > 1 else 0
+        self.model_output, self.link, self._output = model_output, "identity", None
+        if model_output != "raw":
+            sample = background.iloc[:20] if hasattr(background, "iloc") else np.atleast_2d(np.asarray(background))[:20]
+            self.link, to_probability = probability_link(model, ens.predict(self.background[:20]), sample)
+            self._output = to_probability
+            k = to_probability(ens.predict(self.background[:1])).shape[1]
+            self.n_outputs = k if model_output == "probability" else 0
+            if model_output == "log_loss":
+                classes = [c.item() if hasattr(c, "item") else c for c in getattr(model, "classes_", range(k))]
+                y = y.item() if hasattr(y, "item") else y
+                if y not in classes:
+                    raise ValueError(f"y must be one of the model's classes {classes}, got {y!r}")
+                position = classes.index(y)
+                self._output = lambda raw: log_loss(to_probability(raw), position)[:, None]
 
     def _evaluate(self, coalitions: np.ndarray) -> np.ndarray:
         ens = self.prepared.ensemble
@@ -109,12 +141,14 @@ class TreeGame(Game):
             B = self.background.shape[0]
             m = coalitions.shape[0]
             block = max(1, _BLOCK_ELEMENTS // max(B * self.n_players, 1))
-            out = np.empty((m, ens.n_outputs))
+            out = np.empty((m, max(self.n_outputs, 1) if self._output is not None else ens.n_outputs))
             for start in range(0, m, block):
                 S = coalitions[start:start + block]
                 rows = np.where(S[:, None, :], self.x[None, None, :], self.background[None, :, :])
-                pred = ens.predict(rows.reshape(-1, self.n_players)).reshape(S.shape[0], B, -1)
-                out[start:start + block] = pred.mean(axis=1)
+                pred = ens.predict(rows.reshape(-1, self.n_players))
+                if self._output is not None:                     # the link of each hybrid row, then the mean
+                    pred = self._output(pred)
+                out[start:start + block] = pred.reshape(S.shape[0], B, -1).mean(axis=1)
         else:
             # the empty and the grand coalition (what fs.exact asks for) without the leaf paths: the ensemble's
             # expected value and its prediction
@@ -127,7 +161,7 @@ class TreeGame(Game):
             rest = (size > 0) & ~full
             if rest.any():
                 out[rest] = _path_dependent_values(self.prepared, self._follows, coalitions[rest])
-        return out if ens.n_outputs > 1 else out[:, 0]
+        return out if out.shape[1] > 1 else out[:, 0]
 
     @cached_property
     def _follows(self) -> np.ndarray:
@@ -151,17 +185,21 @@ class TreeGame(Game):
         return null
 
     def knows_exact_values(self, index: Semivalue) -> bool:
-        return True
+        return self.model_output == "raw"
 
     def exact_values(self, index: Semivalue) -> np.ndarray:
+        if self.model_output != "raw":                # a probability is no sum over trees: no closed form
+            return None
         values = _exact_rows(self.prepared, self.x[None, :], index, self.mode, self.background)[0]
         return values if self.prepared.ensemble.n_outputs > 1 else values[:, 0]
 
     def knows_exact_interactions(self, index: Any) -> bool:
-        return True
+        return self.model_output == "raw"
 
     def exact_interactions(self, index: Any, subsets: np.ndarray) -> np.ndarray:
         """Exact values of every subset of 1..order features (``subsets`` is :func:`subsets_up_to` ``(n, order)``)."""
+        if self.model_output != "raw":
+            return None
         return leaf_interactions(self.prepared, self.x[None, :], index, self.mode, self.background)[0]
 
 

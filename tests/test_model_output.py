@@ -1,0 +1,129 @@
+"""Output scales of tree models: the model's own predict_proba (and the log loss of a label) explained from its
+trees, against brute force over predict_proba; explain's model_output and y; bad arguments refused first."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fairshare as fs
+
+lgb = pytest.importorskip("lightgbm")
+xgb = pytest.importorskip("xgboost")
+
+
+@pytest.fixture(scope="module")
+def data():
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    return X[:, :8], y, np.digitize(X[:, 0], np.quantile(X[:, 0], [0.33, 0.66]))
+
+
+def _models(X, y, y3):
+    from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
+
+    return {
+        "xgboost": xgb.XGBClassifier(n_estimators=40, max_depth=3).fit(X, y),
+        "lightgbm": lgb.LGBMClassifier(n_estimators=40, verbose=-1).fit(X, y),
+        "random forest": RandomForestClassifier(n_estimators=30, max_depth=4, random_state=0).fit(X, y),
+        "sklearn boosting": GradientBoostingClassifier(n_estimators=20, random_state=0).fit(X, y),
+        "xgboost 3 classes": xgb.XGBClassifier(n_estimators=20, max_depth=3).fit(X, y3),
+    }
+
+
+def brute(model, x, background, transform):
+    """The game of ``transform(model.predict_proba(hybrid rows))`` averaged over the background (no trees)."""
+    def value(S):
+        rows = np.where(S[:, None, :], x, background).reshape(-1, x.size)
+        out = transform(model.predict_proba(rows))
+        return out.reshape(len(S), len(background), -1).mean(axis=1)
+    return fs.games.FunctionGame(value, n_players=x.size)
+
+
+@pytest.mark.parametrize("name", ["xgboost", "lightgbm", "random forest", "sklearn boosting", "xgboost 3 classes"])
+def test_probability_output_equals_brute_force_over_predict_proba(data, name):
+    X, y, y3 = data
+    model = _models(X, y, y3)[name]
+    x, bg = X[0], X[100:120]
+    game = fs.games.TreeGame(model, x, mode="interventional", background=bg, model_output="probability")
+    assert game.link == {"random forest": "identity", "xgboost 3 classes": "softmax"}.get(name, "logistic")
+    got = fs.exact(game, "shapley")
+    want = fs.exact(brute(model, x, bg, lambda p: p), "shapley").values
+    assert got.info["via"] == "enumeration" and got.values.shape == want.shape
+    np.testing.assert_allclose(got.values, want, atol=1e-6)
+    np.testing.assert_allclose(got.values.sum(axis=0), model.predict_proba(x[None])[0] - want.sum(axis=0) * 0
+                               - model.predict_proba(bg).mean(axis=0), atol=1e-6)
+
+
+def test_log_loss_output_equals_brute_force(data):
+    X, y, y3 = data
+    model = _models(X, y, y3)["lightgbm"]
+    x, bg = X[3], X[200:230]
+    game = fs.games.TreeGame(model, x, mode="interventional", background=bg, model_output="log_loss", y=y[3])
+    want = fs.exact(brute(model, x, bg, lambda p: -np.log(np.clip(p[:, [y[3]]], 1e-15, 1))), "shapley").values
+    np.testing.assert_allclose(fs.exact(game, "shapley").values, want.ravel(), atol=1e-9)
+
+
+def test_explain_probability_exact_when_the_budget_covers_it_else_estimated(data):
+    from sklearn.datasets import load_breast_cancer
+
+    X, y, y3 = data
+    model = _models(X, y, y3)["xgboost"]
+    e = fs.explain(model, X[:3], X[100:120], model_output="probability", progress=False)
+    assert e.method == "exact" and e.values.shape == (3, 8, 2) and e.info["model_output"].startswith("probability")
+    np.testing.assert_allclose(e.values.sum(axis=1) + e.empty_value, model.predict_proba(X[:3]), atol=1e-6)
+    as_black_box = fs.explain(model.predict_proba, X[:3], X[100:120], progress=False)
+    np.testing.assert_allclose(e.values, as_black_box.values, atol=1e-6)
+    ll = fs.explain(model, X[:3], X[100:120], model_output="log_loss", y=y[:3], progress=False)
+    p = model.predict_proba(X[:3])[np.arange(3), y[:3]]
+    np.testing.assert_allclose(ll.values.sum(axis=1) + ll.empty_value, -np.log(p), atol=1e-6)
+    Xw, yw = load_breast_cancer(return_X_y=True)                      # 30 features: 2^30 coalitions, estimated
+    wide = xgb.XGBClassifier(n_estimators=30, max_depth=3).fit(Xw, yw)
+    est = fs.explain(wide, Xw[:1], Xw[100:140], model_output="probability", budget=1500, seed=0, progress=False)
+    assert est.method == "regression" and np.all(np.isfinite(est.stderr)) and est.stderr.max() > 0
+    np.testing.assert_allclose(est.values.sum(axis=1) + est.empty_value, wide.predict_proba(Xw[:1]), atol=1e-6)
+
+
+class Counting:
+    """A classifier that counts its calls."""
+
+    def __init__(self, model):
+        self.model, self.calls = model, 0
+        self.classes_ = model.classes_
+
+    def predict_proba(self, X):
+        self.calls += 1
+        return self.model.predict_proba(X)
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(model_output="prob"), "model_output must be one of"),
+    (dict(model_output="log_loss"), "y .* is required for model_output='log_loss'"),
+    (dict(model_output="probability", y=[0, 1]), "only used there"),
+    (dict(model_output="log_loss", y=[0]), "one label per row of X"),
+    (dict(model_output="log_loss", y=[0, 7]), r"y must hold classes of the model \[0, 1\], got 7"),
+    (dict(model_output="raw"), "model_output='raw' is the raw output of a tree model"),
+])
+def test_bad_output_arguments_are_refused_before_any_model_call(data, kw, match):
+    X, y, y3 = data
+    model = Counting(_models(X, y, y3)["random forest"])
+    with pytest.raises(ValueError, match=match):
+        fs.explain(model, X[:2], X[100:110], progress=False, **kw)
+    assert model.calls == 0
+
+
+def test_tree_games_refuse_probability_without_a_background_or_a_classifier(data):
+    from sklearn.ensemble import RandomForestRegressor
+
+    X, y, y3 = data
+    model = _models(X, y, y3)["xgboost"]
+    with pytest.raises(ValueError, match="defined for mode='interventional'"):
+        fs.games.TreeGame(model, X[0], model_output="probability")
+    with pytest.raises(ValueError, match="defined with a background"):
+        fs.explain(model, X[:1], model_output="probability", progress=False)
+    with pytest.raises(ValueError, match="y must be one of the model's classes"):
+        fs.games.TreeGame(model, X[0], mode="interventional", background=X[:5], model_output="log_loss", y=3)
+    reg = RandomForestRegressor(n_estimators=5, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="needs a classifier with predict_proba"):
+        fs.games.TreeGame(reg, X[0], mode="interventional", background=X[:5], model_output="probability")
