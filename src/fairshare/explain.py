@@ -36,7 +36,7 @@ from .games.torch_game import TorchGame
 from .games.tree import TreeGame, tree_explanation
 from .progress import reporter
 from .semivalues import Semivalue, resolve_index
-from .tables import accepts_missing, aligned, as_rows, check_finite, frame_info, model_columns, target_of
+from .tables import is_sparse, accepts_missing, aligned, as_rows, check_finite, frame_info, model_columns, target_of
 from .trees.readers import is_tree_model
 
 __all__ = ["explain", "default_budget", "EXPLAIN"]
@@ -172,6 +172,9 @@ class TableRows:
         self.imputation = imputation or ("baseline" if self.bg_rows is not None and self.bg_rows.shape[0] == 1
                                          else "marginal")
         if conditional:                                    # fitted once on the background, shared by every row
+            if is_sparse(self.rows) or is_sparse(self.bg_rows):
+                raise ValueError(f"imputation={_imputation_key(imputation)!r} models dense numeric features; sparse "
+                                 "rows are imputed from the background rows (imputation='marginal' or 'baseline')")
             self.imputation = make_imputer(imputation, self.bg_rows)
         self.groups, self.batch_size = groups, batch_size
         self.predict = None if self.tree else as_predict(model)
@@ -219,7 +222,12 @@ class TableRows:
         return tree_explanation(self.model, self.X, sv, mode, self.background)
 
     def data(self) -> np.ndarray | None:
-        return self.rows if self.groups is None else None
+        """The explained rows' feature values for plots (sparse rows: densified up to 10 million cells)."""
+        if self.groups is not None:
+            return None
+        if is_sparse(self.rows):
+            return self.rows.toarray() if self.rows.shape[0] * self.rows.shape[1] <= 10_000_000 else None
+        return self.rows
 
     def info(self) -> dict:
         if self.tree:

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["as_rows", "frame_info", "model_columns", "match_columns", "aligned", "accepts_missing", "check_finite",
+__all__ = ["as_rows", "is_sparse", "frame_info", "model_columns", "match_columns", "aligned", "accepts_missing", "check_finite",
            "lightgbm_name", "target_of"]
 
 
@@ -36,14 +36,29 @@ def target_of(model: Any) -> Any:
     return getattr(model, "__self__", model) if inspect.ismethod(model) else model
 
 
-def as_rows(obj: Any, name: str) -> np.ndarray:
-    """The values of a row or rows (numpy, pandas, lists) as a 2-D array; a 1-D input is one row.
+def is_sparse(obj: Any) -> bool:
+    """Whether ``obj`` is a scipy.sparse matrix or array."""
+    return type(obj).__module__.startswith("scipy.sparse")
+
+
+def as_rows(obj: Any, name: str) -> Any:
+    """The values of a row or rows (numpy, pandas, lists) as a 2-D array, a 1-D input as one row; scipy.sparse
+    rows stay sparse (CSR, float).
 
     Examples
     --------
     >>> as_rows([1.0, 2.0], "x").shape
     (1, 2)
+    >>> import scipy.sparse as sp
+    >>> as_rows(sp.eye(3, format="coo"), "X").format
+    'csr'
     """
+    if is_sparse(obj):
+        import scipy.sparse as sp
+
+        rows = sp.csr_matrix(obj, dtype=float)
+        rows.sum_duplicates()
+        return rows
     values = obj.to_numpy() if hasattr(obj, "to_numpy") else np.asarray(obj)
     values = np.asarray(values)
     if values.ndim == 1:
@@ -196,6 +211,14 @@ def check_finite(rows: np.ndarray, name: str, columns: list[str] | None, allow_n
     ...
     ValueError: background holds inf at row 0, column 'b': replace it or drop the row (models cannot take infinite values)
     """
+    if is_sparse(rows):                                   # the stored entries (the others are 0)
+        coo = rows.tocoo()
+        bad = ~np.isfinite(coo.data) if not allow_nan else np.isinf(coo.data)
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            what = "inf" if np.isinf(coo.data[k]) else "NaN"
+            raise ValueError(f"{name} holds {what} at row {coo.row[k]}, column {coo.col[k]}: replace it or drop the row")
+        return
     if rows.dtype == object:
         numeric = np.array([all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
                                 for v in rows[:, j]) for j in range(rows.shape[1])], dtype=bool)

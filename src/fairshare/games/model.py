@@ -10,12 +10,12 @@ from numba import njit, prange
 
 from ..arguments import check_int, format_coalition
 from ..game import Game
-from ..tables import as_rows, frame_info
+from ..tables import as_rows, frame_info, is_sparse
 from .cost import row_seconds
 from .imputers import CONDITIONAL, Imputer, make_imputer
 from ..compiled import CACHE, threads_for
 
-__all__ = ["ModelGame", "ModelError", "as_predict", "IMPUTATIONS"]
+__all__ = ["ModelGame", "ModelError", "as_predict", "IMPUTATIONS", "sparse_hybrid_rows", "sparse_columns_equal"]
 
 
 class ModelError(RuntimeError):
@@ -112,6 +112,10 @@ class ModelGame(Game):
             imputation = "baseline" if bg.shape[0] == 1 else "marginal"
         if not isinstance(imputation, Imputer) and imputation not in IMPUTATIONS:
             raise ValueError(f"imputation must be one of {IMPUTATIONS} or an Imputer, got {imputation!r}")
+        self.sparse = is_sparse(xr) or is_sparse(bg)
+        if self.sparse and imputation not in ("baseline", "marginal"):
+            raise ValueError(f"imputation={imputation!r} models dense numeric features; sparse rows are imputed "
+                             "from the background rows (imputation='marginal' or 'baseline')")
         self.imputer = imputation if isinstance(imputation, Imputer) and imputation.fitted else \
             make_imputer(imputation, bg)
         if self.imputer is not None:
@@ -119,18 +123,23 @@ class ModelGame(Game):
         if imputation == "baseline" and bg.shape[0] != 1:
             raise ValueError(f"imputation='baseline' takes one background row, got {bg.shape[0]}; "
                              "use imputation='marginal' to average over rows")
+        if self.sparse:                                  # one representation for both (the model gets CSR rows)
+            import scipy.sparse as sp
+
+            xr, bg = sp.csr_matrix(xr, dtype=float), sp.csr_matrix(bg, dtype=float)
         n_features = xr.shape[1]
         names = [str(f) for f in feature_names] if feature_names is not None else (
             columns if columns is not None else [f"x{i}" for i in range(n_features)])
         if len(names) != n_features:
             raise ValueError(f"feature_names must have {n_features} names, got {len(names)}")
         self.feature_names = names
-        self.x, self.background, self.imputation = xr[0], bg, imputation
+        self.x, self.background, self.imputation = (xr if self.sparse else xr[0]), bg, imputation
         self.groups = self._groups(groups, names)
         player_names = ([" + ".join(names[i] for i in g) if len(g) > 1 else names[g[0]] for g in self.groups]
                         if groups is not None else names)
         super().__init__(len(self.groups), player_names=player_names, batch_size=None)
         self.row_batch = None if batch_size is None else check_int(batch_size, "batch_size", minimum=1)
+        self.n_features = n_features
         self._feature_player = np.empty(n_features, dtype=np.int64)
         for p, g in enumerate(self.groups):
             self._feature_player[g] = p
@@ -174,16 +183,20 @@ class ModelGame(Game):
 
     def cost(self) -> float:
         """Predicted seconds per evaluation: one model row per imputed row (:mod:`fairshare.games.cost`)."""
-        strings = 0 if self.x.dtype != object else sum(not isinstance(v, (int, float, np.number)) for v in self.x)
-        return self.rows_per_coalition * row_seconds(self.model, self.x.size, strings)
+        strings = 0 if self.sparse or self.x.dtype != object else \
+            sum(not isinstance(v, (int, float, np.number)) for v in self.x)
+        return self.rows_per_coalition * row_seconds(self.model, self.n_features, strings)
 
     def null_players(self) -> np.ndarray:
         """Players whose features equal the explicand's in every background row (imputing changes nothing); none
         under a conditional imputation (knowing a feature can change how the others are drawn)."""
         if self.imputer is not None:
             return np.zeros(self.n_players, dtype=bool)
-        same = np.all(self.background == self.x[None, :], axis=0) if self.background.dtype != object else \
-            np.array([all(b == xv for b in self.background[:, j]) for j, xv in enumerate(self.x)])
+        if self.sparse:
+            same = sparse_columns_equal(self.background, self.x)
+        else:
+            same = np.all(self.background == self.x[None, :], axis=0) if self.background.dtype != object else \
+                np.array([all(b == xv for b in self.background[:, j]) for j, xv in enumerate(self.x)])
         per_player = np.ones(self.n_players, dtype=bool)
         np.logical_and.at(per_player, self._feature_player, same)
         return per_player
@@ -197,7 +210,10 @@ class ModelGame(Game):
         """The model's input rows for a batch of coalitions and their weights (None: equal), the marginal rows
         written into one buffer reused from batch to batch (fresh memory for every batch costs more than filling
         it, and the model does not keep its input)."""
-        identity = len(self.groups) == self.x.size and bool(np.all(self._feature_player == np.arange(self.x.size)))
+        nf = self.n_features
+        if self.sparse:                              # no (m, features) mask: the players of the stored entries
+            return sparse_hybrid_rows(coalitions, self.x, self.background, self._feature_player), None
+        identity = len(self.groups) == nf and bool(np.all(self._feature_player == np.arange(nf)))
         known = coalitions if identity else coalitions[:, self._feature_player]         # (m, n_features)
         if self.imputer is not None:
             rows, weights = self.imputer.rows(known, self.x.astype(float))
@@ -217,8 +233,8 @@ class ModelGame(Game):
             np.copyto(rows, self.x[None, None, :], where=known[:, None, :])
         return rows.reshape(-1, self.x.size), None
 
-    def _call(self, rows: np.ndarray) -> np.ndarray:
-        if self._frame:
+    def _call(self, rows: Any) -> np.ndarray:
+        if self._frame and not self.sparse:
             import pandas as pd
 
             frame = pd.DataFrame(rows, columns=self._columns)
@@ -231,8 +247,10 @@ class ModelGame(Game):
 
     def _evaluate(self, coalitions: np.ndarray) -> np.ndarray:
         B = self.rows_per_coalition
-        # default: at most 2^16 rows and about 2^24 cells (128 MB of float64) per model call
-        default = max(1, min(1 << 16, (1 << 24) // max(1, self.x.size)))
+        # default: at most 2^16 rows and about 2^24 cells (128 MB of float64) per model call (sparse rows: stored
+        # entries)
+        width = self.n_features if not self.sparse else max(1, self.x.nnz + self.background.nnz // max(B, 1))
+        default = max(1, min(1 << 16, (1 << 24) // width))
         per_call = max(1, (self.row_batch or default) // B)
         parts = []
         for start in range(0, coalitions.shape[0], per_call):
@@ -255,6 +273,58 @@ class ModelGame(Game):
             parts.append(out)
         values = np.concatenate(parts, axis=0)
         return values[:, 0] if values.shape[1] == 1 else values
+
+
+def sparse_hybrid_rows(coalitions: np.ndarray, x: Any, background: Any, player: np.ndarray | None = None) -> Any:
+    """CSR rows ``(m B, features)``: for each coalition (``coalitions`` (m, players); ``player[j]``: the player of
+    feature ``j``, default the identity) and background row, ``x``'s entries on the features the coalition knows
+    and the background row's elsewhere; built from the stored entries alone (memory: the batch's entries, never
+    coalitions x features).
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> x, bg = sp.csr_matrix([[1.0, 2.0, 0.0]]), sp.csr_matrix([[0.0, 5.0, 6.0], [7.0, 0.0, 0.0]])
+    >>> sparse_hybrid_rows(np.array([[True, False, False]]), x, bg).toarray()
+    array([[1., 5., 6.],
+           [1., 0., 0.]])
+    """
+    import scipy.sparse as sp
+
+    m, nf = coalitions.shape[0], background.shape[1]
+    player = np.arange(nf) if player is None else player
+    B = background.shape[0]
+    b_row = np.repeat(np.arange(B), np.diff(background.indptr))
+    c, e = np.nonzero(~coalitions[:, player[background.indices]])   # background entries on unknown features
+    rows_b, cols_b, vals_b = c * B + b_row[e], background.indices[e], background.data[e]
+    c2, e2 = np.nonzero(coalitions[:, player[x.indices]])           # x's entries on known features, every b
+    rows_x = (c2[:, None] * B + np.arange(B)[None, :]).ravel()
+    cols_x, vals_x = np.repeat(x.indices[e2], B), np.repeat(x.data[e2], B)
+    out = sp.csr_matrix((np.concatenate([vals_b, vals_x]), (np.concatenate([rows_b, rows_x]),
+                                                            np.concatenate([cols_b, cols_x]))), shape=(m * B, nf))
+    out.sort_indices()
+    return out
+
+
+def sparse_columns_equal(background: Any, x: Any) -> np.ndarray:
+    """Per feature: every background row holds ``x``'s value there (stored or an implicit 0).
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> sparse_columns_equal(sp.csr_matrix([[0.0, 2.0], [0.0, 3.0]]), sp.csr_matrix([[0.0, 2.0]])).tolist()
+    [True, False]
+    """
+    xd = np.asarray(x.toarray()).ravel()
+    csc = background.tocsc()
+    B = background.shape[0]
+    col = np.repeat(np.arange(csc.shape[1]), np.diff(csc.indptr))
+    equal = np.bincount(col, weights=(csc.data == xd[col]).astype(float), minlength=csc.shape[1])
+    stored = np.diff(csc.indptr)
+    # a column is all x[j]: x[j] = 0 and every stored entry 0; or every row stored and equal to x[j]
+    zero_ok = (xd == 0) & (equal == stored)
+    nonzero_ok = (xd != 0) & (stored == B) & (equal == B)
+    return zero_ok | nonzero_ok
 
 
 @njit(cache=CACHE, nogil=True, parallel=True)
