@@ -122,7 +122,7 @@ def test_auto_takes_plain_regression_for_a_cheap_pipeline_and_a_torch_mlp():
 
 
 # -------------------------------------------------------------------------- keywords on the tree path
-@pytest.mark.parametrize("kw", [dict(n_sample=100), dict(model_output="probability")])
+@pytest.mark.parametrize("kw", [dict(n_sample=100), dict(model_ouput="probability")])
 def test_a_typo_on_the_tree_path_is_refused_like_on_a_function(xgb_model, kw):
     """Row 3: an unknown keyword is refused on the tree path as it is for a function."""
     for model, extra in ((xgb_model, {}), (xgb_model.predict_proba, dict(background=X.iloc[:10]))):
