@@ -127,3 +127,33 @@ def test_tree_games_refuse_probability_without_a_background_or_a_classifier(data
     reg = RandomForestRegressor(n_estimators=5, random_state=0).fit(X, y)
     with pytest.raises(ValueError, match="needs a classifier with predict_proba"):
         fs.games.TreeGame(reg, X[0], mode="interventional", background=X[:5], model_output="probability")
+
+
+def test_logit_link_explains_a_black_box_on_the_log_odds_scale(data):
+    """A logistic regression against one baseline row: on the log-odds scale its values are exactly its linear
+    terms coef_j (x_j - b_j); with many background rows they add up to logit(p(x)) - logit(mean p)."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    X, y, _ = data
+    Z = StandardScaler().fit_transform(X)
+    model = LogisticRegression(max_iter=5000).fit(Z, y)
+    e = fs.explain(model, Z[:4], Z[100:101], link="logit", progress=False)
+    assert e.info["model_output"] == "logit of the mean of LogisticRegression.predict_proba"
+    np.testing.assert_allclose(e.values[:, :, 1], (Z[:4] - Z[100]) * model.coef_[0], atol=1e-9)
+    many = fs.explain(model, Z[:2], Z[100:140], link="logit", budget=500, seed=0, progress=False)
+    p = model.predict_proba(Z[100:140]).mean(axis=0)[1]
+    np.testing.assert_allclose(many.values[:, :, 1].sum(axis=1), model.decision_function(Z[:2]) - np.log(p / (1 - p)),
+                               atol=1e-9)
+
+
+@pytest.mark.parametrize("kw, match", [(dict(link="probit"), "link must be one of"),
+                                       (dict(link="logit", tree=True), "a tree model's scale is model_output"),
+                                       (dict(link="logit", model_output="log_loss", y=[0, 1]), "no probability")])
+def test_bad_links_are_refused_before_any_model_call(data, kw, match):
+    X, y, y3 = data
+    forest = _models(X, y, y3)["random forest"]
+    model = forest if kw.pop("tree", False) else Counting(forest)
+    with pytest.raises(ValueError, match=match):
+        fs.explain(model, X[:2], X[100:110], progress=False, **kw)
+    assert getattr(model, "calls", 0) == 0

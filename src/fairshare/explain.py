@@ -30,7 +30,7 @@ from .interactions import interactions as pairwise
 from .game import Game
 from .games.distributed import DistributedGame
 from .games.imputers import Imputer, make_imputer
-from .games.model import IMPUTATIONS, ModelError, ModelGame, as_predict
+from .games.model import IMPUTATIONS, LINKS, ModelError, ModelGame, as_predict
 from .trees.links import MODEL_OUTPUTS, log_loss
 from .games.torch_game import TorchGame
 from .games.tree import TreeGame, tree_explanation
@@ -84,6 +84,8 @@ EXPLAIN = Arguments("explain", common_arguments() + (
            "predict_proba), raw, probability (the model's predict_proba; tree models: exactly, with a background) or "
            "log_loss (of the labels y)", allowed=(None,) + MODEL_OUTPUTS),
     Option("y", None, "the labels of the rows of X, for model_output='log_loss'"),
+    Option("link", "identity", "identity, or logit: a black box's averaged probabilities explained on the log-odds "
+           "scale", allowed=tuple(LINKS)),
     Option("imputation", None, "baseline (one background row), marginal (the average over the background) or "
            "conditional on the known features: conditional (= gaussian), gaussian, copula, empirical, or an Imputer",
            check=check_imputation),
@@ -106,14 +108,18 @@ class TableRows:
 
     def __init__(self, model: Any, X: Any, background: Any, imputation: str | None, groups: Any,
                  batch_size: int | None, feature_names: list[str] | None, model_output: str | None = None,
-                 y: Any = None) -> None:
+                 y: Any = None, link: str = "identity") -> None:
         X = _one_row(X)
         background = None if background is None else _one_row(background)
         if (X.shape[0] if hasattr(X, "shape") else len(X)) == 0:
             raise ValueError("X holds no rows to explain")
         conditional = imputation not in (None, "baseline", "marginal")
         self.model, self.tree = model, is_tree_model(model) and groups is None and not conditional
-        self.model_output = model_output
+        self.model_output, self.link = model_output, link
+        if link != "identity" and (self.tree or model_output == "log_loss"):
+            raise ValueError(f"link={link!r} applies to a black box's averaged probabilities; "
+                             + ("a tree model's scale is model_output ('raw': its margin)" if self.tree else
+                                "the log loss is no probability"))
         if model_output == "raw" and not self.tree:
             raise ValueError("model_output='raw' is the raw output of a tree model's trees; this model is explained "
                              "as a black box (its predict_proba or predict): leave model_output=None")
@@ -212,7 +218,7 @@ class TableRows:
             def predict(rows: Any) -> np.ndarray:               # noqa: F811  (the log loss of the row's label)
                 return log_loss(np.asarray(proba(rows), dtype=float), position)
         return ModelGame(predict, self.row(i), self.background, imputation=self.imputation, groups=self.groups,
-                         batch_size=self.batch_size, feature_names=self.feature_names)
+                         batch_size=self.batch_size, feature_names=self.feature_names, link=self.link)
 
     def exact_all(self, sv: Semivalue) -> dict | None:
         """Exact values of every row at once (tree models, raw output), or None where rows run one by one."""
@@ -238,8 +244,11 @@ class TableRows:
         output = getattr(self.predict, "__name__", "the function")
         described = f"{type(target).__name__}.{output}" if target is not self.model or hasattr(self.model, "predict") \
             else output
-        return {"model_output": f"log_loss of {described}" if self.labels is not None else described,
-                "imputation": _imputation_key(self.imputation)}
+        if self.labels is not None:
+            described = f"log_loss of {described}"
+        elif self.link != "identity":
+            described = f"{self.link} of the mean of {described}"
+        return {"model_output": described, "imputation": _imputation_key(self.imputation)}
 
 
 class TorchRows:
@@ -352,7 +361,7 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
             stop: StoppingRule | None = None, n_jobs: int | None = None, client: Any = None, cache: Any = None,
             progress: Any = True, imputation: str | None = None, groups: Any = None, batch_size: int | None = None,
             feature_names: Any = None, interactions: int | None = None, model_output: str | None = None,
-            y: Any = None, **options: Any) -> Explanation:
+            y: Any = None, link: str = "identity", **options: Any) -> Explanation:
     """Explain the predictions of ``model`` on every row of ``X``.
 
     Parameters
@@ -383,6 +392,8 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
         its trees with a background, exactly by enumeration when the budget covers 2^n, else estimated with
         standard errors) or ``"log_loss"`` (of the labels ``y``, one per row of X)
     y : labels of the rows of ``X`` for ``model_output="log_loss"``
+    link : ``"identity"`` or ``"logit"`` (a black box's averaged probabilities on the log-odds scale, as shap's
+        KernelExplainer; for tree models use ``model_output``)
     **options : method options (``fairshare methods``)
 
     Returns
@@ -402,13 +413,13 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
     args = EXPLAIN.check(dict(index=index, method=method, budget=budget, seed=seed, tol=tol, stop=stop,
                               n_jobs=n_jobs, client=client, cache=cache, progress=progress, imputation=imputation,
                               groups=groups, batch_size=batch_size, feature_names=feature_names,
-                              interactions=interactions, model_output=model_output, y=y))
+                              interactions=interactions, model_output=model_output, y=y, link=link))
     rule = as_rule(args["stop"], args["tol"])
     if _is_torch_module(model) and _is_images(X, background):
         rows: Any = TorchRows(model, X, background, groups, args["batch_size"])
     else:
         rows = TableRows(model, X, background, args["imputation"], groups, args["batch_size"], args["feature_names"],
-                         args["model_output"], args["y"])
+                         args["model_output"], args["y"], args["link"])
     first = rows.game(0)
     sv = resolve_index(args["index"], first.n_players)
     pair_index = _pair_index(sv, args["interactions"])
@@ -507,7 +518,8 @@ def _run_rows(rows: Any, model: Any, sv: Semivalue, choice: Choice, rule: Any, s
                           method=choice.method, options=repr(sorted(choice.options.items())), budget=choice.budget,
                           stop=repr(rule), seed=str(seed), imputation=_imputation_key(getattr(rows, "imputation", None)),
                           groups=args["groups"], names=getattr(rows, "feature_names", None), model=_model_key(model),
-                          model_output=str(args["model_output"]), labels=repr(getattr(rows, "labels", None)))
+                          model_output=str(args["model_output"]), labels=repr(getattr(rows, "labels", None)),
+                          link=args["link"])
         run_cache = RunCache(args["cache"], key)
     results: list[dict | None] = [run_cache.row(i) if run_cache is not None else None for i in range(n_rows)]
     todo = [i for i in range(n_rows) if results[i] is None]

@@ -15,13 +15,23 @@ from .cost import row_seconds
 from .imputers import CONDITIONAL, Imputer, make_imputer
 from ..compiled import CACHE, threads_for
 
-__all__ = ["ModelGame", "ModelError", "as_predict", "IMPUTATIONS", "sparse_hybrid_rows", "sparse_columns_equal"]
+__all__ = ["ModelGame", "ModelError", "as_predict", "IMPUTATIONS", "LINKS", "sparse_hybrid_rows", "sparse_columns_equal"]
 
 
 class ModelError(RuntimeError):
     """The model raised on the rows fairshare built for a coalition (the model's exception is the cause)."""
 
 IMPUTATIONS = ("baseline", "marginal", "conditional") + tuple(CONDITIONAL)
+
+
+def _logit(p: np.ndarray) -> np.ndarray:
+    """``log(p / (1 - p))``, probabilities clipped to [1e-15, 1 - 1e-15]."""
+    q = np.clip(p, 1e-15, 1 - 1e-15)
+    return np.log(q) - np.log1p(-q)
+
+
+#: what the averaged prediction is explained on: itself, or its log-odds (shap's KernelExplainer link="logit")
+LINKS = {"identity": lambda v: v, "logit": _logit}
 
 
 def as_predict(model: Any) -> Callable[[Any], np.ndarray]:
@@ -80,6 +90,8 @@ class ModelGame(Game):
         Most rows passed to ``predict`` in one call (default: 65,536 rows or about 16 million cells,
         whichever is fewer, so wide inputs stay within ~128 MB per call).
     feature_names : names of the features (default: the DataFrame's columns, else ``x0, x1, ...``)
+    link : ``"identity"`` (default) or ``"logit"``: the value is the log-odds of the averaged prediction
+        (probabilities; as shap's KernelExplainer ``link="logit"``), so values add up on the log-odds scale
 
     Examples
     --------
@@ -92,7 +104,10 @@ class ModelGame(Game):
     kind = "model"
 
     def __init__(self, predict: Any, x: Any, background: Any, imputation: str | None = None, groups: Any = None,
-                 batch_size: int | None = None, feature_names: Any = None) -> None:
+                 batch_size: int | None = None, feature_names: Any = None, link: str = "identity") -> None:
+        if link not in LINKS:
+            raise ValueError(f"link must be one of {list(LINKS)}, got {link!r}")
+        self.link = link
         self.model = predict
         self.predict = as_predict(predict)
         columns, dtypes = frame_info(x)
@@ -270,7 +285,7 @@ class ModelGame(Game):
                                  "prediction, or one row of outputs, per input row)")
             out = out.reshape(S.shape[0], B, -1)
             out = out.mean(axis=1) if weights is None else (weights[:, :, None] * out).sum(axis=1)
-            parts.append(out)
+            parts.append(LINKS[self.link](out))
         values = np.concatenate(parts, axis=0)
         return values[:, 0] if values.shape[1] == 1 else values
 
