@@ -197,6 +197,10 @@ class TreeEnsemble:
         array([1.5, 1.5])
         """
         X = np.asarray(X, dtype=float)
+        if self.linear is None:                        # constant leaves: summed in the walk
+            from .kernels import leaf_sums
+
+            return self.base[None, :] + leaf_sums(self, np.atleast_2d(X))
         leaves = self.leaves(X)
         return self.base[None, :] + self.leaf_outputs(X, leaves).sum(axis=1)
 

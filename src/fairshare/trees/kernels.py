@@ -36,7 +36,8 @@ from numba import njit, prange
 
 from ..compiled import CACHE
 
-__all__ = ["path_layout", "path_dependent_walk", "path_dependent_rows", "interventional_rows", "decisions", "leaves"]
+__all__ = ["path_layout", "path_dependent_walk", "path_dependent_rows", "interventional_rows", "decisions", "leaves",
+           "leaf_sums"]
 
 
 
@@ -334,6 +335,39 @@ def _leaves_parallel(feature, left, right, roots, threshold, default_left, missi
                     cat_left, cat_right, cat_other_left, X, out)
 
 
+@njit(cache=CACHE, nogil=True)
+def _sum_row(r, feature, left, right, roots, threshold, default_left, missing, strict, float32, categorical,
+             cat_left, cat_right, cat_other_left, value, X, out):  # pragma: no cover - compiled
+    has_cat = categorical.shape[0] > 0
+    for t in range(roots.shape[0]):
+        node = roots[t]
+        while feature[node] >= 0:
+            if has_cat and categorical[node]:
+                go = _categorical_left(node, X[r, feature[node]], default_left, float32, cat_left, cat_right,
+                                       cat_other_left)
+            else:
+                go = _numeric_left(node, X[r, feature[node]], threshold, default_left, missing, strict, float32)
+            node = left[node] if go else right[node]
+        for o in range(value.shape[1]):
+            out[r, o] += value[node, o]
+
+
+@njit(cache=CACHE, nogil=True)
+def _sums_serial(feature, left, right, roots, threshold, default_left, missing, strict, float32, categorical,
+                 cat_left, cat_right, cat_other_left, value, X, out):  # pragma: no cover - compiled
+    for r in range(X.shape[0]):
+        _sum_row(r, feature, left, right, roots, threshold, default_left, missing, strict, float32, categorical,
+                 cat_left, cat_right, cat_other_left, value, X, out)
+
+
+@njit(cache=CACHE, nogil=True, parallel=True)
+def _sums_parallel(feature, left, right, roots, threshold, default_left, missing, strict, float32, categorical,
+                   cat_left, cat_right, cat_other_left, value, X, out):  # pragma: no cover - compiled
+    for r in prange(X.shape[0]):
+        _sum_row(r, feature, left, right, roots, threshold, default_left, missing, strict, float32, categorical,
+                 cat_left, cat_right, cat_other_left, value, X, out)
+
+
 # ------------------------------------------------------------------------------- interventional
 @njit(cache=CACHE, nogil=True, inline="always")
 def _add_game(path_f: np.ndarray, path_s: np.ndarray, nf: int, weight: float, o: int, pos: np.ndarray,
@@ -611,6 +645,27 @@ def leaves(ens, X: np.ndarray) -> np.ndarray:
     _run(_leaves_serial, _leaves_parallel, X.shape[0] * ens.roots.shape[0] > 1 << 14, ens.feature, ens.left,
          ens.right, ens.roots, ens.threshold, ens.default_left, ens.missing, ens.strict, ens.float32,
          *_split_arrays(ens), X, out)
+    return out
+
+
+def leaf_sums(ens, X: np.ndarray) -> np.ndarray:
+    """The sum over trees of the reached leaves' values for every row of ``X``: ``(m, k)`` (constant leaves), in one
+    compiled pass (no ``(rows, trees)`` table of leaves).
+
+    Examples
+    --------
+    >>> from sklearn.tree import DecisionTreeRegressor
+    >>> from fairshare.trees import read_ensemble
+    >>> ens = read_ensemble(DecisionTreeRegressor(max_depth=1).fit(np.arange(4.0)[:, None], [0, 0, 1, 1]))
+    >>> leaf_sums(ens, np.array([[0.0], [3.0]])).ravel().tolist()
+    [0.0, 1.0]
+    """
+    X = np.ascontiguousarray(X, dtype=float)
+    value = np.ascontiguousarray(ens.value, dtype=float)
+    out = np.zeros((X.shape[0], value.shape[1]))
+    _run(_sums_serial, _sums_parallel, X.shape[0] * ens.roots.shape[0] > 1 << 14, ens.feature, ens.left,
+         ens.right, ens.roots, ens.threshold, ens.default_left, ens.missing, ens.strict, ens.float32,
+         *_split_arrays(ens), value, X, out)
     return out
 
 
