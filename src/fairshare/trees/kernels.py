@@ -303,20 +303,28 @@ def _decisions_parallel(feature, threshold, default_left, missing, strict, float
                     cat_other_left, X, out)
 
 
+@njit(cache=CACHE, nogil=True, inline="always")
+def _leaf_of(r, root, feature, left, right, threshold, default_left, missing, strict, float32, has_cat, categorical,
+             cat_left, cat_right, cat_other_left, X):  # pragma: no cover - compiled
+    """The leaf row ``r`` of ``X`` reaches from ``root``."""
+    node = root
+    while feature[node] >= 0:
+        if has_cat and categorical[node]:
+            go = _categorical_left(node, X[r, feature[node]], default_left, float32, cat_left, cat_right,
+                                   cat_other_left)
+        else:
+            go = _numeric_left(node, X[r, feature[node]], threshold, default_left, missing, strict, float32)
+        node = left[node] if go else right[node]
+    return node
+
+
 @njit(cache=CACHE, nogil=True)
 def _leaves_row(r, feature, left, right, roots, threshold, default_left, missing, strict, float32, categorical,
                 cat_left, cat_right, cat_other_left, X, out):  # pragma: no cover - compiled
     has_cat = categorical.shape[0] > 0
     for t in range(roots.shape[0]):
-        node = roots[t]
-        while feature[node] >= 0:
-            if has_cat and categorical[node]:
-                go = _categorical_left(node, X[r, feature[node]], default_left, float32, cat_left, cat_right,
-                                       cat_other_left)
-            else:
-                go = _numeric_left(node, X[r, feature[node]], threshold, default_left, missing, strict, float32)
-            node = left[node] if go else right[node]
-        out[r, t] = node
+        out[r, t] = _leaf_of(r, roots[t], feature, left, right, threshold, default_left, missing, strict, float32,
+                             has_cat, categorical, cat_left, cat_right, cat_other_left, X)
 
 
 @njit(cache=CACHE, nogil=True)
@@ -340,14 +348,8 @@ def _sum_row(r, feature, left, right, roots, threshold, default_left, missing, s
              cat_left, cat_right, cat_other_left, value, X, out):  # pragma: no cover - compiled
     has_cat = categorical.shape[0] > 0
     for t in range(roots.shape[0]):
-        node = roots[t]
-        while feature[node] >= 0:
-            if has_cat and categorical[node]:
-                go = _categorical_left(node, X[r, feature[node]], default_left, float32, cat_left, cat_right,
-                                       cat_other_left)
-            else:
-                go = _numeric_left(node, X[r, feature[node]], threshold, default_left, missing, strict, float32)
-            node = left[node] if go else right[node]
+        node = _leaf_of(r, roots[t], feature, left, right, threshold, default_left, missing, strict, float32,
+                        has_cat, categorical, cat_left, cat_right, cat_other_left, X)
         for o in range(value.shape[1]):
             out[r, o] += value[node, o]
 
