@@ -55,7 +55,7 @@ __all__ = ["InteractionSolver", "SPECS", "surrogate_candidates", "n_unknowns"]
 #: random groups of sampling units for the standard errors
 _GROUPS = 16
 #: folds of the cross-fitted surrogate (groups of sampling units, so folds are balanced over the strata)
-_FOLDS = 4
+_FOLDS = 8
 #: a surrogate of order l is fitted when the sample has at least this many rows per unknown
 _ROWS_PER_UNKNOWN = 2.0
 #: and when its normal equations cost at most this many multiply-adds (rows x unknowns^2)
@@ -215,7 +215,7 @@ class InteractionSolver:
         rows = _Rows(self)
         info: dict = {"n_samples": rows.n_rows - 2}
         candidates = surrogate_candidates(self.n, self.index.order, rows.n_rows, self.fixed_surrogate)
-        fits = [self._surrogate(rows, ell, ridge) for ell, ridge in candidates]
+        fits = self._surrogates(rows, candidates)
         corrections = self._corrections(rows, [resid for _, resid in fits])
         # the surrogate whose corrected estimate has the least estimated variance
         spread = [float(np.sum(se ** 2)) if np.all(np.isfinite(se)) else np.inf for _, se in corrections]
@@ -227,57 +227,77 @@ class InteractionSolver:
         return values, stderr, info
 
     # ------------------------------------------------------------------------------------------ fit
-    def _fit(self, rows: _Rows, order: int, weight: np.ndarray, ridge: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
-        """Weighted least squares of order ``order`` with row weights ``weight`` (0: not fitted; rows 0 and 1 are
-        the ends): ``(features, beta (p, k))``. ``ridge`` shrinks the coefficients of subsets of two or more
-        players towards 0 (a penalty of ``ridge`` times the mean diagonal of ``X' W X``)."""
-        feats, X = rows.design(order, self.n)
+    def _normal_equations(self, rows: _Rows, order: int, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The weighted least-squares system of order ``order`` with row weights ``weight`` (0: not fitted; rows 0
+        and 1 are the ends): ``(K, rhs)``. The Shapley family fixes ``beta_empty = v(empty)`` and makes the other
+        coefficients add up to ``v(N) - v(empty)`` (one bordering row); the Banzhaf family fits every
+        coefficient."""
+        _, X = rows.design(order, self.n)
         V = rows.V
-        shrunk = ((feats >= 0).sum(axis=1) >= 2).astype(float)
-        if self.index.family != "banzhaf":
-            # beta_empty = v(empty); the other coefficients add up to v(N) - v(empty); fit the rows in between
-            Xi, yi, mi = X[2:, 1:], V[2:] - self.v0[None, :], weight[2:]
-            A = Xi.T @ (Xi * mi[:, None])
-            if ridge:
-                A = A + ridge * float(np.mean(np.diag(A))) * np.diag(shrunk[1:])
-            p = A.shape[0]
-            scale = max(float(np.abs(A).max(initial=0.0)), 1e-300)
-            K = np.zeros((p + 1, p + 1))
-            K[:p, :p] = A
-            K[:p, p] = K[p, :p] = scale
-            rhs = np.zeros((p + 1, V.shape[1]))
-            rhs[:p] = Xi.T @ (yi * mi[:, None])
-            rhs[p] = (self.vN - self.v0) * scale
-            beta = np.concatenate([self.v0[None, :], (np.linalg.pinv(K, hermitian=True) @ rhs)[:p]])
-        else:
-            A = X.T @ (X * weight[:, None])
-            if ridge:
-                A = A + ridge * float(np.mean(np.diag(A))) * np.diag(shrunk)
-            beta = np.linalg.pinv(A, hermitian=True) @ (X.T @ (V * weight[:, None]))
-        return feats, beta
+        if self.index.family == "banzhaf":
+            return X.T @ (X * weight[:, None]), X.T @ (V * weight[:, None])
+        Xi, yi, mi = X[2:, 1:], V[2:] - self.v0[None, :], weight[2:]
+        A = Xi.T @ (Xi * mi[:, None])
+        p = A.shape[0]
+        scale = max(float(np.abs(A).max(initial=0.0)), 1e-300)
+        K = np.zeros((p + 1, p + 1))
+        K[:p, :p] = A
+        K[:p, p] = K[p, :p] = scale
+        rhs = np.zeros((p + 1, V.shape[1]))
+        rhs[:p] = Xi.T @ (yi * mi[:, None])
+        rhs[p] = (self.vN - self.v0) * scale
+        return K, rhs
 
-    def _surrogate(self, rows: _Rows, ell: int, ridge: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
-        """The exact index of the order-``ell`` surrogate and the residuals the correction sums, cross-fitted:
-        each fold's residuals come from a fit on the other folds (and the rows taken with certainty), so the
-        correction stays unbiased and its error bars honest whatever the fit does."""
+    def _solve(self, feats: np.ndarray, K: np.ndarray, rhs: np.ndarray, ridge: float) -> np.ndarray:
+        """``beta (p, k)`` of a system of :meth:`_normal_equations`; ``ridge`` shrinks the coefficients of subsets of
+        two or more players towards 0 (a penalty of ``ridge`` times the mean diagonal of the normal equations)."""
+        shapley = self.index.family != "banzhaf"
+        shrunk = ((feats[1:] if shapley else feats) >= 0).sum(axis=1) >= 2
+        if ridge:
+            K = K.copy()
+            p = shrunk.size
+            K[np.arange(p)[shrunk], np.arange(p)[shrunk]] += ridge * float(np.mean(np.diag(K)[:p]))
+            try:
+                beta = np.linalg.solve(K, rhs)                 # penalized: nonsingular unless the main effects are
+            except np.linalg.LinAlgError:
+                beta = np.linalg.pinv(K, hermitian=True) @ rhs
+        else:
+            beta = np.linalg.pinv(K, hermitian=True) @ rhs
+        if shapley:
+            beta = np.concatenate([self.v0[None, :], beta[:shrunk.size]])
+        return beta
+
+    def _surrogates(self, rows: _Rows, candidates: list[tuple[int, float]]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """For each candidate ``(order, ridge)``: the exact index of the surrogate and the residuals the correction
+        sums, cross-fitted: each fold's residuals come from a fit on the other folds (and the rows taken with
+        certainty), so the correction stays unbiased and its error bars honest whatever the fit does. The normal
+        equations of a fold are built once for every penalty of an order."""
         k = rows.V.shape[1]
-        if ell == 0:                                          # a constant: its index is 0
-            return np.zeros((self.subsets.shape[0], k)), rows.V - self.v0[None, :]
+        out: dict[tuple[int, float], tuple[np.ndarray, np.ndarray]] = {}
         folds = _FOLDS if rows.G >= _FOLDS else 1
         fold = np.where(rows.certain, -1, rows.group % folds)
         weight = rows.mu * np.where(rows.certain, 1.0, folds / max(folds - 1.0, 1.0))
-        base = np.zeros((self.subsets.shape[0], k))
-        resid = np.zeros_like(rows.V)
-        _, X = rows.design(ell, self.n)
-        for f in range(folds):
-            train = fold != f if folds > 1 else np.ones(rows.n_rows, dtype=bool)
-            feats, beta = self._fit(rows, ell, np.where(train, weight if folds > 1 else rows.mu, 0.0), ridge)
-            base += interactions_from_terms(_carriers(feats, self.n), beta, self.index, self.subsets) / folds
-            r = rows.V - X @ beta
-            held = fold == f
-            resid[held] = r[held]
-            resid[rows.certain] += r[rows.certain] / folds
-        return base, resid
+        for ell in sorted({c[0] for c in candidates}):
+            ridges = [c[1] for c in candidates if c[0] == ell]
+            if ell == 0:                                      # a constant: its index is 0
+                out[(0, 0.0)] = np.zeros((self.subsets.shape[0], k)), rows.V - self.v0[None, :]
+                continue
+            feats, X = rows.design(ell, self.n)
+            carriers = _carriers(feats, self.n)
+            acc = {r: (np.zeros((self.subsets.shape[0], k)), np.zeros_like(rows.V)) for r in ridges}
+            for f in range(folds):
+                train = fold != f if folds > 1 else np.ones(rows.n_rows, dtype=bool)
+                K, rhs = self._normal_equations(rows, ell, np.where(train, weight if folds > 1 else rows.mu, 0.0))
+                held = fold == f
+                for ridge in ridges:
+                    beta = self._solve(feats, K, rhs, ridge)
+                    base, resid = acc[ridge]
+                    base += interactions_from_terms(carriers, beta, self.index, self.subsets) / folds
+                    r = rows.V - X @ beta
+                    resid[held] = r[held]
+                    resid[rows.certain] += r[rows.certain] / folds
+            out.update({(ell, r): acc[r] for r in ridges})
+        return [out[c] for c in candidates]
 
     def _corrections(self, rows: _Rows, residuals: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
         """For each residual ``r``: the Horvitz-Thompson estimate of the index of ``r`` and its standard error, all
