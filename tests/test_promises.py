@@ -325,3 +325,20 @@ def test_every_interaction_method_is_exact_at_a_budget_covering_every_coalition(
         return
     exact = fs.interactions(CountingGame(n, 3), index, order=2, method="exact")
     np.testing.assert_allclose(res.values, exact.values, atol=1e-9)
+
+
+# ------------------------------------------------------------------------------ conditional imputation: the same promises
+@settings(max_examples=10, deadline=None, derandomize=True)
+@given(imputation=st.sampled_from(["gaussian", "copula", "empirical"]), seed=st.integers(0, 1000),
+       batch=st.integers(1, 500), jobs=st.integers(1, 3), order=st.permutations(list(X6.columns)))
+def test_conditional_imputation_same_seed_same_values_whatever_the_batch_threads_and_column_order(
+        imputation, seed, batch, jobs, order):
+    """Common random numbers: the same values in any batch size, with threads, and with the columns reordered
+    (aligned by name); the imputation is recorded."""
+    args = dict(budget=60, seed=seed, progress=False, imputation=imputation)
+    ref = fs.explain(LR.predict_proba, X6.iloc[:2], X6.iloc[100:300], **args)
+    got = fs.explain(LR.predict_proba, X6.iloc[:2], X6.iloc[100:300], batch_size=batch, n_jobs=jobs, **args)
+    np.testing.assert_array_equal(got.values, ref.values)
+    shuffled = fs.explain(LR.predict_proba, X6[order].iloc[:2], X6[order].iloc[100:300], **args)
+    assert ref.info["imputation"].startswith(imputation) and shuffled.info["imputation"] == ref.info["imputation"]
+    np.testing.assert_array_equal(shuffled[:, list(X6.columns)].values, ref.values)

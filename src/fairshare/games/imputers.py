@@ -62,7 +62,7 @@ def _numeric(background: Any, name: str) -> np.ndarray:
     if B.dtype == object or not np.issubdtype(B.dtype, np.number):
         raise ValueError(f"imputation={name!r} models numeric features; the background holds non-numeric columns "
                          "(use imputation='marginal', or encode them)")
-    B = B.astype(float)
+    B = np.ascontiguousarray(B, dtype=float)          # one layout: the same sums (bits) however it was sliced
     if B.ndim != 2 or B.shape[0] < 2:
         raise ValueError(f"imputation={name!r} fits the background's distribution: it needs at least 2 rows, got "
                          f"{B.shape[0] if B.ndim == 2 else B.ndim}")
@@ -167,7 +167,9 @@ class GaussianImputer(Imputer):
         unknown = ~known
         cond_cov = cond_cov * (unknown[:, :, None] & unknown[:, None, :])
         lam, vec = np.linalg.eigh(0.5 * (cond_cov + cond_cov.transpose(0, 2, 1)))
-        root = vec * np.sqrt(np.clip(lam, 0.0, None))[:, None, :]                              # (m, n, n)
+        # the symmetric square root V sqrt(L) V': unique (whatever basis eigh picks in a repeated eigenvalue's
+        # space, and whatever signs), so the draws move continuously with the fitted covariance
+        root = (vec * np.sqrt(np.clip(lam, 0.0, None))[:, None, :]) @ vec.transpose(0, 2, 1)   # (m, n, n)
         # per coalition, one product of its own matrices: the same bits whatever else is in the batch
         draws = cond_mean[:, None, :] + self.z[None] @ root.transpose(0, 2, 1)                # (m, K, n)
         draws = self._values(draws)
