@@ -162,7 +162,8 @@ def test_exact_through_estimate_respects_the_budget():
     (dict(method="permutation", budget=2.5), TypeError, "budget must be an integer"),
     (dict(method="permutation", budget=100, seed=-1), ValueError, "seed must be a non-negative"),
     (dict(method="permutation", budget=100, seed="a"), TypeError, "seed must be None"),
-    (dict(index="owen", budget=100), ValueError, "index must be one of"),
+    (dict(index="owen", budget=100), ValueError, "index=.owen. needs partition="),
+    (dict(index="myerson", budget=100), ValueError, "index must be one of"),
 ])
 def test_bad_arguments_to_estimate(kwargs, error, match):
     with pytest.raises(error, match=match):

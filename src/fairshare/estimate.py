@@ -11,8 +11,9 @@ from .estimation.engine import run
 from .estimation.registry import method_names
 from .estimation.stopping import StoppingRule, as_rule
 from .game import Game
+from .hierarchy import check_partition, check_value_index, resolve_value_index
 from .progress import reporter
-from .semivalues import Semivalue, resolve_index
+from .semivalues import Semivalue
 
 __all__ = ["estimate", "ESTIMATE", "common_arguments"]
 
@@ -30,7 +31,7 @@ def common_arguments() -> tuple[Option, ...]:
     """The arguments every estimating door shares, declared once (same names, same checks, same wording)."""
     return (
         Option("index", "shapley", "the semivalue: a name (shapley, banzhaf, beta-shapley, loo, beta-shapley(a,b), "
-               "weighted-banzhaf(w)) or a Semivalue", check=resolve_index),
+               "weighted-banzhaf(w)) or a Semivalue; or owen (with partition)", check=check_value_index),
         Option("method", "auto", "a registry method (fairshare methods) or auto",
                allowed=("auto",) + tuple(method_names())),
         Option("budget", None, "most game evaluations, all included", kind="int", minimum=1, none_ok=True),
@@ -43,19 +44,22 @@ def common_arguments() -> tuple[Option, ...]:
 
 #: fs.estimate's arguments (besides the game and the method's own options)
 ESTIMATE = Arguments("estimate", common_arguments() + (
+    Option("partition", None, "index='owen': the blocks of players, e.g. [[0, 1, 2], [3, 4]] (nested lists: a "
+           "hierarchy)", check=check_partition),
     Option("progress", False, "True for a bar, or progress(evaluations, cap, relative_error)", check=check_progress),
 ))
 
 
 def estimate(game: Game, index: str | Semivalue = "shapley", method: str = "auto", budget: int | None = None,
              seed: SeedLike = None, tol: float | None = None, stop: StoppingRule | None = None,
-             progress: Any = False, **options: Any) -> Attribution:
+             progress: Any = False, partition: Any = None, **options: Any) -> Attribution:
     """Estimate the semivalues of ``game`` with a registered method, within ``budget`` evaluations.
 
     Parameters
     ----------
     game : Game
-    index : "shapley", "banzhaf", "beta-shapley", "loo", "beta-shapley(a,b)", "weighted-banzhaf(w)" or a Semivalue
+    index : "shapley", "banzhaf", "beta-shapley", "loo", "beta-shapley(a,b)", "weighted-banzhaf(w)", a Semivalue, or
+        "owen" with ``partition``
     method : str
         A registry key (see :func:`fairshare.methods`) or ``"auto"``: exact values when the game has a
         closed form or the budget covers all ``2^n`` coalitions, else the preferred estimator for the index
@@ -76,6 +80,9 @@ def estimate(game: Game, index: str | Semivalue = "shapley", method: str = "auto
         True shows a bar; a callable is called ``progress(evaluations, cap, relative_error)`` after every batch
         (``relative_error``: ``||stderr|| / ||values||`` of the last round, None before the first); the budget
         is then spent in rounds, as with a stopping rule.
+    partition : list of blocks, optional
+        For ``index="owen"``: the unions of players (``[[0, 1, 2], [3, 4]]``), or nested lists for hierarchical
+        Owen values. Overlapping or missing players are refused before any evaluation.
     **options
         Method options (``fairshare methods`` lists them); every value is checked before the game is evaluated.
 
@@ -90,12 +97,15 @@ def estimate(game: Game, index: str | Semivalue = "shapley", method: str = "auto
     >>> phi = fs.estimate(g, "shapley", method="permutation", budget=2000, seed=0)
     >>> phi.n_evaluations <= 2000
     True
+    >>> owen = fs.estimate(g, "owen", partition=[[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]], budget=2000, seed=0)
+    >>> owen.method, owen.values.shape
+    ('owen-permutation', (12,))
     """
     if not isinstance(game, Game):
         raise TypeError(f"game must be a fairshare.Game, got {type(game).__name__}")
     args = ESTIMATE.check(dict(index=index, method=method, budget=budget, seed=seed, tol=tol, stop=stop,
-                               progress=progress))
-    sv = resolve_index(args["index"], game.n_players)
+                               progress=progress, partition=partition))
+    sv = resolve_value_index(args["index"], game.n_players, args["partition"])
     rule = as_rule(args["stop"], args["tol"])
     choice = choose(game, sv, args["method"], args["budget"], rule, options)
     report = reporter(args["progress"], "estimating", "evaluation")

@@ -124,7 +124,7 @@ class InteractionIndex:
     def is_banzhaf(self) -> bool:
         return False
 
-    def reduced(self, n: int, removed: int) -> InteractionIndex:
+    def reduced(self, n: int, removed: int, active: np.ndarray | None = None) -> InteractionIndex:
         """The same index on a game with ``removed`` null players set aside (its coefficients do not depend on n)."""
         return self
 

@@ -226,7 +226,7 @@ class Semivalue:
         x, w = roots_jacobi(count, b - 1.0, a - 1.0)       # weight (1 - x)^(b-1) (1 + x)^(a-1) on [-1, 1]
         return (x + 1.0) / 2.0, w / w.sum()
 
-    def reduced(self, n: int, removed: int) -> Semivalue:
+    def reduced(self, n: int, removed: int, active: np.ndarray | None = None) -> Semivalue:
         """The semivalue of the game without ``removed`` null players (``n - removed`` players).
 
         Families (Shapley, Banzhaf, beta-Shapley, weighted Banzhaf) keep their form; fixed weights

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..game import Game
+from ..hierarchy import OwenIndex
 from ..semivalues import Semivalue
 from .enumeration import MAX_ENUMERATION_PLAYERS
 from .evaluation import BudgetError
@@ -93,7 +94,7 @@ def _exact(game: Game, sv: Semivalue, cap: int | None, reason: str, options: dic
            auto: bool = False) -> Choice:
     spec = get_method("exact")
     opts = spec.resolve(options or {}, game.n_players, sv)
-    if game.n_players > MAX_ENUMERATION_PLAYERS and not knows_closed_form(game, sv):
+    if game.n_players > MAX_ENUMERATION_PLAYERS and not knows_closed_form(game, sv) and not isinstance(sv, OwenIndex):
         opts["allow_large"] = True                 # the budget pays for all 2^n coalitions: the user asked for it
     return Choice("exact", opts, cap, reason, auto)
 
@@ -198,9 +199,12 @@ def choose(game: Game, sv: Semivalue, method: str = "auto", budget: int | None =
     if knows_closed_form(game, sv) and exact_takes:
         return _exact(game, sv, cap, f"{type(game).__name__} knows its exact {sv.name} values (closed form)", options,
                       auto=True)
-    if _covers_all(n, cap) and exact_takes:
+    if _covers_all(n, cap) and exact_takes and not isinstance(sv, OwenIndex):
         return _exact(game, sv, cap, f"the budget covers all 2^{n} = {1 << n} coalitions: exact values", options,
                       auto=True)
+    if isinstance(sv, OwenIndex) and cap is not None and exact_takes and cap >= exact_spec.budget_needed(game, sv):
+        return _exact(game, sv, cap, f"the budget covers the {exact_spec.budget_needed(game, sv)} coalitions of "
+                                     "whole blocks that exact Owen values read", options, auto=True)
     ranked = sorted(((spec.priority(sv, game.kind), i, spec) for i, spec in enumerate(registered())
                      if spec.supports(sv) and spec.priority(sv, game.kind) is not None), key=lambda t: (-t[0], t[1]))
     if options:

@@ -70,7 +70,7 @@ def execute(game: Game, index: Any, choice: Choice, seed: SeedLike = None, stop:
     if nulls is not None and nulls.any() and not nulls.all():
         active = np.flatnonzero(~nulls)
         target = RestrictedGame(game, active)
-        target_index = index.reduced(n, int(nulls.sum()))
+        target_index = index.reduced(n, int(nulls.sum()), active=active)
         need = spec.budget_needed(target, target_index, choice.options)
         if choice.budget is not None and choice.budget < need:
             raise BudgetError(f"budget={choice.budget} is too small for method {choice.method!r} with "

@@ -7,16 +7,20 @@ import numpy as np
 from .enumeration import MAX_ENUMERATION_PLAYERS, all_values, exact_estimate
 from .evaluation import BudgetedEvaluator
 from ..game import Game
+from ..hierarchy import OwenIndex
 from ..interaction_indices import InteractionIndex, subsets_up_to
 from ..moebius import interactions_from_all_values
 from ..semivalues import Semivalue
 from ..arguments import Option
+from .owen import exact_owen, owen_exact_cost
 from .spec import Estimate, MethodSpec
 
 
 def run_exact(game: Game, sv: Semivalue, evaluator: BudgetedEvaluator, options: dict) -> Estimate:
     """Exact values through :func:`~fairshare.estimation.enumeration.exact_estimate`, charged to the budget."""
     before = game.n_evaluations
+    if isinstance(sv, OwenIndex):
+        return exact_owen(game, sv, evaluator)
     if isinstance(sv, InteractionIndex):
         result = exact_interactions(game, sv, allow_large=options["allow_large"])
     else:
@@ -55,10 +59,11 @@ def exact_interactions(game: Game, index: InteractionIndex, allow_large: bool = 
 
 
 SPECS = [MethodSpec(
-    name="exact", indices=("any semivalue", "interactions"),
+    name="exact", indices=("any semivalue", "interactions", "owen"),
     description=f"exact values: the game's closed form, or enumeration of all 2^n coalitions "
-                f"(n <= {MAX_ENUMERATION_PLAYERS} unless allow_large)",
+                f"(n <= {MAX_ENUMERATION_PLAYERS} unless allow_large); Owen values: the coalitions of whole blocks only",
     sampler=None, solver=None, exact=run_exact,
     options=(Option("allow_large", False, f"enumerate games of more than {MAX_ENUMERATION_PLAYERS} players",
                     kind="bool"),),
-    min_budget=lambda n, sv, opts: 2 ** n, needs_budget=False)]
+    min_budget=lambda n, sv, opts: owen_exact_cost(sv.hierarchy) if isinstance(sv, OwenIndex) else 2 ** n,
+    needs_budget=False)]

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import exact_method, interaction_permutation, interaction_regression, leave_one_out, montecarlo, regression, sgd
+from . import (exact_method, interaction_permutation, interaction_regression, leave_one_out, montecarlo, owen,
+               regression, sgd)
 from .spec import INDEX_FAMILIES, MethodSpec
 
 __all__ = ["MethodInfo", "get_method", "methods", "method_names", "methods_markdown", "registered"]
@@ -32,7 +33,7 @@ def _build(specs: list[MethodSpec]) -> dict[str, MethodSpec]:
 
 _REGISTRY = _build(exact_method.SPECS + montecarlo.SPECS[:2] + regression.SPECS + montecarlo.SPECS[2:] + sgd.SPECS
                    + leave_one_out.SPECS + interaction_regression.SPECS
-                   + interaction_permutation.SPECS)
+                   + interaction_permutation.SPECS + owen.SPECS)
 
 
 def method_names() -> list[str]:
@@ -104,7 +105,7 @@ def methods_markdown() -> str:
         index = index.replace(", interactions", ", any interaction index").replace("^interactions", "")
         if index == "interactions":
             index = "any interaction index"
-        index = index.replace("shapley", "Shapley").replace("banzhaf", "Banzhaf")
+        index = index.replace("shapley", "Shapley").replace("banzhaf", "Banzhaf").replace("owen", "Owen")
         opts = ", ".join(f"`{k}`" for k in m.options) or "-"
         lines.append(f"| `{m.name}` | {index} | {m.description} | {opts} |")
     return "\n".join(lines)

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..arguments import Option
+from ..hierarchy import OwenIndex
 from ..interaction_indices import InteractionIndex
 from ..semivalues import Semivalue
 
@@ -41,6 +42,7 @@ INDEX_FAMILIES: dict[str, Callable[[Any], bool]] = {
     "any semivalue": lambda sv: isinstance(sv, Semivalue),
     "interactions": lambda ix: isinstance(ix, InteractionIndex),
     "permutation interactions": lambda ix: isinstance(ix, InteractionIndex) and ix.kind in ("sii", "k-sii", "stii"),
+    "owen": lambda ix: isinstance(ix, OwenIndex),
 }
 
 
@@ -48,6 +50,8 @@ def knows_closed_form(game: Any, index: Semivalue | InteractionIndex) -> bool:
     """Whether ``game`` has closed-form values for ``index`` (a semivalue or an interaction index)."""
     if isinstance(index, InteractionIndex):
         return game.knows_exact_interactions(index)
+    if isinstance(index, OwenIndex):
+        return False
     return game.knows_exact_values(index)
 
 

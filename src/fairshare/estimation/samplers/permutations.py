@@ -79,6 +79,10 @@ class PermutationSampler(Sampler):
         per = 2 * self.unit_cost if self.antithetic else self.unit_cost
         return super().schedule(total, rounds) if total > 4 * per else [total]
 
+    def draw(self, t: int) -> np.ndarray:
+        """``t`` permutations (rows) from the sampler's stream."""
+        return draw_permutations(self.rng, t, self.d, self.antithetic, self.stratified)
+
     def propose(self, allowance: int, history: History) -> PermutationBatch | None:
         n = self.d
         t = allowance // self.unit_cost
@@ -89,7 +93,7 @@ class PermutationSampler(Sampler):
             t -= t % 2                                  # never end mid-pair
         if t < 1:
             return None
-        perms = draw_permutations(self.rng, t, n, self.antithetic, self.stratified)
+        perms = self.draw(t)
         self.drawn += t
         ranks = np.empty_like(perms)
         ranks[np.arange(t)[:, None], perms] = np.arange(n)[None, :]

@@ -1,0 +1,219 @@
+"""Owen values: exact values against brute force from the definition (every order that keeps the blocks
+together), the estimator's error bars, and bad partitions refused before any evaluation."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import fairshare as fs
+from fairshare.hierarchy import Hierarchy, owen_coalitions
+
+
+def consistent_orders(h: Hierarchy, node: int = 0) -> list[list[int]]:
+    """Every order of the players under ``node`` that keeps each block together (brute force)."""
+    if h.player_of[node] >= 0:
+        return [[int(h.player_of[node])]]
+    kids = [consistent_orders(h, c) for c in h.children[node]]
+    out = []
+    for arrangement in itertools.permutations(range(len(kids))):
+        for parts in itertools.product(*[kids[a] for a in arrangement]):
+            out.append([p for part in parts for p in part])
+    return out
+
+
+def brute_owen(game: fs.Game, partition, n: int) -> np.ndarray:
+    h = Hierarchy(partition, n)
+    orders = np.array(consistent_orders(h))
+    phi = np.zeros(n)
+    for order in orders:
+        S = np.zeros((n + 1, n), dtype=bool)
+        for j, p in enumerate(order):
+            S[j + 1:, p] = True
+        v = np.asarray(game(S), dtype=float)
+        phi[order] += np.diff(v)
+    return phi / len(orders)
+
+
+def random_hierarchy(n: int, rng: np.random.Generator, depth: int):
+    """A random nested partition of range(n) with at most ``depth`` levels."""
+    players = rng.permutation(n).tolist()
+
+    def split(items, d):
+        if d == 1 or len(items) == 1:
+            return items if d == 1 else items
+        cuts = sorted(rng.choice(np.arange(1, len(items)), size=rng.integers(1, len(items)), replace=False).tolist())
+        blocks = [items[a:b] for a, b in zip([0] + cuts, cuts + [len(items)])]
+        return [split(b, d - 1) if len(b) > 1 else (b if rng.random() < 0.5 else b[0]) for b in blocks]
+
+    return split(players, depth)
+
+
+def soum(n: int, seed: int) -> fs.Game:
+    return fs.games.SOUMGame.random(n, n_terms=3 * n, max_size=min(4, n), seed=seed)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(2, 7), depth=st.integers(1, 3), seed=st.integers(0, 10_000))
+def test_exact_owen_equals_brute_force_over_consistent_orders(n, depth, seed):
+    rng = np.random.default_rng(seed)
+    partition = random_hierarchy(n, rng, depth)
+    g = soum(n, seed)
+    exact = fs.exact(g, "owen", partition=partition)
+    np.testing.assert_allclose(exact.values, brute_owen(g, partition, n), atol=1e-12)
+    assert exact.values.sum() == pytest.approx(exact.grand_value - exact.empty_value, abs=1e-12)
+
+
+def test_three_level_hierarchy_on_12_players_is_exact():
+    partition = [[[0, 1], [2, 3]], [[4, 5], [6, 7, 8]], [[9], [10, 11]]]
+    g = soum(12, 3)
+    exact = fs.exact(g, "owen", partition=partition)
+    np.testing.assert_allclose(exact.values, brute_owen(g, partition, 12), atol=1e-12)
+    assert exact.n_evaluations < 2 ** 12 / 4             # whole blocks only
+
+
+def test_two_level_formula_of_the_definition():
+    """phi_i = sum_R sum_T r!(m-r-1)!/m! t!(u-t-1)!/u! [v(Q_R + T + i) - v(Q_R + T)]."""
+    unions = [[0, 3], [1, 4, 5], [2]]
+    n = 6
+    g = soum(n, 7)
+    m = len(unions)
+    phi = np.zeros(n)
+    for k, U in enumerate(unions):
+        others = [j for j in range(m) if j != k]
+        for i in U:
+            rest = [p for p in U if p != i]
+            for r in range(m):
+                for R in itertools.combinations(others, r):
+                    for t in range(len(rest) + 1):
+                        for T in itertools.combinations(rest, t):
+                            w = (math.factorial(r) * math.factorial(m - r - 1) / math.factorial(m)
+                                 * math.factorial(t) * math.factorial(len(U) - t - 1) / math.factorial(len(U)))
+                            S = np.zeros((2, n), dtype=bool)
+                            for j in R:
+                                S[:, unions[j]] = True
+                            S[:, list(T)] = True
+                            S[1, i] = True
+                            v = g(S)
+                            phi[i] += w * (v[1] - v[0])
+    np.testing.assert_allclose(fs.exact(g, "owen", partition=unions).values, phi, atol=1e-12)
+
+
+def test_singletons_and_one_union_give_shapley_and_unions_get_the_quotient_shapley():
+    n = 6
+    g = soum(n, 11)
+    shapley = fs.exact(g, "shapley").values
+    np.testing.assert_allclose(fs.exact(g, "owen", partition=[[i] for i in range(n)]).values, shapley, atol=1e-12)
+    np.testing.assert_allclose(fs.exact(g, "owen", partition=[list(range(n))]).values, shapley, atol=1e-12)
+    unions = [[0, 1, 2], [3], [4, 5]]
+    owen = fs.exact(g, "owen", partition=unions).values
+    quotient = fs.games.FunctionGame(
+        lambda Q: g(np.stack([Q[:, [0, 0, 0, 1, 2, 2]][r] for r in range(Q.shape[0])])), n_players=3)
+    np.testing.assert_allclose([owen[u].sum() for u in unions], fs.exact(quotient, "shapley").values, atol=1e-12)
+
+
+def test_owen_coalition_weights_sum_to_one_and_cost_counts_whole_blocks():
+    h = Hierarchy([[0, 1], [2, [3, 4]]], 5)
+    for p in range(5):
+        S, w = owen_coalitions(h, p)
+        assert w.sum() == pytest.approx(1.0)
+        assert not S[:, p].any()
+    g = soum(5, 0)
+    e = fs.exact(g, "owen", partition=h)
+    assert e.n_evaluations == fs.estimation.owen.owen_exact_cost(h) < 32
+
+
+def test_permutations_keep_blocks_together_and_are_uniform():
+    h = Hierarchy([[0, 1], [2, [3, 4]]], 5)
+    orders = {tuple(o) for o in consistent_orders(h)}
+    P = h.permutations(np.random.default_rng(0), 24_000)
+    seen, counts = np.unique(P, axis=0, return_counts=True)
+    assert {tuple(o) for o in seen} == orders                # every consistent order, nothing else
+    expected = P.shape[0] / len(orders)
+    assert np.all(np.abs(counts - expected) < 5 * np.sqrt(expected))
+    anti = h.permutations(np.random.default_rng(0), 10, antithetic=True)
+    np.testing.assert_array_equal(anti[1::2], anti[0::2, ::-1])
+
+
+def test_estimate_converges_with_covering_error_bars_and_same_seed_same_values():
+    n = 18
+    g = fs.games.FunctionGame(soum(n, 5), n_players=n)          # a black box: no closed form, no null players
+    partition = [[0, 1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12, 13], [14, 15, 16, 17]]
+    exact = fs.exact(g, "owen", partition=partition)
+    assert exact.n_evaluations == 720                     # of 2^18 = 262,144
+    exact = exact.values
+    inside = []
+    for seed in range(20):
+        est = fs.estimate(g, "owen", partition=partition, budget=300, seed=seed)
+        assert est.method == "owen-permutation" and est.n_evaluations <= 300
+        inside.append(np.abs(est.values - exact) <= 2 * est.stderr)
+    assert np.mean(inside) >= 0.85
+    a = fs.estimate(g, "owen", partition=partition, budget=400, seed=3, antithetic=True)
+    b = fs.estimate(g, "owen", partition=partition, budget=400, seed=3, antithetic=True)
+    np.testing.assert_array_equal(a.values, b.values)
+    big = fs.estimate(g, "owen", partition=partition, method="owen-permutation", budget=20_000, seed=0)
+    assert np.abs(big.values - exact).max() < 0.05 * np.abs(exact).max()
+    assert np.abs(big.values - exact).max() <= 4 * big.stderr.max()
+
+
+def test_auto_takes_exact_when_the_budget_covers_the_block_coalitions():
+    g = fs.games.FunctionGame(soum(10, 1), n_players=10)
+    partition = [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9]]
+    cost = fs.estimation.owen.owen_exact_cost(Hierarchy(partition, 10))
+    assert cost < 2 ** 10
+    est = fs.estimate(g, "owen", partition=partition, budget=cost, seed=0)
+    assert est.method == "exact" and np.all(est.stderr == 0)
+    np.testing.assert_allclose(est.values, brute_owen(g, partition, 10), atol=1e-12)
+    assert fs.estimate(g, "owen", partition=partition, budget=cost - 1, seed=0).method == "owen-permutation"
+
+
+def test_null_players_are_set_aside_without_changing_the_others():
+    g = fs.games.SOUMGame(np.array([[1, 1, 0, 0, 0, 1], [0, 1, 1, 0, 0, 0]], dtype=bool), np.array([1.0, 2.0]))
+    partition = [[0, 3], [1, 2, 4], [5]]                 # 3 and 4 are null
+    exact = fs.exact(g, "owen", partition=partition).values
+    np.testing.assert_allclose(exact, brute_owen(g, partition, 6), atol=1e-12)
+    est = fs.estimate(g, "owen", partition=partition, method="owen-permutation", budget=300, seed=0)
+    assert est.values[3] == est.values[4] == 0.0
+    assert np.all(np.abs(est.values - exact) <= 4 * est.stderr + 1e-12)
+
+
+class Counting(fs.Game):
+    def __init__(self, n):
+        super().__init__(n)
+        self.calls = 0
+
+    def _value(self, S):
+        self.calls += 1
+        return S.sum(axis=1).astype(float)
+
+
+@pytest.mark.parametrize("partition, match", [
+    ([[0, 1], [1, 2, 3]], "appears twice"),
+    ([[0, 1], [2]], "in no block"),
+    ([[0, 1, 2], [3, 4]], "not one of the game's 4 players"),
+    ([[0, 1], [], [2, 3]], "empty"),
+    ([[0, 1], ["a", 2, 3]], "neither a player index nor a block"),
+    ([[0.5, 1], [2, 3]], "neither a player index nor a block"),
+    ("0,1|2,3", "list of blocks"),
+    (None, "needs partition"),
+])
+@pytest.mark.parametrize("door", ["exact", "estimate"])
+def test_bad_partitions_refused_before_any_evaluation(partition, match, door):
+    g = Counting(4)
+    with pytest.raises(ValueError, match=match):
+        if door == "exact":
+            fs.exact(g, "owen", partition=partition)
+        else:
+            fs.estimate(g, "owen", partition=partition, budget=100, seed=0)
+    assert g.calls == 0
+
+
+def test_partition_without_owen_is_refused():
+    g = Counting(4)
+    with pytest.raises(ValueError, match="partition is given but index is 'shapley'"):
+        fs.estimate(g, "shapley", partition=[[0, 1], [2, 3]], budget=100)
+    assert g.calls == 0
