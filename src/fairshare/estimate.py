@@ -97,7 +97,7 @@ def estimate(game: Game, index: str | Semivalue = "shapley", method: str = "auto
     >>> phi = fs.estimate(g, "shapley", method="permutation", budget=2000, seed=0)
     >>> phi.n_evaluations <= 2000
     True
-    >>> owen = fs.estimate(g, "owen", partition=[[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]], budget=2000, seed=0)
+    >>> owen = fs.estimate(g, "owen", partition=[[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]], budget=100, seed=0)
     >>> owen.method, owen.values.shape
     ('owen-permutation', (12,))
     """

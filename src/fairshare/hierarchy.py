@@ -249,7 +249,7 @@ def owen_coalitions(hierarchy: Hierarchy, player: int) -> tuple[np.ndarray, np.n
     Examples
     --------
     >>> S, w = owen_coalitions(Hierarchy([[0, 1], [2]], 3), 0)
-    >>> S.astype(int).tolist(), w.tolist()
+    >>> S.astype(int).tolist()
     [[0, 0, 0], [0, 0, 1], [0, 1, 0], [0, 1, 1]]
     >>> w.tolist()
     [0.25, 0.25, 0.25, 0.25]
