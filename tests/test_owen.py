@@ -217,3 +217,57 @@ def test_partition_without_owen_is_refused():
     with pytest.raises(ValueError, match="partition is given but index is 'shapley'"):
         fs.estimate(g, "shapley", partition=[[0, 1], [2, 3]], budget=100)
     assert g.calls == 0
+
+
+# ----------------------------------------------------------------------------------------------- explain
+def _correlated_data(seed: int = 0):
+    rng = np.random.default_rng(seed)
+    a, b = rng.normal(size=(2, 300))
+    X = np.column_stack([a, b, a + 0.1 * rng.normal(size=300), b + 0.2 * rng.normal(size=300),
+                         rng.normal(size=300)])
+    return X, X[:, 0] + X[:, 2] * X[:, 1] + X[:, 4]
+
+
+def test_explain_owen_by_names_positions_and_correlation_clusters():
+    pd = pytest.importorskip("pandas")
+    from sklearn.ensemble import GradientBoostingRegressor
+    X, y = _correlated_data()
+    frame = pd.DataFrame(X, columns=["a", "b", "a2", "b2", "c"])
+    model = GradientBoostingRegressor(n_estimators=30, random_state=0).fit(frame, y)
+    by_name = fs.explain(model.predict, frame.iloc[:4], background=frame.iloc[:50], index="owen",
+                         partition=[["a", "a2"], ["b", "b2"], ["c"]], progress=False, seed=0)
+    by_pos = fs.explain(model.predict, frame.iloc[:4], background=frame.iloc[:50], index="owen",
+                        partition=[[0, 2], [1, 3], [4]], progress=False, seed=0)
+    np.testing.assert_array_equal(by_name.values, by_pos.values)
+    assert by_name.method == "exact" and by_name.index == "owen"
+    np.testing.assert_allclose(by_name.values.sum(axis=1), by_name.grand_value - by_name.empty_value, atol=1e-9)
+    for r in range(4):                                   # the row's game, brute force over the orders
+        game = fs.games.ModelGame(model.predict, frame.iloc[[r]], frame.iloc[:50])
+        np.testing.assert_allclose(by_pos.values[r], brute_owen(game, [[0, 2], [1, 3], [4]], 5), atol=1e-9)
+    clustered = fs.explain(model, frame.iloc[:4], background=frame.iloc[:50], index="owen", partition="correlation",
+                           progress=False, seed=0)
+    h = Hierarchy.from_correlation(X[:50])
+    blocks = [b for level in range(1, h.depth + 1) for b in h.blocks(level)]
+    assert [0, 2] in blocks and [1, 3] in blocks                  # the correlated pairs are blocks
+    game = fs.games.TreeGame(model, frame.iloc[[1]], mode="interventional", background=frame.iloc[:50])
+    np.testing.assert_allclose(clustered.values[1], brute_owen(game, h.nested(), 5), atol=1e-9)
+
+
+def test_explain_owen_refuses_bad_partitions_before_any_model_call():
+    X, y = _correlated_data()
+    calls = []
+
+    def f(rows):
+        calls.append(len(rows))
+        return rows.sum(axis=1)
+
+    for partition, match in [([[0, 2], [1, 3]], "in no block"), ([["a", 1], [2, 3, 4]], "not a feature name"),
+                             ("clusters", "list of blocks")]:
+        with pytest.raises(ValueError, match=match):
+            fs.explain(f, X[:2], background=X[:20], index="owen", partition=partition, progress=False)
+    with pytest.raises(ValueError, match="not Owen values"):
+        fs.explain(f, X[:2], background=X[:20], index="owen", partition=[[0, 2], [1, 3], [4]], interactions=2,
+                   progress=False)
+    with pytest.raises(ValueError, match="needs a background of at least 2 rows"):
+        fs.explain(f, X[:2], background=X[:1], index="owen", partition="correlation", progress=False)
+    assert calls == []

@@ -34,8 +34,9 @@ from .games.model import IMPUTATIONS, LINKS, ModelError, ModelGame, as_predict
 from .trees.links import MODEL_OUTPUTS, log_loss
 from .games.torch_game import TorchGame
 from .games.tree import TreeGame, tree_explanation
+from .hierarchy import Hierarchy, OwenIndex, check_partition, resolve_value_index
 from .progress import reporter
-from .semivalues import Semivalue, resolve_index
+from .semivalues import Semivalue
 from .tables import is_sparse, accepts_missing, aligned, as_rows, check_finite, frame_info, model_columns, target_of
 from .trees.readers import is_tree_model
 
@@ -59,6 +60,38 @@ def _names(value: Any) -> Any:
     if isinstance(value, str) or not hasattr(value, "__iter__"):
         raise TypeError(f"feature_names must be a list of names, got {type(value).__name__}")
     return [str(v) for v in value]
+
+
+def _partition_arg(value: Any) -> Any:
+    return value if isinstance(value, str) and value == "correlation" else check_partition(value)
+
+
+def _players_partition(partition: Any, names: list[str], rows: Any) -> Any:
+    """The partition of ``explain`` over player positions: names replaced by positions, ``"correlation"``
+    clustered from the background (features, not groups)."""
+    if partition is None or isinstance(partition, Hierarchy):
+        return partition
+    if isinstance(partition, str):
+        background = getattr(rows, "bg_rows", None)
+        if getattr(rows, "groups", None) is not None:
+            raise ValueError("partition='correlation' clusters features; with groups= give the partition of the "
+                             "groups (their positions) instead")
+        if background is None:
+            raise ValueError("partition='correlation' clusters the background's features: pass background rows")
+        dense = background.toarray() if is_sparse(background) else np.asarray(background, dtype=float)
+        return Hierarchy.from_correlation(dense)
+    position = {name: i for i, name in enumerate(names)}
+
+    def convert(block: Any) -> Any:
+        if isinstance(block, str):
+            if block not in position:
+                raise ValueError(f"partition: {block!r} is not a feature name; the players are {names[:20]}")
+            return position[block]
+        if isinstance(block, (list, tuple, np.ndarray)):
+            return [convert(b) for b in block]
+        return block
+
+    return convert(partition)
 
 
 #: fs.explain's arguments (besides the model, the rows, the background and the method's own options)
@@ -90,6 +123,8 @@ EXPLAIN = Arguments("explain", common_arguments() + (
            "conditional on the known features: conditional (= gaussian), gaussian, copula, empirical, or an Imputer",
            check=check_imputation),
     Option("groups", None, "lists of features (positions or names), each one player"),
+    Option("partition", None, "index='owen': blocks of players (positions or names; nested lists: a hierarchy), or "
+           "'correlation' (a hierarchy clustered from the background's feature correlations)", check=_partition_arg),
     Option("batch_size", None, "most model rows per call", kind="int", minimum=1, none_ok=True),
     Option("feature_names", None, "one name per feature (default: the columns of X)", check=_names),
     Option("interactions", None, "2 adds pairwise interaction values per row (e.interactions, (rows, n, n[, k]); "
@@ -222,7 +257,7 @@ class TableRows:
 
     def exact_all(self, sv: Semivalue) -> dict | None:
         """Exact values of every row at once (tree models, raw output), or None where rows run one by one."""
-        if not self.tree or self.model_output not in (None, "raw"):
+        if not self.tree or self.model_output not in (None, "raw") or not isinstance(sv, Semivalue):
             return None
         mode = "path-dependent" if self.background is None else "interventional"
         return tree_explanation(self.model, self.X, sv, mode, self.background)
@@ -361,7 +396,7 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
             stop: StoppingRule | None = None, n_jobs: int | None = None, client: Any = None, cache: Any = None,
             progress: Any = True, imputation: str | None = None, groups: Any = None, batch_size: int | None = None,
             feature_names: Any = None, interactions: int | None = None, model_output: str | None = None,
-            y: Any = None, link: str = "identity", **options: Any) -> Explanation:
+            y: Any = None, link: str = "identity", partition: Any = None, **options: Any) -> Explanation:
     """Explain the predictions of ``model`` on every row of ``X``.
 
     Parameters
@@ -373,7 +408,8 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
         aligned by name to the model's features
     background : baseline row(s) for the absent features; required unless ``model`` is a tree model
         (then ``None`` means path-dependent tree values)
-    index : "shapley", "banzhaf", "beta-shapley", "beta-shapley(a,b)", "weighted-banzhaf(w)" or a Semivalue
+    index : "shapley", "banzhaf", "beta-shapley", "beta-shapley(a,b)", "weighted-banzhaf(w)", a Semivalue, or
+        "owen" with ``partition``
     method : a registry method or "auto": exact tree values for tree models, enumeration when ``2^n`` fits the
         budget, else the most accurate estimator the budget affords (one choice for every row; the result's
         ``info["choice"]`` says which and why)
@@ -394,6 +430,10 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
     y : labels of the rows of ``X`` for ``model_output="log_loss"``
     link : ``"identity"`` or ``"logit"`` (a black box's averaged probabilities on the log-odds scale, as shap's
         KernelExplainer; for tree models use ``model_output``)
+    partition : for ``index="owen"``: blocks of players (feature positions or names, group positions with
+        ``groups``; nested lists for hierarchical Owen values), or ``"correlation"``: a binary hierarchy clustered
+        from the background's feature correlations (as shap's Partition explainer), so correlated features share
+        credit inside their block before blocks compete
     **options : method options (``fairshare methods``)
 
     Returns
@@ -413,7 +453,8 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
     args = EXPLAIN.check(dict(index=index, method=method, budget=budget, seed=seed, tol=tol, stop=stop,
                               n_jobs=n_jobs, client=client, cache=cache, progress=progress, imputation=imputation,
                               groups=groups, batch_size=batch_size, feature_names=feature_names,
-                              interactions=interactions, model_output=model_output, y=y, link=link))
+                              interactions=interactions, model_output=model_output, y=y, link=link,
+                              partition=partition))
     rule = as_rule(args["stop"], args["tol"])
     if _is_torch_module(model) and _is_images(X, background):
         rows: Any = TorchRows(model, X, background, groups, args["batch_size"])
@@ -421,7 +462,8 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
         rows = TableRows(model, X, background, args["imputation"], groups, args["batch_size"], args["feature_names"],
                          args["model_output"], args["y"], args["link"])
     first = rows.game(0)
-    sv = resolve_index(args["index"], first.n_players)
+    sv = resolve_value_index(args["index"], first.n_players,
+                             _players_partition(args["partition"], list(first.player_names), rows))
     pair_index = _pair_index(sv, args["interactions"])
     row_budget = args["budget"] if args["budget"] is not None else default_budget(first.n_players)
     try:
@@ -471,6 +513,8 @@ def _pair_index(sv: Semivalue, order: int | None) -> str | None:
     """The interaction index that extends ``sv`` (checked before any model call), or None without interactions."""
     if order is None:
         return None
+    if isinstance(sv, OwenIndex):
+        raise ValueError("interactions=2 extends Shapley (k-SII) or Banzhaf (BII) values, not Owen values")
     if sv.is_shapley:
         return "k-sii"
     if sv.is_banzhaf:
@@ -519,7 +563,7 @@ def _run_rows(rows: Any, model: Any, sv: Semivalue, choice: Choice, rule: Any, s
                           stop=repr(rule), seed=str(seed), imputation=_imputation_key(getattr(rows, "imputation", None)),
                           groups=args["groups"], names=getattr(rows, "feature_names", None), model=_model_key(model),
                           model_output=str(args["model_output"]), labels=repr(getattr(rows, "labels", None)),
-                          link=args["link"])
+                          link=args["link"], partition=repr(sv.hierarchy.nested()) if isinstance(sv, OwenIndex) else None)
         run_cache = RunCache(args["cache"], key)
     results: list[dict | None] = [run_cache.row(i) if run_cache is not None else None for i in range(n_rows)]
     todo = [i for i in range(n_rows) if results[i] is None]

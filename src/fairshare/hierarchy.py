@@ -111,6 +111,43 @@ class Hierarchy:
         # ancestors level by level (level 0 below the root), padded with the leaf itself
         self.levels = np.array([p[1:] + [p[-1]] * (self.depth + 1 - len(p)) for p in paths], dtype=np.int64)
 
+    @classmethod
+    def from_correlation(cls, data: Any, names: Sequence[str] | None = None) -> Hierarchy:
+        """A binary hierarchy of the columns of ``data`` (rows, n): average-linkage clustering on the distance
+        ``1 - |correlation|``, so strongly correlated features share the deepest blocks (as shap's Partition
+        masker clusters its background). Constant columns count as uncorrelated with every other.
+
+        Examples
+        --------
+        >>> rng = np.random.default_rng(0)
+        >>> a, b = rng.normal(size=(2, 200))
+        >>> X = np.column_stack([a, b, a + 0.1 * rng.normal(size=200), b + 0.1 * rng.normal(size=200)])
+        >>> Hierarchy.from_correlation(X).blocks(1)
+        [[0, 2], [1, 3]]
+        """
+        from scipy.cluster.hierarchy import linkage
+        from scipy.spatial.distance import squareform
+
+        X = np.asarray(data, dtype=float)
+        if X.ndim != 2 or X.shape[0] < 2:
+            raise ValueError("partition='correlation' needs a background of at least 2 rows to correlate features, "
+                             f"got shape {X.shape}")
+        n = X.shape[1]
+        if n == 1:
+            return cls([0], 1)
+        Z = X - X.mean(axis=0)
+        scale = np.sqrt((Z ** 2).sum(axis=0))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            C = (Z.T @ Z) / np.outer(scale, scale)
+        C = np.where(np.isfinite(C), C, 0.0)
+        D = np.clip(1.0 - np.abs(C), 0.0, 1.0)
+        np.fill_diagonal(D, 0.0)
+        link = linkage(squareform(D, checks=False), method="average")
+        nodes: list[Any] = list(range(n))
+        for a, b, *_ in link:
+            nodes.append([nodes[int(a)], nodes[int(b)]])
+        return cls(nodes[-1], n)
+
     def _path(self, player: int) -> list[int]:
         node, path = int(self.leaf_of[player]), []
         while node >= 0:
