@@ -37,6 +37,7 @@ from .games.tree import TreeGame, tree_explanation
 from .hierarchy import Hierarchy, OwenIndex, check_partition, resolve_value_index
 from .progress import reporter
 from .semivalues import Semivalue
+from .text_explain import check_mask_token, check_tokenizer, explain_texts, is_texts
 from .tables import is_sparse, accepts_missing, aligned, as_rows, check_finite, frame_info, model_columns, target_of
 from .trees.readers import is_tree_model
 
@@ -63,7 +64,7 @@ def _names(value: Any) -> Any:
 
 
 def _partition_arg(value: Any) -> Any:
-    return value if isinstance(value, str) and value == "correlation" else check_partition(value)
+    return value if isinstance(value, str) and value in ("correlation", "sentences") else check_partition(value)
 
 
 def _players_partition(partition: Any, names: list[str], rows: Any) -> Any:
@@ -124,7 +125,11 @@ EXPLAIN = Arguments("explain", common_arguments() + (
            check=check_imputation),
     Option("groups", None, "lists of features (positions or names), each one player"),
     Option("partition", None, "index='owen': blocks of players (positions or names; nested lists: a hierarchy), or "
-           "'correlation' (a hierarchy clustered from the background's feature correlations)", check=_partition_arg),
+           "'correlation' (a hierarchy clustered from the background's feature correlations); texts: 'sentences'",
+           check=_partition_arg),
+    Option("tokenizer", None, "texts: None (words and punctuation), a regular expression or a callable text -> "
+           "tokens", check=check_tokenizer),
+    Option("mask_token", None, "texts: None deletes a removed token, a string replaces it", check=check_mask_token),
     Option("batch_size", None, "most model rows per call", kind="int", minimum=1, none_ok=True),
     Option("feature_names", None, "one name per feature (default: the columns of X)", check=_names),
     Option("interactions", None, "2 adds pairwise interaction values per row (e.interactions, (rows, n, n[, k]); "
@@ -396,7 +401,8 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
             stop: StoppingRule | None = None, n_jobs: int | None = None, client: Any = None, cache: Any = None,
             progress: Any = True, imputation: str | None = None, groups: Any = None, batch_size: int | None = None,
             feature_names: Any = None, interactions: int | None = None, model_output: str | None = None,
-            y: Any = None, link: str = "identity", partition: Any = None, **options: Any) -> Explanation:
+            y: Any = None, link: str = "identity", partition: Any = None, tokenizer: Any = None,
+            mask_token: str | None = None, **options: Any) -> Explanation | list[Explanation]:
     """Explain the predictions of ``model`` on every row of ``X``.
 
     Parameters
@@ -405,7 +411,10 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
         class probabilities, all classes at once, except tree models: their raw output, as shap.TreeExplainer),
         a bound method (``model.predict_proba``), a torch module, or a prediction function
     X : rows to explain (numpy array or pandas DataFrame; a Series or a 1-D array is one row); columns are
-        aligned by name to the model's features
+        aligned by name to the model's features. Or texts: a string or a list of strings, for a model that takes a
+        list of strings (a scikit-learn text pipeline, any function); the players are each text's tokens and the
+        result is one Explanation per text (a list, for a list), whose values add up to f(text) - f(every token
+        removed)
     background : baseline row(s) for the absent features; required unless ``model`` is a tree model
         (then ``None`` means path-dependent tree values)
     index : "shapley", "banzhaf", "beta-shapley", "beta-shapley(a,b)", "weighted-banzhaf(w)", a Semivalue, or
@@ -434,11 +443,14 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
         ``groups``; nested lists for hierarchical Owen values), or ``"correlation"``: a binary hierarchy clustered
         from the background's feature correlations (as shap's Partition explainer), so correlated features share
         credit inside their block before blocks compete
+    tokenizer : texts: None (words and punctuation), a regular expression whose matches are the tokens, or a
+        callable ``text -> tokens``; the whitespace after a token goes with it, so texts rebuild exactly
+    mask_token : texts: None deletes removed tokens, a string (``"[MASK]"``, ``"..."``) replaces each
     **options : method options (``fairshare methods``)
 
     Returns
     -------
-    Explanation
+    Explanation (a list of them for a list of texts)
 
     Examples
     --------
@@ -454,8 +466,12 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
                               n_jobs=n_jobs, client=client, cache=cache, progress=progress, imputation=imputation,
                               groups=groups, batch_size=batch_size, feature_names=feature_names,
                               interactions=interactions, model_output=model_output, y=y, link=link,
-                              partition=partition))
+                              partition=partition, tokenizer=tokenizer, mask_token=mask_token))
     rule = as_rule(args["stop"], args["tol"])
+    if is_texts(X):
+        return explain_texts(model, X, {**args, "background": background, "rule": rule}, options, seed)
+    if tokenizer is not None or mask_token is not None:
+        raise ValueError("tokenizer and mask_token are for texts; X holds no texts")
     if _is_torch_module(model) and _is_images(X, background):
         rows: Any = TorchRows(model, X, background, groups, args["batch_size"])
     else:

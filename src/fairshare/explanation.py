@@ -84,6 +84,20 @@ class Explanation:
         self.n_evaluations = np.asarray(self.n_evaluations)
 
     # --------------------------------------------------------------------------------- access
+    @property
+    def tokens(self) -> list[str]:
+        """A text's tokens (without their whitespace), for an Explanation of one text.
+
+        Examples
+        --------
+        >>> import fairshare as fs
+        >>> fs.explain(lambda ts: [len(t) for t in ts], "to be", progress=False).tokens
+        ['to', 'be']
+        """
+        if self.data is None or self.data.dtype != object or len(self) != 1:
+            raise AttributeError("tokens: this Explanation holds no text (explain a string to get them)")
+        return [str(p).strip() for p in self.data[0]]
+
     def __len__(self) -> int:
         return int(self.values.shape[0])
 

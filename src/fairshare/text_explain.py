@@ -1,0 +1,178 @@
+"""``fs.explain`` for texts: one game per text (its tokens are the players), one Explanation per text.
+
+Texts have ragged lengths, so each gets its own method choice (the same rule as for tables: exact values when
+the budget covers the coalitions, else the preferred estimator), its own seed (spawned from ``seed``, so the
+same seed gives the same values whatever ``n_jobs``) and its own Explanation, whose ``data`` are the tokens.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from .estimation.choice import choose
+from .estimation.engine import run
+from .explanation import Explanation
+from .games.model import LINKS
+from .games.text import TextGame, text_hierarchy, tokenize
+from .hierarchy import resolve_value_index
+from .progress import reporter
+
+__all__ = ["is_texts", "explain_texts", "text_predict", "check_tokenizer", "check_mask_token"]
+
+#: explain's arguments that have no meaning for texts, with their defaults
+_TABLE_ONLY = {"background": None, "imputation": None, "groups": None, "model_output": None, "y": None,
+               "interactions": None, "feature_names": None, "cache": None, "client": None}
+
+
+def is_texts(X: Any) -> bool:
+    """Whether ``X`` is a text or a collection of texts (str, list / tuple / array / Series of str).
+
+    Examples
+    --------
+    >>> is_texts("a b"), is_texts(["a", "b c"]), is_texts([[1.0, 2.0]])
+    (True, True, False)
+    """
+    if isinstance(X, str):
+        return True
+    values = getattr(X, "values", X)                      # a pandas Series
+    if isinstance(values, np.ndarray):
+        return values.ndim == 1 and values.size > 0 and (values.dtype.kind == "U" or values.dtype == object and
+                                                         all(isinstance(v, str) for v in values))
+    return isinstance(X, (list, tuple)) and len(X) > 0 and all(isinstance(v, str) for v in X)
+
+
+def check_tokenizer(value: Any) -> Any:
+    """``tokenizer``: None (words and punctuation), a regular expression or a callable."""
+    if value is None or callable(value):
+        return value
+    if isinstance(value, str):
+        import re
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"tokenizer: {value!r} is not a regular expression ({exc})") from None
+        return value
+    raise TypeError(f"tokenizer must be None, a regular expression or a callable, got {type(value).__name__}")
+
+
+def check_mask_token(value: Any) -> Any:
+    """``mask_token``: None (delete removed tokens) or the string that replaces each."""
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"mask_token must be a string or None (delete removed tokens), got {type(value).__name__}")
+
+
+def text_predict(model: Any, link: str = "identity") -> Any:
+    """What a text model is called with: a list of strings -> its ``predict_proba`` (classifiers, all classes),
+    ``predict``, or the model itself when it is a function; ``link="logit"`` puts probabilities on the log-odds
+    scale.
+
+    Examples
+    --------
+    >>> f = text_predict(lambda texts: [0.5 for _ in texts], link="logit")
+    >>> f(["a"])
+    array([0.])
+    """
+    if callable(getattr(model, "predict_proba", None)):
+        base = model.predict_proba
+    elif callable(getattr(model, "predict", None)):
+        base = model.predict
+    elif callable(model):
+        base = model
+    else:
+        raise TypeError(f"model must have predict_proba / predict or be a function of a list of texts, got "
+                        f"{type(model).__name__}")
+    scale = LINKS[link]
+
+    def predict(texts: list[str]) -> np.ndarray:
+        return scale(np.asarray(base(texts), dtype=float))
+
+    predict.__name__ = getattr(base, "__name__", "predict")
+    return predict
+
+
+def _one_text(model: Any, predict: Any, text: str, i: int, args: dict, options: dict, seed: Any) -> Explanation:
+    """The Explanation of text ``i`` (one row)."""
+    if not tokenize(text, args["tokenizer"]):
+        out = np.asarray(predict([text]), dtype=float)[0]
+        k = () if out.ndim == 0 else out.shape
+        return Explanation(values=np.zeros((1, 0) + k), stderr=np.zeros((1, 0) + k), empty_value=out[None],
+                           grand_value=out[None], data=np.zeros((1, 0), dtype=object), player_names=[],
+                           index=str(args["index"]), method="none", row_names=[str(i)],
+                           info={"text": text, "why": "the text has no tokens: nothing to explain"})
+    game = TextGame(predict, text, args["tokenizer"], args["mask_token"], args["batch_size"])
+    partition = args["partition"]
+    if isinstance(partition, str) or (partition is None and isinstance(args["index"], str)
+                                      and args["index"].strip().lower() == "owen"):
+        partition = text_hierarchy(game.pieces)
+        if not any(isinstance(b, list) for b in partition):
+            partition = [[p] for p in partition]                 # one sentence, one phrase: Shapley values
+    sv = resolve_value_index(args["index"], game.n_players, partition)
+    budget = args["budget"] if args["budget"] is not None else 2 * game.n_players + 2048
+    choice = choose(game, sv, args["method"], budget, args["rule"], dict(options))
+    phi = run(game, sv, choice, seed, args["rule"])
+    values = np.asarray(phi.values, dtype=float)[None]
+    stderr = None if phi.stderr is None else np.asarray(phi.stderr, dtype=float)[None]
+    k = values.shape[2] if values.ndim == 3 else None
+    classes = getattr(model, "classes_", None)
+    names = None if k is None else [str(c) for c in classes] if classes is not None and len(classes) == k else \
+        [str(j) for j in range(k)]
+    return Explanation(values=values, stderr=stderr, empty_value=np.asarray(phi.empty_value, dtype=float)[None],
+                       grand_value=np.asarray(phi.grand_value, dtype=float)[None],
+                       data=np.array([game.pieces], dtype=object), player_names=list(game.player_names),
+                       index=sv.name, method=choice.method, output_names=names, row_names=[str(i)],
+                       n_evaluations=np.array([phi.n_evaluations]), options=dict(choice.options),
+                       info={**phi.info, "choice": choice.as_info(), "text": text, "budget": budget,
+                             "mask_token": args["mask_token"], "model_output": predict.__name__,
+                             "link": args["link"]})
+
+
+def explain_texts(model: Any, X: Any, args: dict, options: dict, seed: Any) -> Explanation | list[Explanation]:
+    """Explain every text of ``X`` (checked arguments of ``fs.explain`` in ``args``); a single string gives one
+    Explanation, a collection a list of them (ragged: one token per player).
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> e = fs.explain(lambda ts: [t.count("good") for t in ts], "good, not good", progress=False)
+    >>> e.values.ravel().round(6).tolist(), e.tokens
+    ([1.0, 0.0, 0.0, 1.0], ['good', ',', 'not', 'good'])
+    """
+    given = [name for name, default in _TABLE_ONLY.items() if args.get(name) is not default]
+    if given:
+        raise ValueError(f"{', '.join(given)}: not used for texts (a removed token is deleted, or replaced by "
+                         "mask_token); leave them out")
+    single = isinstance(X, str)
+    texts = [X] if single else [str(t) for t in (X.tolist() if hasattr(X, "tolist") else X)]
+    if args["partition"] is not None and not isinstance(args["partition"], str) and len(texts) > 1:
+        raise ValueError("partition: a list of blocks fits one text; for many texts use partition='sentences' "
+                         "(sentences -> phrases -> tokens of each text)")
+    if isinstance(args["partition"], str) and args["partition"] != "sentences":
+        raise ValueError(f"partition={args['partition']!r}: for texts use 'sentences' or a list of token blocks")
+    predict = text_predict(model, args["link"])
+    root = seed.integers(2**63) if isinstance(seed, np.random.Generator) else seed
+    seeds = np.random.SeedSequence(root).spawn(len(texts))
+    report = reporter(args["progress"] if len(texts) > 1 else False, "explaining texts", "text")
+    done = [0]
+
+    def one(i: int) -> Explanation:
+        out = _one_text(model, predict, texts[i], i, args, options, np.random.default_rng(seeds[i]))
+        done[0] += 1
+        if report is not None:
+            report(done[0], len(texts), None)
+        return out
+
+    try:
+        if args["n_jobs"] and args["n_jobs"] > 1 and len(texts) > 1:
+            with ThreadPoolExecutor(max_workers=args["n_jobs"]) as pool:
+                results = list(pool.map(one, range(len(texts))))
+        else:
+            results = [one(i) for i in range(len(texts))]
+    finally:
+        if report is not None:
+            report.close()
+    return results[0] if single else results
+

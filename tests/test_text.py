@@ -1,0 +1,168 @@
+"""Texts: tokens that rebuild the text exactly, values that add up, one Explanation per text, Owen values over
+sentences and phrases, bad arguments refused before any model call."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import fairshare as fs
+from fairshare.games.text import TextGame, text_hierarchy, tokenize
+
+from test_owen import brute_owen
+
+CORPUS = [
+    ("win a free prize now, click here!", 1), ("cheap meds, free shipping, order now", 1),
+    ("free money!!! claim your prize today", 1), ("exclusive offer: win cash now", 1),
+    ("meeting moved to monday, see agenda", 0), ("please review the attached report", 0),
+    ("lunch tomorrow? the usual place", 0), ("the gas contract numbers for march", 0),
+    ("can you send the updated schedule", 0), ("free to talk about the deal today?", 0),
+]
+
+
+@pytest.fixture(scope="module")
+def spam_model():
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    texts, labels = zip(*CORPUS)
+    return make_pipeline(TfidfVectorizer(), LogisticRegression(C=10.0)).fit(list(texts), list(labels))
+
+
+TEXT_CHARS = st.text(alphabet=st.sampled_from(list("ab Zé漢字 \t\n.,!?'-") + ["\u00a0", "ü", "ß", "😀"]),
+                     max_size=40)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=TEXT_CHARS)
+def test_tokens_rebuild_the_text_exactly(text):
+    for tokenizer in (None, r"\S+", str.split, lambda t: re.findall(r"\w", t)):
+        pieces = tokenize(text, tokenizer)
+        assert "".join(pieces) == (text if pieces else "".join(pieces))
+        if pieces:
+            assert all(p.strip() for p in pieces[1:])              # no piece is only whitespace (but the first's lead)
+            g = TextGame(lambda ts: [len(t) for t in ts], text, tokenizer)
+            full = np.ones((1, g.n_players), dtype=bool)
+            assert g.texts(full) == [text]
+            assert not g.texts(~full)[0].strip()                   # deletion keeps the whitespace only
+        else:
+            assert not text.strip() or tokenizer is not None
+
+
+def test_masking_keeps_whitespace_and_deletion_drops_it():
+    g = TextGame(len, "  Hello,\tbig  world!\n", mask_token="[MASK]")
+    assert g.tokens == ["Hello", ",", "big", "world", "!"]
+    S = np.array([[1, 0, 1, 0, 1], [0, 0, 0, 0, 0]], dtype=bool)
+    assert g.texts(S) == ["  Hello[MASK]\tbig  [MASK]!\n", "  [MASK][MASK]\t[MASK]  [MASK][MASK]\n"]
+    d = TextGame(len, "  Hello,\tbig  world!\n")
+    assert d.texts(S) == ["  Hello\tbig  !\n", "  \t  \n"]
+
+
+def test_subword_tokenizer_callable_is_aligned_to_the_text():
+    pieces = tokenize("unbelievable results", lambda t: ["un", "##believ", "##able", "results"])
+    assert pieces == ["un", "believ", "able ", "results"]
+    with pytest.raises(ValueError, match="tokenizer: the token 'xyz'"):
+        tokenize("abc", lambda t: ["xyz"])
+
+
+def test_values_add_up_and_short_texts_are_exact(spam_model):
+    text = "Win a free prize now, click here!"
+    e = fs.explain(spam_model, text, seed=0, progress=False)
+    assert e.method == "exact" and e.values.shape == (1, 9, 2)
+    f = spam_model.predict_proba
+    game = TextGame(f, text)
+    full, empty = f([text])[0], f(game.texts(np.zeros((1, 9), dtype=bool)))[0]
+    np.testing.assert_allclose(e.values[0].sum(axis=0), full - empty, atol=1e-6)
+    game = TextGame(f, text)
+    np.testing.assert_allclose(e.values[0, :, 1], fs.exact(game).values[:, 1], atol=1e-12)
+    # brute force from the definition for one token: the Shapley formula over every coalition of the others
+    n, i = 9, 2
+    phi = 0.0
+    for size in range(n):
+        for S in itertools.combinations([j for j in range(n) if j != i], size):
+            w = 1.0 / (n * math.comb(n - 1, size))
+            X = np.zeros((2, n), dtype=bool)
+            X[:, list(S)] = True
+            X[1, i] = True
+            v = f(game.texts(X))[:, 1]
+            phi += w * (v[1] - v[0])
+    assert e.values[0, i, 1] == pytest.approx(phi, abs=1e-12)
+    assert e.tokens[i] == "free" and e.values[0, i, 1] > 0                # the spam word pushes towards spam
+
+
+def test_long_text_estimates_add_up_with_error_bars(spam_model):
+    text = " ".join(t for t, _ in CORPUS * 3)                             # 180 tokens
+    for index in ("shapley", "owen"):
+        e = fs.explain(spam_model, text, index=index, budget=1500, seed=1, progress=False)
+        assert e.values.shape[1] == len(tokenize(text)) > 150
+        assert e.method in ("regression", "owen-permutation") and e.n_evaluations[0] <= 1500
+        np.testing.assert_allclose(e.values[0].sum(axis=0), (e.grand_value - e.empty_value)[0], atol=1e-6)
+        assert np.all(np.isfinite(e.stderr)) and e.stderr.max() > 0
+    again = fs.explain(spam_model, text, index="owen", budget=1500, seed=1, progress=False)
+    np.testing.assert_array_equal(again.values, e.values)
+
+
+def test_owen_values_of_a_text_follow_sentences_and_phrases(spam_model):
+    text = "Free prize, click now. See the report"
+    pieces = tokenize(text)
+    h = text_hierarchy(pieces)
+    assert h == [[[0, 1, 2], [3, 4, 5]], [6, 7, 8]]
+    e = fs.explain(spam_model, text, index="owen", seed=0, progress=False)
+    assert e.method == "exact"
+    game = TextGame(lambda ts: spam_model.predict_proba(ts)[:, 1], text)
+    np.testing.assert_allclose(e.values[0, :, 1], brute_owen(game, h, len(pieces)), atol=1e-12)
+    own = fs.explain(spam_model, text, index="owen", partition=[[0, 1, 2, 3, 4, 5], [6, 7, 8]], seed=0,
+                     progress=False)
+    np.testing.assert_allclose(own.values[0, :, 1], brute_owen(game, [[0, 1, 2, 3, 4, 5], [6, 7, 8]], 9),
+                               atol=1e-12)
+
+
+def test_many_texts_ragged_same_seed_same_values_in_threads(spam_model):
+    texts = ["free prize now", "see the attached report please", "", "win", "   "]
+    a = fs.explain(spam_model, texts, seed=3, progress=False)
+    b = fs.explain(spam_model, texts, seed=3, progress=False, n_jobs=3)
+    assert [x.values.shape[1] for x in a] == [3, 5, 0, 1, 0]
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x.values, y.values)
+    f = spam_model.predict_proba
+    np.testing.assert_allclose(a[3].values[0, 0], f(["win"])[0] - f([""])[0], atol=1e-12)    # one token
+    assert a[2].method == "none" and "no tokens" in a[2].info["why"]
+    np.testing.assert_allclose(a[2].grand_value[0], f([""])[0])
+
+
+def test_mask_token_and_logit_link(spam_model):
+    text = "claim your free prize"
+    e = fs.explain(spam_model, text, mask_token="...", link="logit", progress=False)
+    p = spam_model.predict_proba([text, "... ... ... ..."])
+    logit = np.log(p) - np.log1p(-p)
+    np.testing.assert_allclose(e.values[0].sum(axis=0), logit[0] - logit[1], atol=1e-9)
+
+
+def test_bad_text_arguments_are_refused_before_any_model_call():
+    calls = []
+
+    def f(texts):
+        calls.append(len(texts))
+        return [0.0] * len(texts)
+
+    for kwargs, error, match in [
+        (dict(background=["x"]), ValueError, "background: not used for texts"),
+        (dict(tokenizer="(unclosed"), ValueError, "not a regular expression"),
+        (dict(tokenizer=3), TypeError, "tokenizer must be"),
+        (dict(mask_token=0), TypeError, "mask_token must be"),
+        (dict(partition=[[0, 1]]), ValueError, "fits one text"),
+        (dict(partition="correlation"), ValueError, "for texts use 'sentences'"),
+        (dict(index="owen", partition=[[0], [1]], X="a b c"), ValueError, "in no block"),
+        (dict(interactions=2), ValueError, "interactions: not used for texts"),
+    ]:
+        X = kwargs.pop("X", ["a b", "c d"])
+        with pytest.raises(error, match=match):
+            fs.explain(f, X, progress=False, **kwargs)
+    with pytest.raises(ValueError, match="tokenizer and mask_token are for texts"):
+        fs.explain(f, np.zeros((2, 3)), background=np.zeros((1, 3)), mask_token="_", progress=False)
+    assert calls == []
