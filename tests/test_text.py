@@ -166,3 +166,26 @@ def test_bad_text_arguments_are_refused_before_any_model_call():
     with pytest.raises(ValueError, match="tokenizer and mask_token are for texts"):
         fs.explain(f, np.zeros((2, 3)), background=np.zeros((1, 3)), mask_token="_", progress=False)
     assert calls == []
+
+
+def test_text_plot_and_html_show_every_token(tmp_path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    text = "if a < b & \"free\"\nprize"
+    e = fs.explain(lambda ts: [t.count("free") + 0.1 * t.count("prize") for t in ts], text, progress=False)
+    html = e._repr_html_()
+    assert html.count("<span") == len(e.tokens) == 9 and e.method == "exact"
+    assert "&lt;" in html and "&amp;" in html and ">free<" in html and "&quot;" in html
+    assert 'title="+1"' in html                                  # the value of "free", exact: no error bar
+    _, ax = plt.subplots()
+    assert e.plot("text", ax=ax) is ax
+    drawn = [t.get_text() for t in ax.texts]
+    assert drawn == e.tokens
+    free = drawn.index("free")
+    assert ax.texts[free].get_bbox_patch().get_facecolor()[3] == pytest.approx(0.9)     # the largest value
+    ax.figure.savefig(tmp_path / "text.png")
+    assert (tmp_path / "text.png").stat().st_size > 1000
+    with pytest.raises(ValueError, match="one text"):
+        fs.plots.text(fs.Explanation(values=np.zeros((2, 2)), stderr=None, empty_value=np.zeros(2), data=None,
+                                     player_names=["a", "b"], index="shapley"))

@@ -83,6 +83,14 @@ class Explanation:
             self.n_evaluations = np.zeros(rows, dtype=np.int64)
         self.n_evaluations = np.asarray(self.n_evaluations)
 
+    def _repr_html_(self) -> str | None:
+        """A text's tokens shaded by their values in notebooks (other explanations: the plain repr)."""
+        if self.data is None or self.data.dtype != object or len(self) != 1:
+            return None
+        from .plots import text_html
+
+        return text_html(self)
+
     # --------------------------------------------------------------------------------- access
     @property
     def tokens(self) -> list[str]:
@@ -254,11 +262,11 @@ class Explanation:
 
     # --------------------------------------------------------------------------------- plots
     def plot(self, kind: str = "bar", **kwargs: Any) -> Any:
-        """Plot with :mod:`fairshare.plots` (``kind`` = bar, waterfall, beeswarm, dependence, heatmap, decision);
+        """Plot with :mod:`fairshare.plots` (``kind`` = bar, waterfall, beeswarm, dependence, heatmap, decision, text);
         returns the axes (``ax=`` draws on given ones)."""
         from . import plots
 
-        kinds = ("bar", "waterfall", "beeswarm", "dependence", "heatmap", "decision")
+        kinds = ("bar", "waterfall", "beeswarm", "dependence", "heatmap", "decision", "text")
         if kind not in kinds:
             raise ValueError(f"kind must be one of {list(kinds)}, got {kind!r}")
         return getattr(plots, kind)(self, **kwargs)

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["bar", "waterfall", "beeswarm", "dependence", "heatmap", "decision", "convergence", "interaction_heatmap",
-           "interaction_network", "interaction_dependence"]
+           "interaction_network", "interaction_dependence", "text", "text_html"]
 
 _POS, _NEG, _GREY = "#d62728", "#1f77b4", "#7f7f7f"
 
@@ -520,4 +520,98 @@ def interaction_dependence(expl: Any, feature: Any, other: Any, output: Any = No
         ax.figure.colorbar(points, ax=ax, label=names[j])
     ax.set_xlabel(names[i])
     ax.set_ylabel(f"interaction {names[i]} x {names[j]}")
+    return ax
+
+
+# ------------------------------------------------------------------------------------------------------ texts
+def _text_values(expl: Any, output: Any) -> tuple[list[str], np.ndarray, np.ndarray, str]:
+    """A text's pieces (tokens with their whitespace), values and standard errors of one output."""
+    if expl.data is None or expl.data.dtype != object or len(expl) != 1:
+        raise ValueError("the text plot takes the Explanation of one text (fs.explain(model, text))")
+    values, stderr, label, _ = _output_slice(expl, output)
+    se = stderr[0] if stderr is not None else np.zeros_like(values[0])
+    return [str(p) for p in expl.data[0]], values[0], se, label
+
+
+def _shade(v: float, scale: float) -> tuple[float, float, float, float]:
+    """Red for positive, blue for negative values, opacity growing with |v|."""
+    rgb = (0.84, 0.15, 0.16) if v >= 0 else (0.12, 0.47, 0.71)
+    return rgb + (0.1 + 0.8 * min(1.0, abs(v) / scale) if scale > 0 else 0.1,)
+
+
+def text_html(expl: Any, output: Any = None) -> str:
+    """The text as HTML, each token shaded by its value (red raises the output, blue lowers it); a token whose
+    value is within two standard errors of zero is underlined dotted; hovering shows value +- 2 stderr.
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> e = fs.explain(lambda ts: [t.count("good") for t in ts], "good, bad", progress=False)
+    >>> text_html(e).count("<span")
+    3
+    """
+    import html
+
+    pieces, v, se, label = _text_values(expl, output)
+    scale = float(np.abs(v).max()) if v.size else 0.0
+    spans = []
+    for piece, value, err in zip(pieces, v, se):
+        core = piece.rstrip()
+        gap = piece[len(core):]
+        r, g, b, a = _shade(value, scale)
+        unsure = "border-bottom:1px dotted #555;" if abs(value) <= 2 * err else ""
+        tip = f"{value:+.4g}" + (f" ± {2 * err:.2g}" if err > 0 else "")
+        spans.append(f'<span title="{tip}" style="background:rgba({int(255 * r)},{int(255 * g)},{int(255 * b)},'
+                     f'{a:.2f});{unsure}">{html.escape(core)}</span>{html.escape(gap)}')
+    base = np.asarray(expl.empty_value, dtype=float).reshape(-1)
+    head = f"<div><small>{expl.index} values{html.escape(label)}; base value {base[-1]:.4g}</small></div>"
+    return head + '<div style="white-space:pre-wrap;line-height:1.8">' + "".join(spans) + "</div>"
+
+
+def text(expl: Any, output: Any = None, width: float = 9.0, ax: Any = None) -> Any:
+    """The text drawn token by token, each on a background shaded by its value (red raises the output, blue
+    lowers it), a token within two standard errors of zero outlined dotted; lines wrap at the axes' width.
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> e = fs.explain(lambda ts: [t.count("good") for t in ts], "good, bad", progress=False)
+    >>> ax = text(e)
+    """
+    plt = _plt()
+    pieces, v, se, label = _text_values(expl, output)
+    if ax is None:
+        lines = sum(len(p) for p in pieces) / (11 * width) + sum(p.count("\n") for p in pieces) + 1
+        _, ax = plt.subplots(figsize=(width, 0.5 + 0.3 * lines))
+    ax.set_axis_off()
+    fig = ax.figure
+    renderer = fig.canvas.get_renderer()
+    box = ax.get_window_extent(renderer)
+    scale = float(np.abs(v).max()) if v.size else 0.0
+    x, y, line_height = 0.0, 1.0, None
+    space = None
+    for piece, value, err in zip(pieces, v, se):
+        core = piece.strip()
+        t = ax.text(x, y, core, transform=ax.transAxes, va="top", ha="left", fontsize=10, family="DejaVu Sans",
+                    bbox=dict(boxstyle="round,pad=0.15", fc=_shade(value, scale),
+                              ec="#555555" if abs(value) <= 2 * err else "none", ls=":", lw=0.8))
+        extent = t.get_window_extent(renderer)
+        w = extent.width / box.width
+        line_height = line_height or 1.6 * extent.height / box.height
+        if space is None:
+            probe = ax.text(0, 0, "a a", fontsize=10, transform=ax.transAxes)
+            one = ax.text(0, 0, "aa", fontsize=10, transform=ax.transAxes)
+            space = (probe.get_window_extent(renderer).width - one.get_window_extent(renderer).width) / box.width
+            probe.remove()
+            one.remove()
+        if x > 0 and x + w > 1.0:                                       # wrap before this token
+            x, y = 0.0, y - line_height
+            t.set_position((x, y))
+        x += w + (space if piece != piece.rstrip() else 0.15 * space)
+        if "\n" in piece[len(piece.rstrip()):]:
+            x, y = 0.0, y - line_height
+    ax.set_ylim(min(0.0, y - line_height), 1.0)
+    base = np.asarray(expl.empty_value, dtype=float).reshape(-1)
+    ax.set_title(f"{expl.index} values{label}, base {base[-1]:.3g}: red raises, blue lowers; dotted: |value| < 2 s.e.",
+                 fontsize=9, loc="left")
     return ax
