@@ -120,6 +120,13 @@ def _cmd_explain(args: argparse.Namespace) -> int:
         raise OSError(f"--model {args.model}: no such file") from None
     except Exception as exc:  # noqa: BLE001 - any unpickling problem is a bad model file
         raise ValueError(f"--model {args.model}: not a model saved with joblib ({type(exc).__name__})") from None
+    partition = _parse_partition(args.partition)
+    if args.texts:
+        return _explain_texts(model, args, partition)
+    if args.data is None:
+        raise ValueError("--data (a CSV of rows) or --texts (a file of texts) is required")
+    if args.mask_token is not None or args.tokenizer is not None or args.html:
+        raise ValueError("--mask-token, --tokenizer and --html are for --texts")
     data = _aligned(_read_csv(args.data, "--data"), model, "--data", args.data)
     rows = data.iloc[_parse_rows(args.rows, len(data))]
     if len(rows) == 0:
@@ -129,7 +136,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
         background = _aligned(_read_csv(args.background, "--background"), model, "--background", args.background,
                               [str(c) for c in data.columns])
     expl = explain(model, rows, background, index=args.index, method=args.method, budget=args.budget, seed=args.seed,
-                   progress=not args.quiet, interactions=2 if args.interactions else None)
+                   progress=not args.quiet, interactions=2 if args.interactions else None, partition=partition)
     expl.to_frame().reset_index().to_csv(args.out, index=False)
     if args.interactions:
         expl.interactions_frame().to_csv(args.interactions, index=False)
@@ -141,6 +148,109 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     print(f"explained {len(expl)} rows x {expl.values.shape[1]} features ({expl.method}) "
           f"-> {args.out}" + (f", plot {args.plot}" if args.plot else "")
           + (f", pairwise interactions {args.interactions}" if args.interactions else ""))
+    return 0
+
+
+def _parse_partition(text: str | None):
+    """``--partition``: correlation, sentences, or a JSON list of blocks."""
+    import json
+
+    if text is None or text in ("correlation", "sentences"):
+        return text
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise ValueError(f"--partition must be correlation, sentences or a JSON list of blocks such as "
+                         f"[[0,1],[2,3]], got {text!r}") from None
+
+
+def read_texts(path: str) -> list[str]:
+    r"""The texts of a file: a ``.jsonl`` file holds one JSON string (or object with a ``text`` field) per line;
+    any other file one text per line (``\n`` in a line stands for a line break).
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as fh:
+    ...     _ = fh.write("free prize\\nnow\nsee you\n")
+    >>> read_texts(fh.name)
+    ['free prize\nnow', 'see you']
+    >>> os.remove(fh.name)
+    """
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            lines = fh.read().splitlines()
+    except FileNotFoundError:
+        raise OSError(f"--texts {path}: no such file") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"--texts {path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    if path.endswith(".jsonl"):
+        texts = []
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except json.JSONDecodeError:
+                raise ValueError(f"--texts {path}: line {number} is not JSON") from None
+            item = item.get("text") if isinstance(item, dict) else item
+            if not isinstance(item, str):
+                raise ValueError(f"--texts {path}: line {number} holds no text (a JSON string or {{\"text\": ...}})")
+            texts.append(item)
+    else:
+        texts = [line.replace("\\n", "\n") for line in lines if line.strip()]
+    if not texts:
+        raise ValueError(f"--texts {path}: no texts in the file")
+    return texts
+
+
+def _explain_texts(model, args: argparse.Namespace, partition) -> int:
+    """``fairshare explain --texts``: a long CSV (text, position, token, value and stderr per output)."""
+    import pandas as pd
+
+    from .explain import explain
+
+    if args.data or args.background or args.interactions:
+        raise ValueError("--texts takes no --data, --background or --interactions")
+    texts = read_texts(args.texts)
+    picked = _parse_rows(args.rows, len(texts))
+    chosen = texts[picked] if isinstance(picked, slice) else [texts[i] for i in picked]
+    numbers = list(range(len(texts)))[picked] if isinstance(picked, slice) else list(picked)
+    if not chosen:
+        raise ValueError(f"--rows {args.rows} selects no texts of {args.texts} ({len(texts)} texts)")
+    expls = explain(model, chosen, index=args.index, method=args.method, budget=args.budget, seed=args.seed,
+                    progress=not args.quiet, partition=partition, mask_token=args.mask_token, tokenizer=args.tokenizer)
+    frames = []
+    for number, e in zip(numbers, expls):
+        frame = pd.DataFrame({"text": number, "position": range(len(e.player_names)),
+                              "token": [str(p).strip() for p in e.data[0]]})
+        outputs = e.output_names or [None]
+        for j, name in enumerate(outputs):
+            suffix = "" if name is None else f"_{name}"
+            frame["value" + suffix] = e.values[0] if name is None else e.values[0, :, j]
+            frame["stderr" + suffix] = (e.stderr[0] if name is None else e.stderr[0, :, j]) if e.stderr is not None \
+                else float("nan")
+        frames.append(frame)
+    pd.concat(frames).to_csv(args.out, index=False)
+    if args.html:
+        from .plots import text_html
+
+        with open(args.html, "w", encoding="utf-8") as fh:
+            fh.write("<html><meta charset='utf-8'><body>" + "<hr>".join(
+                f"<h4>text {n}</h4>" + (text_html(e) if e.player_names else "(no tokens)")
+                for n, e in zip(numbers, expls)) + "</body></html>")
+    if args.plot:
+        from .plots import text
+
+        first = next((e for e in expls if e.player_names), None)
+        if first is None:
+            raise ValueError("--plot: no text with tokens to draw")
+        ax = text(first)
+        ax.figure.savefig(args.plot, dpi=120, bbox_inches="tight")
+    print(f"explained {len(expls)} texts, {sum(len(e.player_names) for e in expls)} tokens -> {args.out}"
+          + (f", html {args.html}" if args.html else "") + (f", plot {args.plot}" if args.plot else ""))
     return 0
 
 
@@ -236,17 +346,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", type=int, default=200, help="evaluations per estimator (default 200)")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=_cmd_demo)
-    p = sub.add_parser("explain", help="explain a saved model's predictions on rows of a CSV file")
+    p = sub.add_parser("explain", help="explain a saved model's predictions on rows of a CSV file, or on texts")
     p.add_argument("--model", required=True, help="model saved with joblib")
-    p.add_argument("--data", required=True, help="CSV with the rows to explain (the model's feature columns)")
+    p.add_argument("--data", default=None, help="CSV with the rows to explain (the model's feature columns)")
+    p.add_argument("--texts", default=None, help="instead of --data: a file of texts, one per line (\\n for a line "
+                   "break) or .jsonl; the model takes a list of strings (e.g. a scikit-learn text pipeline)")
+    p.add_argument("--mask-token", default=None, help="texts: replace removed tokens by this (default: delete them)")
+    p.add_argument("--tokenizer", default=None, help="texts: a regular expression whose matches are the tokens "
+                   "(default: words and punctuation)")
+    p.add_argument("--partition", default=None, help="--index owen: correlation (tables), sentences (texts) or a "
+                   "JSON list of blocks, e.g. [[0,1],[2,3,4]]")
+    p.add_argument("--html", default=None, help="texts: write every text, tokens shaded by value, to this HTML file")
     p.add_argument("--rows", default=None, help="rows to explain: 10, 0:100, 5: (default all)")
     p.add_argument("--background", default=None, help="CSV of baseline rows (required except for tree models)")
     p.add_argument("--index", default="shapley", help=f"{_INDEX_HELP} (default shapley)")
     p.add_argument("--method", default="auto", help="a method from `fairshare methods`, or auto (default)")
     p.add_argument("--budget", type=int, default=None, help="evaluations per row (default 2n + 2048)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", required=True, help="output CSV: one row per input row, one column per feature")
-    p.add_argument("--plot", default=None, help="write a beeswarm (or, for one row, waterfall) plot to this PNG")
+    p.add_argument("--out", required=True, help="output CSV: one row per input row, one column per feature (texts: "
+                   "one row per token: text, position, token, value, stderr)")
+    p.add_argument("--plot", default=None, help="write a beeswarm (or, for one row, waterfall; texts: the first text) plot "
+                   "to this PNG")
     p.add_argument("--interactions", default=None, help="also write pairwise interaction values (k-SII for Shapley, "
                    "BII for Banzhaf) to this CSV: row, feature_i, feature_j, value, stderr")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
