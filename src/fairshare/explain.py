@@ -37,6 +37,7 @@ from .games.tree import TreeGame, tree_explanation
 from .hierarchy import Hierarchy, OwenIndex, check_partition, resolve_value_index
 from .progress import reporter
 from .semivalues import Semivalue
+from .sequences import cell_names, flat_predict, flat_rows, input_groups, is_shaped_input, is_structured
 from .text_explain import check_mask_token, check_tokenizer, explain_texts, is_texts
 from .tables import is_sparse, accepts_missing, aligned, as_rows, check_finite, frame_info, model_columns, target_of
 from .trees.readers import is_tree_model
@@ -295,8 +296,10 @@ class TorchRows:
     """Inputs of any shape for a torch module: one :class:`~fairshare.games.TorchGame` per input, on the model's
     device (tensors end to end on a GPU)."""
 
-    def __init__(self, module: Any, X: Any, background: Any, groups: Any, batch_size: int | None) -> None:
+    def __init__(self, module: Any, X: Any, background: Any, groups: Any, batch_size: int | None,
+                 player_names: list[str] | None = None) -> None:
         self.module, self.X, self.groups, self.batch_size = module, X, groups, batch_size
+        self.player_names = player_names
         self.n_rows = int(X.shape[0])
         if self.n_rows == 0:
             raise ValueError("X holds no inputs to explain")
@@ -309,7 +312,7 @@ class TorchRows:
 
     def game(self, i: int) -> Game:
         return TorchGame(self.module, self.X[i], baseline=self.baseline, groups=self.groups,
-                         batch_size=self.batch_size)
+                         batch_size=self.batch_size, player_names=self.player_names)
 
     def exact_all(self, sv: Semivalue) -> None:
         return None
@@ -472,8 +475,20 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
         return explain_texts(model, X, {**args, "background": background, "rule": rule}, options, seed)
     if tokenizer is not None or mask_token is not None:
         raise ValueError("tokenizer and mask_token are for texts; X holds no texts")
+    shape = tuple(int(d) for d in X.shape[1:]) if is_shaped_input(X) else None
+    structured = shape is not None and is_structured(groups, shape)
+    grouped = input_groups(groups, shape, args["feature_names"]) if structured else None
+    names = grouped[1] if grouped else cell_names(shape, args["feature_names"]) if structured else None
     if _is_torch_module(model) and _is_images(X, background):
-        rows: Any = TorchRows(model, X, background, groups, args["batch_size"])
+        rows: Any = TorchRows(model, X, background, groups if grouped is None else grouped[0], args["batch_size"],
+                              names)
+    elif shape is not None:
+        cells = groups if not structured else None if grouped is None else {
+            name: np.flatnonzero(grouped[0].ravel() == g).tolist() for g, name in enumerate(grouped[1])}
+        rows = TableRows(flat_predict(as_predict(model), shape), flat_rows(X, shape, "X"),
+                         None if background is None else flat_rows(background, shape, "background"),
+                         args["imputation"], cells, args["batch_size"],
+                         cell_names(shape, args["feature_names"]), args["model_output"], args["y"], args["link"])
     else:
         rows = TableRows(model, X, background, args["imputation"], groups, args["batch_size"], args["feature_names"],
                          args["model_output"], args["y"], args["link"])
@@ -489,6 +504,9 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
             raise ValueError(f"{exc} (explain's own arguments: {EXPLAIN.names()})") from None
         raise
     info = {"choice": choice.as_info(), **rows.info(), "budget": row_budget, "seed": str(seed)}
+    if shape is not None:
+        info["input_shape"] = list(shape)
+        info["input_groups"] = None if grouped is None else grouped[0].tolist()
     batched = rows.exact_all(sv) if choice.method == "exact" and not options else None
     if batched is not None:
         n = rows.n_rows

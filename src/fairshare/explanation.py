@@ -106,6 +106,34 @@ class Explanation:
             raise AttributeError("tokens: this Explanation holds no text (explain a string to get them)")
         return [str(p).strip() for p in self.data[0]]
 
+    def input_values(self, stderr: bool = False) -> np.ndarray:
+        """The values (or standard errors) in the shape of the explained inputs, ``(rows, *input_shape[, k])``,
+        for inputs of more than one dimension (sequences, images) explained cell by cell; grouped inputs
+        (``groups="time"``...) give each cell its group's value.
+
+        Examples
+        --------
+        >>> import numpy as np, fairshare as fs
+        >>> X = np.arange(12.0).reshape(2, 3, 2)
+        >>> e = fs.explain(lambda X: X.sum(axis=(1, 2)), X, background=np.zeros((1, 3, 2)), progress=False)
+        >>> e.input_values().shape
+        (2, 3, 2)
+        """
+        shape = self.info.get("input_shape")
+        if shape is None:
+            raise ValueError("input_values: these values are not of inputs with a shape (explain an array of "
+                             "sequences or images to get them)")
+        source = self.stderr if stderr else self.values
+        if source is None:
+            raise ValueError("input_values: this explanation has no standard errors")
+        groups = self.info.get("input_groups")
+        if groups is not None:
+            source = source[:, np.asarray(groups).reshape(-1)]
+        elif source.shape[1] != int(np.prod(shape)):
+            raise ValueError(f"input_values: {source.shape[1]} players are groups given as lists, not the "
+                             f"{int(np.prod(shape))} cells of an input")
+        return source.reshape((source.shape[0],) + tuple(shape) + source.shape[2:])
+
     def __len__(self) -> int:
         return int(self.values.shape[0])
 

@@ -84,7 +84,7 @@ class ModelGame(Game):
     background : a baseline row or rows (same columns)
     imputation : {"baseline", "marginal", "conditional", "gaussian", "copula", "empirical"} or an Imputer;
         default "baseline" for one background row, else "marginal". An Imputer already fitted is used as it is.
-    groups : list of lists of feature indices or names, optional
+    groups : list of lists of feature indices or names (or a dict: group name -> its features), optional
         Each group is one player (one-hot blocks, image patches); every feature must be in one group.
     batch_size : int, optional
         Most rows passed to ``predict`` in one call (default: 65,536 rows or about 16 million cells,
@@ -149,9 +149,11 @@ class ModelGame(Game):
             raise ValueError(f"feature_names must have {n_features} names, got {len(names)}")
         self.feature_names = names
         self.x, self.background, self.imputation = (xr if self.sparse else xr[0]), bg, imputation
-        self.groups = self._groups(groups, names)
-        player_names = ([" + ".join(names[i] for i in g) if len(g) > 1 else names[g[0]] for g in self.groups]
-                        if groups is not None else names)
+        named = isinstance(groups, dict)
+        self.groups = self._groups(list(groups.values()) if named else groups, names)
+        player_names = [str(k) for k in groups] if named else (
+            [" + ".join(names[i] for i in g) if len(g) > 1 else names[g[0]] for g in self.groups]
+            if groups is not None else names)
         super().__init__(len(self.groups), player_names=player_names, batch_size=None)
         self.row_batch = None if batch_size is None else check_int(batch_size, "batch_size", minimum=1)
         self.n_features = n_features
