@@ -26,8 +26,8 @@ from .semivalues import resolve_index
 __all__ = ["Hierarchy", "OwenIndex", "owen_coalitions", "resolve_value_index", "check_value_index", "check_partition",
            "MAX_OWEN_BITS"]
 
-#: the most sibling blocks along one player's path for exact Owen values (2^24 coalitions for that player)
-MAX_OWEN_BITS = 24
+#: the most sibling blocks along one player's path for exact Owen values (2^20 coalitions for that player)
+MAX_OWEN_BITS = 20
 
 
 def _is_player(x: Any) -> bool:

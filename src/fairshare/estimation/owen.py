@@ -20,6 +20,7 @@ from .spec import Estimate, MethodSpec, Setup
 __all__ = ["exact_owen", "owen_exact_cost", "OwenPermutations", "SPECS"]
 
 _ROWS = 1 << 16          # coalitions per game call of exact Owen values
+_COUNT_ROWS = 1 << 22    # above this many coalitions (with repeats) the distinct ones are not counted
 
 
 def _rows(hierarchy: Hierarchy):
@@ -32,7 +33,9 @@ def _rows(hierarchy: Hierarchy):
 
 
 def owen_exact_cost(hierarchy: Hierarchy) -> int:
-    """The number of distinct coalitions exact Owen values of ``hierarchy`` evaluate (their budget).
+    """The number of distinct coalitions exact Owen values of ``hierarchy`` evaluate (their budget); above 4 million
+    coalitions counted with repeats, that count (an upper bound, and beyond any budget a sampler would be chosen
+    under).
 
     Examples
     --------
@@ -42,8 +45,9 @@ def owen_exact_cost(hierarchy: Hierarchy) -> int:
     cached = getattr(hierarchy, "_exact_cost", None)
     if cached is not None:
         return cached
-    if hierarchy.exact_size() >= 1 << 40:
-        cost = 1 << 62
+    size = hierarchy.exact_size()
+    if size > _COUNT_ROWS:
+        cost = size                 # an upper bound (shared coalitions counted once per player): beyond any budget
     else:
         keys = [np.packbits(np.concatenate([S, T]), axis=1) for _, S, T, _ in _rows(hierarchy)]
         cost = int(np.unique(np.concatenate(keys), axis=0).shape[0])
