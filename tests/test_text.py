@@ -189,3 +189,22 @@ def test_text_plot_and_html_show_every_token(tmp_path):
     with pytest.raises(ValueError, match="one text"):
         fs.plots.text(fs.Explanation(values=np.zeros((2, 2)), stderr=None, empty_value=np.zeros(2), data=None,
                                      player_names=["a", "b"], index="shapley"))
+
+
+def test_same_seed_same_values_whatever_the_batch_size_and_every_text_checked_first(spam_model):
+    texts = ["free prize now, click here and win cash today", "see the attached report before the meeting"]
+    a = fs.explain(spam_model, texts, budget=300, seed=7, progress=False)
+    b = fs.explain(spam_model, texts, budget=300, seed=7, progress=False, batch_size=7)
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x.values, y.values)
+        np.testing.assert_array_equal(x.stderr, y.stderr)
+    calls = []
+
+    def f(ts):
+        calls.append(len(ts))
+        return [0.0] * len(ts)
+
+    long = " ".join(["word"] * 40)
+    with pytest.raises(ValueError, match="budget=20 is too small"):
+        fs.explain(f, ["short text", long], budget=20, method="permutation", progress=False)
+    assert calls == []                                # the second text's refusal came before the first's calls

@@ -94,15 +94,10 @@ def text_predict(model: Any, link: str = "identity") -> Any:
     return predict
 
 
-def _one_text(model: Any, predict: Any, text: str, i: int, args: dict, options: dict, seed: Any) -> Explanation:
-    """The Explanation of text ``i`` (one row)."""
+def _plan(predict: Any, text: str, args: dict, options: dict) -> tuple[Any, Any, Any, int] | None:
+    """The game, index, method choice and budget of one text (every check, no model call); None: no tokens."""
     if not tokenize(text, args["tokenizer"]):
-        out = np.asarray(predict([text]), dtype=float)[0]
-        k = () if out.ndim == 0 else out.shape
-        return Explanation(values=np.zeros((1, 0) + k), stderr=np.zeros((1, 0) + k), empty_value=out[None],
-                           grand_value=out[None], data=np.zeros((1, 0), dtype=object), player_names=[],
-                           index=str(args["index"]), method="none", row_names=[str(i)],
-                           info={"text": text, "why": "the text has no tokens: nothing to explain"})
+        return None
     game = TextGame(predict, text, args["tokenizer"], args["mask_token"], args["batch_size"])
     partition = args["partition"]
     if isinstance(partition, str) or (partition is None and isinstance(args["index"], str)
@@ -112,7 +107,20 @@ def _one_text(model: Any, predict: Any, text: str, i: int, args: dict, options: 
             partition = [[p] for p in partition]                 # one sentence, one phrase: Shapley values
     sv = resolve_value_index(args["index"], game.n_players, partition)
     budget = args["budget"] if args["budget"] is not None else 2 * game.n_players + 2048
-    choice = choose(game, sv, args["method"], budget, args["rule"], dict(options))
+    return game, sv, choose(game, sv, args["method"], budget, args["rule"], dict(options)), budget
+
+
+def _one_text(model: Any, predict: Any, text: str, i: int, plan: Any, args: dict, seed: Any) -> Explanation:
+    """The Explanation of text ``i`` (one row) under its ``plan``."""
+    if plan is None:
+        out = np.asarray(predict([text]), dtype=float)[0]
+        k = () if out.ndim == 0 else out.shape
+        return Explanation(values=np.zeros((1, 0) + k), stderr=np.zeros((1, 0) + k), empty_value=out[None],
+                           grand_value=out[None], data=np.zeros((1, 0), dtype=object), player_names=[],
+                           index=str(getattr(args["index"], "name", args["index"])), method="none",
+                           row_names=[str(i)],
+                           info={"text": text, "why": "the text has no tokens: nothing to explain"})
+    game, sv, choice, budget = plan
     phi = run(game, sv, choice, seed, args["rule"])
     values = np.asarray(phi.values, dtype=float)[None]
     stderr = None if phi.stderr is None else np.asarray(phi.stderr, dtype=float)[None]
@@ -153,13 +161,14 @@ def explain_texts(model: Any, X: Any, args: dict, options: dict, seed: Any) -> E
     if isinstance(args["partition"], str) and args["partition"] != "sentences":
         raise ValueError(f"partition={args['partition']!r}: for texts use 'sentences' or a list of token blocks")
     predict = text_predict(model, args["link"])
+    plans = [_plan(predict, t, args, options) for t in texts]          # every text checked before any model call
     root = seed.integers(2**63) if isinstance(seed, np.random.Generator) else seed
     seeds = np.random.SeedSequence(root).spawn(len(texts))
     report = reporter(args["progress"] if len(texts) > 1 else False, "explaining texts", "text")
     done = [0]
 
     def one(i: int) -> Explanation:
-        out = _one_text(model, predict, texts[i], i, args, options, np.random.default_rng(seeds[i]))
+        out = _one_text(model, predict, texts[i], i, plans[i], args, np.random.default_rng(seeds[i]))
         done[0] += 1
         if report is not None:
             report(done[0], len(texts), None)
