@@ -208,3 +208,24 @@ def test_same_seed_same_values_whatever_the_batch_size_and_every_text_checked_fi
     with pytest.raises(ValueError, match="budget=20 is too small"):
         fs.explain(f, ["short text", long], budget=20, method="permutation", progress=False)
     assert calls == []                                # the second text's refusal came before the first's calls
+
+
+def test_a_torch_model_behind_its_own_tokenizer():
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    vocab = {w: i + 1 for i, w in enumerate("free prize win cash meeting report monday see".split())}
+    bag = torch.nn.EmbeddingBag(len(vocab) + 1, 4, mode="mean")
+    head = torch.nn.Linear(4, 2)
+
+    def model(texts):                                  # the model's own tokenizer: lower-cased words, unknown = 0
+        ids = [torch.tensor([vocab.get(w, 0) for w in re.findall(r"\w+", t.lower())] or [0]) for t in texts]
+        offsets = torch.tensor([0] + [len(i) for i in ids[:-1]]).cumsum(0)
+        with torch.no_grad():
+            return torch.softmax(head(torch.tanh(bag(torch.cat(ids), offsets))), dim=1).numpy()
+
+    text = "Free prize: see the report on Monday"
+    e = fs.explain(model, text, seed=0, progress=False)
+    assert e.method == "exact" and e.values.shape == (1, 8, 2)
+    full, empty = model([text])[0], model([TextGame(model, text).texts(np.zeros((1, 8), dtype=bool))[0]])[0]
+    np.testing.assert_allclose(e.values[0].sum(axis=0), full - empty, atol=1e-6)
+    np.testing.assert_allclose(e.values[0, :, 0], -e.values[0, :, 1], atol=1e-6)   # two classes, one probability
