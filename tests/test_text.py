@@ -143,7 +143,7 @@ def test_mask_token_and_logit_link(spam_model):
     np.testing.assert_allclose(e.values[0].sum(axis=0), logit[0] - logit[1], atol=1e-9)
 
 
-def test_bad_text_arguments_are_refused_before_any_model_call():
+def test_bad_text_arguments_are_refused_before_any_model_call(tmp_path):
     calls = []
 
     def f(texts):
@@ -159,6 +159,7 @@ def test_bad_text_arguments_are_refused_before_any_model_call():
         (dict(partition="correlation"), ValueError, "for texts use 'sentences'"),
         (dict(index="owen", partition=[[0], [1]], X="a b c"), ValueError, "in no block"),
         (dict(interactions=2), ValueError, "interactions: not used for texts"),
+        (dict(cache=str(tmp_path / "c")), ValueError, "cache: not available for texts yet"),
     ]:
         X = kwargs.pop("X", ["a b", "c d"])
         with pytest.raises(error, match=match):
@@ -229,3 +230,14 @@ def test_a_torch_model_behind_its_own_tokenizer():
     full, empty = model([text])[0], model([TextGame(model, text).texts(np.zeros((1, 8), dtype=bool))[0]])[0]
     np.testing.assert_allclose(e.values[0].sum(axis=0), full - empty, atol=1e-6)
     np.testing.assert_allclose(e.values[0, :, 0], -e.values[0, :, 1], atol=1e-6)   # two classes, one probability
+
+
+def test_a_text_explanation_saves_and_loads_with_its_tokens(tmp_path, spam_model):
+    e = fs.explain(spam_model, "free prize, see you", seed=0, progress=False)
+    back = fs.Explanation.load(e.save(tmp_path / "t.npz"))
+    assert back.tokens == e.tokens and back.is_text
+    np.testing.assert_array_equal(back.values, e.values)
+    assert back._repr_html_() == e._repr_html_()
+    table = fs.Explanation(values=[[1.0, 2.0]], stderr=None, empty_value=[0.0], player_names=["a", "b"],
+                           data=np.array([["x", "y"]], dtype=object), index="shapley")
+    assert not table.is_text and table._repr_html_() is None      # a table row of strings is no text

@@ -85,13 +85,18 @@ class Explanation:
 
     def _repr_html_(self) -> str | None:
         """A text's tokens shaded by their values in notebooks (other explanations: the plain repr)."""
-        if self.data is None or self.data.dtype != object or len(self) != 1:
+        if not self.is_text:
             return None
         from .plots import text_html
 
         return text_html(self)
 
     # --------------------------------------------------------------------------------- access
+    @property
+    def is_text(self) -> bool:
+        """Whether this is the Explanation of one text (its ``data`` are the text's pieces)."""
+        return "text" in self.info and self.data is not None and len(self) == 1
+
     @property
     def tokens(self) -> list[str]:
         """A text's tokens (without their whitespace), for an Explanation of one text.
@@ -102,7 +107,7 @@ class Explanation:
         >>> fs.explain(lambda ts: [len(t) for t in ts], "to be", progress=False).tokens
         ['to', 'be']
         """
-        if self.data is None or self.data.dtype != object or len(self) != 1:
+        if not self.is_text:
             raise AttributeError("tokens: this Explanation holds no text (explain a string to get them)")
         return [str(p).strip() for p in self.data[0]]
 

@@ -526,7 +526,7 @@ def interaction_dependence(expl: Any, feature: Any, other: Any, output: Any = No
 # ------------------------------------------------------------------------------------------------------ texts
 def _text_values(expl: Any, output: Any) -> tuple[list[str], np.ndarray, np.ndarray, str]:
     """A text's pieces (tokens with their whitespace), values and standard errors of one output."""
-    if expl.data is None or expl.data.dtype != object or len(expl) != 1:
+    if not getattr(expl, "is_text", False):
         raise ValueError("the text plot takes the Explanation of one text (fs.explain(model, text))")
     values, stderr, label, _ = _output_slice(expl, output)
     se = stderr[0] if stderr is not None else np.zeros_like(values[0])

@@ -150,6 +150,10 @@ def explain_texts(model: Any, X: Any, args: dict, options: dict, seed: Any) -> E
     ([1.0, 0.0, 0.0, 1.0], ['good', ',', 'not', 'good'])
     """
     given = [name for name, default in _TABLE_ONLY.items() if args.get(name) is not default]
+    later = [name for name in given if name in ("cache", "client")]
+    if later:
+        raise ValueError(f"{', '.join(later)}: not available for texts yet (texts run in this process; n_jobs= "
+                         "runs them in threads)")
     if given:
         raise ValueError(f"{', '.join(given)}: not used for texts (a removed token is deleted, or replaced by "
                          "mask_token); leave them out")
