@@ -241,3 +241,16 @@ def test_a_text_explanation_saves_and_loads_with_its_tokens(tmp_path, spam_model
     table = fs.Explanation(values=[[1.0, 2.0]], stderr=None, empty_value=[0.0], player_names=["a", "b"],
                            data=np.array([["x", "y"]], dtype=object), index="shapley")
     assert not table.is_text and table._repr_html_() is None      # a table row of strings is no text
+
+
+def test_texts_on_a_dask_cluster_give_the_local_values(spam_model):
+    distributed = pytest.importorskip("dask.distributed")
+    texts = ["win a free prize now, click here", "see the report", "", "free cash today or see the agenda"]
+    local = fs.explain(spam_model, texts, budget=200, seed=5, progress=False)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as c, \
+            distributed.Client(c) as client:
+        remote = fs.explain(spam_model, texts, budget=200, seed=5, progress=False, client=client)
+    for a, b in zip(local, remote):
+        assert a.tokens == b.tokens if a.player_names else not b.player_names
+        np.testing.assert_array_equal(a.values, b.values)
+        np.testing.assert_array_equal(a.stderr, b.stderr)

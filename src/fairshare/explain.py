@@ -430,7 +430,7 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
     tol, stop : a relative-error target or a :mod:`fairshare.stopping` rule, per row
     n_jobs : rows explained in parallel threads
     client : a ``dask.distributed.Client``: rows are explained on the cluster (one row: its batches of
-        coalitions are)
+        coalitions are; texts: one task per text)
     cache : a folder; finished rows and evaluated coalitions are kept there and an interrupted call
         with the same arguments resumes without evaluating the model again
     progress : True for a bar over rows, False, or a callable ``progress(rows done, rows, None)``

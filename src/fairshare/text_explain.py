@@ -150,10 +150,10 @@ def explain_texts(model: Any, X: Any, args: dict, options: dict, seed: Any) -> E
     ([1.0, 0.0, 0.0, 1.0], ['good', ',', 'not', 'good'])
     """
     given = [name for name, default in _TABLE_ONLY.items() if args.get(name) is not default]
-    later = [name for name in given if name in ("cache", "client")]
-    if later:
-        raise ValueError(f"{', '.join(later)}: not available for texts yet (texts run in this process; n_jobs= "
-                         "runs them in threads)")
+    given = [name for name in given if name != "client"]
+    if "cache" in given:
+        raise ValueError("cache: not available for texts yet (client= runs texts on a Dask cluster, n_jobs= in "
+                         "threads)")
     if given:
         raise ValueError(f"{', '.join(given)}: not used for texts (a removed token is deleted, or replaced by "
                          "mask_token); leave them out")
@@ -179,7 +179,9 @@ def explain_texts(model: Any, X: Any, args: dict, options: dict, seed: Any) -> E
         return out
 
     try:
-        if args["n_jobs"] and args["n_jobs"] > 1 and len(texts) > 1:
+        if args["client"] is not None:
+            results = _on_dask(args["client"], model, predict, texts, plans, args, seeds, report)
+        elif args["n_jobs"] and args["n_jobs"] > 1 and len(texts) > 1:
             with ThreadPoolExecutor(max_workers=args["n_jobs"]) as pool:
                 results = list(pool.map(one, range(len(texts))))
         else:
@@ -189,3 +191,18 @@ def explain_texts(model: Any, X: Any, args: dict, options: dict, seed: Any) -> E
             report.close()
     return results[0] if single else results
 
+
+def _on_dask(client: Any, model: Any, predict: Any, texts: list[str], plans: list, args: dict, seeds: list,
+             report: Any) -> list[Explanation]:
+    """One task per text on the cluster, each with its own spawned seed (the local values, bit for bit)."""
+    from dask.distributed import as_completed
+
+    local = {k: v for k, v in args.items() if k not in ("client", "progress")}
+    futures = {client.submit(_one_text, model, predict, texts[i], i, plans[i], local,
+                             np.random.default_rng(seeds[i]), pure=False): i for i in range(len(texts))}
+    results: list[Any] = [None] * len(texts)
+    for done, fut in enumerate(as_completed(list(futures)), 1):
+        results[futures[fut]] = fut.result()
+        if report is not None:
+            report(done, len(texts), None)
+    return results
