@@ -146,6 +146,7 @@ def test_explain_gives_each_feature_its_value_whatever_the_column_order_and_thre
 _CHECKED_BY = {        # bad values for the arguments declared with a check of their own
     "index": ["owen", 3], "seed": ["abc", -1, 2.5], "stop": ["soon", 3], "progress": ["yes", 3],
     "client": [3, "tcp://nowhere"], "cache": [3], "feature_names": ["abc", 5], "tol": [-0.1, "x", float("nan")],
+    "partition": ["blocks", 3, [[0, 0]]], "tokenizer": [3, "(unclosed"], "mask_token": [0],
 }
 
 
@@ -179,9 +180,19 @@ def _texts(m, **kw):
     return fs.explain(f, ["a b c, d", "", "e a"], **({"budget": 50, "progress": False} | kw))
 
 
+def _sequences(m, **kw):
+    def f(A):
+        m.calls += 1
+        return A.sum(axis=(1, 2))
+
+    cells = np.arange(24.0).reshape(2, 4, 3)
+    return fs.explain(f, cells, cells[:1] * 0, **({"budget": 50, "progress": False} | kw))
+
+
 DOORS = {
     "explain": (EXPLAIN, lambda m, **kw: _explain(m, **kw)),
     "explain texts": (EXPLAIN, _texts),
+    "explain sequences": (EXPLAIN, _sequences),
     "estimate": (ESTIMATE, lambda m, **kw: fs.estimate(m.game, **({"budget": 50} | kw))),
     "exact": (EXACT, lambda m, **kw: fs.exact(m.game, **kw)),
     "value_data": (VALUE_DATA, lambda m, **kw: fs.value_data(m, X6.iloc[:30], Y.iloc[:30], X6.iloc[30:60],
@@ -211,8 +222,8 @@ def test_every_door_refuses_a_wrong_value_before_any_model_call(door, name, valu
     assert model.calls == 0 and model.game.calls == 0
 
 
-@pytest.mark.parametrize("door", ["explain", "explain texts", "estimate", "exact", "value_data", "tree_values",
-                                  "interactions", "tree_interactions"])
+@pytest.mark.parametrize("door", ["explain", "explain texts", "explain sequences", "estimate", "exact",
+                                  "value_data", "tree_values", "interactions", "tree_interactions"])
 def test_every_door_refuses_an_unknown_keyword_before_any_model_call(door):
     model = Counting()
     model.game = CountingGame(5, 0)
@@ -353,3 +364,69 @@ def test_conditional_imputation_same_seed_same_values_whatever_the_batch_threads
     shuffled = fs.explain(LR.predict_proba, X6[order].iloc[:2], X6[order].iloc[100:300], **args)
     assert ref.info["imputation"].startswith(imputation) and shuffled.info["imputation"] == ref.info["imputation"]
     np.testing.assert_array_equal(shuffled[:, list(X6.columns)].values, ref.values)
+
+
+# ------------------------------------------------------------------------------------- Owen values, new inputs
+def _hierarchy(draw, n):
+    """A random nested partition of range(n) (up to 3 levels)."""
+    players = draw(st.permutations(list(range(n))))
+
+    def split(items, depth):
+        if depth == 0 or len(items) == 1:
+            return list(items)
+        cuts = sorted(set(draw(st.lists(st.integers(1, len(items) - 1), max_size=3))))
+        parts = [items[a:b] for a, b in zip([0] + cuts, cuts + [len(items)])]
+        return [split(p, depth - 1) for p in parts]
+
+    return split(players, draw(st.integers(1, 3)))
+
+
+@PROPERTY
+@given(n=st.integers(2, 9), game_seed=st.integers(0, 10**6), seed=st.integers(0, 2**32 - 1), data=st.data(),
+       batch=st.integers(1, 64), cap=st.integers(1, 300))
+def test_owen_same_seed_same_values_whatever_the_batch_size_block_order_and_cap(n, game_seed, seed, data, batch,
+                                                                                 cap):
+    partition = _hierarchy(data.draw, n)
+    shuffled = data.draw(st.permutations(partition), label="blocks in another order")
+    runs = [fs.estimate(CountingGame(n, game_seed, batch_size=b), "owen", partition=partition,
+                        method="owen-permutation", budget=4 * n + 40, seed=seed) for b in (None, batch)]
+    np.testing.assert_array_equal(runs[0].values, runs[1].values)
+    np.testing.assert_array_equal(runs[0].stderr, runs[1].stderr)
+    exact = fs.exact(CountingGame(n, game_seed), "owen", partition=partition).values
+    np.testing.assert_allclose(fs.exact(CountingGame(n, game_seed), "owen", partition=shuffled).values, exact,
+                               atol=1e-12)
+    game = CountingGame(n, game_seed)
+    try:
+        capped = fs.estimate(game, "owen", partition=partition, budget=10_000, seed=seed,
+                             stop=RelativeError(1e-9) | MaxEvaluations(cap))
+    except fs.BudgetError:
+        assert game.calls == 0
+        return
+    assert capped.n_evaluations <= cap and game.n_evaluations <= cap
+
+
+@settings(max_examples=8, deadline=None, derandomize=True)
+@given(order=st.permutations(list(X6.columns)), seed=st.integers(0, 1000))
+def test_explain_owen_follows_the_features_by_name(order, seed):
+    partition = [["mean radius", "mean perimeter", "mean area"], ["mean texture"],
+                 ["mean smoothness", "mean compactness"]]
+    args = dict(index="owen", partition=partition, budget=20, seed=seed, progress=False)   # below the exact cost
+    ref = fs.explain(LR.predict_proba, X6.iloc[:2], X6.iloc[100:120], method="owen-permutation", **args)
+    got = fs.explain(LR.predict_proba, X6[order].iloc[:2], X6[order].iloc[100:120], method="owen-permutation",
+                     **args)
+    assert got.player_names == ref.player_names == list(X6.columns)
+    np.testing.assert_array_equal(got.values, ref.values)
+
+
+@settings(max_examples=10, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 1000), batch=st.integers(1, 50), n_jobs=st.sampled_from([1, 2]),
+       groups=st.sampled_from([None, "time", ("time", 2), "features"]))
+def test_shaped_inputs_same_seed_same_values_whatever_the_batch_and_threads(seed, batch, n_jobs, groups):
+    rng = np.random.default_rng(0)
+    cells = rng.normal(size=(12, 5, 3))
+    f = lambda A: np.tanh(A[:, :, 0] @ np.arange(5.0)) * A[:, 2, 1] + A.sum(axis=(1, 2))   # noqa: E731
+    args = dict(groups=groups, budget=60, seed=seed, progress=False)
+    ref = fs.explain(f, cells[:3], cells[6:], **args)
+    got = fs.explain(f, cells[:3], cells[6:], batch_size=batch, n_jobs=n_jobs, **args)
+    np.testing.assert_array_equal(got.values, ref.values)
+    assert got.input_values().shape == (3, 5, 3)

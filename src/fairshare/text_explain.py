@@ -96,9 +96,10 @@ def text_predict(model: Any, link: str = "identity") -> Any:
 
 def _plan(predict: Any, text: str, args: dict, options: dict) -> tuple[Any, Any, Any, int] | None:
     """The game, index, method choice and budget of one text (every check, no model call); None: no tokens."""
-    if not tokenize(text, args["tokenizer"]):
+    pieces = tokenize(text, args["tokenizer"])
+    if not pieces:
         return None
-    game = TextGame(predict, text, args["tokenizer"], args["mask_token"], args["batch_size"])
+    game = TextGame(predict, text, args["tokenizer"], args["mask_token"], args["batch_size"], pieces=pieces)
     partition = args["partition"]
     if isinstance(partition, str) or (partition is None and isinstance(args["index"], str)
                                       and args["index"].strip().lower() == "owen"):

@@ -111,6 +111,8 @@ class TextGame(Game):
         string replaces each removed token, e.g. ``"[MASK]"`` or ``"..."``.
     batch_size : int, optional
         Most texts per model call.
+    pieces : list of str, optional
+        The text's pieces when :func:`tokenize` already cut it (not cut again).
 
     Examples
     --------
@@ -124,13 +126,16 @@ class TextGame(Game):
     kind = "model"
 
     def __init__(self, predict: Callable[[list[str]], Any], text: str, tokenizer: Any = None,
-                 mask_token: str | None = None, batch_size: int | None = None) -> None:
+                 mask_token: str | None = None, batch_size: int | None = None,
+                 pieces: Sequence[str] | None = None) -> None:
         if not callable(predict):
             raise TypeError(f"predict must be callable, got {type(predict).__name__}")
         if mask_token is not None and not isinstance(mask_token, str):
             raise TypeError(f"mask_token must be a string or None, got {type(mask_token).__name__}")
         self.text = text
-        self.pieces = tokenize(text, tokenizer)
+        if pieces is not None and "".join(pieces) != text:
+            raise ValueError("pieces must rebuild the text exactly (they are tokenize(text, tokenizer))")
+        self.pieces = list(pieces) if pieces is not None else tokenize(text, tokenizer)
         if not self.pieces:
             raise ValueError("the text has no tokens (empty or only whitespace): nothing to explain")
         self.tokens = [p.strip() for p in self.pieces]
