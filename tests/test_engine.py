@@ -283,3 +283,20 @@ def test_the_adaptive_method_is_registered_and_accurate():
     errors = [np.linalg.norm(fs.estimate(g, "shapley", method="regression-adaptive", budget=b, seed=s).values - truth)
               for b in (150, 600) for s in range(4)]
     assert np.median(errors[4:]) < np.median(errors[:4]) / 1.5
+
+
+def test_the_budget_hint_for_infinite_errors_stays_small_on_thousands_of_players():
+    """The hint 'a budget of N gives finite standard errors' probes larger budgets on a synthetic game; with
+    thousands of players (data valuation) that probe would hold budget x players cells (27 GiB for Kernel
+    Banzhaf on 3637 training points at 4000 fits): it stops at 2^24 cells and says 'raise the budget'."""
+    import tracemalloc
+
+    from fairshare.estimation.engine import sufficient_budget
+    from fairshare.semivalues import resolve_index
+
+    tracemalloc.start()
+    need = sufficient_budget("kernel-banzhaf", resolve_index("banzhaf", 3637), 3637, 4000)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert need is None and peak < 200 * 2**20
+    assert sufficient_budget("kernel-banzhaf", resolve_index("banzhaf", 20), 20, 20) is not None

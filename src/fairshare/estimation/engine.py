@@ -153,6 +153,10 @@ def infinite_stderr_note(choice: Choice, sv: Any, n: int, detail: str | None) ->
     return head + f"; a budget of {need} gives finite standard errors"
 
 
+#: the most coalition cells (budget x players) the probe of :func:`sufficient_budget` evaluates
+_PROBE_CELLS = 1 << 24
+
+
 @lru_cache(maxsize=64)
 def sufficient_budget(method: str, sv: Any, n: int, budget: int, options: tuple = ()) -> int | None:
     """The smallest of ``budget * 2^k`` (k = 1..10) at which ``method`` (a registry key, or ``"auto"``: what auto
@@ -172,6 +176,8 @@ def sufficient_budget(method: str, sv: Any, n: int, budget: int, options: tuple 
         b = budget * (1 << k)
         if n <= 62 and b >= (1 << n):
             return 1 << n
+        if b * n > _PROBE_CELLS:                   # the probe itself would hold b x n cells: say "raise the budget"
+            return None
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", FairshareWarning)
