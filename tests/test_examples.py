@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from fairshare.examples import (FisherKernel, LinearKernel, fisher_embedding, influence, select_prototypes,
-                                self_influence)
+from fairshare.examples import (FisherKernel, LinearKernel, RBFKernel, fisher_embedding, influence, rank_mislabeled,
+                                select_prototypes, self_influence)
 from fairshare.examples.fisher import parameters_of
 from fairshare.examples.influence import hessian_matrix
 
@@ -297,3 +297,79 @@ def test_torch_influence_cg_equals_exact():
     cg = influence(net, X, labels, X[:3], labels[:3], hessian="cg", damping=0.01, iterations=500)
     np.testing.assert_allclose(cg, exact, rtol=1e-5, atol=1e-7)
     assert np.all(self_influence(net, X, labels, hessian="exact", damping=0.01) > 0)
+
+
+# ------------------------------------------------------------------ the use cases of section 6
+def flipped_task(seed=0, n=400, flips=30):
+    """Two well separated classes; the first ``flips`` labels are flipped (known, and separable from the rest)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    y = (X[:, 0] + 0.5 * X[:, 1] > 0).astype(int)
+    X[:, 0] += np.where(y == 1, 1.5, -1.5)
+    noisy = y.copy()
+    noisy[:flips] = 1 - noisy[:flips]
+    return X, y, noisy
+
+
+def test_rank_mislabeled_puts_the_flipped_labels_first():
+    X, y, noisy = flipped_task()
+    model = LogisticRegression().fit(X, noisy)
+    clean = np.arange(300, 400)                                      # a small correctly labeled set (no flips)
+    order, scores = rank_mislabeled(model, X, noisy, X[clean], y[clean])
+    assert set(order[:30].tolist()) == set(range(30))              # every flip ranked before every clean label
+    # the score is the influence on the clean set's mean loss (full Fisher kernel, Proposition 3)
+    np.testing.assert_allclose(scores, influence(model, X, noisy, X[clean], y[clean], hessian="fisher",
+                                                 damping=1e-2).mean(axis=0), rtol=1e-8, atol=1e-12)
+    # without a clean set: self-influence
+    order_self, scores_self = rank_mislabeled(model, X, noisy)
+    np.testing.assert_allclose(scores_self, self_influence(model, X, noisy, hessian="fisher", damping=1e-2))
+    assert len(set(order_self[:30].tolist()) & set(range(30))) >= 25
+    with pytest.raises(ValueError, match="X_clean and y_clean go together"):
+        rank_mislabeled(model, X, noisy, X[clean])
+    with pytest.raises(ValueError, match="hessian must be one of"):
+        rank_mislabeled(model, X, noisy, hessian="diagonal")
+
+
+def test_sbq_greedy_order_is_blind_to_the_sign_of_the_affinity():
+    """Why SBQ's selection order does not find flips (the enron1 investigation): its first gain z_i^2 / k_ii
+    is the same for a point and its mirror image, so a harmful point (z < 0) and a helpful one (z > 0) tie."""
+    rng = np.random.default_rng(3)
+    helpful = rng.normal(size=(1, 5))
+    train = np.vstack([helpful, -helpful, rng.normal(size=(20, 5)) * 0.1])
+    test = helpful + 0.01 * rng.normal(size=(10, 5))
+    p = select_prototypes(train, test, k=2)
+    assert p.indices[0] in (0, 1)                                    # the best direction, whatever its sign
+    first_gain = (train @ test.mean(0)) ** 2 / np.einsum("ij,ij->i", train, train)
+    assert first_gain[0] == pytest.approx(first_gain[1], rel=1e-12)
+
+
+def test_rbf_kernel_on_whitened_embeddings():
+    rng = np.random.default_rng(8)
+    F = rng.normal(size=(300, 4)) * np.array([1.0, 3.0, 0.2, 1.0])
+    k = RBFKernel(F, reg=1e-3, bandwidth=2.0)
+    info = F.T @ F / 300 + 1e-3 * np.eye(4)
+    d = F[:5, None, :] - F[None, :7, :]
+    expected = np.exp(-np.einsum("abi,ij,abj->ab", d, np.linalg.inv(info), d) / 2.0)
+    np.testing.assert_allclose(k(F[:5], F[:7]), expected, rtol=1e-10)
+    plain = RBFKernel(F, reg=None, bandwidth=2.0)
+    np.testing.assert_allclose(plain(F[:2], F[:3]), np.exp(-((F[:2, None] - F[None, :3]) ** 2).sum(-1) / 2.0))
+    assert RBFKernel(F).bandwidth > 0                               # median heuristic
+    with pytest.raises(ValueError, match="bandwidth must be"):
+        RBFKernel(F, bandwidth=0.0)
+
+
+def test_rbf_prototypes_go_past_the_embedding_width_and_their_prefix_weights_are_exact():
+    rng = np.random.default_rng(9)
+    train, test = rng.normal(size=(150, 3)), rng.normal(size=(40, 3)) + 0.5
+    p = select_prototypes(train, test, k=20, kernel="rbf")            # a linear kernel stops at 3
+    assert p.indices.size == 20 and np.all(np.diff(p.objective) <= 1e-12)
+    kern = RBFKernel(train, reg=1e-3)
+    z = kern(train, test).mean(axis=1)
+    for m in (1, 7, 20):
+        S = p.indices[:m]
+        np.testing.assert_allclose(p.weights_at(m), np.linalg.solve(kern(train[S], train[S]), z[S]), rtol=1e-6,
+                                   atol=1e-9)
+    w = p.sample_weight(7)
+    assert w.shape == (7,) and np.all(w >= 0) and w.mean() == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="more than the 20 prototypes"):
+        p.weights_at(21)

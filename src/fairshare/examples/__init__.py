@@ -6,9 +6,9 @@ Black Box Predictions using Fisher Kernels").
 """
 
 from .fisher import fisher_embedding
-from .influence import influence, self_influence
-from .kernels import FisherKernel, LinearKernel, as_kernel
+from .influence import influence, rank_mislabeled, self_influence
+from .kernels import FisherKernel, LinearKernel, RBFKernel, as_kernel
 from .prototypes import Prototypes, select_prototypes
 
-__all__ = ["fisher_embedding", "FisherKernel", "LinearKernel", "as_kernel", "select_prototypes", "Prototypes",
-           "influence", "self_influence"]
+__all__ = ["fisher_embedding", "FisherKernel", "LinearKernel", "RBFKernel", "as_kernel", "select_prototypes",
+           "Prototypes", "influence", "self_influence", "rank_mislabeled"]

@@ -21,7 +21,7 @@ import scipy.linalg
 
 from .fisher import fisher_embedding
 
-__all__ = ["influence", "self_influence", "hessian_matrix"]
+__all__ = ["influence", "self_influence", "hessian_matrix", "rank_mislabeled"]
 
 HESSIANS = ("exact", "fisher", "identity", "cg", "lissa")
 
@@ -143,6 +143,54 @@ def self_influence(model: Any, X_train: Any, y_train: Any, *, hessian: str = "ex
         block = F[start:start + 512]
         out[start:start + 512] = np.einsum("ij,ji->i", block, solve(block.T))
     return out
+
+
+def rank_mislabeled(model: Any, X_train: Any, y_train: Any, X_clean: Any = None, y_clean: Any = None, *,
+                    hessian: str = "fisher", damping: float = 1e-2, iterations: int = 100) -> tuple[np.ndarray, np.ndarray]:
+    """Training points in the order to check their labels, most suspect first: ``(order, scores)``.
+
+    With a small correctly labeled set (``X_clean``, ``y_clean``), a point's score is its influence on
+    the clean set's mean loss, ``-mean_j f_j^T H^-1 f_i`` (the Fisher kernel between the point and the
+    clean set, negated: the affinity ``z`` of SBQ, Eq. 4, whose sign says whether up-weighting the
+    point raises or lowers the clean loss); points that hurt the clean set most come first. Without one,
+    the score is the self-influence ``f_i^T H^-1 f_i`` (Koh and Liang). On enron1 with 20% flipped
+    labels (``fairshare bench examples``), checking 10% of the data fixes every flip the clean-set
+    score can find at that budget (0.50 of the flips, the most possible), against about 0.40 for
+    self-influence and 0.10 for SBQ's greedy selection order.
+
+    Parameters
+    ----------
+    model : a fitted model :func:`fisher_embedding` supports
+    X_train, y_train : the training data with the labels the model was fitted on
+    X_clean, y_clean : optional correctly labeled points (they may be part of the training data)
+    hessian, damping, iterations : as :func:`influence` (default: the regularized empirical Fisher,
+        the full Fisher kernel, which ranked best in the benchmark)
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> rng = np.random.default_rng(0); X = rng.normal(size=(300, 3)); y = (X[:, 0] > 0).astype(int)
+    >>> noisy = y.copy(); noisy[:15] = 1 - noisy[:15]                     # the first 15 labels flipped
+    >>> model = LogisticRegression().fit(X, noisy)
+    >>> order, scores = rank_mislabeled(model, X, noisy, X[250:], y[250:])
+    >>> int(np.sum(order[:30] < 15)) >= 12
+    True
+    """
+    if hessian not in HESSIANS:
+        raise ValueError(f"hessian must be one of {HESSIANS}, got {hessian!r}")
+    if (X_clean is None) != (y_clean is None):
+        raise ValueError("X_clean and y_clean go together: give both or neither")
+    if X_clean is None:
+        scores = self_influence(model, X_train, y_train, hessian=hessian, damping=damping, iterations=iterations)
+    else:
+        F_train = fisher_embedding(model, X_train, y_train)
+        F_clean = fisher_embedding(model, X_clean, y_clean)
+        if F_clean.shape[0] == 0:
+            raise ValueError("X_clean holds no rows")
+        solve = _solver(model, X_train, y_train, F_train, hessian, damping, iterations)
+        h = solve(F_clean.mean(axis=0)[:, None])[:, 0]
+        scores = -(F_train @ h)
+    return np.argsort(-scores, kind="stable"), scores
 
 
 # ------------------------------------------------------------------------------------- torch

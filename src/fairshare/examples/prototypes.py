@@ -45,6 +45,53 @@ class Prototypes:
     weights: np.ndarray
     objective: np.ndarray
     method: str
+    cholesky: np.ndarray | None = None
+    beta: np.ndarray | None = None
+
+    def weights_at(self, m: int) -> np.ndarray:
+        """BQ weights of the first ``m`` prototypes alone (``K_SS^-1 z_S`` for ``S`` = the first ``m``).
+
+        Greedy selection keeps the Cholesky factor of ``K_SS`` in selection order, so every prefix's
+        weights come from one triangular solve.
+
+        Examples
+        --------
+        >>> rng = np.random.default_rng(0)
+        >>> p = select_prototypes(rng.normal(size=(100, 4)), rng.normal(size=(20, 4)), k=4)
+        >>> bool(np.allclose(p.weights_at(4), p.weights))
+        True
+        """
+        m = check_int(m, "m", minimum=1)
+        if self.cholesky is None or self.beta is None:
+            raise ValueError("these prototypes keep no Cholesky factor (they were not made by select_prototypes)")
+        if m > self.indices.size:
+            raise ValueError(f"m = {m} is more than the {self.indices.size} prototypes selected")
+        return scipy.linalg.solve_triangular(self.cholesky[:m, :m].T, self.beta[:m], lower=False)
+
+    def sample_weight(self, m: int | None = None) -> np.ndarray:
+        """Weights for refitting a model on the first ``m`` prototypes (default: all): the BQ weights,
+        negative ones set to 0, scaled to average 1 (so a model's regularization sees as many rows as
+        there are prototypes).
+
+        A summary chosen by a kernel on Fisher embeddings over-represents the examples with large
+        gradients (hard or misclassified ones); the quadrature weights undo that, so a model refitted on
+        the summary should use them (``fairshare bench examples`` measures both).
+
+        Examples
+        --------
+        >>> rng = np.random.default_rng(0)
+        >>> p = select_prototypes(rng.normal(size=(100, 4)), rng.normal(size=(20, 4)), k=6, kernel="rbf")
+        >>> w = p.sample_weight(); w.shape, bool(np.isclose(w.mean(), 1.0)), bool(np.all(w >= 0))
+        ((6,), True, True)
+        """
+        m = self.indices.size if m is None else m
+        w = np.clip(self.weights_at(m), 0.0, None)
+        total = float(w.sum())
+        return w * (w.size / total) if total > 0 else np.ones(w.size)
+
+
+def _weights(L: np.ndarray, beta: np.ndarray) -> np.ndarray:
+    return scipy.linalg.solve_triangular(L.T, beta, lower=False) if beta.size else np.zeros(0)
 
 
 def greedy_on_embeddings(G: np.ndarray, z: np.ndarray, mu: float, k: int, column: Any = None,
@@ -61,6 +108,13 @@ def greedy_on_embeddings(G: np.ndarray, z: np.ndarray, mu: float, k: int, column
     >>> greedy_on_embeddings(G, z, mu=1.0, k=2)[0]
     array([0, 2])
     """
+    sel, L, beta, objective = _greedy(G, z, mu, k, column, diag, nugget)
+    return sel, _weights(L, beta), objective
+
+
+def _greedy(G: np.ndarray, z: np.ndarray, mu: float, k: int, column: Any = None, diag: np.ndarray | None = None,
+            nugget: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Greedy SBQ: ``(selected positions, Cholesky factor of K_SS in selection order, beta, objective)``."""
     column = column if column is not None else (lambda i: G @ G[i])
     diag = np.einsum("ij,ij->i", G, G) if diag is None else np.asarray(diag, dtype=float)
     t = z.size
@@ -91,13 +145,11 @@ def greedy_on_embeddings(G: np.ndarray, z: np.ndarray, mu: float, k: int, column
         beta.append(b)
         objective.append(mu - float(np.sum(np.square(beta))))
     sel = np.array(selected, dtype=np.int64)
-    L = E[sel][:, : sel.size]
-    weights = scipy.linalg.solve_triangular(L.T, np.array(beta), lower=False) if sel.size else np.zeros(0)
-    return sel, weights, np.array(objective)
+    return sel, E[sel][:, : sel.size], np.array(beta), np.array(objective)
 
 
 def _stochastic(G: np.ndarray, z: np.ndarray, mu: float, k: int, rng: np.random.Generator, delta: float,
-                diag: np.ndarray, cross: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                diag: np.ndarray, cross: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Stochastic greedy: each step scores ``ceil(t / k * log(1 / delta))`` random candidates, brought up to
     date against the current Cholesky factor (only those rows are computed)."""
     t = z.size
@@ -107,10 +159,11 @@ def _stochastic(G: np.ndarray, z: np.ndarray, mu: float, k: int, rng: np.random.
     available = np.ones(t, dtype=bool)
     selected, beta, objective = [], [], [mu]
     floor = 1e-12 * max(float(np.max(np.abs(diag))), 1e-300)
-    for j in range(k):
+    for _ in range(k):
         pool = np.flatnonzero(available)
         if pool.size == 0:
             break
+        j = len(selected)                                               # rows of L filled so far
         R = rng.choice(pool, size=min(sample_size, pool.size), replace=False)
         if j:
             K_RS = cross(R, np.array(selected))                         # (|R|, j)
@@ -132,8 +185,7 @@ def _stochastic(G: np.ndarray, z: np.ndarray, mu: float, k: int, rng: np.random.
         available[R[best]] = False
         objective.append(mu - float(np.sum(np.square(beta))))
     m = len(selected)
-    weights = scipy.linalg.solve_triangular(L[:m, :m].T, np.array(beta), lower=False) if m else np.zeros(0)
-    return np.array(selected, dtype=np.int64), weights, np.array(objective)
+    return np.array(selected, dtype=np.int64), L[:m, :m], np.array(beta), np.array(objective)
 
 
 def _objective(G_or_cross: Any, z: np.ndarray, mu: float, sel: np.ndarray) -> float:
@@ -157,7 +209,10 @@ def select_prototypes(train: Any, test: Any, k: int, kernel: Any = "linear", met
     train, test : embeddings (arrays: rows are examples) or anything a callable kernel accepts
     k : number of prototypes
     kernel : "linear" (the practical Fisher kernel on embeddings), "fisher" (full Fisher kernel with the
-        empirical Fisher information of ``train`` plus ``reg``), a kernel object, or ``fn(A, B)``
+        empirical Fisher information of ``train`` plus ``reg``), "rbf" (a Gaussian kernel on the
+        Fisher-whitened embeddings, :class:`~fairshare.examples.RBFKernel`: full rank, matches the whole
+        distribution; the kernel that makes summaries beat random subsets in ``fairshare bench
+        examples``), a kernel object, or ``fn(A, B)``
     method : "greedy" (Algorithm 1), "stochastic" (``delta`` sets the sample size) or "distributed"
         (``n_parts`` parts, on ``client``'s Dask cluster when given)
     reg : ridge added to the Fisher information (``kernel="fisher"``)
@@ -185,7 +240,8 @@ def select_prototypes(train: Any, test: Any, k: int, kernel: Any = "linear", met
     k = check_int(k, "k", minimum=1)
     rng = check_rng(seed)
     kern = as_kernel(kernel, train, reg=reg)
-    if getattr(kern, "linear", False):
+    embedded = hasattr(kern, "transform") and hasattr(kern, "gram")
+    if embedded:
         for label, arr in (("train", train), ("test", test)):
             a = np.asarray(arr, dtype=float)
             if a.size and not np.all(np.isfinite(a)):
@@ -197,27 +253,34 @@ def select_prototypes(train: Any, test: Any, k: int, kernel: Any = "linear", met
         H = kern.transform(np.asarray(test, dtype=float))
         if G.ndim != 2 or H.ndim != 2 or G.shape[1] != H.shape[1]:
             raise ValueError(f"train and test embeddings must be 2-D with the same width, got {G.shape} and {H.shape}")
+    if embedded and kern.linear:
         if k > G.shape[1] and G.shape[1] < G.shape[0] and not jitter:
             import warnings
 
             warnings.warn(f"k = {k} prototypes asked of a linear kernel of rank at most {G.shape[1]} (the embedding "
                           f"width): selection stops once the selected points span it; jitter=1e-3 (a nugget on "
-                          "the kernel's diagonal) selects past it", UserWarning, stacklevel=2)
+                          "the kernel's diagonal) selects past it, kernel='rbf' has full rank", UserWarning,
+                          stacklevel=2)
         h = H.mean(axis=0)
         z, mu = G @ h, float(h @ h)
         diag = np.einsum("ij,ij->i", G, G)
         cross = lambda a, b: G[a] @ G[b].T                                 # noqa: E731
         column = None
     else:
-        n_train = len(train)
-        z = np.zeros(n_train)
-        for start in range(0, n_train, 512):
-            z[start:start + 512] = kern(train[start:start + 512], test).mean(axis=1)
-        mu = float(np.mean(kern(test, test)))
-        diag = np.concatenate([np.diag(kern(train[s:s + 256], train[s:s + 256])) for s in range(0, n_train, 256)])
-        take = lambda idx: [train[i] for i in idx] if isinstance(train, list) else train[idx]   # noqa: E731
-        cross = lambda a, b: kern(take(a), take(b))                      # noqa: E731
-        column = lambda i: kern(train, take(np.array([i])))[:, 0]        # noqa: E731
+        if embedded:                                                       # a kernel on transformed rows (rbf)
+            items, other, kfun = G, H, kern.gram
+        else:
+            items, other, kfun = train, test, kern
+        take = lambda idx: [items[i] for i in idx] if isinstance(items, list) else items[idx]   # noqa: E731
+        n_train = len(items)
+        z = np.concatenate([kfun(take(np.arange(s, min(s + 512, n_train))), other).mean(axis=1)
+                            for s in range(0, n_train, 512)]) if n_train else np.zeros(0)
+        mu = float(np.mean(kfun(other, other)))
+        diag = np.concatenate([np.diag(kfun(take(np.arange(s, min(s + 256, n_train))),
+                                             take(np.arange(s, min(s + 256, n_train)))))
+                               for s in range(0, n_train, 256)])
+        cross = lambda a, b: kfun(take(a), take(b))                      # noqa: E731
+        column = lambda i: kfun(items, take(np.array([i])))[:, 0]        # noqa: E731
         G = None
     if k > z.size:
         raise ValueError(f"k = {k} is larger than the {z.size} training points")
@@ -227,16 +290,16 @@ def select_prototypes(train: Any, test: Any, k: int, kernel: Any = "linear", met
     if jitter and method != "greedy":
         raise ValueError(f"jitter is supported by method='greedy', not {method!r}")
     if method == "greedy":
-        sel, weights, objective = greedy_on_embeddings(G if G is not None else np.zeros((z.size, 0)), z, mu, k,
-                                                       column=column, diag=diag,
-                                                       nugget=jitter * float(np.mean(diag)) if diag.size else 0.0)
+        sel, L, beta, objective = _greedy(G if G is not None else np.zeros((z.size, 0)), z, mu, k, column=column,
+                                          diag=diag, nugget=jitter * float(np.mean(diag)) if diag.size else 0.0)
     elif method == "stochastic":
         if not 0.0 < delta < 1.0:
             raise ValueError(f"delta must lie in (0, 1), got {delta}")
-        sel, weights, objective = _stochastic(G, z, mu, k, rng, delta, diag, cross)
+        sel, L, beta, objective = _stochastic(G, z, mu, k, rng, delta, diag, cross)
     else:
-        sel, weights, objective = _distributed(G, z, mu, k, rng, n_parts, client, column, diag, cross)
-    return Prototypes(indices=sel, weights=weights, objective=objective, method=method)
+        sel, L, beta, objective = _distributed(G, z, mu, k, rng, n_parts, client, column, diag, cross)
+    return Prototypes(indices=sel, weights=_weights(L, beta), objective=objective, method=method, cholesky=L,
+                      beta=beta)
 
 
 def _distributed(G, z, mu, k, rng, n_parts, client, column, diag, cross):
@@ -266,9 +329,8 @@ def _distributed(G, z, mu, k, rng, n_parts, client, column, diag, cross):
     best = min(candidates, key=lambda s: _objective(cross, z, mu, s))
     # report the chosen set in greedy order with its weights and objective path
     if G is not None:
-        order, weights, objective = greedy_on_embeddings(G[best], z[best], mu, best.size)
+        order, L, beta, objective = _greedy(G[best], z[best], mu, best.size)
     else:
-        order, weights, objective = greedy_on_embeddings(np.zeros((best.size, 0)), z[best], mu, best.size,
-                                                         column=lambda i: cross(best, best[[i]])[:, 0],
-                                                         diag=diag[best])
-    return best[order], weights, objective
+        order, L, beta, objective = _greedy(np.zeros((best.size, 0)), z[best], mu, best.size,
+                                            column=lambda i: cross(best, best[[i]])[:, 0], diag=diag[best])
+    return best[order], L, beta, objective
