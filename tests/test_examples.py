@@ -209,6 +209,11 @@ def test_distributed_greedy_on_a_local_cluster():
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as c, \
             distributed.Client(c) as client:
         remote = select_prototypes(train, test, k=k, method="distributed", n_parts=parts, seed=1, client=client)
+        rbf_remote = select_prototypes(train, test, k=k, kernel="rbf", method="distributed", n_parts=parts, seed=1,
+                                       client=client)
+    rbf_local = select_prototypes(train, test, k=k, kernel="rbf", method="distributed", n_parts=parts, seed=1)
+    np.testing.assert_array_equal(rbf_remote.indices, rbf_local.indices)       # a full-rank kernel's parts on Dask
+    assert len(set(rbf_remote.indices.tolist())) == k
     np.testing.assert_array_equal(remote.indices, local.indices)
     assert len(set(remote.indices.tolist())) == k and remote.indices.max() < 1200
     # GreeDi's guarantee (Mirzasoleiman et al. 2013) relative to the centralized greedy solution

@@ -199,6 +199,12 @@ def _part_greedy(G: np.ndarray, z: np.ndarray, mu: float, k: int) -> np.ndarray:
     return greedy_on_embeddings(G, z, mu, k)[0]
 
 
+def _part_greedy_kernel(items: Any, z: np.ndarray, diag: np.ndarray, mu: float, k: int, kfun: Any) -> np.ndarray:
+    """Greedy on one part for a kernel given as a function of two sets of items (a Dask task)."""
+    pick = (lambda i: [items[i]]) if isinstance(items, list) else (lambda i: items[[i]])
+    return _greedy(np.zeros((z.size, 0)), z, mu, k, column=lambda i: kfun(items, pick(i))[:, 0], diag=diag)[0]
+
+
 def select_prototypes(train: Any, test: Any, k: int, kernel: Any = "linear", method: str = "greedy", *,
                       reg: float = 1e-3, delta: float = 0.01, n_parts: int | None = None, client: Any = None,
                       seed: Any = None, jitter: float = 0.0) -> Prototypes:
@@ -297,19 +303,26 @@ def select_prototypes(train: Any, test: Any, k: int, kernel: Any = "linear", met
             raise ValueError(f"delta must lie in (0, 1), got {delta}")
         sel, L, beta, objective = _stochastic(G, z, mu, k, rng, delta, diag, cross)
     else:
-        sel, L, beta, objective = _distributed(G, z, mu, k, rng, n_parts, client, column, diag, cross)
+        sel, L, beta, objective = _distributed(G, z, mu, k, rng, n_parts, client, column, diag, cross,
+                                               items=None if G is not None else items, kfun=None if G is not None else kfun)
     return Prototypes(indices=sel, weights=_weights(L, beta), objective=objective, method=method, cholesky=L,
                       beta=beta)
 
 
-def _distributed(G, z, mu, k, rng, n_parts, client, column, diag, cross):
+def _distributed(G, z, mu, k, rng, n_parts, client, column, diag, cross, items=None, kfun=None):
     """GreeDi: greedy on each part, greedy on the union of the parts' selections, keep the better."""
     t = z.size
     parts = n_parts or max(2, int(np.ceil(np.sqrt(t / max(k, 1)))))
     parts = check_int(parts, "n_parts", minimum=1)
     perm = rng.permutation(t)
     chunks = [np.sort(c) for c in np.array_split(perm, parts) if c.size]
-    if G is None:
+    if G is None and client is not None:                 # each part's items travel with its task
+        part = (lambda c: [items[i] for i in c]) if isinstance(items, list) else (lambda c: items[c])
+        futures = client.map(_part_greedy_kernel, [part(c) for c in chunks], [z[c] for c in chunks],
+                             [diag[c] for c in chunks], [mu] * len(chunks), [k] * len(chunks),
+                             [kfun] * len(chunks), pure=False)
+        local = [c[s] for c, s in zip(chunks, client.gather(futures))]
+    elif G is None:
         local = [c[greedy_on_embeddings(np.zeros((c.size, 0)), z[c], mu, k,
                                         column=lambda i, c=c: cross(c, c[[i]])[:, 0], diag=diag[c])[0]]
                  for c in chunks]
