@@ -7,6 +7,7 @@ from fairshare.examples import (FisherKernel, LinearKernel, RBFKernel, fisher_em
                                 select_prototypes, self_influence)
 from fairshare.examples.fisher import parameters_of
 from fairshare.examples.influence import hessian_matrix
+from fairshare.examples.prototypes import greedy_on_embeddings
 
 sklearn = pytest.importorskip("sklearn")
 from sklearn.linear_model import LinearRegression, LogisticRegression  # noqa: E402
@@ -348,6 +349,21 @@ def test_sbq_greedy_order_is_blind_to_the_sign_of_the_affinity():
     assert first_gain[0] == pytest.approx(first_gain[1], rel=1e-12)
 
 
+def test_a_signed_gain_picks_the_harmful_mirror_first():
+    """The gain hook the enron1 investigation measures with: scoring -r / sqrt(d) (harmful only) picks the point
+    whose affinity is most negative, where SBQ's r^2 / d ties it with its helpful mirror image."""
+    rng = np.random.default_rng(3)
+    helpful = rng.normal(size=(1, 5))
+    train = np.vstack([helpful, -helpful, rng.normal(size=(20, 5)) * 0.1])
+    z = train @ (helpful[0] + 0.01 * rng.normal(size=5))
+    mu = float(helpful[0] @ helpful[0])
+    plain, _, _ = greedy_on_embeddings(train, z, mu=mu, k=3)
+    same, _, _ = greedy_on_embeddings(train, z, mu=mu, k=3, gain=lambda r, d: r**2 / d)
+    np.testing.assert_array_equal(plain, same)
+    signed, _, _ = greedy_on_embeddings(train, z, mu=mu, k=1, gain=lambda r, d: np.where(r < 0, r**2 / d, -np.inf))
+    assert signed[0] == 1 and z[1] < 0
+
+
 def test_rbf_kernel_on_whitened_embeddings():
     rng = np.random.default_rng(8)
     F = rng.normal(size=(300, 4)) * np.array([1.0, 3.0, 0.2, 1.0])
@@ -358,7 +374,9 @@ def test_rbf_kernel_on_whitened_embeddings():
     np.testing.assert_allclose(k(F[:5], F[:7]), expected, rtol=1e-10)
     plain = RBFKernel(F, reg=None, bandwidth=2.0)
     np.testing.assert_allclose(plain(F[:2], F[:3]), np.exp(-((F[:2, None] - F[None, :3]) ** 2).sum(-1) / 2.0))
-    assert RBFKernel(F).bandwidth > 0                               # median heuristic
+    G = F @ np.linalg.cholesky(np.linalg.inv(info))                  # whitened: squared distances d^T info^-1 d
+    d2 = ((G[:, None] - G[None]) ** 2).sum(-1)[np.triu_indices(300, 1)]
+    assert RBFKernel(F).bandwidth == pytest.approx(np.quantile(d2, 0.9), rel=0.1)   # 90th percentile, sampled
     with pytest.raises(ValueError, match="bandwidth must be"):
         RBFKernel(F, bandwidth=0.0)
 
