@@ -7,40 +7,48 @@
    training labels are corrupted (the 8x8 set has too few naturally misleading images to measure);
    the prototypes responsible for the misclassified test points are removed (top 50 / 100 / 200) and
    the model retrained, against removing as many random points.
-3. Fixing mislabeled examples (section 6.2): enron1 (bag of words of lower-cased alphabetic tokens
-   minus English stop words, min_df = 5; Koh and Liang used spaCy lemmas, not available offline),
-   logistic regression, 20% of the training labels flipped, 500 clean curated points; fraction of flips
-   fixed and test accuracy against the fraction of data checked, for SBQ (full Fisher kernel),
-   self-influence and random.
-4. Summarization (section 6.3): logistic regression on the adult census data (ChemReact and CovType
-   are not available offline); test log-likelihood against subset size for SBQ, random subsets and a
-   sensitivity-sampling coreset (Huggins et al. 2016, k-means sensitivity bounds).
+3. Fixing mislabeled examples (section 6.2), an investigation: enron1 (bag of words of lower-cased
+   alphabetic tokens minus English stop words, min_df = 5; Koh and Liang used spaCy lemmas, not available
+   offline), logistic regression, 500 clean curated points, 20% of the other labels flipped, 5 seeds;
+   every choice that separates a run from the paper's protocol measured one at a time (kernel, its
+   regularization, the targets, the sign and scaling of the gain, a nugget, weight vs selection order,
+   random projections), against the set influence z, self-influence, the training loss, random and
+   fairshare's data values (KNN-Shapley, Kernel Banzhaf, TMC-Shapley).
+4. Summarization (section 6.3, Figure 4): logistic regression on nhanes, bank, california (binary) and
+   tuandromd (ChemReact and CovType are not available offline); test log-likelihood against subset size
+   for SBQ with the Fisher kernel plus a nugget and with an RBF kernel on Fisher embeddings (each with and
+   without the BQ weights in the refit), random subsets and a sensitivity-sampling coreset (Huggins et
+   al. 2016, k-means sensitivity bounds).
 """
 
 from __future__ import annotations
 
 import re
+import sys
 import time
 import warnings
 
 import numpy as np
 
-from fairshare.examples import FisherKernel, fisher_embedding, select_prototypes, self_influence
+from fairshare.examples import FisherKernel, LinearKernel, fisher_embedding, select_prototypes, self_influence
 from fairshare.examples.prototypes import greedy_on_embeddings
 
 from .common import configuration, plot_lines, results_dir, table, timed, write_report
-from .datasets import adult_census, read_enron1
+from .datasets import read_enron1
 
 warnings.filterwarnings("ignore")
 
 SIZES = {"quick": dict(t=2000, k=30, naive_k=8, seeds=1, digit_epochs=60, enron_docs=800, fractions=(0.05, 0.1),
-                       summary_sizes=(20, 50), summary_rows=4000),
+                       summary_sizes=(20, 50), summary_rows=3000, summary_datasets=("california",), value_seeds=1,
+                       value_fits=1100),
          "default": dict(t=20000, k=300, naive_k=20, seeds=5, digit_epochs=200, enron_docs=None,
-                         fractions=(0.05, 0.1, 0.15, 0.2, 0.3), summary_sizes=(5, 10, 15, 20, 50, 100, 200, 500),
-                         summary_rows=20000),
+                         fractions=(0.05, 0.1, 0.2, 0.3), summary_sizes=(20, 50, 100, 200, 500, 1000),
+                         summary_rows=20000, summary_datasets=("nhanes", "bank", "california", "tuandromd"),
+                         value_seeds=1, value_fits=4000),
          "full": dict(t=20000, k=300, naive_k=40, seeds=10, digit_epochs=300, enron_docs=None,
-                      fractions=(0.05, 0.1, 0.15, 0.2, 0.25, 0.3), summary_sizes=(20, 50, 100, 200, 500, 1000, 2000),
-                      summary_rows=20000)}
+                      fractions=(0.05, 0.1, 0.2, 0.3), summary_sizes=(20, 50, 100, 200, 500, 1000, 2000),
+                      summary_rows=20000, summary_datasets=("nhanes", "bank", "california", "tuandromd"),
+                      value_seeds=5, value_fits=5000)}
 
 
 # ------------------------------------------------------------------------------------------- speed
@@ -190,10 +198,10 @@ def _tokens(text: str) -> str:
     return " ".join(w for w in re.findall(r"[a-z]+", text.lower()) if w not in _STOP and len(w) > 1)
 
 
-def enron_task(enron_docs):
-    """The enron1 mislabel task of section 6.2: bag-of-words counts, 80/20 split, 500 curated points, 20% of
-    the other training labels flipped. Returns ``X_tr, y_tr (clean), y_noisy, flipped, curated, rest, X_te,
-    y_te, rng``."""
+def enron_task(enron_docs, seed=0):
+    """The enron1 mislabel task of section 6.2: bag-of-words counts, 80/20 split (documents shuffled with seed 0,
+    as Koh and Liang), 500 curated points and 20% of the other training labels flipped (drawn with ``seed``).
+    Returns ``X_tr, y_tr (clean), y_noisy, flipped, curated, rest, X_te, y_te, rng``."""
     from sklearn.feature_extraction.text import CountVectorizer
 
     texts, labels = read_enron1()
@@ -208,6 +216,7 @@ def enron_task(enron_docs):
     X_tr = vec.fit_transform(texts[:split]).toarray().astype(float)
     X_te = vec.transform(texts[split:]).toarray().astype(float)
     y_tr, y_te = labels[:split], labels[split:]
+    rng = np.random.default_rng(seed) if seed else rng
     curated = rng.choice(split, 500 if split > 1000 else split // 5, replace=False)
     rest = np.setdiff1d(np.arange(split), curated)
     flipped = np.zeros(split, dtype=bool)
@@ -216,33 +225,158 @@ def enron_task(enron_docs):
     return X_tr, y_tr, y_noisy, flipped, curated, rest, X_te, y_te, rng
 
 
-def mislabels(cfg, out):
+def _signed_greedy(K, z, k, normalize=True, nugget=0.0):
+    """Greedy SBQ on a precomputed kernel matrix ``K`` whose gain favours harmful candidates (residual < 0):
+    ``-r / sqrt(d)``, or ``-r`` with ``normalize=False`` (no division by the residual variance); ``nugget`` is
+    added to the diagonal."""
+    gain = (lambda r, d: -r / np.sqrt(d)) if normalize else (lambda r, d: -r)
+    return greedy_on_embeddings(np.zeros((z.size, 0)), z, 0.0, k, column=lambda i: K[:, i], diag=np.diag(K),
+                                nugget=nugget, gain=gain)[0]
+
+
+def mislabel_orders(task, max_checks):
+    """Every checking order of the investigation for one seed's task: SBQ under each choice that separates our
+    run from the paper's protocol, the set influence z, self-influence, the training loss and random."""
+    from scipy import sparse
     from sklearn.linear_model import LogisticRegression
 
-    X_tr, y_tr, y_noisy, flipped, curated, rest, X_te, y_te, rng = enron_task(cfg["enron_docs"])
+    X_tr, y_tr, y_noisy, flipped, curated, rest, X_te, y_te, rng = task
+    model = LogisticRegression(C=1.0, max_iter=2000).fit(sparse.csr_matrix(X_tr), y_noisy)
+    F = fisher_embedding(model, X_tr, y_noisy)
+    wrong = curated[model.predict(X_tr[curated]) != y_tr[curated]]
+    F_clean = fisher_embedding(model, X_tr[curated], y_tr[curated])
+    F_wrong = fisher_embedding(model, X_tr[wrong], y_tr[wrong]) if wrong.size else F_clean
+    p_clean = model.predict_proba(X_tr[curated])[np.arange(curated.size), y_tr[curated]]
+    loss = -np.log(np.clip(p_clean, 1e-12, 1.0))
+    orders = {}
 
-    def fit(y):
-        return LogisticRegression(C=1.0, max_iter=2000).fit(X_tr, y)
+    def run(label, kern, target_names=("misclassified",), extras=False, R=None):
+        P = (lambda A: A) if R is None else (lambda A: A @ R)          # an optional random projection
+        G = kern.transform(P(F[rest]))
+        K = G @ G.T
+        diag = np.diag(K).copy()
+        targets = {"misclassified": lambda: kern.transform(P(F_wrong)).mean(axis=0),
+                   "all": lambda: kern.transform(P(F_clean)).mean(axis=0),
+                   "loss-weighted": lambda: (loss / loss.sum()) @ kern.transform(P(F_clean))}
+        for tname in target_names:
+            h = targets[tname]()
+            z, mu = G @ h, float(h @ h)
+            sel, w, _ = greedy_on_embeddings(G, z, mu, max_checks, column=lambda i: K[:, i], diag=diag)
+            name = label.format(targets=tname)
+            orders[f"SBQ, {name}"] = rest[sel]
+            orders[f"set influence z (no greedy step), {name}"] = rest[np.argsort(z, kind="stable")]
+            if extras:
+                orders[f"SBQ, {name}, BQ-weight order (most negative first)"] = rest[sel[np.argsort(w, kind="stable")]]
+                orders[f"SBQ harmful candidates only (r < 0), {name}"] = rest[_signed_greedy(K, z, max_checks)]
+                orders[f"SBQ harmful only, no division by k_ii, {name}"] = \
+                    rest[_signed_greedy(K, z, max_checks, normalize=False)]
+                for nug in (1.0, 100.0):
+                    orders[f"SBQ harmful only, nugget {nug:g} x mean k_ii, {name}"] = \
+                        rest[_signed_greedy(K, z, max_checks, nugget=nug * float(diag.mean()))]
 
-    orders = checking_orders(X_tr, y_tr, y_noisy, curated, rest, int(max(cfg["fractions"]) * rest.size), rng)
-    rows, series_fix, series_acc = [], {}, {}
-    for label, order_ in orders.items():
-        fixes, accs = [], []
-        for frac in cfg["fractions"]:
-            checked = order_[: int(frac * rest.size)]
-            y_fixed = y_noisy.copy()
-            y_fixed[checked] = y_tr[checked]
-            accs.append(float(fit(y_fixed).score(X_te, y_te)))
-        fixes = fix_rate(order_, flipped, rest, cfg["fractions"])
-        rows.append([label] + [f"{f:.2f} / {a:.3f}" for f, a in zip(fixes, accs)])
-        series_fix[label] = (list(cfg["fractions"]), fixes)
-        series_acc[label] = (list(cfg["fractions"]), accs)
+    run("full Fisher kernel (reg 1e-2), {targets} clean points", FisherKernel(F, reg=1e-2),
+        ("misclassified", "all", "loss-weighted"), extras=True)
+    run("practical Fisher kernel (identity information), {targets} clean points", LinearKernel(),
+        ("misclassified", "all"))
+    for reg in (1e-1, 1e-3):
+        run(f"full Fisher kernel (reg {reg:g}), {{targets}} clean points", FisherKernel(F, reg=reg),
+            ("misclassified", "all"))
+    for dim in (256, 1024):
+        R = np.random.default_rng(0).standard_normal((F.shape[1], dim)) / np.sqrt(dim)
+        run(f"full Fisher kernel on a {dim}-dim random projection, {{targets}} clean points",
+            FisherKernel(F @ R, reg=1e-2), ("misclassified", "all"), R=R)
+    infl = self_influence(model, X_tr, y_noisy, hessian="exact", damping=1e-3)
+    orders["self-influence (exact Hessian; Koh and Liang)"] = rest[np.argsort(-infl[rest], kind="stable")]
+    p_own = model.predict_proba(X_tr[rest])[np.arange(rest.size), y_noisy[rest]]
+    orders["training loss (highest first)"] = rest[np.argsort(np.log(np.clip(p_own, 1e-12, 1)), kind="stable")]
+    orders["random"] = rng.permutation(rest)
+    return orders, model
+
+
+def data_value_orders(task, cfg, seed):
+    """KNN-Shapley (exact), Kernel Banzhaf and TMC-Shapley values of the non-curated points, lowest first,
+    with the curated points as the validation set."""
+    import fairshare as fs
+    from scipy import sparse
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.neighbors import KNeighborsClassifier
+
+    X_tr, y_tr, y_noisy, flipped, curated, rest, X_te, y_te, rng = task
+    Xs = sparse.csr_matrix(X_tr)
+    norms = np.sqrt(np.asarray(Xs.multiply(Xs).sum(axis=1))).ravel()
+    Xn = X_tr / np.maximum(norms, 1e-12)[:, None]
+    orders, seconds = {}, {}
+    start = time.perf_counter()
+    knn = fs.value_data(KNeighborsClassifier(5), Xn[rest], y_noisy[rest], Xn[curated], y_tr[curated],
+                        index="shapley", progress=False)
+    seconds["KNN"] = time.perf_counter() - start
+    orders["data values: KNN-Shapley (exact, cosine, k = 5), lowest first"] = rest[np.argsort(knn.values, kind="stable")]
+    if seed < cfg["value_seeds"]:
+        for label, index, method in (("Kernel Banzhaf", "banzhaf", "kernel-banzhaf"), ("TMC-Shapley", "shapley", "tmc")):
+            start = time.perf_counter()
+            dv = fs.value_data(LogisticRegression(solver="liblinear"), Xs[rest], y_noisy[rest], Xs[curated],
+                               y_tr[curated], index=index, method=method, budget=cfg["value_fits"], seed=seed,
+                               progress=False)
+            seconds[label] = time.perf_counter() - start
+            orders[f"data values: {label} ({cfg['value_fits']} fits, liblinear), lowest first"] = \
+                rest[np.argsort(dv.values, kind="stable")]
+    return orders, seconds
+
+
+def mislabels(cfg, out):
+    """Section 6.2 on enron1, every choice measured on the same split over ``cfg['seeds']`` seeds (each seed
+    draws the curated points and the flips): fraction of flips fixed at each fraction checked, and the test
+    accuracy after fixing (refits for the rows in ``MAIN_ROWS`` only)."""
+    from scipy import sparse
+    from sklearn.linear_model import LogisticRegression
+
+    fractions = cfg["fractions"]
+    fixes, accs, noisy_acc, seconds, n_wrong = {}, {}, [], {}, []
+    shape = None
+    for seed in range(cfg["seeds"]):
+        task = enron_task(cfg["enron_docs"], seed=seed + 1)
+        X_tr, y_tr, y_noisy, flipped, curated, rest, X_te, y_te, rng = task
+        shape = X_tr.shape
+        Xs, Xs_te = sparse.csr_matrix(X_tr), sparse.csr_matrix(X_te)
+        max_checks = int(max(fractions) * rest.size)
+        orders, model = mislabel_orders(task, max_checks)
+        n_wrong.append(int(np.sum(model.predict(X_tr[curated]) != y_tr[curated])))
+        noisy_acc.append(float(model.score(Xs_te, y_te)))
+        more, secs = data_value_orders(task, cfg, seed)
+        print(f"enron1 seed {seed}: {len(orders) + len(more)} orders", file=sys.stderr, flush=True)
+        orders.update(more)
+        for k, v in secs.items():
+            seconds.setdefault(k, []).append(v)
+        for label, order in orders.items():
+            fixes.setdefault(label, []).append(fix_rate(order, flipped, rest, fractions))
+            if label in MAIN_ROWS or label.startswith("data values"):
+                row = []
+                for frac in fractions:
+                    checked = order[: int(frac * rest.size)]
+                    y_fixed = y_noisy.copy()
+                    y_fixed[checked] = y_tr[checked]
+                    row.append(float(LogisticRegression(C=1.0, max_iter=2000).fit(Xs, y_fixed).score(Xs_te, y_te)))
+                accs.setdefault(label, []).append(row)
+    rows = []
+    for label, v in sorted(fixes.items(), key=lambda kv: -np.mean(kv[1], axis=0)[list(fractions).index(0.1)]):
+        v = np.array(v)
+        rows.append([label, v.shape[0]] + [f"{m:.3f} ± {sd:.3f}" for m, sd in zip(v.mean(0), v.std(0))])
+    acc_rows = [[label, len(v)] + [f"{x:.3f}" for x in np.mean(v, axis=0)] for label, v in accs.items()]
+    series_fix = {lab: (list(fractions), list(np.mean(fixes[lab], axis=0))) for lab in MAIN_ROWS if lab in fixes}
+    series_acc = {lab: (list(fractions), list(np.mean(accs[lab], axis=0))) for lab in MAIN_ROWS if lab in accs}
     plot_lines(results_dir("examples", out) / "mislabels_fixed.png", "enron1: flipped labels fixed",
                "fraction of training data checked", "fraction of flips fixed", series_fix, logx=False, logy=False)
     plot_lines(results_dir("examples", out) / "mislabels_accuracy.png", "enron1: test accuracy after fixing",
                "fraction of training data checked", "test accuracy", series_acc, logx=False, logy=False)
-    noisy_acc = float(fit(y_noisy).score(X_te, y_te))
-    return rows, noisy_acc, X_tr.shape
+    facts = dict(shape=shape, noisy_acc=float(np.mean(noisy_acc)), n_wrong=n_wrong,
+                 seconds={k: float(np.mean(v)) for k, v in seconds.items()}, fixes={k: np.mean(v, axis=0) for k, v in fixes.items()})
+    return rows, acc_rows, facts
+
+
+MAIN_ROWS = ("SBQ, full Fisher kernel (reg 1e-2), misclassified clean points",
+             "set influence z (no greedy step), full Fisher kernel (reg 1e-2), all clean points",
+             "SBQ harmful only, no division by k_ii, full Fisher kernel (reg 1e-2), all clean points",
+             "self-influence (exact Hessian; Koh and Liang)", "random")
 
 
 def fix_rate(order, flipped, rest, fractions):
@@ -286,47 +420,104 @@ def _coreset(X, y, m, rng, clusters=6, radius=1.0):
     return idx, 1.0 / (m * p[idx])
 
 
+def summary_task(name):
+    """A binary task standing in for ChemReact / CovType: ``(X, y)`` with constant columns dropped.
+
+    nhanes: 5-year mortality (rows censored before 5 years dropped; NaNs filled with column means);
+    bank: subscription, categories as codes; california: above the median house value; tuandromd: malware."""
+    from . import datasets as D
+
+    if name == "nhanes":
+        X, y, _ = D.nhanes()
+        keep = ~((y > -5) & (y < 0))
+        X, y = X[keep], ((y[keep] >= 0) & (y[keep] < 5)).astype(int)
+        X = np.where(np.isnan(X), np.nanmean(X, axis=0), X)
+    elif name == "california":
+        X, y, _ = D.california()
+        y = (y > np.median(y)).astype(int)
+    elif name == "bank":
+        X, y, _ = D.bank()
+    elif name == "tuandromd":
+        X, y, _ = D.tuandromd()
+    else:
+        raise ValueError(name)
+    X = X[:, X.std(axis=0) > 0]
+    return X, np.asarray(y).astype(int)
+
+
+SUMMARY_METHODS = ("SBQ, full Fisher kernel + nugget 1e-3", "SBQ, full Fisher kernel + nugget 1e-3, BQ weights",
+                   "SBQ, RBF on Fisher embeddings + nugget 1e-3", "SBQ, RBF on Fisher embeddings + nugget 1e-3, BQ weights",
+                   "SBQ, RBF on inputs (no Fisher) + nugget 1e-3, BQ weights", "random",
+                   "coreset (sensitivity sampling)")
+
+
 def summarization(cfg, out):
+    """Section 6.3 as Figure 4: per dataset and seed, 2,500 test rows, the rest (at most ``summary_rows``) split
+    10% validation / 90% training; a logistic regression on the training part gives the Fisher embeddings; SBQ
+    reproduces the validation set; a logistic regression refitted on the first m selected points (uniformly, or
+    with the BQ weights as sample weights) is scored by test log-likelihood, against random subsets and a
+    sensitivity-sampling coreset (5 draws each per seed)."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.preprocessing import StandardScaler
 
-    X, y, _ = adult_census()
-    rng = np.random.default_rng(0)
-    order = rng.permutation(len(X))[: cfg["summary_rows"] + 5000]
-    X, y = StandardScaler().fit_transform(X[order]), y[order].astype(int)
-    X_te, y_te = X[-2500:], y[-2500:]
-    X, y = X[:-2500], y[:-2500]
-    n_val = len(X) // 10
-    X_val, y_val, X_tr, y_tr = X[:n_val], y[:n_val], X[n_val:], y[n_val:]
-    full = LogisticRegression(max_iter=2000).fit(X_tr, y_tr)
+    from fairshare.examples import RBFKernel
 
-    def test_ll(model):
-        p = np.clip(model.predict_proba(X_te)[np.arange(len(y_te)), y_te], 1e-12, 1)
-        return float(np.mean(np.log(p)))
-
-    F_tr = fisher_embedding(full, X_tr, y_tr)
-    F_val = fisher_embedding(full, X_val, y_val)
-    kernel = FisherKernel(F_tr, reg=1e-3)
-    sbq = select_prototypes(F_tr, F_val, k=max(cfg["summary_sizes"]), kernel=kernel).indices
-    series = {"SBQ (Fisher kernel)": [], "random": [], "coreset (sensitivity sampling)": []}
-    for m in cfg["summary_sizes"]:
-        sel = sbq[:m]
-        series["SBQ (Fisher kernel)"].append(_fit_ll(X_tr[sel], y_tr[sel], None, test_ll))
-        rand, core = [], []
-        for s in range(cfg["seeds"]):
-            r = np.random.default_rng(100 + s)
-            idx = r.choice(len(X_tr), m, replace=False)
-            rand.append(_fit_ll(X_tr[idx], y_tr[idx], None, test_ll))
-            cidx, w = _coreset(X_tr, y_tr, m, r)
-            core.append(_fit_ll(X_tr[cidx], y_tr[cidx], w, test_ll))
-        series["random"].append(float(np.nanmean(rand)))
-        series["coreset (sensitivity sampling)"].append(float(np.nanmean(core)))
     sizes = list(cfg["summary_sizes"])
-    plot_lines(results_dir("examples", out) / "summarization.png", "adult: logistic regression on a subset",
-               "subset size", "test log-likelihood", {k: (sizes, v) for k, v in series.items()}, logy=False)
-    rows = [[label] + vals for label, vals in series.items()]
-    rows.append(["full training set"] + [test_ll(full)] * len(sizes))
-    return rows, sizes
+    tables, facts = {}, {}
+    for name in cfg["summary_datasets"]:
+        X0, y0 = summary_task(name)
+        per = {m: [] for m in SUMMARY_METHODS + ("full training set",)}
+        stopped = {}
+        for seed in range(cfg["seeds"]):
+            rng = np.random.default_rng(seed)
+            order = rng.permutation(len(X0))[: cfg["summary_rows"] + 2500]
+            X, y = StandardScaler().fit_transform(X0[order]), y0[order]
+            X_te, y_te, X, y = X[-2500:], y[-2500:], X[:-2500], y[:-2500]
+            n_val = len(X) // 10
+            X_val, y_val, X_tr, y_tr = X[:n_val], y[:n_val], X[n_val:], y[n_val:]
+            full = LogisticRegression(max_iter=3000).fit(X_tr, y_tr)
+
+            def test_ll(model):
+                p = np.clip(model.predict_proba(X_te)[np.arange(len(y_te)), y_te], 1e-12, 1)
+                return float(np.mean(np.log(p)))
+
+            F_tr, F_val = fisher_embedding(full, X_tr, y_tr), fisher_embedding(full, X_val, y_val)
+            chosen = {"SBQ, full Fisher kernel + nugget 1e-3": select_prototypes(
+                          F_tr, F_val, k=max(sizes), kernel=FisherKernel(F_tr, reg=1e-3), jitter=1e-3),
+                      "SBQ, RBF on Fisher embeddings + nugget 1e-3": select_prototypes(
+                          F_tr, F_val, k=max(sizes), kernel=RBFKernel(F_tr, reg=1e-3), jitter=1e-3),
+                      "SBQ, RBF on inputs (no Fisher) + nugget 1e-3": select_prototypes(
+                          X_tr, X_val, k=max(sizes), kernel=RBFKernel(X_tr, reg=None), jitter=1e-3)}
+            rows = {m: [] for m in per}
+            for m in sizes:
+                for label, proto in chosen.items():
+                    sel = proto.indices[:m]
+                    short = m > proto.indices.size          # selection stopped: the rest lies in the span (duplicates)
+                    stopped.setdefault(label, set()).update([proto.indices.size] if short else [])
+                    if "inputs" not in label:
+                        rows[label].append(float("nan") if short else _fit_ll(X_tr[sel], y_tr[sel], None, test_ll))
+                    rows[label + ", BQ weights"].append(
+                        float("nan") if short else _fit_ll(X_tr[sel], y_tr[sel], proto.sample_weight(m), test_ll))
+                rand, core = [], []
+                for s in range(5):
+                    r = np.random.default_rng(1000 * seed + s + 1)
+                    idx = r.choice(len(X_tr), m, replace=False)
+                    rand.append(_fit_ll(X_tr[idx], y_tr[idx], None, test_ll))
+                    cidx, w = _coreset(X_tr, y_tr, m, r)
+                    core.append(_fit_ll(X_tr[cidx], y_tr[cidx], w * m / w.sum(), test_ll))
+                rows["random"].append(float(np.nanmean(rand)))
+                rows["coreset (sensitivity sampling)"].append(float(np.nanmean(core)))
+                rows["full training set"].append(test_ll(full))
+            for label in per:
+                per[label].append(rows[label])
+        means = {label: np.nanmean(np.array(v, dtype=float), axis=0) for label, v in per.items()}
+        tables[name] = [[label] + [float(x) for x in means[label]] for label in per]
+        facts[name] = dict(shape=X0.shape, train=len(X_tr), means=means, stopped=stopped,
+                           duplicates=int(len(X_tr) - len(np.unique(X_tr, axis=0))))
+        plot_lines(results_dir("examples", out) / f"summarization_{name}.png",
+                   f"{name}: logistic regression on a subset", "subset size", "test log-likelihood",
+                   {label: (sizes, list(means[label])) for label in per}, logy=False)
+    return tables, sizes, facts
 
 
 def _fit_ll(X, y, w, score):
@@ -337,13 +528,99 @@ def _fit_ll(X, y, w, score):
     return score(LogisticRegression(max_iter=2000).fit(X, y, sample_weight=w))
 
 
+def _at(facts, label, fractions, frac=0.1):
+    return float(facts["fixes"][label][list(fractions).index(frac)]) if label in facts["fixes"] else float("nan")
+
+
+def mislabel_section(cfg, rows, acc_rows, facts):
+    fr = cfg["fractions"]
+    paper = "SBQ, full Fisher kernel (reg 1e-2), misclassified clean points"
+    best_z = "set influence z (no greedy step), full Fisher kernel (reg 1e-2), all clean points"
+    selfi = "self-influence (exact Hessian; Koh and Liang)"
+    rand = _at(facts, "random", fr)
+    sbq_best = max((v[list(fr).index(0.1)], k) for k, v in facts["fixes"].items() if k.startswith("SBQ"))
+    shape = facts["shape"]
+    secs = ", ".join(f"{k} {v:.1f} s" for k, v in facts["seconds"].items())
+    return (
+        f"## Fixing mislabeled examples: enron1 ({shape[0]} training e-mails x {shape[1]} words), 20% flipped\n\n"
+        f"Section 6.2's protocol: 500 clean (curated) points drawn at random and kept in the training set, 20% of "
+        f"the other labels flipped, logistic regression (C = 1) on the noisy labels (test accuracy "
+        f"{facts['noisy_acc']:.3f}); {cfg['seeds']} seeds, each drawing the curated points and the flips on the "
+        f"same split. The model misclassifies {min(facts['n_wrong'])}-{max(facts['n_wrong'])} of the 500 clean "
+        f"points, the targets of the paper's configuration. Checking 10% of the points can fix at most 0.5 of "
+        f"the flips (they are 20% of the points).\n\n"
+        f"Every choice that separates a run from the paper's protocol, one at a time; fraction of the flips fixed "
+        f"(mean ± sd over seeds), rows sorted by the 10% column:\n\n"
+        + table(["checking order", "seeds"] + [f"{f:.0%} checked" for f in fr], rows)
+        + "\n\nTest accuracy after fixing what was found (mean over seeds):\n\n"
+        + table(["checking order", "seeds"] + [f"{f:.0%} checked" for f in fr], acc_rows)
+        + f"\n\nData values take {secs} per seed.\n\n"
+        f"**Findings.** At 10% checked: the paper's configuration fixes {_at(facts, paper, fr):.3f} of the flips, "
+        f"random {rand:.3f}; the best SBQ variant ({sbq_best[1]}) {sbq_best[0]:.3f} "
+        f"({sbq_best[0] / rand:.1f}x random); the set influence z, SBQ's affinity vector itself ranked from the most "
+        f"harmful, {_at(facts, best_z, fr):.3f} ({_at(facts, best_z, fr) / rand:.1f}x random); self-influence "
+        f"{_at(facts, selfi, fr):.3f}.\n\n"
+        "Why SBQ's greedy order does not find flips, whatever the kernel, targets or projection: its gain "
+        "r_i^2 / d_i (Eq. 4) (1) squares the residual, so a clean point that helps the misclassified targets "
+        "(z_i > 0) scores as high as a flipped one that hurts them (z_i < 0), and (2) divides by k_ii, the "
+        "self-influence under the Fisher kernel, which is large exactly for flipped labels (|y - p| near 1), so "
+        "the strongest evidence is divided away. The greedy step then picks directions, not suspects: after a "
+        "flipped e-mail is chosen, similar flipped e-mails lie in its span and lose their gain. Restricting the "
+        "gain to harmful candidates fixes (1); dropping the division fixes (2); a large nugget makes the greedy "
+        "step vanish; each step of that path moves SBQ toward the set influence z. The BQ weights do not help: "
+        "ordering by them puts the points that best reproduce the targets first, and a flipped point reproduces "
+        "a misclassified target only with a negative weight that the quadrature trades against clean points. "
+        "The misclassified clean points are few (see above), so targets made of all clean points (their mean "
+        "gradient is the validation loss's gradient) rank better than the paper's choice. With z there is no "
+        "greedy step, so `fairshare.examples.rank_mislabeled` (a small clean set: z with the full Fisher kernel; "
+        "none: self-influence) is what the README recommends for label errors; `select_prototypes` stays the tool "
+        "for explaining a set of predictions by training examples.")
+
+
+def summary_section(cfg, tables, sizes, facts):
+    parts = []
+    for name, rows in tables.items():
+        f = facts[name]
+        means = f["means"]
+        rnd = means["random"]
+        best = "SBQ, RBF on Fisher embeddings + nugget 1e-3, BQ weights"
+        wins = int(np.sum(means[best] >= rnd))
+        stops = "; ".join(f"{label} stopped after {', '.join(map(str, sorted(v)))} points (every other candidate "
+                          "lies in their span)" for label, v in f["stopped"].items() if v)
+        parts.append(f"### {name} ({f['shape'][0]:,} rows x {f['shape'][1]} features; {f['train']:,} training rows)\n\n"
+                     + table(["method"] + [f"{m} points" for m in sizes], rows)
+                     + f"\n\nSBQ with an RBF kernel on Fisher embeddings and BQ weights is at least random's test "
+                       f"log-likelihood at {wins} of {len(sizes)} subset sizes. {f['duplicates']:,} training rows "
+                       f"are duplicates of others" + (f"; {stops}" if stops else "") + ".")
+    return ("## Summarization: logistic regression on a subset (test log-likelihood, higher is better)\n\n"
+            "Section 6.3 (Figure 4) on the binary tasks available here that resemble ChemReact and CovType (ChemReact "
+            "and CovType themselves are not available offline): 2,500 test rows; the rest (at most "
+            f"{cfg['summary_rows']:,}) split 10% validation / 90% training; {cfg['seeds']} seeds (each a different "
+            "split; random subsets and coresets: 5 draws per seed). A logistic regression fitted on the first m "
+            "points SBQ selects to reproduce the validation set, uniformly or with the BQ weights as sample weights "
+            "(negative ones set to 0; `Prototypes.sample_weight`).\n\n"
+            + "\n\n".join(parts)
+            + "\n\n**Why the kernel and the weights matter.** The Fisher embeddings of a fitted model average to about 0 "
+            "on fresh data (the gradient of the log-likelihood vanishes at the optimum), so a linear (full or "
+            "practical) Fisher kernel's quadrature of the validation set has almost nothing to match; it has rank p "
+            "and stops at p points without a nugget, and with one it keeps choosing points of large gradient, hard or "
+            "misclassified ones, and a model fitted on those alone is badly calibrated. An RBF kernel on the "
+            "whitened embeddings matches their whole distribution, and the BQ weights undo its over-representation "
+            "of the large gradients. Its bandwidth matters: with the usual median of squared distances, the rare "
+            "class of nhanes (6%) and bank (11%), whose gradients lie far from the crowd of well-fitted examples, "
+            "is out of reach and the summary holds one class only (0 of 6 sizes at least random's, in a run "
+            "before this one); `RBFKernel` takes the 90th percentile. A '-' is a size at which the summary holds one "
+            "class only (no model can be fitted). On tuandromd most training rows are duplicates, so a random subset "
+            "reproduces their frequencies; the quadrature of a few distinct rows does not fully.")
+
+
 def main(size: str = "default", seeds: int | None = None, out: str | None = None) -> None:
     cfg = configuration(SIZES, size, seeds)
     start = time.perf_counter()
     speed_rows, t_k = speed(cfg)
     cleaning = data_cleaning(cfg)
-    mis_rows, noisy_acc, shape = mislabels(cfg, out)
-    summary_rows, sizes = summarization(cfg, out)
+    mis_rows, acc_rows, mis_facts = mislabels(cfg, out)
+    summary_tables, sizes, summary_facts = summarization(cfg, out)
     sections = [
         f"Run with `fairshare bench examples --size {size}` in {time.perf_counter() - start:.0f} s.",
         f"## Greedy selection speed (t = {cfg['t']:,} candidates, 64-dimensional embeddings)\n\n"
@@ -352,15 +629,9 @@ def main(size: str = "default", seeds: int | None = None, out: str | None = None
         "## Data cleaning: digits 4 vs 9, MLP, 15% corrupted labels (mean over seeds)\n\n" + table(
             ["removed", "accuracy before", "remove SBQ prototypes", "remove random points",
              "corrupted among SBQ prototypes", "corrupted overall"], cleaning),
-        f"## Fixing mislabeled examples: enron1 ({shape[0]} training e-mails x {shape[1]} words), 20% flipped "
-        f"(test accuracy with the noisy labels {noisy_acc:.3f})\n\nfraction of flips fixed / test accuracy, by "
-        "fraction of training data checked:\n\n"
-        + table(["method"] + [f"{f:.0%} checked" for f in cfg["fractions"]], mis_rows),
-        "## Summarization: adult census, logistic regression (test log-likelihood, higher is better)\n\n"
-        + table(["method"] + [f"{m} points" for m in sizes], summary_rows)
-        + "\n\nThe Fisher kernel of a logistic regression with p parameters has rank p (here 15): once SBQ has "
-        "chosen p points the quadrature of the validation mean is exact (v(S) = 0) and selection stops, so larger "
-        "SBQ subsets repeat the p-point subset.",
-        "Plots: `mislabels_fixed.png`, `mislabels_accuracy.png`, `summarization.png`.",
+        mislabel_section(cfg, mis_rows, acc_rows, mis_facts),
+        summary_section(cfg, summary_tables, sizes, summary_facts),
+        "Plots: `mislabels_fixed.png`, `mislabels_accuracy.png`, "
+        + ", ".join(f"`summarization_{n}.png`" for n in summary_tables) + ".",
     ]
     write_report("examples", "fairshare bench examples", sections, out)
