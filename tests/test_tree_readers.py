@@ -164,10 +164,31 @@ def case_sklearn():
     return out
 
 
+# catboost takes categories as strings or integers: colour as strings (missing ones named), e as integer codes
+CB_FRAME = FRAME.copy()
+CB_FRAME["colour"] = FRAME["colour"].astype(object).fillna("none").astype(str)
+CB_FRAME["e"] = np.random.default_rng(7).integers(0, 7, size=400)
+Y_CB = Y_CAT + 0.8 * (CB_FRAME["e"].to_numpy() % 3 == 0)
+CB_CATEGORIES = ["colour", "e"]
+
+
 def case_catboost():
     cb = pytest.importorskip("catboost")
     kw = dict(iterations=20, depth=4, verbose=0, random_seed=0, thread_count=1, allow_writing_files=False)
+    cat = dict(cat_features=CB_CATEGORIES)
     return {
+        # one-hot splits (hash of the category = the split's value) and CTR splits (a target statistic of one
+        # feature's category against a border), binary, regression and multi-class
+        "cb-categorical-one-hot": (cb.CatBoostRegressor(one_hot_max_size=255, **kw).fit(CB_FRAME, Y_CB, **cat),
+                                   CB_FRAME, None),
+        "cb-categorical-ctr": (cb.CatBoostRegressor(max_ctr_complexity=1, **kw).fit(CB_FRAME, Y_CB, **cat),
+                               CB_FRAME, None),
+        "cb-categorical-ctr-binary": (cb.CatBoostClassifier(max_ctr_complexity=1, **kw)
+                                      .fit(CB_FRAME, Y_CB > np.median(Y_CB), **cat), CB_FRAME, None),
+        "cb-categorical-ctr-multiclass": (cb.CatBoostClassifier(max_ctr_complexity=1, loss_function="MultiClass",
+                                                                **{**kw, "iterations": 8})
+                                          .fit(CB_FRAME, np.digitize(Y_CB, np.quantile(Y_CB, [0.33, 0.66])), **cat),
+                                          CB_FRAME, None),
         "cb-regressor-nan": (cb.CatBoostRegressor(**kw).fit(X_NAN, Y_REG), X_NAN, None),
         "cb-nan-max": (cb.CatBoostRegressor(nan_mode="Max", **kw).fit(X_NAN, Y_REG), X_NAN, None),
         "cb-binary": (cb.CatBoostClassifier(**kw).fit(X_NUM, Y_BIN), X_NUM, None),
@@ -293,14 +314,68 @@ def test_refused_configurations_say_why():
         fs.games.TreeGame(ske.RandomForestRegressor(), X_NUM[0])
 
 
-def test_catboost_categorical_splits_are_refused():
+CB_NAMES = [n for n in CASES if n.startswith("cb-")]
+
+
+@pytest.mark.parametrize("name", CB_NAMES)
+def test_catboost_path_dependent_values_equal_catboosts_own(name):
+    """catboost's ShapValues (its path-dependent TreeSHAP) are the reference, numerical and categorical splits."""
     cb = pytest.importorskip("catboost")
-    frame = FRAME.copy()
-    frame["colour"] = frame["colour"].astype(object).fillna("none").astype(str)
-    model = cb.CatBoostRegressor(iterations=10, depth=3, verbose=0, thread_count=1, allow_writing_files=False).fit(frame, Y_CAT,
-                                                                                         cat_features=["colour"])
-    with pytest.raises(ValueError, match="splits on categorical features"):
-        fs.games.TreeGame(model, frame.iloc[[0]])
+    model, X, _ = CASES[name]
+    rows = _take(X, np.arange(25))
+    cats = [c for c in CB_CATEGORIES if hasattr(X, "columns")]
+    theirs = np.asarray(model.get_feature_importance(cb.Pool(rows, cat_features=cats or None), type="ShapValues"))
+    theirs = theirs[:, :-1] if theirs.ndim == 2 else np.transpose(theirs[:, :, :-1], (0, 2, 1))   # drop the base
+    ours = np.asarray(fs.games.tree_values(model, rows, "shapley")).reshape(theirs.shape)
+    np.testing.assert_allclose(ours, theirs, atol=1e-5, rtol=0)
+
+
+def test_catboost_categories_it_never_saw_and_bad_categories():
+    model, X, custom = CASES["cb-categorical-ctr"]
+    ens = read_ensemble(model)
+    odd = X.iloc[:5].copy()
+    odd["colour"] = ["ochre", "red", "", "blue  ", "violet"]          # unseen, seen, empty, spaces
+    odd["e"] = [99, 3, -1, 0, 6]
+    np.testing.assert_allclose(ens.predict(tree_rows(odd, ens)), raw_output(model, odd, custom), atol=2e-5)
+    with pytest.raises(ValueError, match="column 'colour' has a missing value"):
+        tree_rows(odd.assign(colour=[None, "red", "red", "red", "red"]), ens)
+    with pytest.raises(ValueError, match="column 'e'.*strings or integers, got 0.5"):
+        tree_rows(odd.assign(e=[0.5, 1.0, 2.0, 3.0, 4.0]), ens)
+    as_objects = X.iloc[:5].to_numpy(dtype=object)                      # a plain array of mixed values
+    np.testing.assert_allclose(ens.predict(tree_rows(as_objects, ens)), raw_output(model, X.iloc[:5], custom))
+
+
+def test_catboost_feature_combinations_are_refused_with_the_way_out():
+    cb = pytest.importorskip("catboost")
+    model = cb.CatBoostRegressor(iterations=30, depth=4, max_ctr_complexity=2, verbose=0, random_seed=0, thread_count=1,
+                                 allow_writing_files=False).fit(CB_FRAME, Y_CB, cat_features=CB_CATEGORIES)
+    with pytest.raises(ValueError, match="CTR statistics of feature combinations.*max_ctr_complexity=1"):
+        fs.games.TreeGame(model, CB_FRAME.iloc[[0]])
+
+
+def test_catboost_category_hash_equals_catboosts_own():
+    """CityHash64 v1.0.2's low 32 bits, against the hashes catboost writes for a pool's categories: strings of every
+    length class of the hash (0-16, 17-32, 33-64, over 64 bytes, several 64-byte blocks), unicode, integers."""
+    cb = pytest.importorskip("catboost")
+    import json
+    import os
+    import tempfile
+
+    from fairshare.trees.catboost_hash import category_hash
+
+    model, _, _ = CASES["cb-categorical-ctr"]
+    draw = np.random.default_rng(4)
+    alphabet = list("abcXYZ019 -\t") + ["é", "漢", "🙂", "\u00a0"]
+    values = ["".join(draw.choice(alphabet, size=n)) for n in list(range(0, 70)) + [100, 128, 129, 200, 513]]
+    values += ["none", "None", "nan", "3", "-7", "12345678901"]
+    pool_frame = CB_FRAME.iloc[np.zeros(len(values), dtype=int)].reset_index(drop=True).assign(colour=values)
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "model.json")
+        model.save_model(path, format="json", pool=cb.Pool(pool_frame, cat_features=CB_CATEGORIES))
+        with open(path, encoding="utf-8") as fh:
+            theirs = {d["value"]: int(d["hash"]) for d in json.load(fh)["features_info"]["cat_features_hash"]}
+    assert all(category_hash(v) == theirs[v] for v in values)
+    assert category_hash(-7) == theirs["-7"] and category_hash(12345678901) == theirs["12345678901"]
 
 
 # ------------------------------------------------------------------------------------ inputs

@@ -83,6 +83,9 @@ class TreeEnsemble:
     sparse_missing : entries absent from a sparse matrix are missing (xgboost) rather than 0
     category_note : why the training categories could not be read, when they could not (rows with
         pandas categoricals are then refused with this message)
+    category_hash : ``"catboost"`` when ``category_maps`` hold the hashes of the categories the model
+        splits on (catboost stores no category strings): a row's value is hashed as catboost does and
+        coded by its hash's position; any other value gets a code in no split's set
     """
 
     feature: np.ndarray
@@ -109,6 +112,7 @@ class TreeEnsemble:
     missing_value: float | None = None
     sparse_missing: bool = False
     category_note: str | None = None
+    category_hash: str | None = None
 
     @property
     def n_outputs(self) -> int:

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..tables import aligned
+from .catboost_hash import category_hash
 from .ensemble import TreeEnsemble
 
 __all__ = ["tree_rows"]
@@ -51,6 +52,27 @@ def _code_column(values: Any, categories: np.ndarray | None, name: str, column: 
     return out
 
 
+def _hash_codes(values: Any, hashes: np.ndarray, name: str, column: str) -> np.ndarray:
+    """catboost category codes of one column: the position of each value's hash among the hashes the model
+    splits on, ``len(hashes)`` (in no split's set) for any other value."""
+    raw = list(values.tolist() if hasattr(values, "tolist") else values)
+    position = {int(h): i for i, h in enumerate(hashes.tolist())}
+    code: dict[Any, float] = {}
+    out = np.empty(len(raw))
+    for r, v in enumerate(raw):
+        key = (type(v), v)
+        if key not in code:
+            if _is_missing(v):
+                raise ValueError(f"{name} column {column!r} has a missing value; catboost takes no missing categories "
+                                 "(it refuses them too): fill them with a string, e.g. 'none'")
+            try:
+                code[key] = float(position.get(category_hash(v), len(hashes)))
+            except ValueError as exc:
+                raise ValueError(f"{name} column {column!r}: {exc}") from None
+        out[r] = code[key]
+    return out
+
+
 def _is_missing(v: Any) -> bool:
     try:
         import pandas as pd
@@ -73,7 +95,9 @@ def _from_frame(frame: Any, ens: TreeEnsemble, name: str) -> np.ndarray:
         col = frame.iloc[:, j]
         label = str(frame.columns[j])
         categorical = isinstance(col.dtype, pd.CategoricalDtype)
-        if j in ens.category_maps and (categorical or col.dtype == object or pd.api.types.is_string_dtype(col.dtype)
+        if ens.category_hash and j in ens.category_maps:
+            out[:, j] = _hash_codes(col.astype(object), ens.category_maps[j], name, label)
+        elif j in ens.category_maps and (categorical or col.dtype == object or pd.api.types.is_string_dtype(col.dtype)
                                        or ens.category_maps[j].dtype == object):
             out[:, j] = _code_column(col, ens.category_maps[j], name, label)
         elif categorical:
@@ -90,11 +114,14 @@ def _from_frame(frame: Any, ens: TreeEnsemble, name: str) -> np.ndarray:
 
 def _from_array(arr: np.ndarray, ens: TreeEnsemble, name: str) -> np.ndarray:
     numeric = arr.dtype.kind in "biuf"
-    if numeric and not any(c.dtype != object for c in ens.category_maps.values()):
+    if numeric and not ens.category_hash and not any(c.dtype != object for c in ens.category_maps.values()):
         return arr.astype(float)          # numbers are codes, as the model's own predict reads them
     out = np.empty(arr.shape, dtype=float)
     for j in range(arr.shape[1]):
         cats = ens.category_maps.get(j)
+        if cats is not None and ens.category_hash:
+            out[:, j] = _hash_codes(arr[:, j], cats, name, str(j))
+            continue
         if cats is not None and (not numeric or cats.dtype != object):
             out[:, j] = _code_column(arr[:, j], cats, name, str(j))      # the model's encoder would code them
             continue

@@ -6,8 +6,18 @@ right. Each is unfolded into a complete binary tree whose root splits on the las
 catboost's own TreeSHAP does. Missing values
 follow the feature's ``nan_value_treatment`` (``AsFalse``: like a value below every border, the
 left side; ``AsTrue``: the right side). The output is catboost's ``RawFormulaVal``: ``scale * sum
-of leaves + bias``. Splits on categorical features (one-hot or CTR, computed from hashed
-categories) and non-symmetric trees are refused with an explanation.
+of leaves + bias``.
+
+*Categorical splits* read a row's category through its hash (catboost's ``CityHash64(str) &
+0xffffffff``, :mod:`fairshare.trees.catboost_hash`). A *one-hot* split goes right when the hash equals
+the split's value. A *CTR* split on one feature compares a target statistic of the category,
+``((count + prior) / (total + prior denominator) + shift) * scale`` in float32 from the model's own
+table (``ctr_data``), with a border; since it is a function of that one feature's category, it is a
+categorical split whose right set is every category whose statistic exceeds the border (a category
+missing from the table gets the statistic of zero counts). The ensemble codes a category by the
+position of its hash among the hashes the model knows (``category_maps``); any other category takes
+the split's "other" way. CTRs of feature *combinations* (``max_ctr_complexity`` > 1) depend on several
+features at one split and are refused with an explanation, as are non-symmetric trees.
 """
 
 from __future__ import annotations
@@ -44,10 +54,19 @@ def read_catboost(model: Any) -> TreeEnsemble:
     floats = info.get("float_features", [])
     flat_index = {int(f["feature_index"]): int(f.get("flat_feature_index", f["feature_index"])) for f in floats}
     nan_right = {int(f["feature_index"]): f.get("nan_value_treatment", "AsFalse") == "AsTrue" for f in floats}
-    n_features = len(floats) + len(info.get("categorical_features", []))
+    cats = info.get("categorical_features", [])
+    cat_flat = {int(c["feature_index"]): int(c.get("flat_feature_index", c["feature_index"])) for c in cats}
+    n_features = len(floats) + len(cats)
+    splits = _categorical_splits(spec)
+    hashes: dict[int, set[int]] = {}
+    for f, right, _ in splits.values():
+        hashes.setdefault(f, set()).update(right)
+    hashes = {f: sorted(hs) for f, hs in hashes.items()}
+    codes = {f: {h: i for i, h in enumerate(hs)} for f, hs in hashes.items()}
+    flat = dict(float=flat_index, cat=cat_flat)
     scale, bias = spec.get("scale_and_bias", [1.0, [0.0]])
     bias = np.atleast_1d(np.asarray(bias, dtype=float))
-    trees = [_tree(t, flat_index, nan_right, float(scale)) for t in spec["oblivious_trees"]]
+    trees = [_tree(t, flat, nan_right, splits, codes, float(scale)) for t in spec["oblivious_trees"]]
     k = trees[0]["value"].shape[1] if trees else bias.size
     k = max(k, bias.size)
     for t in trees:
@@ -56,19 +75,107 @@ def read_catboost(model: Any) -> TreeEnsemble:
     names = list(getattr(model, "feature_names_", None) or []) or None
     if names is not None and all(str(v) == str(i) for i, v in enumerate(names)):
         names = None
+    maps = {cat_flat[f]: np.asarray(hs, dtype=np.int64) for f, hs in hashes.items()}
     ens = assemble(trees, n_features, k, np.broadcast_to(bias, (k,)).copy(), strict=False, float32=True,
-                   output="raw formula value", feature_names=names)
+                   output="raw formula value", feature_names=names, category_maps=maps,
+                   category_hash="catboost" if maps else None)
     return ens
 
 
-def _tree(tree: dict, flat_index: dict, nan_right: dict, scale: float) -> dict:
+_EMPTY_SLOT = (1 << 64) - 1                    # a hash table's unused bucket
+_MAGIC = 0x4906BA494954CB65                    # catboost's CalcHash(a, b) = MAGIC * (a + MAGIC * b)
+_UNMIX = pow(_MAGIC * _MAGIC, -1, 1 << 64)     # a one-feature projection's key back to the category hash
+_CTR_TYPES = ("Borders", "Buckets", "Counter", "FeatureFreq", "BinarizedTargetMeanValue", "FloatTargetMeanValue")
+
+
+def _categorical_splits(spec: dict) -> dict[int, tuple[int, dict[int, bool], bool]]:
+    """Every categorical split the trees use, by its ``split_index``: ``(categorical feature, {hash: goes right},
+    whether any other category goes right)``.
+
+    Split indices number the model's binary features: float borders, then one-hot values, then CTR borders
+    in the order of ``features_info.ctrs``.
+    """
+    info = spec.get("features_info", {})
+    used: dict[int, dict] = {}
+    for t in spec["oblivious_trees"]:
+        for s in t["splits"]:
+            if s.get("split_type", "FloatFeature") != "FloatFeature":
+                used[int(s["split_index"])] = s
+    out: dict[int, tuple[int, dict[int, bool], bool]] = {}
+    for index, s in used.items():
+        if s["split_type"] == "OneHotFeature":
+            out[index] = (int(s["cat_feature_index"]), {int(s["value"]) & 0xFFFFFFFF: True}, False)
+        elif s["split_type"] != "OnlineCtr":
+            raise ValueError(f"this catboost model splits on {s['split_type']} features, which fairshare cannot read; "
+                             "explain it as a black box with fs.explain(model.predict, X, background=...)")
+    position = sum(len(f.get("borders", [])) for f in info.get("float_features", []))
+    position += sum(len(c.get("values", [])) for c in info.get("categorical_features", []))
+    for ctr in info.get("ctrs", []):
+        for border in ctr.get("borders", []):
+            if position in used:
+                out[position] = _ctr_split(ctr, spec.get("ctr_data", {}), float(border), used[position])
+            position += 1
+    missing = [i for i in used if i not in out]
+    if missing:
+        raise ValueError(f"fairshare could not match the catboost model's categorical splits {missing[:5]} to its "
+                         "features; explain it as a black box with fs.explain(model.predict, X, background=...)")
+    return out
+
+
+def _ctr_split(ctr: dict, tables: dict, border: float, split: dict) -> tuple[int, dict[int, bool], bool]:
+    """A CTR split on one categorical feature as ``(feature, {hash: goes right}, unknown goes right)``."""
+    elements = ctr.get("elements", [])
+    if len(elements) != 1 or elements[0].get("combination_element") != "cat_feature_value":
+        raise ValueError("this catboost model splits on CTR statistics of feature combinations (a split that depends "
+                         f"on {len(elements)} features at once: {[e.get('combination_element') for e in elements]}), "
+                         "which no attribution to single features can read exactly; train with "
+                         "max_ctr_complexity=1 (statistics of one feature each) or one_hot_max_size at least the "
+                         "number of categories, or explain the model as a black box with "
+                         "fs.explain(model.predict, X, background=...)")
+    kind = ctr.get("ctr_type")
+    if kind not in _CTR_TYPES or ctr["identifier"] not in tables:
+        raise ValueError(f"this catboost model uses a {kind} CTR whose table fairshare cannot read; explain it as a "
+                         "black box with fs.explain(model.predict, X, background=...)")
+    if not np.isclose(np.float32(border), np.float32(split["border"])):
+        raise ValueError("fairshare could not match a CTR split of this catboost model to its statistic; explain it "
+                         "as a black box with fs.explain(model.predict, X, background=...)")
+    table = tables[ctr["identifier"]]
+    stride = int(table["hash_stride"])
+    flat = table["hash_map"]
+    denominator = np.float32(table.get("counter_denominator", 0))
+    f32 = np.float32
+    prior = f32(ctr.get("prior_numerator", 0.0)), f32(ctr.get("prior_denomerator", ctr.get("prior_denominator", 1.0)))
+    shift, scale, target = f32(ctr.get("shift", 0.0)), f32(ctr.get("scale", 1.0)), int(ctr.get("target_border_idx", 0))
+
+    def calc(good: Any, total: Any) -> np.float32:
+        return f32((f32(f32(good) + prior[0]) / f32(f32(total) + prior[1]) + shift) * scale)
+
+    cut = f32(border)
+    right: dict[int, bool] = {}
+    for start in range(0, len(flat), stride):
+        key = int(flat[start])
+        if key == _EMPTY_SLOT:
+            continue
+        signed = (key * _UNMIX) & _EMPTY_SLOT
+        if signed >> 31 not in (0, (1 << 33) - 1):
+            raise ValueError("a CTR table of this catboost model is not keyed by one feature's categories; explain it "
+                             "as a black box with fs.explain(model.predict, X, background=...)")
+        c = [float(v) for v in flat[start + 1:start + stride]]
+        if kind == "Borders":
+            good, total = (c[1], c[0] + c[1]) if len(c) <= 2 else (sum(c[target + 1:]), sum(c))
+        elif kind == "Buckets":
+            good, total = c[target], sum(c)
+        elif kind in ("Counter", "FeatureFreq"):
+            good, total = c[0], denominator
+        else:                                               # mean of the target: a sum and a count
+            good, total = c[0], c[1]
+        right[signed & 0xFFFFFFFF] = bool(calc(good, total) > cut)
+    empty = calc(0.0, denominator if kind in ("Counter", "FeatureFreq") else 0.0)
+    return int(elements[0]["cat_feature_index"]), right, bool(empty > cut)
+
+
+def _tree(tree: dict, flat: dict, nan_right: dict, cat_splits: dict, codes: dict, scale: float) -> dict:
     splits = tree["splits"]
-    for s in splits:
-        if s.get("split_type", "FloatFeature") != "FloatFeature":
-            raise ValueError(f"this catboost model splits on categorical features ({s.get('split_type')}: one-hot or "
-                             "CTR statistics of hashed categories); only splits on numerical features can be read. "
-                             "Encode categorical features as numbers, or explain the model with "
-                             "fs.explain(model.predict, X, background=...)")
     depth = len(splits)
     leaf_values = np.asarray(tree["leaf_values"], dtype=float)
     n_leaves = 1 << depth
@@ -86,10 +193,23 @@ def _tree(tree: dict, flat_index: dict, nan_right: dict, scale: float) -> dict:
     feature = np.full(size, -1, dtype=np.int64)
     threshold = np.zeros(size)
     default_left = np.ones(size, dtype=bool)
+    categorical = np.zeros(size, dtype=bool)
+    other_left = np.ones(size, dtype=bool)
+    cat_left: dict[int, list[int]] = {}
+    cat_right: dict[int, list[int]] = {}
     for lev, s in enumerate(splits[::-1]):
         on_level = (level == lev) & (node < internal)
+        if s.get("split_type", "FloatFeature") != "FloatFeature":     # one-hot or CTR: a set of categories
+            f, right, other_right = cat_splits[int(s["split_index"])]
+            feature[on_level] = flat["cat"].get(f, f)
+            categorical[on_level] = True
+            other_left[on_level] = not other_right
+            going = [sorted(codes[f][h] for h, goes in right.items() if goes == way) for way in (False, True)]
+            cat_left.update({int(i): going[0] for i in np.flatnonzero(on_level)})
+            cat_right.update({int(i): going[1] for i in np.flatnonzero(on_level)})
+            continue
         f = int(s["float_feature_index"])
-        feature[on_level] = flat_index.get(f, f)
+        feature[on_level] = flat["float"].get(f, f)
         threshold[on_level] = float(np.float32(s["border"]))
         default_left[on_level] = not nan_right.get(f, False)
     left = np.where(node < internal, 2 * node + 1, -1)
@@ -106,5 +226,8 @@ def _tree(tree: dict, flat_index: dict, nan_right: dict, scale: float) -> dict:
     cover[internal:] = weights[catboost_index]
     for i in range(internal - 1, -1, -1):
         cover[i] = cover[2 * i + 1] + cover[2 * i + 2]
-    return dict(feature=feature, threshold=threshold, left=left, right=right, default_left=default_left,
-                missing=np.zeros(size), cover=cover, value=value)
+    out = dict(feature=feature, threshold=threshold, left=left, right=right, default_left=default_left,
+               missing=np.zeros(size), cover=cover, value=value)
+    if categorical.any():
+        out.update(categorical=categorical, cat_left=cat_left, cat_right=cat_right, cat_other_left=other_left)
+    return out
