@@ -15,6 +15,7 @@ from ..interaction_values import Interactions
 from ..semivalues import Semivalue, resolve_index
 from ..trees.interactions import leaf_interactions
 from ..trees.links import MODEL_OUTPUTS, log_loss, probability_link
+from ..trees.tabulate import TABLE_PLAYERS, interventional_table
 from ..trees.inputs import tree_rows
 from ..trees.paths import LeafPaths
 from ..trees.prepared import Prepared, prepared
@@ -120,10 +121,12 @@ class TreeGame(Game):
         if self.background is not None and self.background.shape[0] == 0:
             raise ValueError("background must hold at least one row")
         self.n_outputs = ens.n_outputs if ens.n_outputs > 1 else 0
-        self.model_output, self.link, self._output = model_output, "identity", None
+        self.model_output, self.link, self._output, self._label = model_output, "identity", None, None
         if model_output != "raw":
             sample = background.iloc[:20] if hasattr(background, "iloc") else np.atleast_2d(np.asarray(background))[:20]
-            self.link, to_probability = probability_link(model, ens.predict(self.background[:20]), sample)
+            if "probability" not in prep.links:           # a property of the model: checked on its first rows
+                prep.links["probability"] = probability_link(model, ens.predict(self.background[:20]), sample)
+            self.link, to_probability = prep.links["probability"]
             self._output = to_probability
             k = to_probability(ens.predict(self.background[:1])).shape[1]
             self.n_outputs = k if model_output == "probability" else 0
@@ -134,10 +137,14 @@ class TreeGame(Game):
                     raise ValueError(f"y must be one of the model's classes {classes}, got {y!r}")
                 position = classes.index(y)
                 self._output = lambda raw: log_loss(to_probability(raw), position)[:, None]
+                self._label = position
 
     def _evaluate(self, coalitions: np.ndarray) -> np.ndarray:
         ens = self.prepared.ensemble
-        if self.mode == "interventional":
+        if self._tabulated:                                      # a probability or loss, few features: the table
+            codes = coalitions.astype(np.int64) @ (np.int64(1) << np.arange(self.n_players, dtype=np.int64))
+            out = self._table[codes]
+        elif self.mode == "interventional":
             B = self.background.shape[0]
             m = coalitions.shape[0]
             block = max(1, _BLOCK_ELEMENTS // max(B * self.n_players, 1))
@@ -162,6 +169,18 @@ class TreeGame(Game):
             if rest.any():
                 out[rest] = _path_dependent_values(self.prepared, self._follows, coalitions[rest])
         return out if out.shape[1] > 1 else out[:, 0]
+
+    @property
+    def _tabulated(self) -> bool:
+        """A link of the margin (no sum over trees) on at most TABLE_PLAYERS features of constant-leaf trees: every
+        coalition's value is tabulated once (:mod:`fairshare.trees.tabulate`), whatever the batches asked for."""
+        return (self._output is not None and self.prepared.ensemble.linear is None
+                and self.n_players <= TABLE_PLAYERS)
+
+    @cached_property
+    def _table(self) -> np.ndarray:
+        """Every coalition's value ``(2^n, k)`` (all_coalitions order)."""
+        return interventional_table(self.prepared, self.x, self.background, self.link, self._label)
 
     @cached_property
     def _follows(self) -> np.ndarray:

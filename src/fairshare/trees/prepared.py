@@ -44,6 +44,7 @@ class Prepared:
         self.ensemble = ensemble
         self.max_depth = ensemble.depth()
         self._decided: dict = {}
+        self.links: dict = {}          # the output scale's link, checked once against the model's predict_proba
 
     def decisions(self, rows: np.ndarray) -> np.ndarray:
         """``ensemble.decisions(rows)``, remembered for the last few row sets (a background explained against
