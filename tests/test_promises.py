@@ -430,3 +430,44 @@ def test_shaped_inputs_same_seed_same_values_whatever_the_batch_and_threads(seed
     got = fs.explain(f, cells[:3], cells[6:], batch_size=batch, n_jobs=n_jobs, **args)
     np.testing.assert_array_equal(got.values, ref.values)
     assert got.input_values().shape == (3, 5, 3)
+
+
+def _catboost_frame():
+    """X6 with two categorical columns as catboost takes them: strings (one-hot splits) and integers (CTRs)."""
+    frame = X6.copy()
+    frame["band"] = np.array(["low", "mid", "high"])[np.digitize(X6.iloc[:, 0], X6.iloc[:, 0].quantile([0.33, 0.66]))]
+    frame["decile"] = np.digitize(X6.iloc[:, 1], X6.iloc[:, 1].quantile(np.linspace(0.1, 0.9, 9)))
+    return frame
+
+
+@settings(max_examples=8, deadline=None, derandomize=True)
+@given(order=st.permutations(list(X6.columns) + ["band", "decile"]), seed=st.integers(0, 1000),
+       batch=st.sampled_from([None, 1, 7]), n_jobs=st.sampled_from([1, 2]),
+       output=st.sampled_from(["raw", "probability", "log_loss"]), budget=st.sampled_from([60, 256]))
+def test_tree_outputs_and_catboost_categories_follow_features_by_name_whatever_batch_and_threads(
+        order, seed, batch, n_jobs, output, budget):
+    """Probabilities and losses from a table of every coalition, categories read through catboost's hash: the same
+    bits whatever the column order, the batch size and the threads, sampled (60) or exact (256 = 2^8)."""
+    cb = pytest.importorskip("catboost")
+    frame = _catboost_frame()
+    model = _catboost_model(cb, frame)
+    rows, bg = frame.iloc[:2], frame.iloc[100:120]
+    y = Y.iloc[:2].to_numpy() if output == "log_loss" else None
+    args = dict(budget=budget, seed=seed, model_output=output, y=y, progress=False)
+    ref = fs.explain(model, rows, bg, **args)
+    got = fs.explain(model, rows[order], bg[order], batch_size=batch, n_jobs=n_jobs, **args)
+    assert got.player_names == ref.player_names == list(frame.columns)
+    np.testing.assert_array_equal(got.values, ref.values)
+    assert ref.method == ("exact" if budget == 256 or output == "raw" else "regression")
+
+
+_CATBOOST = {}
+
+
+def _catboost_model(cb, frame):
+    if "model" not in _CATBOOST:                        # one-hot for band (3 values), a CTR for decile (10 values)
+        _CATBOOST["model"] = cb.CatBoostClassifier(iterations=30, depth=4, max_ctr_complexity=1, one_hot_max_size=4,
+                                                   verbose=0, random_seed=0, thread_count=1,
+                                                   allow_writing_files=False).fit(frame, Y,
+                                                                                  cat_features=["band", "decile"])
+    return _CATBOOST["model"]
