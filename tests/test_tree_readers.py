@@ -345,12 +345,24 @@ def test_catboost_categories_it_never_saw_and_bad_categories():
     np.testing.assert_allclose(ens.predict(tree_rows(as_objects, ens)), raw_output(model, X.iloc[:5], custom))
 
 
-def test_catboost_feature_combinations_are_refused_with_the_way_out():
+def test_catboost_feature_combinations_are_explained_through_the_model_with_a_background():
+    """CTRs of feature combinations read several features at one split: no tree reading, so the tree doors refuse
+    them with the way out, and explain (with a background) plays the same interventional game through the model's
+    own predictions: equal to enumerating the model's raw output on every hybrid row."""
     cb = pytest.importorskip("catboost")
     model = cb.CatBoostRegressor(iterations=30, depth=4, max_ctr_complexity=2, verbose=0, random_seed=0, thread_count=1,
                                  allow_writing_files=False).fit(CB_FRAME, Y_CB, cat_features=CB_CATEGORIES)
     with pytest.raises(ValueError, match="CTR statistics of feature combinations.*max_ctr_complexity=1"):
         fs.games.TreeGame(model, CB_FRAME.iloc[[0]])
+    with pytest.raises(ValueError, match="with a background explains it through its own predictions"):
+        fs.explain(model, CB_FRAME.iloc[:2], progress=False)
+    x_row, b_rows = 7, [11, 23, 40]
+    e = fs.explain(model, CB_FRAME.iloc[[x_row]], CB_FRAME.iloc[b_rows], progress=False)
+    assert e.method == "exact" and "through the model's own predictions" in e.info["model_output"]
+    S_all = all_coalitions(N_FEATURES)
+    values = np.mean([raw_output(model, _hybrid(CB_FRAME, x_row, b, S_all)) for b in b_rows], axis=0)[:, 0]
+    brute = fs.games.FunctionGame(lambda S: values[S @ (1 << np.arange(N_FEATURES))], n_players=N_FEATURES)
+    np.testing.assert_allclose(e.values[0], fs.exact(brute, "shapley").values, atol=1e-9)
 
 
 def test_catboost_category_hash_equals_catboosts_own():

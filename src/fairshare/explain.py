@@ -40,6 +40,7 @@ from .semivalues import Semivalue
 from .sequences import cell_names, flat_predict, flat_rows, input_groups, is_shaped_input, is_structured
 from .text_explain import check_mask_token, check_tokenizer, explain_texts, is_texts
 from .tables import is_sparse, accepts_missing, aligned, as_rows, check_finite, frame_info, model_columns, target_of
+from .trees.prepared import unreadable
 from .trees.readers import is_tree_model
 
 __all__ = ["explain", "default_budget", "EXPLAIN"]
@@ -156,12 +157,16 @@ class TableRows:
             raise ValueError("X holds no rows to explain")
         conditional = imputation not in (None, "baseline", "marginal")
         self.model, self.tree = model, is_tree_model(model) and groups is None and not conditional
+        # trees whose splits read several features at once (catboost's CTRs of combinations): with a background,
+        # the same interventional game through the model's own predictions (its raw output, as the trees give it)
+        self.unread = unreadable(model) if self.tree and background is not None else None
+        self.tree = self.tree and self.unread is None
         self.model_output, self.link = model_output, link
         if link != "identity" and (self.tree or model_output == "log_loss"):
             raise ValueError(f"link={link!r} applies to a black box's averaged probabilities; "
                              + ("a tree model's scale is model_output ('raw': its margin)" if self.tree else
                                 "the log loss is no probability"))
-        if model_output == "raw" and not self.tree:
+        if model_output == "raw" and not self.tree and self.unread is None:
             raise ValueError("model_output='raw' is the raw output of a tree model's trees; this model is explained "
                              "as a black box (its predict_proba or predict): leave model_output=None")
         if model_output in ("probability", "log_loss") and not callable(getattr(model, "predict_proba", None)):
@@ -225,6 +230,12 @@ class TableRows:
             self.imputation = make_imputer(imputation, self.bg_rows)
         self.groups, self.batch_size = groups, batch_size
         self.predict = None if self.tree else as_predict(model)
+        if self.unread is not None and model_output in (None, "raw"):
+
+            def raw_formula_value(rows: Any) -> np.ndarray:       # catboost's margin, what its trees would give
+                return np.asarray(model.predict(rows, prediction_type="RawFormulaVal"), dtype=float)
+
+            self.predict = raw_formula_value
         self.n_rows = self.rows.shape[0]
         self.labels = None
         if y is not None:
@@ -281,6 +292,11 @@ class TableRows:
             out = {"probability": "probability (the model's predict_proba, from its trees)",
                    "log_loss": "log_loss (of the labels y)"}.get(self.model_output, "raw (the trees' margin or prediction)")
             return {"model_output": out, "tree_mode": "path-dependent" if self.background is None else "interventional"}
+        if self.unread is not None:
+            out = {"probability": "probability (the model's predict_proba)", "log_loss": "log_loss (of the labels y)"}
+            return {"model_output": out.get(self.model_output, "raw (the model's RawFormulaVal)") +
+                    ", through the model's own predictions: " + self.unread, "tree_mode": "interventional",
+                    "imputation": _imputation_key(self.imputation)}
         target = target_of(self.model)
         output = getattr(self.predict, "__name__", "the function")
         described = f"{type(target).__name__}.{output}" if target is not self.model or hasattr(self.model, "predict") \

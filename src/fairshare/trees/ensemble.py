@@ -22,12 +22,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["TreeEnsemble", "LinearLeaves", "assemble", "MISSING_NAN", "MISSING_ZERO", "MISSING_AS_ZERO"]
+__all__ = ["TreeEnsemble", "LinearLeaves", "UnreadableSplits", "assemble", "MISSING_NAN", "MISSING_ZERO",
+           "MISSING_AS_ZERO"]
 
 # how a missing value is recognised at a node
 MISSING_NAN = 0          # NaN goes the default way (xgboost, scikit-learn, lightgbm "NaN")
 MISSING_ZERO = 1         # NaN and 0 go the default way (lightgbm "Zero")
 MISSING_AS_ZERO = 2      # NaN is compared as 0 (lightgbm "None")
+
+class UnreadableSplits(ValueError):
+    """A model whose splits depend on several features at once (catboost's CTRs of feature combinations): its
+    trees cannot be read into one representation, but the model itself can be explained through its predictions."""
+
 
 @dataclass
 class LinearLeaves:

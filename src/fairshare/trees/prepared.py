@@ -17,11 +17,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .ensemble import TreeEnsemble
+from .ensemble import TreeEnsemble, UnreadableSplits
 from .paths import LeafPaths, leaf_paths
 from .readers import read_ensemble
 
-__all__ = ["Prepared", "prepared", "forget", "Layout"]
+__all__ = ["Prepared", "prepared", "forget", "unreadable", "Layout"]
 
 _REMEMBERED_ROW_SETS = 4
 
@@ -185,6 +185,24 @@ def prepared(model: Any) -> Prepared:
     with _LOCK:
         _CACHE[key] = (ref, state, result)
     return result
+
+
+def unreadable(model: Any) -> str | None:
+    """Why the trees of ``model`` cannot be read (splits on several features at once: catboost's CTRs of feature
+    combinations), or None when they can; other reading errors are raised.
+
+    Examples
+    --------
+    >>> from sklearn.tree import DecisionTreeRegressor
+    >>> X = np.arange(20.0).reshape(10, 2)
+    >>> unreadable(DecisionTreeRegressor(max_depth=2).fit(X, X[:, 0])) is None
+    True
+    """
+    try:
+        prepared(model)
+    except UnreadableSplits as exc:
+        return str(exc)
+    return None
 
 
 def forget(model: Any = None) -> None:

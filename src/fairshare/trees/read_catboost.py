@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from .ensemble import TreeEnsemble, assemble
+from .ensemble import TreeEnsemble, UnreadableSplits, assemble
 
 __all__ = ["read_catboost", "catboost_margin"]
 
@@ -126,12 +126,12 @@ def _ctr_split(ctr: dict, tables: dict, border: float, split: dict) -> tuple[int
     """A CTR split on one categorical feature as ``(feature, {hash: goes right}, unknown goes right)``."""
     elements = ctr.get("elements", [])
     if len(elements) != 1 or elements[0].get("combination_element") != "cat_feature_value":
-        raise ValueError("this catboost model splits on CTR statistics of feature combinations (a split that depends "
-                         f"on {len(elements)} features at once: {[e.get('combination_element') for e in elements]}), "
-                         "which no attribution to single features can read exactly; train with "
-                         "max_ctr_complexity=1 (statistics of one feature each) or one_hot_max_size at least the "
-                         "number of categories, or explain the model as a black box with "
-                         "fs.explain(model.predict, X, background=...)")
+        raise UnreadableSplits("this catboost model splits on CTR statistics of feature combinations (a split that "
+                               f"depends on {len(elements)} features at once: "
+                               f"{[e.get('combination_element') for e in elements]}), which its trees cannot be read "
+                               "into exactly; fs.explain with a background explains it through its own predictions "
+                               "(the same interventional game), or train with max_ctr_complexity=1 (statistics of "
+                               "one feature each) or one_hot_max_size at least the number of categories")
     kind = ctr.get("ctr_type")
     if kind not in _CTR_TYPES or ctr["identifier"] not in tables:
         raise ValueError(f"this catboost model uses a {kind} CTR whose table fairshare cannot read; explain it as a "
