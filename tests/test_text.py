@@ -159,7 +159,7 @@ def test_bad_text_arguments_are_refused_before_any_model_call(tmp_path):
         (dict(partition="correlation"), ValueError, "for texts use 'sentences'"),
         (dict(index="owen", partition=[[0], [1]], X="a b c"), ValueError, "in no block"),
         (dict(interactions=2), ValueError, "interactions: not used for texts"),
-        (dict(cache=str(tmp_path / "c")), ValueError, "cache: not available for texts yet"),
+        (dict(cache=3), TypeError, "cache"),
     ]:
         X = kwargs.pop("X", ["a b", "c d"])
         with pytest.raises(error, match=match):
@@ -167,6 +167,45 @@ def test_bad_text_arguments_are_refused_before_any_model_call(tmp_path):
     with pytest.raises(ValueError, match="tokenizer and mask_token are for texts"):
         fs.explain(f, np.zeros((2, 3)), background=np.zeros((1, 3)), mask_token="_", progress=False)
     assert calls == []
+
+
+def test_texts_with_a_cache_resume_an_interrupted_run_with_the_same_values(tmp_path, spam_model):
+    """Finished texts are kept whole, a text's evaluated coalitions after each game call: a run killed in its second
+    text resumes there, without asking the model again for the first, and gives the values of an unbroken run."""
+    texts = ["win a free prize now, click here and claim it today", "please review the attached report before monday",
+             "cheap meds, free shipping, order now"]
+    args = dict(budget=300, seed=7, batch_size=25, progress=False)
+    plain = fs.explain(spam_model, texts, **args)
+    rows, limit = [0], [None]
+
+    def flaky(batch):
+        if limit[0] is not None and rows[0] + len(batch) > limit[0]:
+            raise KeyboardInterrupt("the run is killed")
+        rows[0] += len(batch)
+        return spam_model.predict_proba(batch)
+
+    fs.explain(flaky, texts, **args)
+    unbroken = rows[0]
+    rows[0] = 0
+    fs.explain(flaky, texts[:1], **args)
+    first = rows[0]
+    rows[0], limit[0] = 0, first + 60                                   # dies inside the second text
+    with pytest.raises(KeyboardInterrupt):
+        fs.explain(flaky, texts, cache=tmp_path / "run", **args)
+    assert rows[0] == first + 50
+    rows[0], limit[0] = 0, None
+    resumed = fs.explain(flaky, texts, cache=tmp_path / "run", **args)
+    assert rows[0] <= unbroken - first                   # the first text is not asked again (nor finished calls)
+    for a, b in zip(resumed, plain):
+        np.testing.assert_array_equal(a.values, b.values)
+        np.testing.assert_array_equal(a.stderr, b.stderr)
+        assert list(a.tokens) == list(b.tokens) and a.method == b.method
+    rows[0] = 0
+    again = fs.explain(flaky, texts, cache=tmp_path / "run", **args)          # everything finished: no call at all
+    assert rows[0] == 0 and all(np.array_equal(a.values, b.values) for a, b in zip(again, plain))
+    with pytest.raises(ValueError, match="holds a different run"):                     # another seed: not served
+        fs.explain(flaky, texts, cache=tmp_path / "run", **{**args, "seed": 8})
+    assert rows[0] == 0
 
 
 def test_text_plot_and_html_show_every_token(tmp_path):

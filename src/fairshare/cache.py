@@ -21,9 +21,11 @@ from typing import Any
 import numpy as np
 
 from .estimation.evaluation import CoalitionStore, coalition_keys
+from .explanation import Explanation
 from .game import Game, GameWrapper
+from .tables import target_of
 
-__all__ = ["RunCache", "CachedGame", "RecordLog", "fingerprint", "open_cache_folder", "writable_folder"]
+__all__ = ["RunCache", "CachedGame", "RecordLog", "fingerprint", "model_key", "open_cache_folder", "writable_folder"]
 
 _MAGIC = b"fslog\x00\x01\x00"
 _HEAD = 24                    # magic, key width, values per record, tag, reserved
@@ -52,6 +54,33 @@ def fingerprint(*arrays: Any, **config: Any) -> str:
         h.update(str(arr.shape).encode())
         h.update(arr.astype(str).tobytes() if arr.dtype == object else arr.tobytes())
     return h.hexdigest()[:16]
+
+
+def model_key(model: Any) -> str:
+    """What tells one model's cache from another's, without calling it: a fitted model (or the model behind a
+    bound method such as ``model.predict_proba``) by the hash of its whole state (joblib.hash: parameters and
+    fitted weights); a plain function by its module, name and code (a function whose behaviour depends on
+    outside state is not told apart: give it its own folder).
+
+    Examples
+    --------
+    >>> model_key(len) == model_key(len)
+    True
+    """
+    import inspect
+
+    target = target_of(model)
+    if inspect.isfunction(target):
+        code = target.__code__
+        return fingerprint(function=f"{target.__module__}.{target.__qualname__}", code=code.co_code.hex(),
+                           consts=repr(code.co_consts), defaults=repr(target.__defaults__))
+    try:
+        import joblib
+
+        return str(joblib.hash(target))
+    except Exception:                                  # noqa: BLE001 - not picklable: its type and settings
+        params = target.get_params() if hasattr(target, "get_params") else None
+        return fingerprint(model=type(target).__name__, params=params)
 
 
 def cache_folder(folder: Any) -> Path | None:
@@ -295,6 +324,25 @@ class RunCache:
             np.savez(fh, values=result["values"], stderr=stderr, empty=result["empty"], grand=result["grand"],
                      n_evaluations=result["n_evaluations"], meta=np.array(meta))
         tmp.replace(f)
+
+    def explanation(self, i: int) -> Explanation | None:
+        """A finished item kept whole (an Explanation: a text's), or None (not finished, or damaged)."""
+        f = self.path / "explanations" / f"{i:08d}.npz"
+        if not f.exists():
+            return None
+        try:
+            return Explanation.load(f)
+        except Exception:                     # noqa: BLE001 - any damage: recompute it
+            warnings.warn(f"cache file {f} is damaged; item {i} is computed again", RuntimeWarning, stacklevel=2)
+            f.unlink(missing_ok=True)
+            return None
+
+    def save_explanation(self, i: int, explanation: Explanation) -> None:
+        folder = self.path / "explanations"
+        folder.mkdir(exist_ok=True)
+        tmp = folder / f"{i:08d}.tmp"
+        explanation.save(tmp)
+        tmp.replace(folder / f"{i:08d}.npz")
 
     def coalition_folder(self, i: int) -> Path:
         return self.path / "coalitions" / f"{i:08d}"

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from .arguments import Arguments, Option, SeedLike, check_client, check_progress
-from .cache import CachedGame, RunCache, cache_folder, fingerprint
+from .cache import CachedGame, RunCache, cache_folder, fingerprint, model_key
 from .estimate import common_arguments
 from .estimation.choice import Choice, choose
 from .estimation.engine import run
@@ -368,27 +368,6 @@ def _is_images(X: Any, background: Any) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------- one row
-def _model_key(model: Any) -> str:
-    """What tells one model's cache from another's, without calling it: a fitted model (or the model behind a
-    bound method such as ``model.predict_proba``) by the hash of its whole state (joblib.hash: parameters and
-    fitted weights); a plain function by its module, name and code (a function whose behaviour depends on
-    outside state is not told apart: give it its own folder)."""
-    import inspect
-
-    target = target_of(model)
-    if inspect.isfunction(target):
-        code = target.__code__
-        return fingerprint(function=f"{target.__module__}.{target.__qualname__}", code=code.co_code.hex(),
-                           consts=repr(code.co_consts), defaults=repr(target.__defaults__))
-    try:
-        import joblib
-
-        return str(joblib.hash(target))
-    except Exception:                                  # noqa: BLE001 - not picklable: its type and settings
-        params = target.get_params() if hasattr(target, "get_params") else None
-        return fingerprint(model=type(target).__name__, params=params)
-
-
 def _explain_row(rows: Any, i: int, sv: Semivalue, choice: Choice, rule: Any, seed: Any, folder: Any,
                  client: Any = None) -> dict:
     """Explain row ``i`` (a top-level function so Dask can ship it to workers); a model that fails is reported
@@ -611,7 +590,7 @@ def _run_rows(rows: Any, model: Any, sv: Semivalue, choice: Choice, rule: Any, s
                                                 12)) if sv.n_players is None else None,
                           method=choice.method, options=repr(sorted(choice.options.items())), budget=choice.budget,
                           stop=repr(rule), seed=str(seed), imputation=_imputation_key(getattr(rows, "imputation", None)),
-                          groups=args["groups"], names=getattr(rows, "feature_names", None), model=_model_key(model),
+                          groups=args["groups"], names=getattr(rows, "feature_names", None), model=model_key(model),
                           model_output=str(args["model_output"]), labels=repr(getattr(rows, "labels", None)),
                           link=args["link"], partition=repr(sv.hierarchy.nested()) if isinstance(sv, OwenIndex) else None)
         run_cache = RunCache(args["cache"], key)

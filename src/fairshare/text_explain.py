@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from .cache import CachedGame, RunCache, fingerprint, model_key
 from .estimation.choice import choose
 from .estimation.engine import run
 from .explanation import Explanation
@@ -111,8 +112,10 @@ def _plan(predict: Any, text: str, args: dict, options: dict) -> tuple[Any, Any,
     return game, sv, choose(game, sv, args["method"], budget, args["rule"], dict(options)), budget
 
 
-def _one_text(model: Any, predict: Any, text: str, i: int, plan: Any, args: dict, seed: Any) -> Explanation:
-    """The Explanation of text ``i`` (one row) under its ``plan``."""
+def _one_text(model: Any, predict: Any, text: str, i: int, plan: Any, args: dict, seed: Any,
+              folder: Any = None) -> Explanation:
+    """The Explanation of text ``i`` (one row) under its ``plan``; with ``folder``, coalitions evaluated before (an
+    interrupted run) are read from there and new ones kept."""
     if plan is None:
         out = np.asarray(predict([text]), dtype=float)[0]
         k = () if out.ndim == 0 else out.shape
@@ -122,7 +125,7 @@ def _one_text(model: Any, predict: Any, text: str, i: int, plan: Any, args: dict
                            row_names=[str(i)],
                            info={"text": text, "why": "the text has no tokens: nothing to explain"})
     game, sv, choice, budget = plan
-    phi = run(game, sv, choice, seed, args["rule"])
+    phi = run(game if folder is None else CachedGame(game, folder), sv, choice, seed, args["rule"])
     values = np.asarray(phi.values, dtype=float)[None]
     stderr = None if phi.stderr is None else np.asarray(phi.stderr, dtype=float)[None]
     k = values.shape[2] if values.ndim == 3 else None
@@ -151,10 +154,7 @@ def explain_texts(model: Any, X: Any, args: dict, options: dict, seed: Any) -> E
     ([1.0, 0.0, 0.0, 1.0], ['good', ',', 'not', 'good'])
     """
     given = [name for name, default in _TABLE_ONLY.items() if args.get(name) is not default]
-    given = [name for name in given if name != "client"]
-    if "cache" in given:
-        raise ValueError("cache: not available for texts yet (client= runs texts on a Dask cluster, n_jobs= in "
-                         "threads)")
+    given = [name for name in given if name not in ("client", "cache")]
     if given:
         raise ValueError(f"{', '.join(given)}: not used for texts (a removed token is deleted, or replaced by "
                          "mask_token); leave them out")
@@ -169,41 +169,57 @@ def explain_texts(model: Any, X: Any, args: dict, options: dict, seed: Any) -> E
     plans = [_plan(predict, t, args, options) for t in texts]          # every text checked before any model call
     root = seed.integers(2**63) if isinstance(seed, np.random.Generator) else seed
     seeds = np.random.SeedSequence(root).spawn(len(texts))
+    store = None if args["cache"] is None else RunCache(args["cache"], _texts_key(model, texts, args, options, seed))
+    results: list[Any] = [None if store is None else store.explanation(i) for i in range(len(texts))]
+    todo = [i for i, e in enumerate(results) if e is None]
     report = reporter(args["progress"] if len(texts) > 1 else False, "explaining texts", "text")
-    done = [0]
+    done = [len(texts) - len(todo)]
 
-    def one(i: int) -> Explanation:
-        out = _one_text(model, predict, texts[i], i, plans[i], args, np.random.default_rng(seeds[i]))
+    def finish(i: int, out: Explanation) -> None:
+        results[i] = out
+        if store is not None:                      # kept as it finishes: an interrupted run resumes after it
+            store.save_explanation(i, out)
         done[0] += 1
         if report is not None:
             report(done[0], len(texts), None)
-        return out
+
+    def one(i: int) -> None:
+        folder = None if store is None else store.coalition_folder(i)
+        finish(i, _one_text(model, predict, texts[i], i, plans[i], args, np.random.default_rng(seeds[i]), folder))
 
     try:
-        if args["client"] is not None:
-            results = _on_dask(args["client"], model, predict, texts, plans, args, seeds, report)
-        elif args["n_jobs"] and args["n_jobs"] > 1 and len(texts) > 1:
+        if args["client"] is not None and todo:
+            _on_dask(args["client"], model, predict, texts, plans, args, seeds, todo, finish)
+        elif args["n_jobs"] and args["n_jobs"] > 1 and len(todo) > 1:
             with ThreadPoolExecutor(max_workers=args["n_jobs"]) as pool:
-                results = list(pool.map(one, range(len(texts))))
+                list(pool.map(one, todo))
         else:
-            results = [one(i) for i in range(len(texts))]
+            for i in todo:
+                one(i)
     finally:
         if report is not None:
             report.close()
     return results[0] if single else results
 
 
+def _texts_key(model: Any, texts: list[str], args: dict, options: dict, seed: Any) -> str:
+    """What tells one run over texts from another (a cache folder serves only the same run)."""
+    tokenizer = args["tokenizer"]
+    return fingerprint(np.array(texts, dtype=object), kind="texts", model=model_key(model),
+                       index=str(getattr(args["index"], "name", args["index"])), method=args["method"],
+                       budget=args["budget"], stop=repr(args["rule"]), seed=str(seed), options=repr(sorted(options.items())),
+                       tokenizer=model_key(tokenizer) if callable(tokenizer) else str(tokenizer),
+                       mask_token=args["mask_token"], partition=repr(args["partition"]), link=args["link"])
+
+
 def _on_dask(client: Any, model: Any, predict: Any, texts: list[str], plans: list, args: dict, seeds: list,
-             report: Any) -> list[Explanation]:
-    """One task per text on the cluster, each with its own spawned seed (the local values, bit for bit)."""
+             todo: list[int], finish: Any) -> None:
+    """One task per text on the cluster, each with its own spawned seed (the local values, bit for bit); each
+    finished text is handed to ``finish`` as it completes."""
     from dask.distributed import as_completed
 
     local = {k: v for k, v in args.items() if k not in ("client", "progress")}
     futures = {client.submit(_one_text, model, predict, texts[i], i, plans[i], local,
-                             np.random.default_rng(seeds[i]), pure=False): i for i in range(len(texts))}
-    results: list[Any] = [None] * len(texts)
-    for done, fut in enumerate(as_completed(list(futures)), 1):
-        results[futures[fut]] = fut.result()
-        if report is not None:
-            report(done, len(texts), None)
-    return results
+                             np.random.default_rng(seeds[i]), pure=False): i for i in todo}
+    for fut in as_completed(list(futures)):
+        finish(futures[fut], fut.result())
