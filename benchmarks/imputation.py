@@ -6,7 +6,8 @@
    per coalition (equal model calls), exact Shapley values from them; error = ``||phi - closed|| / ||closed||``,
    median over explained rows and seeds. Peers: shapiq's ``GaussianImputer`` and ``GaussianCopulaImputer`` with
    the same ``sample_size``.
-2. **Real data** (california housing, pima; a gradient-boosting model): no closed form; each imputer's values at
+2. **Real data** (california housing, pima, nhanes' eight continuous measurements on its complete rows; a
+   gradient-boosting model): no closed form; each imputer's values at
    100 draws against the same imputer at 5000 draws (sampling error at equal calls), and seconds per row.
 """
 
@@ -22,10 +23,11 @@ from .common import configuration, plot_lines, results_dir, table, write_report
 
 SIZES = {
     "quick": dict(rhos=(0.6,), samples=(20,), seeds=1, rows=1, real=["pima"], real_rows=1, reference=100),
-    "default": dict(rhos=(0.3, 0.6, 0.9), samples=(10, 30, 100, 300), seeds=5, rows=5, real=["california", "pima"],
+    "default": dict(rhos=(0.3, 0.6, 0.9), samples=(10, 30, 100, 300), seeds=5, rows=5,
+                    real=["california", "pima", "nhanes"],
                     real_rows=5, reference=5000),
     "full": dict(rhos=(0.3, 0.6, 0.9), samples=(10, 30, 100, 300, 1000), seeds=10, rows=10,
-                 real=["california", "pima"], real_rows=10, reference=5000),
+                 real=["california", "pima", "nhanes"], real_rows=10, reference=5000),
 }
 N = 5
 BETA = np.array([1.0, 2.0, -1.0, 0.5, 3.0])
@@ -87,13 +89,23 @@ def closed_form_rows(cfg: dict) -> tuple[list, dict]:
     return rows, curves
 
 
+NHANES_COLUMNS = ["age", "systolic_blood_pressure", "bmi", "pulse_pressure", "cholesterol", "hematocrit", "hemoglobin",
+                  "white_blood_cells"]
+
+
 def _real_task(name: str):
     from sklearn.ensemble import HistGradientBoostingRegressor
 
     from . import datasets
 
-    X, y, names = {"california": datasets.california, "pima": datasets.pima}[name]()
-    X = X[:, :8]
+    if name == "nhanes":        # its 8 continuous measurements with the fewest NaNs, complete rows (11,844 of 14,264)
+        X, y, names = datasets.nhanes()
+        X = X[:, [names.index(c) for c in NHANES_COLUMNS]]
+        keep = ~np.isnan(X).any(axis=1)
+        X, y = X[keep], y[keep]
+    else:
+        X, y, names = {"california": datasets.california, "pima": datasets.pima}[name]()
+        X = X[:, :8]
     model = HistGradientBoostingRegressor(max_iter=100, random_state=0).fit(X, y)
     return X, model
 
