@@ -346,16 +346,14 @@ def test_catboost_categories_it_never_saw_and_bad_categories():
 
 
 def test_catboost_feature_combinations_are_explained_through_the_model_with_a_background():
-    """CTRs of feature combinations read several features at one split: no tree reading, so the tree doors refuse
-    them with the way out, and explain (with a background) plays the same interventional game through the model's
-    own predictions: equal to enumerating the model's raw output on every hybrid row."""
+    """CTRs of feature combinations read several features at one split: no tree game on single features, so
+    TreeGame refuses them with the ways out, and explain with a background plays the same interventional game
+    through the model's own predictions: equal to enumerating the model's raw output on every hybrid row."""
     cb = pytest.importorskip("catboost")
     model = cb.CatBoostRegressor(iterations=30, depth=4, max_ctr_complexity=2, verbose=0, random_seed=0, thread_count=1,
                                  allow_writing_files=False).fit(CB_FRAME, Y_CB, cat_features=CB_CATEGORIES)
     with pytest.raises(ValueError, match="CTR statistics of feature combinations.*max_ctr_complexity=1"):
         fs.games.TreeGame(model, CB_FRAME.iloc[[0]])
-    with pytest.raises(ValueError, match="with a background explains it through its own predictions"):
-        fs.explain(model, CB_FRAME.iloc[:2], progress=False)
     x_row, b_rows = 7, [11, 23, 40]
     e = fs.explain(model, CB_FRAME.iloc[[x_row]], CB_FRAME.iloc[b_rows], progress=False)
     assert e.method == "exact" and "through the model's own predictions" in e.info["model_output"]
@@ -363,6 +361,38 @@ def test_catboost_feature_combinations_are_explained_through_the_model_with_a_ba
     values = np.mean([raw_output(model, _hybrid(CB_FRAME, x_row, b, S_all)) for b in b_rows], axis=0)[:, 0]
     brute = fs.games.FunctionGame(lambda S: values[S @ (1 << np.arange(N_FEATURES))], n_players=N_FEATURES)
     np.testing.assert_allclose(e.values[0], fs.exact(brute, "shapley").values, atol=1e-9)
+
+
+@pytest.mark.parametrize("kw", [dict(max_ctr_complexity=2), dict(max_ctr_complexity=3, one_hot_max_size=2),
+                                dict(loss_function="MultiClass", max_ctr_complexity=4)])
+def test_catboost_combination_classes_equal_catboosts_own_path_dependent_values(kw):
+    """Without a background: each combination class (the CTR projection's categorical features) is a player of the
+    walk, its value shared equally among its features, as catboost's ShapValues; classes of two features occur."""
+    cb = pytest.importorskip("catboost")
+    from fairshare.trees.read_catboost import read_catboost
+
+    draw = np.random.default_rng(0)
+    n = 1500
+    X = pd.DataFrame({"a": draw.choice(list("pqrstu"), n), "b": draw.choice(list("xyzwv"), n), "c": draw.random(n),
+                      "d": draw.choice(list("klm"), n)})
+    y = 2.0 * (X.a + X.b).isin(["px", "qy", "rz", "sw", "tv"]) + X.c + (X.d == "k")
+    multi = kw.get("loss_function") == "MultiClass"
+    target = np.digitize(y, np.quantile(y, [0.33, 0.66])) if multi else y
+    Model = cb.CatBoostClassifier if multi else cb.CatBoostRegressor
+    model = Model(iterations=40, depth=4, verbose=0, random_seed=0, thread_count=1, allow_writing_files=False,
+                  **kw).fit(X, target, cat_features=["a", "b", "d"])
+    _, members = read_catboost(model, classes=True)
+    assert any(len(m) == 2 for m in members)
+    rows = X.iloc[:30]
+    theirs = np.asarray(model.get_feature_importance(cb.Pool(rows, cat_features=["a", "b", "d"]), type="ShapValues"))
+    theirs = theirs[:, :-1] if theirs.ndim == 2 else np.transpose(theirs[:, :, :-1], (0, 2, 1))
+    np.testing.assert_allclose(fs.games.tree_values(model, rows), theirs, atol=1e-10)
+    e = fs.explain(model, rows[["d", "c", "b", "a"]], progress=False)             # columns follow their names
+    np.testing.assert_allclose(e.values, theirs, atol=1e-10)
+    assert e.method == "exact" and "combination class" in e.info["choice"]["why"]
+    np.testing.assert_allclose(e.values.sum(axis=1) + e.empty_value, e.grand_value, atol=1e-9)
+    with pytest.raises(ValueError, match="method: this catboost model's CTRs combine features"):
+        fs.explain(model, rows, method="permutation", progress=False)
 
 
 def test_catboost_category_hash_equals_catboosts_own():

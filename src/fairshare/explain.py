@@ -487,6 +487,8 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
     else:
         rows = TableRows(model, X, background, args["imputation"], groups, args["batch_size"], args["feature_names"],
                          args["model_output"], args["y"], args["link"])
+    if getattr(rows, "tree", False) and rows.background is None and unreadable(model) is not None:
+        return _combination_classes(rows, model, args, seed)
     first = rows.game(0)
     sv = resolve_value_index(args["index"], first.n_players,
                              _players_partition(args["partition"], list(first.player_names), rows))
@@ -518,6 +520,31 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
         results, folder = _run_rows(rows, model, sv, choice, rule, seed, args, scratch)
         expl = _explanation(results, rows, model, sv, choice, info)
         return _with_interactions(expl, rows, pair_index, row_budget, seed, folder)
+
+
+def _combination_classes(rows: TableRows, model: Any, args: dict, seed: Any) -> Explanation:
+    """Path-dependent values of a catboost model whose CTRs combine features, as catboost's ShapValues define them
+    (:mod:`fairshare.trees.catboost_classes`): exact, from the trees, for every row at once."""
+    asked = {"method": args["method"] not in ("auto", "exact"), "interactions": args["interactions"] is not None,
+             "partition": args["partition"] is not None}
+    if any(asked.values()):
+        wrong = [k for k, v in asked.items() if v][0]
+        raise ValueError(f"{wrong}: this catboost model's CTRs combine features, so its path-dependent values are "
+                         "catboost's combination-class values, exact from the trees; pass a background for the "
+                         "interventional game, where every method runs")
+    sv = resolve_value_index(args["index"], len(rows.feature_names), None)
+    batched = tree_explanation(model, rows.X, sv, "path-dependent")
+    values, n = batched["values"], rows.n_rows
+    empty = np.broadcast_to(np.asarray(batched["empty_value"], dtype=float),
+                            (n,) + np.shape(batched["empty_value"])).copy()
+    why = ("this catboost model's CTRs combine features: catboost's path-dependent values, each combination class's "
+           "value shared equally among its features")
+    return Explanation(values=values, stderr=np.zeros_like(values), empty_value=empty,
+                       grand_value=batched["grand_value"], data=rows.data(), player_names=list(rows.feature_names),
+                       index=sv.name, method="exact", output_names=_output_names(model, values),
+                       row_names=rows.row_names, n_evaluations=np.zeros(n, dtype=np.int64), options={},
+                       info={"choice": {"method": "exact", "why": why}, **rows.info(), "seed": str(seed),
+                             "via": "closed-form (tree walks over catboost's combination classes)"})
 
 
 def _scratch(needed: bool) -> Any:

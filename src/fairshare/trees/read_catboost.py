@@ -40,8 +40,15 @@ def catboost_margin(model: Any, X: np.ndarray) -> np.ndarray:
     return out.reshape(X.shape[0], -1)
 
 
-def read_catboost(model: Any) -> TreeEnsemble:
-    """Read a catboost model of oblivious trees on numerical features."""
+def read_catboost(model: Any, classes: bool = False) -> Any:
+    """Read a catboost model of oblivious trees into a :class:`TreeEnsemble`.
+
+    ``classes=True`` reads it as catboost's own attribution does, for models whose CTRs combine features: a split
+    on a CTR belongs to the *combination class* of its projection's categorical features; a class of one feature
+    is that feature, a class of several is a player of its own, numbered from ``n_features`` on. Returns
+    ``(ensemble, members of each such class)``; the ensemble's combination splits carry no rule (their decisions
+    come from the model, :mod:`fairshare.trees.catboost_classes`).
+    """
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "model.json")
         model.save_model(path, format="json")
@@ -57,13 +64,19 @@ def read_catboost(model: Any) -> TreeEnsemble:
     cats = info.get("categorical_features", [])
     cat_flat = {int(c["feature_index"]): int(c.get("flat_feature_index", c["feature_index"])) for c in cats}
     n_features = len(floats) + len(cats)
-    splits = _categorical_splits(spec)
-    hashes: dict[int, set[int]] = {}
+    splits = _categorical_splits(spec, classes)
+    hashes: dict[int, set[int]] = {f: set() for f in (cat_flat if classes else ())}   # every category is read
+    members: dict[tuple, int] = {}
     for f, right, _ in splits.values():
+        if isinstance(f, tuple):                     # a combination class: its own player when it has several
+            key = tuple(sorted(cat_flat.get(c, c) for c in f))
+            if len(key) > 1 and key not in members:
+                members[key] = n_features + len(members)
+            continue
         hashes.setdefault(f, set()).update(right)
     hashes = {f: sorted(hs) for f, hs in hashes.items()}
     codes = {f: {h: i for i, h in enumerate(hs)} for f, hs in hashes.items()}
-    flat = dict(float=flat_index, cat=cat_flat)
+    flat = dict(float=flat_index, cat=cat_flat, classes=members)
     scale, bias = spec.get("scale_and_bias", [1.0, [0.0]])
     bias = np.atleast_1d(np.asarray(bias, dtype=float))
     trees = [_tree(t, flat, nan_right, splits, codes, float(scale)) for t in spec["oblivious_trees"]]
@@ -79,7 +92,7 @@ def read_catboost(model: Any) -> TreeEnsemble:
     ens = assemble(trees, n_features, k, np.broadcast_to(bias, (k,)).copy(), strict=False, float32=True,
                    output="raw formula value", feature_names=names, category_maps=maps,
                    category_hash="catboost" if maps else None)
-    return ens
+    return (ens, [list(m) for m in members]) if classes else ens
 
 
 _EMPTY_SLOT = (1 << 64) - 1                    # a hash table's unused bucket
@@ -88,9 +101,10 @@ _UNMIX = pow(_MAGIC * _MAGIC, -1, 1 << 64)     # a one-feature projection's key 
 _CTR_TYPES = ("Borders", "Buckets", "Counter", "FeatureFreq", "BinarizedTargetMeanValue", "FloatTargetMeanValue")
 
 
-def _categorical_splits(spec: dict) -> dict[int, tuple[int, dict[int, bool], bool]]:
+def _categorical_splits(spec: dict, classes: bool = False) -> dict[int, tuple[Any, dict[int, bool], bool]]:
     """Every categorical split the trees use, by its ``split_index``: ``(categorical feature, {hash: goes right},
-    whether any other category goes right)``.
+    whether any other category goes right)``; with ``classes``, a CTR of a combination as ``(its projection's
+    categorical features (a tuple), {}, False)``.
 
     Split indices number the model's binary features: float borders, then one-hot values, then CTR borders
     in the order of ``features_info.ctrs``.
@@ -113,7 +127,7 @@ def _categorical_splits(spec: dict) -> dict[int, tuple[int, dict[int, bool], boo
     for ctr in info.get("ctrs", []):
         for border in ctr.get("borders", []):
             if position in used:
-                out[position] = _ctr_split(ctr, spec.get("ctr_data", {}), float(border), used[position])
+                out[position] = _ctr_split(ctr, spec.get("ctr_data", {}), float(border), used[position], classes)
             position += 1
     missing = [i for i in used if i not in out]
     if missing:
@@ -122,16 +136,22 @@ def _categorical_splits(spec: dict) -> dict[int, tuple[int, dict[int, bool], boo
     return out
 
 
-def _ctr_split(ctr: dict, tables: dict, border: float, split: dict) -> tuple[int, dict[int, bool], bool]:
+def _ctr_split(ctr: dict, tables: dict, border: float, split: dict,
+               classes: bool = False) -> tuple[Any, dict[int, bool], bool]:
     """A CTR split on one categorical feature as ``(feature, {hash: goes right}, unknown goes right)``."""
     elements = ctr.get("elements", [])
-    if len(elements) != 1 or elements[0].get("combination_element") != "cat_feature_value":
+    combined = len(elements) != 1 or elements[0].get("combination_element") != "cat_feature_value"
+    if combined and classes:
+        return tuple(int(e["cat_feature_index"]) for e in elements
+                     if e.get("combination_element") == "cat_feature_value"), {}, False
+    if combined:
         raise UnreadableSplits("this catboost model splits on CTR statistics of feature combinations (a split that "
                                f"depends on {len(elements)} features at once: "
-                               f"{[e.get('combination_element') for e in elements]}), which its trees cannot be read "
-                               "into exactly; fs.explain with a background explains it through its own predictions "
-                               "(the same interventional game), or train with max_ctr_complexity=1 (statistics of "
-                               "one feature each) or one_hot_max_size at least the number of categories")
+                               f"{[e.get('combination_element') for e in elements]}), so its trees make no game on "
+                               "single features: fs.explain without a background (or fs.games.tree_values) gives "
+                               "catboost's own path-dependent values, and fs.explain with a background explains it "
+                               "through its own predictions (the interventional game); or train with "
+                               "max_ctr_complexity=1 (statistics of one feature each)")
     kind = ctr.get("ctr_type")
     if kind not in _CTR_TYPES or ctr["identifier"] not in tables:
         raise ValueError(f"this catboost model uses a {kind} CTR whose table fairshare cannot read; explain it as a "
@@ -201,6 +221,10 @@ def _tree(tree: dict, flat: dict, nan_right: dict, cat_splits: dict, codes: dict
         on_level = (level == lev) & (node < internal)
         if s.get("split_type", "FloatFeature") != "FloatFeature":     # one-hot or CTR: a set of categories
             f, right, other_right = cat_splits[int(s["split_index"])]
+            if isinstance(f, tuple):                                  # a combination class (decided by the model)
+                key = tuple(sorted(flat["cat"].get(c, c) for c in f))
+                feature[on_level] = key[0] if len(key) == 1 else flat["classes"][key]
+                continue
             feature[on_level] = flat["cat"].get(f, f)
             categorical[on_level] = True
             other_left[on_level] = not other_right
