@@ -274,32 +274,19 @@ def _removal(task, values, fractions):
 # ------------------------------------------------------------------------------------------- enron1
 def enron(cfg):
     """(c): the share of flipped labels found, checking the lowest-valued points first."""
-    from scipy import sparse
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.neighbors import KNeighborsClassifier
+    from .examples import VALUE_METHODS, checking_orders, data_value_orders, enron_task, fix_rate
 
-    from .examples import checking_orders, enron_task, fix_rate
-
-    X_tr, y_tr, y_noisy, flipped, curated, rest, X_te, y_te, rng = enron_task(cfg["enron_docs"])
+    task = enron_task(cfg["enron_docs"])
+    X_tr, y_tr, y_noisy, flipped, curated, rest, X_te, y_te, rng = task
     fractions = (0.05, 0.1, 0.2, 0.3)
     orders = checking_orders(X_tr, y_tr, y_noisy, curated, rest, int(max(fractions) * rest.size), rng)
-    Xs = sparse.csr_matrix(X_tr)
-    norms = np.sqrt(np.asarray(Xs.multiply(Xs).sum(axis=1))).ravel()
-    Xn = X_tr / np.maximum(norms, 1e-12)[:, None]                 # KNN on cosine geometry
+    values, seconds = data_value_orders(task, cfg["enron_fits"], methods=VALUE_METHODS[:1])   # KNN, Kernel Banzhaf
+    orders.update(values)
     rows = []
-    start = time.perf_counter()
-    knn = fs.value_data(KNeighborsClassifier(5), Xn[rest], y_noisy[rest], Xn[curated], y_tr[curated],
-                        index="shapley", progress=False)
-    t_knn = time.perf_counter() - start
-    start = time.perf_counter()
-    kb = fs.value_data(LogisticRegression(solver="liblinear"), Xs[rest], y_noisy[rest], Xs[curated], y_tr[curated],
-                       index="banzhaf", method="kernel-banzhaf", budget=cfg["enron_fits"], seed=0, progress=False)
-    t_kb = time.perf_counter() - start
-    orders["KNN-Shapley (exact, values lowest first)"] = rest[np.argsort(knn.values, kind="stable")]
-    orders[f"Kernel Banzhaf ({kb.n_fits} fits, lowest first)"] = rest[np.argsort(kb.values, kind="stable")]
     for label, order in orders.items():
         rows.append([label] + fix_rate(order, flipped, rest, fractions))
-    return rows, fractions, (X_tr.shape, len(rest), len(curated), t_knn, t_kb, kb.n_fits)
+    return rows, fractions, (X_tr.shape, len(rest), len(curated), seconds["KNN"], seconds["Kernel Banzhaf"],
+                             cfg["enron_fits"])
 
 
 # ------------------------------------------------------------------------------------------- Dask

@@ -293,9 +293,12 @@ def mislabel_orders(task, max_checks):
     return orders, model
 
 
-def data_value_orders(task, cfg, seed):
-    """KNN-Shapley (exact), Kernel Banzhaf and TMC-Shapley values of the non-curated points, lowest first,
-    with the curated points as the validation set."""
+VALUE_METHODS = (("Kernel Banzhaf", "banzhaf", "kernel-banzhaf"), ("TMC-Shapley", "shapley", "tmc"))
+
+
+def data_value_orders(task, fits, seed=0, methods=VALUE_METHODS):
+    """KNN-Shapley (exact) and ``methods``' values at ``fits`` model fits (Kernel Banzhaf and TMC-Shapley by default)
+    of the non-curated points, lowest first, with the curated points as the validation set: ``(orders, seconds)``."""
     import fairshare as fs
     from scipy import sparse
     from sklearn.linear_model import LogisticRegression
@@ -311,15 +314,12 @@ def data_value_orders(task, cfg, seed):
                         index="shapley", progress=False)
     seconds["KNN"] = time.perf_counter() - start
     orders["data values: KNN-Shapley (exact, cosine, k = 5), lowest first"] = rest[np.argsort(knn.values, kind="stable")]
-    if seed < cfg["value_seeds"]:
-        for label, index, method in (("Kernel Banzhaf", "banzhaf", "kernel-banzhaf"), ("TMC-Shapley", "shapley", "tmc")):
-            start = time.perf_counter()
-            dv = fs.value_data(LogisticRegression(solver="liblinear"), Xs[rest], y_noisy[rest], Xs[curated],
-                               y_tr[curated], index=index, method=method, budget=cfg["value_fits"], seed=seed,
-                               progress=False)
-            seconds[label] = time.perf_counter() - start
-            orders[f"data values: {label} ({cfg['value_fits']} fits, liblinear), lowest first"] = \
-                rest[np.argsort(dv.values, kind="stable")]
+    for label, index, method in methods:
+        start = time.perf_counter()
+        dv = fs.value_data(LogisticRegression(solver="liblinear"), Xs[rest], y_noisy[rest], Xs[curated],
+                           y_tr[curated], index=index, method=method, budget=fits, seed=seed, progress=False)
+        seconds[label] = time.perf_counter() - start
+        orders[f"data values: {label} ({fits} fits, liblinear), lowest first"] = rest[np.argsort(dv.values, kind="stable")]
     return orders, seconds
 
 
@@ -342,7 +342,8 @@ def mislabels(cfg, out):
         orders, model = mislabel_orders(task, max_checks)
         n_wrong.append(int(np.sum(model.predict(X_tr[curated]) != y_tr[curated])))
         noisy_acc.append(float(model.score(Xs_te, y_te)))
-        more, secs = data_value_orders(task, cfg, seed)
+        more, secs = data_value_orders(task, cfg["value_fits"], seed,
+                                       VALUE_METHODS if seed < cfg["value_seeds"] else ())
         print(f"enron1 seed {seed}: {len(orders) + len(more)} orders", file=sys.stderr, flush=True)
         orders.update(more)
         for k, v in secs.items():
@@ -397,8 +398,9 @@ def checking_orders(X_tr, y_tr, y_noisy, curated, rest, max_checks, rng):
     kernel = FisherKernel(F_tr, reg=1e-2)
     order_sbq = rest[select_prototypes(F_tr[rest], F_target, k=max_checks, kernel=kernel).indices]
     if order_sbq.size < max_checks:                                  # span exhausted: continue by self-influence
+        pending, chosen = set(rest.tolist()), set(order_sbq.tolist())
         more = [i for i in np.argsort(-self_influence(model, X_tr, y_noisy, hessian="fisher", damping=1e-2))
-                if i in set(rest) and i not in set(order_sbq)]
+                if i in pending and i not in chosen]
         order_sbq = np.concatenate([order_sbq, more])[:max_checks]
     infl = self_influence(model, X_tr, y_noisy, hessian="exact", damping=1e-3)
     return {"SBQ (Fisher kernel)": order_sbq, "self-influence": rest[np.argsort(-infl[rest])],

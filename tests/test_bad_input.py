@@ -231,6 +231,22 @@ def test_select_prototypes_warns_at_the_rank_of_a_linear_kernel():
         select_prototypes(F, F[:10], k=4, jitter=-1.0)
 
 
+def test_rank_mislabeled_rejects_bad_arguments_before_computing():
+    from sklearn.linear_model import LogisticRegression
+
+    from fairshare.examples import rank_mislabeled
+
+    rng = np.random.default_rng(0)
+    Xe, ye = rng.normal(size=(60, 3)), rng.integers(0, 2, 60)
+    model = LogisticRegression().fit(Xe, ye)
+    with pytest.raises(ValueError, match="hessian must be one of"):
+        rank_mislabeled(model, Xe, ye, hessian="exactly")
+    with pytest.raises(ValueError, match="X_clean and y_clean go together"):
+        rank_mislabeled(model, Xe, ye, Xe[:5])
+    with pytest.raises(ValueError, match="X_clean holds no rows"):
+        rank_mislabeled(model, Xe, ye, Xe[:0], ye[:0])
+
+
 def test_influence_rejects_mismatched_labels():
     from fairshare.examples import influence
 

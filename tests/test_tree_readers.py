@@ -383,6 +383,14 @@ def test_catboost_combination_classes_equal_catboosts_own_path_dependent_values(
                   **kw).fit(X, target, cat_features=["a", "b", "d"])
     _, members = read_catboost(model, classes=True)
     assert any(len(m) == 2 for m in members)
+    reads = [0]
+    save = model.save_model
+
+    def counted(*args, **kwargs):                     # every reading of the model dumps it once
+        reads[0] += 1
+        return save(*args, **kwargs)
+
+    model.save_model = counted
     rows = X.iloc[:30]
     theirs = np.asarray(model.get_feature_importance(cb.Pool(rows, cat_features=["a", "b", "d"]), type="ShapValues"))
     theirs = theirs[:, :-1] if theirs.ndim == 2 else np.transpose(theirs[:, :, :-1], (0, 2, 1))
@@ -393,6 +401,7 @@ def test_catboost_combination_classes_equal_catboosts_own_path_dependent_values(
     np.testing.assert_allclose(e.values.sum(axis=1) + e.empty_value, e.grand_value, atol=1e-9)
     with pytest.raises(ValueError, match="method: this catboost model's CTRs combine features"):
         fs.explain(model, rows, method="permutation", progress=False)
+    assert reads[0] == 2                              # read once as trees (refused, remembered), once by classes
 
 
 def test_catboost_category_hash_equals_catboosts_own():

@@ -506,15 +506,8 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
         info["input_groups"] = None if grouped is None else grouped[0].tolist()
     batched = rows.exact_all(sv) if choice.method == "exact" and not options else None
     if batched is not None:
-        n = rows.n_rows
-        values = batched["values"]
-        empty = np.broadcast_to(np.asarray(batched["empty_value"], dtype=float),
-                                (n,) + np.shape(batched["empty_value"])).copy()
-        expl = Explanation(values=values, stderr=np.zeros_like(values), empty_value=empty,
-                           grand_value=batched["grand_value"], data=rows.data(), player_names=list(first.player_names),
-                           index=sv.name, method="exact", output_names=_output_names(model, values),
-                           row_names=rows.row_names, n_evaluations=np.zeros(n, dtype=np.int64),
-                           options=dict(choice.options), info={**info, "via": "closed-form (tree walks, all rows)"})
+        expl = _all_rows(batched, rows, model, sv, list(first.player_names), dict(choice.options),
+                         {**info, "via": "closed-form (tree walks, all rows)"})
         return _with_interactions(expl, rows, pair_index, row_budget, seed, lambda i: None)
     with _scratch(pair_index is not None and args["cache"] is None and args["client"] is None) as scratch:
         results, folder = _run_rows(rows, model, sv, choice, rule, seed, args, scratch)
@@ -533,18 +526,23 @@ def _combination_classes(rows: TableRows, model: Any, args: dict, seed: Any) -> 
                          "catboost's combination-class values, exact from the trees; pass a background for the "
                          "interventional game, where every method runs")
     sv = resolve_value_index(args["index"], len(rows.feature_names), None)
-    batched = tree_explanation(model, rows.X, sv, "path-dependent")
+    why = ("this catboost model's CTRs combine features: catboost's path-dependent values, each combination class's "
+           "value shared equally among its features")
+    return _all_rows(tree_explanation(model, rows.X, sv, "path-dependent"), rows, model, sv, list(rows.feature_names),
+                     {}, {"choice": {"method": "exact", "why": why}, **rows.info(), "seed": str(seed),
+                          "via": "closed-form (tree walks over catboost's combination classes)"})
+
+
+def _all_rows(batched: dict, rows: Any, model: Any, sv: Any, names: list[str], options: dict,
+              info: dict) -> Explanation:
+    """One Explanation from exact values computed for every row at once (``tree_explanation``'s dict)."""
     values, n = batched["values"], rows.n_rows
     empty = np.broadcast_to(np.asarray(batched["empty_value"], dtype=float),
                             (n,) + np.shape(batched["empty_value"])).copy()
-    why = ("this catboost model's CTRs combine features: catboost's path-dependent values, each combination class's "
-           "value shared equally among its features")
     return Explanation(values=values, stderr=np.zeros_like(values), empty_value=empty,
-                       grand_value=batched["grand_value"], data=rows.data(), player_names=list(rows.feature_names),
-                       index=sv.name, method="exact", output_names=_output_names(model, values),
-                       row_names=rows.row_names, n_evaluations=np.zeros(n, dtype=np.int64), options={},
-                       info={"choice": {"method": "exact", "why": why}, **rows.info(), "seed": str(seed),
-                             "via": "closed-form (tree walks over catboost's combination classes)"})
+                       grand_value=batched["grand_value"], data=rows.data(), player_names=names, index=sv.name,
+                       method="exact", output_names=_output_names(model, values), row_names=rows.row_names,
+                       n_evaluations=np.zeros(n, dtype=np.int64), options=options, info=info)
 
 
 def _scratch(needed: bool) -> Any:

@@ -180,13 +180,13 @@ def rank_mislabeled(model: Any, X_train: Any, y_train: Any, X_clean: Any = None,
         raise ValueError(f"hessian must be one of {HESSIANS}, got {hessian!r}")
     if (X_clean is None) != (y_clean is None):
         raise ValueError("X_clean and y_clean go together: give both or neither")
+    if X_clean is not None and (np.shape(X_clean)[0] if hasattr(X_clean, "shape") else len(X_clean)) == 0:
+        raise ValueError("X_clean holds no rows")
     if X_clean is None:
         scores = self_influence(model, X_train, y_train, hessian=hessian, damping=damping, iterations=iterations)
     else:
         F_train = fisher_embedding(model, X_train, y_train)
         F_clean = fisher_embedding(model, X_clean, y_clean)
-        if F_clean.shape[0] == 0:
-            raise ValueError("X_clean holds no rows")
         solve = _solver(model, X_train, y_train, F_train, hessian, damping, iterations)
         h = solve(F_clean.mean(axis=0)[:, None])[:, 0]
         scores = -(F_train @ h)

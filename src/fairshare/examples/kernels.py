@@ -30,6 +30,10 @@ class LinearKernel:
         """The kernel between rows of already transformed embeddings."""
         return A @ B.T
 
+    def diagonal(self, A: np.ndarray) -> np.ndarray:
+        """``k(a, a)`` for every row of already transformed embeddings (no Gram matrix)."""
+        return np.einsum("ij,ij->i", A, A)
+
     def __call__(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
         return self.gram(self.transform(A), self.transform(B))
 
@@ -123,6 +127,10 @@ class RBFKernel:
     def gram(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
         d2 = np.einsum("ij,ij->i", A, A)[:, None] + np.einsum("ij,ij->i", B, B)[None, :] - 2.0 * (A @ B.T)
         return np.exp(-np.maximum(d2, 0.0) / self.bandwidth)
+
+    def diagonal(self, A: np.ndarray) -> np.ndarray:
+        """``k(a, a) = 1`` for every row."""
+        return np.ones(np.shape(A)[0])
 
     def __call__(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
         return self.gram(self.transform(A), self.transform(B))

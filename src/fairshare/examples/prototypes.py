@@ -250,7 +250,7 @@ def select_prototypes(train: Any, test: Any, k: int, kernel: Any = "linear", met
     k = check_int(k, "k", minimum=1)
     rng = check_rng(seed)
     kern = as_kernel(kernel, train, reg=reg)
-    embedded = hasattr(kern, "transform") and hasattr(kern, "gram")
+    embedded = hasattr(kern, "transform") and hasattr(kern, "gram") and hasattr(kern, "diagonal")
     if embedded:
         for label, arr in (("train", train), ("test", test)):
             a = np.asarray(arr, dtype=float)
@@ -273,7 +273,7 @@ def select_prototypes(train: Any, test: Any, k: int, kernel: Any = "linear", met
                           stacklevel=2)
         h = H.mean(axis=0)
         z, mu = G @ h, float(h @ h)
-        diag = np.einsum("ij,ij->i", G, G)
+        diag = kern.diagonal(G)
         cross = lambda a, b: G[a] @ G[b].T                                 # noqa: E731
         column = None
     else:
@@ -286,9 +286,12 @@ def select_prototypes(train: Any, test: Any, k: int, kernel: Any = "linear", met
         z = np.concatenate([kfun(take(np.arange(s, min(s + 512, n_train))), other).mean(axis=1)
                             for s in range(0, n_train, 512)]) if n_train else np.zeros(0)
         mu = float(np.mean(kfun(other, other)))
-        diag = np.concatenate([np.diag(kfun(take(np.arange(s, min(s + 256, n_train))),
-                                             take(np.arange(s, min(s + 256, n_train)))))
-                               for s in range(0, n_train, 256)])
+        if embedded:
+            diag = kern.diagonal(G)
+        else:                                                              # a function kernel: blocks of rows
+            diag = np.concatenate([np.diag(kfun(take(np.arange(s, min(s + 256, n_train))),
+                                                 take(np.arange(s, min(s + 256, n_train)))))
+                                   for s in range(0, n_train, 256)]) if n_train else np.zeros(0)
         cross = lambda a, b: kfun(take(a), take(b))                      # noqa: E731
         column = lambda i: kfun(items, take(np.array([i])))[:, 0]        # noqa: E731
         G = None

@@ -19,7 +19,7 @@ import numpy as np
 from ..semivalues import Semivalue, resolve_index
 from .inputs import tree_rows
 from .kernels import path_dependent_rows
-from .prepared import Prepared
+from .prepared import Prepared, remembered
 from .read_catboost import read_catboost
 
 __all__ = ["catboost_class_explanation"]
@@ -35,6 +35,11 @@ def _frame_for(model: Any, X: Any) -> Any:
     if hasattr(X, "to_frame") and hasattr(X, "index"):
         return X.to_frame().T
     return X if np.ndim(X) == 2 else np.asarray(X, dtype=object)[None, :]
+
+
+def _read_classes(model: Any) -> tuple[Prepared, list[list[int]]]:
+    ens, members = read_catboost(model, classes=True)
+    return Prepared(ens), members
 
 
 def catboost_class_explanation(model: Any, X: Any, index: str | Semivalue = "shapley") -> dict:
@@ -56,8 +61,8 @@ def catboost_class_explanation(model: Any, X: Any, index: str | Semivalue = "sha
     """
     from catboost import Pool
 
-    ens, members = read_catboost(model, classes=True)
-    prep = Prepared(ens)
+    prep, members = remembered(model, "catboost classes", _read_classes)
+    ens = prep.ensemble
     n, players = ens.n_features, ens.n_features + len(members)
     sv = resolve_index(index, players)
     lay = prep.layout

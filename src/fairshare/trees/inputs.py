@@ -54,23 +54,19 @@ def _code_column(values: Any, categories: np.ndarray | None, name: str, column: 
 
 def _hash_codes(values: Any, hashes: np.ndarray, name: str, column: str) -> np.ndarray:
     """catboost category codes of one column: the position of each value's hash among the hashes the model
-    splits on, ``len(hashes)`` (in no split's set) for any other value."""
-    raw = list(values.tolist() if hasattr(values, "tolist") else values)
+    splits on, ``len(hashes)`` (in no split's set) for any other value. Each distinct value is hashed once."""
+    import pandas as pd
+
+    inverse, distinct = pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=True)
+    if np.any(inverse < 0):
+        raise ValueError(f"{name} column {column!r} has a missing value; catboost takes no missing categories "
+                         "(it refuses them too): fill them with a string, e.g. 'none'")
     position = {int(h): i for i, h in enumerate(hashes.tolist())}
-    code: dict[Any, float] = {}
-    out = np.empty(len(raw))
-    for r, v in enumerate(raw):
-        key = (type(v), v)
-        if key not in code:
-            if _is_missing(v):
-                raise ValueError(f"{name} column {column!r} has a missing value; catboost takes no missing categories "
-                                 "(it refuses them too): fill them with a string, e.g. 'none'")
-            try:
-                code[key] = float(position.get(category_hash(v), len(hashes)))
-            except ValueError as exc:
-                raise ValueError(f"{name} column {column!r}: {exc}") from None
-        out[r] = code[key]
-    return out
+    try:
+        codes = np.array([position.get(category_hash(v), len(hashes)) for v in distinct], dtype=float)
+    except ValueError as exc:
+        raise ValueError(f"{name} column {column!r}: {exc}") from None
+    return codes[inverse] if inverse.size else np.zeros(0)
 
 
 def _is_missing(v: Any) -> bool:

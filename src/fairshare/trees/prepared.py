@@ -21,7 +21,7 @@ from .ensemble import TreeEnsemble, UnreadableSplits
 from .paths import LeafPaths, leaf_paths
 from .readers import read_ensemble
 
-__all__ = ["Prepared", "prepared", "forget", "unreadable", "Layout"]
+__all__ = ["Prepared", "prepared", "remembered", "forget", "unreadable", "Layout"]
 
 _REMEMBERED_ROW_SETS = 4
 
@@ -140,17 +140,52 @@ def _same(a: tuple, b: tuple) -> bool:
     return True
 
 
-# id(model) -> (weak reference to the model, fit state, Prepared): keyed by identity, since some models
+# (id(model), kind) -> (weak reference to the model, fit state, what was built): keyed by identity, since some models
 # (catboost's) define __eq__ without __hash__; an entry leaves with its model
-_CACHE: dict[int, tuple] = {}
+_CACHE: dict[tuple, tuple] = {}
 _LOCK = threading.Lock()
 
 
-def _drop(key: int, ref: weakref.ref) -> None:
+def _drop(key: tuple, ref: weakref.ref) -> None:
     with _LOCK:
         entry = _CACHE.get(key)
         if entry is not None and entry[0] is ref:
             del _CACHE[key]
+
+
+def remembered(model: Any, kind: str, build: Any) -> Any:
+    """``build(model)``, kept per (model, ``kind``) while ``model`` lives and is unchanged (refitting it is noticed).
+    A reading that fails with :class:`UnreadableSplits` is kept too, so asking again costs nothing.
+
+    Examples
+    --------
+    >>> from sklearn.tree import DecisionTreeRegressor
+    >>> model = DecisionTreeRegressor(max_depth=1).fit(np.arange(8.0)[:, None], np.arange(8.0))
+    >>> remembered(model, "depth", lambda m: m.get_depth()), remembered(model, "depth", lambda m: -1)
+    (1, 1)
+    """
+    state = _fit_state(model)
+    key = (id(model), kind)
+    with _LOCK:
+        entry = _CACHE.get(key)
+        hit = entry is not None and entry[0]() is model and _same(entry[1], state)
+    if hit:
+        result = entry[2]
+    else:
+        try:
+            result = build(model)
+        except UnreadableSplits as exc:
+            result = exc
+        try:
+            ref = weakref.ref(model, lambda r, key=key: _drop(key, r))
+        except TypeError:                        # not weakly referenceable: built every time
+            ref = None
+        if ref is not None:
+            with _LOCK:
+                _CACHE[key] = (ref, state, result)
+    if isinstance(result, UnreadableSplits):
+        raise UnreadableSplits(str(result))
+    return result
 
 
 def prepared(model: Any) -> Prepared:
@@ -171,20 +206,7 @@ def prepared(model: Any) -> Prepared:
         return model
     if isinstance(model, TreeEnsemble):
         return Prepared(model)
-    state = _fit_state(model)
-    key = id(model)
-    with _LOCK:
-        entry = _CACHE.get(key)
-        if entry is not None and entry[0]() is model and _same(entry[1], state):
-            return entry[2]
-    result = Prepared(read_ensemble(model))
-    try:
-        ref = weakref.ref(model, lambda r, key=key: _drop(key, r))
-    except TypeError:                            # not weakly referenceable: read every time
-        return result
-    with _LOCK:
-        _CACHE[key] = (ref, state, result)
-    return result
+    return remembered(model, "ensemble", lambda m: Prepared(read_ensemble(m)))
 
 
 def unreadable(model: Any) -> str | None:
@@ -216,4 +238,5 @@ def forget(model: Any = None) -> None:
         if model is None:
             _CACHE.clear()
         else:
-            _CACHE.pop(id(model), None)
+            for key in [k for k in _CACHE if k[0] == id(model)]:
+                del _CACHE[key]
