@@ -146,12 +146,13 @@ def test_estimate_converges_with_covering_error_bars_and_same_seed_same_values()
     exact = fs.exact(g, "owen", partition=partition)
     assert exact.n_evaluations == 720                     # of 2^18 = 262,144
     exact = exact.values
-    inside = []
-    for seed in range(20):
-        est = fs.estimate(g, "owen", partition=partition, budget=300, seed=seed)
-        assert est.method == "owen-permutation" and est.n_evaluations <= 300
-        inside.append(np.abs(est.values - exact) <= 2 * est.stderr)
-    assert np.mean(inside) >= 0.85
+    for method in ("auto", "owen-permutation"):
+        inside = []
+        for seed in range(20):
+            est = fs.estimate(g, "owen", partition=partition, budget=300, seed=seed, method=method)
+            assert est.method == ("owen-adaptive" if method == "auto" else method) and est.n_evaluations <= 300
+            inside.append(np.abs(est.values - exact) <= 2 * est.stderr)
+        assert np.mean(inside) >= 0.85
     a = fs.estimate(g, "owen", partition=partition, budget=400, seed=3, antithetic=True)
     b = fs.estimate(g, "owen", partition=partition, budget=400, seed=3, antithetic=True)
     np.testing.assert_array_equal(a.values, b.values)
@@ -168,7 +169,7 @@ def test_auto_takes_exact_when_the_budget_covers_the_block_coalitions():
     est = fs.estimate(g, "owen", partition=partition, budget=cost, seed=0)
     assert est.method == "exact" and np.all(est.stderr == 0)
     np.testing.assert_allclose(est.values, brute_owen(g, partition, 10), atol=1e-12)
-    assert fs.estimate(g, "owen", partition=partition, budget=cost - 1, seed=0).method == "owen-permutation"
+    assert fs.estimate(g, "owen", partition=partition, budget=cost - 1, seed=0).method == "owen-adaptive"
 
 
 def test_null_players_are_set_aside_without_changing_the_others():

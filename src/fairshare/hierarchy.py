@@ -24,7 +24,7 @@ from scipy.special import gammaln
 from .semivalues import resolve_index
 
 __all__ = ["Hierarchy", "OwenIndex", "owen_coalitions", "resolve_value_index", "check_value_index", "check_partition",
-           "MAX_OWEN_BITS"]
+           "balanced", "MAX_OWEN_BITS"]
 
 #: the most sibling blocks along one player's path for exact Owen values (2^20 coalitions for that player)
 MAX_OWEN_BITS = 20
@@ -244,6 +244,21 @@ class Hierarchy:
         masks_arr = np.array(masks, dtype=bool).reshape(-1, self.n_players)
         return masks_arr, np.asarray(level, dtype=np.int64), np.asarray(size, dtype=np.int64)
 
+    def sibling_counts(self) -> np.ndarray:
+        """``(n,)``: how many sibling blocks may precede each player (along its path, the other children of each
+        ancestor), without building them.
+
+        Examples
+        --------
+        >>> Hierarchy([[0, 1], [2, 3, 4]], 5).sibling_counts().tolist()
+        [2, 2, 3, 3, 3]
+        """
+        fanout = np.array([len(c) for c in self.children], dtype=np.int64)
+        acc = np.zeros(self.parent.size, dtype=np.int64)
+        for node in range(1, self.parent.size):                 # children are numbered after their parents
+            acc[node] = acc[self.parent[node]] + fanout[self.parent[node]] - 1
+        return acc[self.leaf_of]
+
     def exact_size(self) -> int:
         """How many coalitions (and their values with the player added) exact Owen values read, before the
         coalitions shared between players are counted once: ``sum_i 2^(sibling blocks of i + 1)``.
@@ -253,13 +268,10 @@ class Hierarchy:
         >>> Hierarchy([[0, 1], [2, 3, 4]], 5).exact_size()      # 2 players with 2 blocks, 3 with 3
         64
         """
-        total = 0
-        for p in range(self.n_players):
-            b = self.sibling_blocks(p)[0].shape[0]
-            if b > MAX_OWEN_BITS:
-                return 1 << 62
-            total += 1 << (b + 1)
-        return total
+        b = self.sibling_counts()
+        if b.max() > MAX_OWEN_BITS:
+            return 1 << 62
+        return int((np.int64(2) << b).sum())
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Hierarchy) and self.n_players == other.n_players and \
@@ -270,6 +282,28 @@ class Hierarchy:
 
     def __repr__(self) -> str:
         return f"Hierarchy({self.nested()!r}, {self.n_players})"
+
+
+def balanced(block: Any, branching: int = 8) -> Any:
+    """``block`` (nested lists) with every list of more than ``branching`` parts cut into ``branching`` runs of
+    consecutive parts, as even as the count allows, recursively: a tree ``O(log n)`` deep whose blocks have at
+    most ``branching`` parts (what ``owen-adaptive`` walks block by block).
+
+    Examples
+    --------
+    >>> balanced(list(range(6)), branching=2)
+    [[[0, 1], 2], [[3, 4], 5]]
+    >>> balanced(list(range(6)), branching=4)
+    [[0, 1], 2, 3, [4, 5]]
+    """
+    if not isinstance(block, list):
+        return block
+    parts = [balanced(b, branching) for b in block]
+    if len(parts) <= branching:
+        return parts
+    cuts = np.linspace(0, len(parts), branching + 1).round().astype(int)
+    runs = [parts[a:b] if b - a > 1 else parts[a] for a, b in zip(cuts[:-1], cuts[1:])]
+    return [balanced(r, branching) if isinstance(r, list) and len(r) > branching else r for r in runs]
 
 
 def _canonical(nested: Any) -> Any:

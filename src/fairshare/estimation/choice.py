@@ -36,6 +36,7 @@ from ..hierarchy import OwenIndex
 from ..semivalues import Semivalue
 from .enumeration import MAX_ENUMERATION_PLAYERS
 from .evaluation import BudgetError
+from .owen import owen_cost_lower_bound
 from .registry import get_method, registered
 from .spec import MethodSpec, knows_closed_form
 from .stopping import StoppingRule
@@ -202,7 +203,8 @@ def choose(game: Game, sv: Semivalue, method: str = "auto", budget: int | None =
     if _covers_all(n, cap) and exact_takes and not isinstance(sv, OwenIndex):
         return _exact(game, sv, cap, f"the budget covers all 2^{n} = {1 << n} coalitions: exact values", options,
                       auto=True)
-    if isinstance(sv, OwenIndex) and cap is not None and exact_takes and cap >= exact_spec.budget_needed(game, sv):
+    if isinstance(sv, OwenIndex) and cap is not None and exact_takes and cap >= owen_cost_lower_bound(sv.hierarchy) \
+            and cap >= exact_spec.budget_needed(game, sv):
         return _exact(game, sv, cap, f"the budget covers the {exact_spec.budget_needed(game, sv)} coalitions of "
                                      "whole blocks that exact Owen values read", options, auto=True)
     ranked = sorted(((spec.priority(sv, game.kind), i, spec) for i, spec in enumerate(registered())

@@ -50,6 +50,27 @@ class Moments:
         mean = samples.mean(axis=0)
         self.add(np.full(samples.shape[1], float(t)), mean, ((samples - mean) ** 2).sum(axis=0))
 
+    def add_grouped(self, who: np.ndarray, samples: np.ndarray) -> None:
+        """``samples`` (t, k), sample ``j`` of player (or node) ``who[j]``.
+
+        Examples
+        --------
+        >>> m = Moments((3, 1)); m.add_grouped(np.array([2, 0, 2]), np.array([[1.0], [5.0], [3.0]]))
+        >>> m.mean.ravel().tolist(), m.count.tolist()
+        ([5.0, 0.0, 2.0], [1.0, 0.0, 2.0])
+        """
+        if who.size == 0:
+            return
+        order = np.argsort(who, kind="stable")
+        who, samples = who[order], samples[order]
+        players, first, cnt = np.unique(who, return_index=True, return_counts=True)
+        mean = np.add.reduceat(samples, first, axis=0) / cnt[:, None]
+        m2 = np.add.reduceat((samples - np.repeat(mean, cnt, axis=0)) ** 2, first, axis=0)
+        n, k = self.mean.shape
+        c_all, mean_all, m2_all = np.zeros(n), np.zeros((n, k)), np.zeros((n, k))
+        c_all[players], mean_all[players], m2_all[players] = cnt, mean, m2
+        self.add(c_all, mean_all, m2_all)
+
     def stderr(self) -> np.ndarray:
         """Standard error of each mean, with the small-sample factor; infinite below two samples."""
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -169,12 +190,7 @@ class MarginalSolver:
             self.moments.m2 = np.zeros((n, k))
             self.exact = True
             return
-        players, first, cnt = np.unique(batch.who, return_index=True, return_counts=True)
-        mean = np.add.reduceat(diff, first, axis=0) / cnt[:, None]
-        m2 = np.add.reduceat((diff - np.repeat(mean, cnt, axis=0)) ** 2, first, axis=0)
-        c_all, mean_all, m2_all = np.zeros(n), np.zeros((n, k)), np.zeros((n, k))
-        c_all[players], mean_all[players], m2_all[players] = cnt, mean, m2
-        self.moments.add(c_all, mean_all, m2_all)
+        self.moments.add_grouped(batch.who, diff)
 
     def result(self) -> tuple[np.ndarray, np.ndarray, dict]:
         if self.exact:

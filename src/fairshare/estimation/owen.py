@@ -17,10 +17,23 @@ from .montecarlo import PermutationSolver
 from .samplers import PermutationSampler
 from .spec import Estimate, MethodSpec, Setup
 
-__all__ = ["exact_owen", "owen_exact_cost", "OwenPermutations", "SPECS"]
+__all__ = ["exact_owen", "owen_exact_cost", "owen_cost_lower_bound", "OwenPermutations", "SPECS"]
 
 _ROWS = 1 << 16          # coalitions per game call of exact Owen values
 _COUNT_ROWS = 1 << 22    # above this many coalitions (with repeats) the distinct ones are not counted
+
+
+def owen_cost_lower_bound(hierarchy: Hierarchy) -> int:
+    """A lower bound of :func:`owen_exact_cost` that needs no counting: the distinct coalitions the player with the
+    most sibling blocks reads alone (``2^(blocks + 1)``).
+
+    Examples
+    --------
+    >>> owen_cost_lower_bound(Hierarchy([[0, 1], [2, 3]], 4))
+    8
+    """
+    b = int(hierarchy.sibling_counts().max())
+    return 1 << 62 if b > 60 else 2 << b
 
 
 def _rows(hierarchy: Hierarchy):

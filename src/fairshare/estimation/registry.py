@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import (exact_method, interaction_permutation, interaction_regression, leave_one_out, montecarlo, owen,
-               regression, sgd)
+               owen_adaptive, regression, sgd)
 from .spec import INDEX_FAMILIES, MethodSpec
 
 __all__ = ["MethodInfo", "get_method", "methods", "method_names", "methods_markdown", "registered"]
@@ -33,7 +33,7 @@ def _build(specs: list[MethodSpec]) -> dict[str, MethodSpec]:
 
 _REGISTRY = _build(exact_method.SPECS + montecarlo.SPECS[:2] + regression.SPECS + montecarlo.SPECS[2:] + sgd.SPECS
                    + leave_one_out.SPECS + interaction_regression.SPECS
-                   + interaction_permutation.SPECS + owen.SPECS)
+                   + interaction_permutation.SPECS + owen.SPECS + owen_adaptive.SPECS)
 
 
 def method_names() -> list[str]:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..game import Game
+from ..hierarchy import balanced
 
 __all__ = ["tokenize", "text_hierarchy", "TextGame", "WORDS"]
 
@@ -72,16 +73,23 @@ def tokenize(text: str, tokenizer: str | Callable[[str], Sequence[str]] | None =
     return [text[a:b] for a, b in zip(starts, ends)]
 
 
-def text_hierarchy(pieces: Sequence[str]) -> list:
+def text_hierarchy(pieces: Sequence[str], branching: int = 8) -> list:
     """Sentences -> phrases -> tokens (positions) for Owen values of a long text: a sentence ends after a token
     ending in ``.``, ``!``, ``?`` or a line break; a phrase after a comma, semicolon, colon, closing bracket or dash.
-    Levels with one block are dropped.
+    Levels with one block are dropped. A block of more than ``branching`` parts (sentences of a long text,
+    phrases of a long sentence, words of a long phrase) is cut into ``branching`` runs of consecutive parts, again
+    until none has more, so the tree is ``O(log length)`` deep and ``owen-adaptive`` reaches any word through
+    ``O(log length)`` blocks of at most ``branching`` parts.
 
     Examples
     --------
     >>> text_hierarchy(tokenize("Hi there, you. Bye!"))
     [[[0, 1, 2], [3, 4]], [5, 6]]
+    >>> text_hierarchy(tokenize("a b c d e"), branching=2)
+    [[0, 1], [[2, 3], 4]]
     """
+    if not isinstance(branching, (int, np.integer)) or isinstance(branching, bool) or branching < 2:
+        raise ValueError(f"branching must be an integer of at least 2, got {branching!r}")
     sentences: list[list[list[int]]] = [[[]]]
     for i, piece in enumerate(pieces):
         core, gap = piece.rstrip(), piece[len(piece.rstrip()):]
@@ -93,7 +101,7 @@ def text_hierarchy(pieces: Sequence[str]) -> list:
             sentences[-1].append([])
 
     blocks = [phrases[0] if len(phrases) == 1 else phrases for phrases in sentences]
-    return blocks[0] if len(blocks) == 1 else blocks
+    return balanced(blocks[0] if len(blocks) == 1 else blocks, int(branching))
 
 
 class TextGame(Game):
