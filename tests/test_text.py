@@ -293,3 +293,29 @@ def test_texts_on_a_dask_cluster_give_the_local_values(spam_model):
         assert a.tokens == b.tokens if a.player_names else not b.player_names
         np.testing.assert_array_equal(a.values, b.values)
         np.testing.assert_array_equal(a.stderr, b.stderr)
+
+
+def test_a_long_text_reaches_its_keywords_in_a_few_hundred_model_calls():
+    rng = np.random.default_rng(0)
+    filler = ["we", "will", "see", "the", "report", "on", "monday", "please", "find", "attached", "thanks"]
+    words = list(rng.choice(filler, size=3000))
+    keywords = {"viagra": 0.6, "lottery": 0.5, "winner": 0.4}
+    for w, at in zip(keywords, rng.choice(3000, 3, replace=False)):
+        words[at] = w
+    text = "".join(w + (". " if rng.random() < 0.07 else ", " if rng.random() < 0.1 else " ") for w in words)
+    calls = []
+
+    def detector(texts):                               # a noisy OR of the keywords present
+        calls.append(len(texts))
+        found = [set(t.split()) | set(t.replace(",", " ").replace(".", " ").split()) for t in texts]
+        return [1.0 - np.prod([1.0 - q for k, q in keywords.items() if k in f]) for f in found]
+
+    e = fs.explain(detector, text, index="owen", budget=400, seed=0, progress=False)
+    assert e.method == "owen-adaptive" and sum(calls) <= 400 + 2 and e.values.shape[1] > 3000
+    top = np.argsort(-e.values[0])[:3]
+    assert {e.tokens[i] for i in top} == set(keywords)
+    np.testing.assert_allclose(e.values[0].sum(), (e.grand_value - e.empty_value)[0], atol=1e-9)
+    assert 0 < e.info["resolved_players"] < 3000 and e.info["unresolved_blocks"]
+    unresolved = [p for block in e.info["unresolved_blocks"] for p in block]
+    assert np.all(np.isinf(e.stderr[0, unresolved])) and np.all(np.isfinite(e.stderr[0, top]))
+    assert "equal share" in e._repr_html_()

@@ -541,7 +541,8 @@ def _shade(v: float, scale: float) -> tuple[float, float, float, float]:
 
 def text_html(expl: Any, output: Any = None) -> str:
     """The text as HTML, each token shaded by its value (red raises the output, blue lowers it); a token whose
-    value is within two standard errors of zero is underlined dotted; hovering shows value +- 2 stderr.
+    value is within two standard errors of zero is underlined dotted (so is one in a block the budget did not open,
+    whose standard error is infinite); hovering shows value +- 2 stderr.
 
     Examples
     --------
@@ -560,7 +561,8 @@ def text_html(expl: Any, output: Any = None) -> str:
         gap = piece[len(core):]
         r, g, b, a = _shade(value, scale)
         unsure = "border-bottom:1px dotted #555;" if abs(value) <= 2 * err else ""
-        tip = f"{value:+.4g}" + (f" ± {2 * err:.2g}" if err > 0 else "")
+        tip = f"{value:+.4g}" + (" (an equal share of a block the budget did not open)" if np.isinf(err) else
+                                 f" ± {2 * err:.2g}" if err > 0 else "")
         spans.append(f'<span title="{tip}" style="background:rgba({int(255 * r)},{int(255 * g)},{int(255 * b)},'
                      f'{a:.2f});{unsure}">{html.escape(core)}</span>{html.escape(gap)}')
     base = np.asarray(expl.empty_value, dtype=float).reshape(-1)
