@@ -8,7 +8,7 @@ of each child (and of ``u``, their sum). A child's Owen value does not depend on
 branches are resolved, so samples from walks of different nodes are samples of the same values.
 
 The sampler opens the root, then repeatedly the block with the largest estimated value (``walks`` walks
-each), so a budget reaches the players a prediction rests on through ``O(depth)`` = ``O(log n)`` openings of
+each, 2 by default), so a budget reaches the players a prediction rests on through ``O(depth)`` = ``O(log n)`` openings of
 ``O(branching)`` evaluations each, instead of ``n - 1`` evaluations per order. Once every block is open (or
 from the start, when the budget pays for ``walks`` whole orders) it walks whole orders, every block at once,
 which is the optimized permutation walk over block-preserving orders; what is left of the budget goes to a
@@ -172,7 +172,7 @@ class OwenWalks(Sampler):
     [1, 2, 1, 2, 1, 2, 1, 2]
     """
 
-    def __init__(self, rng: np.random.Generator, hierarchy: Hierarchy, budget: int, walks: int = 4,
+    def __init__(self, rng: np.random.Generator, hierarchy: Hierarchy, budget: int, walks: int = 2,
                  tree: BlockTree | None = None) -> None:
         super().__init__(rng, hierarchy.n_players)
         self.tree = tree if tree is not None else BlockTree(hierarchy)
@@ -354,6 +354,7 @@ SPECS = [MethodSpec(
                 "the blocks with the largest values opened first, so a budget reaches the players that matter in "
                 "O(log n) openings; whole block-preserving orders once every block is open",
     sampler=_sampler, solver=OwenWalkSolver, plan=_plan,
-    options=(Option("walks", 4, "walks of a block before its children's values rank the blocks to open next",
+    options=(Option("walks", 2, "walks of a block before its children's values rank the blocks to open next (2: "
+                    "measured best at finding the words a prediction rests on, 3-4 give tighter error bars sooner)",
                     kind="int", minimum=2),),
     min_budget=_min_budget, default_for={"owen": 20})]
