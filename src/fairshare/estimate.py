@@ -99,7 +99,7 @@ def estimate(game: Game, index: str | Semivalue = "shapley", method: str = "auto
     True
     >>> owen = fs.estimate(g, "owen", partition=[[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]], budget=100, seed=0)
     >>> owen.method, owen.values.shape
-    ('owen-permutation', (12,))
+    ('owen-adaptive', (12,))
     """
     if not isinstance(game, Game):
         raise TypeError(f"game must be a fairshare.Game, got {type(game).__name__}")
