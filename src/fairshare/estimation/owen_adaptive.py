@@ -8,9 +8,9 @@ of each child (and of ``u``, their sum). A child's Owen value does not depend on
 branches are resolved, so samples from walks of different nodes are samples of the same values.
 
 The sampler opens the root, then repeatedly the block with the largest estimated value (``walks`` walks
-each, 2 by default), so a budget reaches the players a prediction rests on through ``O(depth)`` = ``O(log n)`` openings of
-``O(branching)`` evaluations each, instead of ``n - 1`` evaluations per order. Once every block is open (or
-from the start, when the budget pays for ``walks`` whole orders) it walks whole orders, every block at once,
+each, 4 by default), so a budget reaches the players a prediction rests on through ``O(depth)`` =
+``O(log n)`` openings of ``O(branching)`` evaluations each, instead of ``n - 1`` evaluations per order. Once every block is open (or
+from the start, when the budget pays for two whole orders) it walks whole orders, every block at once,
 which is the optimized permutation walk over block-preserving orders; what is left of the budget goes to a
 partial order over the blocks with the largest values.
 
@@ -36,6 +36,7 @@ from .spec import MethodSpec, Setup
 __all__ = ["BlockTree", "OwenWalks", "OwenWalkBatch", "OwenWalkSolver", "SPECS"]
 
 _BLOCK_BOOLS = 1 << 26           # most booleans of coalition rows materialized per batch (64 MB)
+WHOLE_ORDERS = 2                 # a budget for this many whole orders walks them from the start (every word resolved)
 
 
 class BlockTree:
@@ -144,7 +145,8 @@ class NodeSamples(Moments):
         self.add_grouped(batch.child, values[batch.after] - values[batch.before])
 
 
-def walk_batch(tree: BlockTree, starts: np.ndarray, sample: np.ndarray, child: np.ndarray, n_draws: int) -> OwenWalkBatch:
+def walk_batch(tree: BlockTree, starts: np.ndarray, sample: np.ndarray, child: np.ndarray,
+               n_draws: int) -> OwenWalkBatch:
     """The batch that samples node ``child[j]`` in the order of row ``sample[j]`` of ``starts``: the coalitions
     before and after its block (each distinct one once)."""
     n = tree.n_players
@@ -160,26 +162,26 @@ def walk_batch(tree: BlockTree, starts: np.ndarray, sample: np.ndarray, child: n
 
 class OwenWalks(Sampler):
     """Walks of the blocks of a hierarchy: the root first, then the block with the largest estimated value whose
-    parent is open (``walks`` walks each), then whole orders; with a budget for ``walks`` whole orders, whole
-    orders from the start.
+    parent is open (``walks`` walks each), then whole orders; with a budget for two whole orders, whole orders
+    from the start.
 
     Examples
     --------
     >>> h = Hierarchy([[0, 1], [2, 3, 4]], 5)
-    >>> s = OwenWalks(np.random.default_rng(0), h, budget=12, walks=4)
-    >>> b = s.propose(12, History(empty_value=np.zeros(1), grand_value=np.ones(1)))
+    >>> s = OwenWalks(np.random.default_rng(0), h, budget=9, walks=4)
+    >>> b = s.propose(9, History(empty_value=np.zeros(1), grand_value=np.ones(1)))
     >>> b.child.tolist()                                  # the root's two blocks, in 4 walks
     [1, 2, 1, 2, 1, 2, 1, 2]
     """
 
-    def __init__(self, rng: np.random.Generator, hierarchy: Hierarchy, budget: int, walks: int = 2,
+    def __init__(self, rng: np.random.Generator, hierarchy: Hierarchy, budget: int, walks: int = 4,
                  tree: BlockTree | None = None) -> None:
         super().__init__(rng, hierarchy.n_players)
         self.tree = tree if tree is not None else BlockTree(hierarchy)
         self.walks = int(walks)
         self.unit_cost = max(int(self.tree.n_children[0]) - 1, 1)     # the cheapest walk: the root's
         n = self.d
-        self.whole = budget >= self.walks * max(n - 1, 1) + 2          # budget for `walks` whole orders
+        self.whole = budget >= WHOLE_ORDERS * max(n - 1, 1) + 2        # budget for 2 whole orders: no discovery
         self.samples: NodeSamples | None = None
         self.seen = 0
         self.opened = 0
@@ -354,7 +356,6 @@ SPECS = [MethodSpec(
                 "the blocks with the largest values opened first, so a budget reaches the players that matter in "
                 "O(log n) openings; whole block-preserving orders once every block is open",
     sampler=_sampler, solver=OwenWalkSolver, plan=_plan,
-    options=(Option("walks", 2, "walks of a block before its children's values rank the blocks to open next (2: "
-                    "measured best at finding the words a prediction rests on, 3-4 give tighter error bars sooner)",
-                    kind="int", minimum=2),),
+    options=(Option("walks", 4, "walks of a block before its children's values rank the blocks to open next "
+                    "(fewer open more blocks, on noisier rankings)", kind="int", minimum=2),),
     min_budget=_min_budget, default_for={"owen": 20})]
