@@ -151,16 +151,24 @@ def faithfulness(f, text: str, values: np.ndarray) -> dict:
     """Drops of the explained probability after deleting the top words, and the insertion AUC."""
     game = TextGame(f, text, WORDS)
     n = game.n_players
-    order = np.argsort(-values, kind="stable")
-    full = game(np.ones((1, n), dtype=bool))[0]
-    rows = []
-    for frac in FRACTIONS:
-        keep = np.ones(n, dtype=bool)
-        keep[order[: max(1, int(round(frac * n)))]] = False
-        rows.append(keep)
-    v = game(np.array(rows))
-    drops = {f"drop {int(100 * fr)}%": float(full - v[i]) for i, fr in enumerate(FRACTIONS)}
+    drop = deletion_drops(game, values, [max(1, int(round(frac * n))) for frac in FRACTIONS])
+    drops = {f"drop {int(100 * fr)}%": float(drop[i]) for i, fr in enumerate(FRACTIONS)}
     return {**drops, "insertion AUC": fs.metrics.insertion_auc(game, values, max_features=None)}
+
+
+def deletion_drops(game, values: np.ndarray, counts: list[int], extra: np.ndarray | None = None) -> np.ndarray:
+    """The output on the whole text minus its value after deleting the top ``count`` words by value, for each
+    count (one game call; ``extra`` coalitions' values follow, raw)."""
+    n = game.n_players
+    order = np.argsort(-values, kind="stable")
+    rows = [np.ones(n, dtype=bool)]
+    for count in counts:
+        keep = np.ones(n, dtype=bool)
+        keep[order[:count]] = False
+        rows.append(keep)
+    v = game(np.array(rows + ([] if extra is None else list(extra))))
+    drop = v[0] - v[1:1 + len(counts)]
+    return drop if extra is None else np.concatenate([drop, v[1 + len(counts):]])
 
 
 def explained(model, texts: list[str]) -> list:
@@ -311,11 +319,9 @@ def long_texts(model, ham: list[str], spam: list[str], lengths: tuple, budgets: 
                     seconds = time.perf_counter() - start
                     top = np.argsort(-values, kind="stable")[:10]
                     game = TextGame(f, text, WORDS)
-                    keep = np.ones(n, dtype=bool)
-                    keep[top] = False
-                    full, without, no_passage = game(np.array([np.ones(n, dtype=bool), keep, ~planted]))
-                    scores = {"in passage": float(planted[top].mean()), "drop": float(full - without),
-                              "calls": timed.rows, "ms": 1000 * (seconds - timed.seconds), "p": float(full),
+                    drop, no_passage = deletion_drops(game, values, [10], extra=~planted[None, :])
+                    scores = {"in passage": float(planted[top].mean()), "drop": float(drop), "calls": timed.rows,
+                              "ms": 1000 * (seconds - timed.seconds), "p": float(game(np.ones((1, n), bool))[0]),
                               "p0": float(no_passage)}
                     for k, v in scores.items():
                         agg[method].setdefault(k, []).append(v)

@@ -222,6 +222,32 @@ def test_every_door_refuses_a_wrong_value_before_any_model_call(door, name, valu
     assert model.calls == 0 and model.game.calls == 0
 
 
+def _method_door(method: str):
+    """How a method is called: the first index it serves of Shapley, Banzhaf, leave-one-out, Owen and k-SII values,
+    on a 5-player game."""
+    spec = get_method(method)
+    if spec.supports(fs.InteractionIndex("k-sii", 2)):
+        return lambda m, **kw: fs.interactions(m.game, "k-sii", order=2, method=method, budget=200, **kw)
+    if spec.supports(fs.hierarchy.OwenIndex(fs.hierarchy.Hierarchy([[0, 1], [2, 3, 4]], 5))):
+        return lambda m, **kw: fs.estimate(m.game, "owen", partition=[[0, 1], [2, 3, 4]], method=method, budget=200,
+                                           **kw)
+    index = next(i for i in ("shapley", "banzhaf", "loo") if spec.supports(fs.semivalues.resolve_index(i)))
+    return lambda m, **kw: fs.estimate(m.game, index, method=method, budget=200, **kw)
+
+
+METHOD_OPTIONS = [(m, o.name, v) for m in method_names() for o in get_method(m).options for v in _bad_values(o)]
+
+
+@pytest.mark.parametrize("method, name, value", METHOD_OPTIONS, ids=[f"{m}-{n}-{v!r}" for m, n, v in METHOD_OPTIONS])
+def test_every_method_refuses_a_wrong_option_value_before_any_evaluation(method, name, value):
+    model = Counting()
+    model.game = CountingGame(5, 0)
+    with pytest.raises((ValueError, TypeError)) as info:
+        _method_door(method)(model, **{name: value})
+    assert name in str(info.value) or name.replace("_", " ") in str(info.value), str(info.value)
+    assert model.game.calls == 0
+
+
 @pytest.mark.parametrize("door", ["explain", "explain texts", "explain sequences", "estimate", "exact",
                                   "value_data", "tree_values", "interactions", "tree_interactions"])
 def test_every_door_refuses_an_unknown_keyword_before_any_model_call(door):
@@ -381,6 +407,9 @@ def _hierarchy(draw, n):
     return split(players, draw(st.integers(1, 3)))
 
 
+_OWEN_METHODS = [m for m in method_names() if "owen" in get_method(m).indices and m != "exact"]
+
+
 @PROPERTY
 @given(n=st.integers(2, 9), game_seed=st.integers(0, 10**6), seed=st.integers(0, 2**32 - 1), data=st.data(),
        batch=st.integers(1, 64), cap=st.integers(1, 300))
@@ -388,8 +417,10 @@ def test_owen_same_seed_same_values_whatever_the_batch_size_block_order_and_cap(
                                                                                  cap):
     partition = _hierarchy(data.draw, n)
     shuffled = data.draw(st.permutations(partition), label="blocks in another order")
+    method = data.draw(st.sampled_from(_OWEN_METHODS), label="method")
+    budget = data.draw(st.integers(n + 2, 4 * n + 40), label="budget")        # discovery and whole orders alike
     runs = [fs.estimate(CountingGame(n, game_seed, batch_size=b), "owen", partition=partition,
-                        method="owen-permutation", budget=4 * n + 40, seed=seed) for b in (None, batch)]
+                        method=method, budget=budget, seed=seed) for b in (None, batch)]
     np.testing.assert_array_equal(runs[0].values, runs[1].values)
     np.testing.assert_array_equal(runs[0].stderr, runs[1].stderr)
     exact = fs.exact(CountingGame(n, game_seed), "owen", partition=partition).values
@@ -406,14 +437,13 @@ def test_owen_same_seed_same_values_whatever_the_batch_size_block_order_and_cap(
 
 
 @settings(max_examples=8, deadline=None, derandomize=True)
-@given(order=st.permutations(list(X6.columns)), seed=st.integers(0, 1000))
-def test_explain_owen_follows_the_features_by_name(order, seed):
+@given(order=st.permutations(list(X6.columns)), seed=st.integers(0, 1000), method=st.sampled_from(_OWEN_METHODS))
+def test_explain_owen_follows_the_features_by_name(order, seed, method):
     partition = [["mean radius", "mean perimeter", "mean area"], ["mean texture"],
                  ["mean smoothness", "mean compactness"]]
     args = dict(index="owen", partition=partition, budget=20, seed=seed, progress=False)   # below the exact cost
-    ref = fs.explain(LR.predict_proba, X6.iloc[:2], X6.iloc[100:120], method="owen-permutation", **args)
-    got = fs.explain(LR.predict_proba, X6[order].iloc[:2], X6[order].iloc[100:120], method="owen-permutation",
-                     **args)
+    ref = fs.explain(LR.predict_proba, X6.iloc[:2], X6.iloc[100:120], method=method, **args)
+    got = fs.explain(LR.predict_proba, X6[order].iloc[:2], X6[order].iloc[100:120], method=method, **args)
     assert got.player_names == ref.player_names == list(X6.columns)
     np.testing.assert_array_equal(got.values, ref.values)
 

@@ -16,6 +16,7 @@ along ``i``'s path enter, so exact values need far fewer than ``2^n`` evaluation
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -100,16 +101,20 @@ class Hierarchy:
         self.leaf_of = leaf_of
         self.player_of = np.full(len(parent), -1, dtype=np.int64)
         self.player_of[leaf_of] = np.arange(n)
-        # members of every node, as a boolean matrix (nodes, n)
-        members = np.zeros((len(parent), n), dtype=bool)
-        members[leaf_of, np.arange(n)] = True
-        for node in range(len(parent) - 1, 0, -1):          # children are numbered after their parents
-            members[parent[node]] |= members[node]
-        self.members = members
         paths = [self._path(p) for p in range(n)]
         self.depth = max(len(p) for p in paths) - 1
         # ancestors level by level (level 0 below the root), padded with the leaf itself
         self.levels = np.array([p[1:] + [p[-1]] * (self.depth + 1 - len(p)) for p in paths], dtype=np.int64)
+
+    @cached_property
+    def members(self) -> np.ndarray:
+        """Members of every node, a boolean matrix ``(nodes, n)``: built on first use only (exact values, blocks),
+        since a long text's hierarchy would hold nodes x tokens of them."""
+        members = np.zeros((self.parent.size, self.n_players), dtype=bool)
+        members[self.leaf_of, np.arange(self.n_players)] = True
+        for node in range(self.parent.size - 1, 0, -1):     # children are numbered after their parents
+            members[self.parent[node]] |= members[node]
+        return members
 
     @classmethod
     def from_correlation(cls, data: Any, names: Sequence[str] | None = None) -> Hierarchy:

@@ -80,18 +80,18 @@ class BlockTree:
         self.first_child = np.full(m, -1, dtype=np.int64)
         has = self.n_children > 0
         self.first_child[has] = 1 + np.concatenate([[0], np.cumsum(self.n_children)[:-1]])[has]
-        self.size = np.zeros(m, dtype=np.int64)
-        self.size[leaves] = 1
-        for node in range(m - 1, 0, -1):               # children after their parents
-            self.size[self.parent[node]] += self.size[node]
         self.internal = np.flatnonzero(has)
         self.levels = [np.flatnonzero(self.depth == d) for d in range(int(self.depth.max()) + 1)]
-        # players in depth-first order: every node's players are the range lo..hi of it
+        self.size = np.zeros(m, dtype=np.int64)
+        self.size[leaves] = 1
+        for nodes in self.levels[:0:-1]:               # deepest level first: a level's sizes add into its parents
+            np.add.at(self.size, self.parent[nodes], self.size[nodes])
+        # players in depth-first order: every node's players are the range lo .. lo + size of it
         self.lo = np.zeros(m, dtype=np.int64)
-        for node in range(1, m):                       # breadth first: a parent's range is known before its children
-            p = self.parent[node]
-            prev = node - 1
-            self.lo[node] = self.lo[p] if node == self.first_child[p] else self.lo[prev] + self.size[prev]
+        for nodes in self.levels[1:]:                  # siblings are consecutive: each starts after those before it
+            before = np.cumsum(self.size[nodes]) - self.size[nodes]
+            first = self.first_child[self.parent[nodes]] - nodes[0]
+            self.lo[nodes] = self.lo[self.parent[nodes]] + before - before[first]
         self.dfs = np.empty(h.n_players, dtype=np.int64)
         self.dfs[self.lo[leaves]] = self.player[leaves]
         # the position of each non-root node's sibling group in the order of nodes 1..m-1
@@ -206,10 +206,10 @@ class OwenWalks(Sampler):
             return np.zeros(self.tree.n_nodes)
         return np.linalg.norm(self.samples.mean, axis=1)
 
-    def _nodes(self, nodes: np.ndarray, t: int) -> OwenWalkBatch:
-        """``t`` walks of every node in ``nodes`` on each of ``t`` fresh orders."""
+    def _nodes(self, nodes: np.ndarray | None, t: int) -> OwenWalkBatch:
+        """``t`` walks of every node in ``nodes`` (None: every block, whole orders) on each of ``t`` fresh orders."""
         tree = self.tree
-        kids = np.concatenate([tree.children(u) for u in nodes])
+        kids = np.arange(1, tree.n_nodes) if nodes is None else np.concatenate([tree.children(u) for u in nodes])
         starts = tree.starts(self.rng, t)
         sample = np.repeat(np.arange(t), kids.size)
         return walk_batch(tree, starts, sample, np.tile(kids, t), t)
@@ -234,7 +234,7 @@ class OwenWalks(Sampler):
         per = max(n - 1, 1)
         t = min(allowance // per, max(1, _BLOCK_BOOLS // (n * (n + 1))))
         if t >= 1:
-            return self._nodes(tree.internal, t)
+            return self._nodes(None, t)
         return self._partial(allowance)
 
     def _partial(self, allowance: int) -> OwenWalkBatch | None:

@@ -76,11 +76,13 @@ def catboost_class_explanation(model: Any, X: Any, index: str | Semivalue = "sha
     leaves = np.asarray(model.calc_leaf_indexes(pool), dtype=np.int64)          # (rows, trees)
     go_left_t = np.zeros((ens.feature.size, rows.shape[0]), dtype=np.bool_)
     sizes = np.diff(np.append(ens.roots, ens.feature.size))
-    for t, (root, size) in enumerate(zip(ens.roots, sizes)):
-        depth = int(np.log2(size + 1)) - 1
-        for lev in range(depth):                  # heap level lev splits on split depth - 1 - lev: that leaf bit
-            nodes = root + np.arange((1 << lev) - 1, (1 << (lev + 1)) - 1)
-            go_left_t[nodes] = ((leaves[:, t] >> (depth - 1 - lev)) & 1 == 0)[None, :]
+    depths = np.log2(sizes + 1).astype(np.int64) - 1
+    for depth in np.unique(depths):               # the trees of one depth at once
+        trees = np.flatnonzero(depths == depth)
+        for lev in range(int(depth)):             # heap level lev splits on split depth - 1 - lev: that leaf bit
+            nodes = ens.roots[trees][:, None] + np.arange((1 << lev) - 1, (1 << (lev + 1)) - 1)[None, :]
+            bit = (leaves[:, trees] >> (depth - 1 - lev)) & 1 == 0                # (rows, trees)
+            go_left_t[nodes] = bit.T[:, None, :]
     out = np.zeros((players, ens.n_outputs, rows.shape[0]))
     path_dependent_rows(ens.left, ens.right, ens.feature, lay.ratio, lay.parent, lay.slot, lay.repeat, ens.value,
                         ens.roots, prep.tree_out, go_left_t, quad[0], quad[1], prep.max_depth, _WALK_ROWS, out)
