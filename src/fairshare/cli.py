@@ -235,12 +235,10 @@ def _explain_texts(model, args: argparse.Namespace, partition) -> int:
         frames.append(frame)
     pd.concat(frames).to_csv(args.out, index=False)
     if args.html:
-        from .plots import text_html
+        from .html_output import texts_page
 
         with open(args.html, "w", encoding="utf-8") as fh:
-            fh.write("<html><meta charset='utf-8'><body>" + "<hr>".join(
-                f"<h4>text {n}</h4>" + (text_html(e) if e.player_names else "(no tokens)")
-                for n, e in zip(numbers, expls)) + "</body></html>")
+            fh.write(texts_page(expls, [f"text {n}" for n in numbers]))
     if args.plot:
         from .plots import text
 

@@ -108,7 +108,7 @@ class DataValues(Attribution):
         >>> import fairshare as fs
         >>> dv = fs.exact(fs.games.AdditiveGame([1.0, -1.0, 0.5]), "shapley")        # doctest: +SKIP
         """
-        from .plots import new_axes
+        from .plots import new_axes, plain
 
         ax = new_axes(ax, 4.0)
         order = np.argsort(self.values, kind="stable")
@@ -120,15 +120,15 @@ class DataValues(Attribution):
         for mask, colour, label in ((~f[order], "#1f77b4", "other points"), (f[order], "#d62728", flag_label)):
             if mask.any():
                 ax.errorbar(x[mask], self.values[order][mask], yerr=None if err is None else err[mask], fmt="o",
-                            ms=2.5, lw=0.6, color=colour, label=label)
+                            ms=2.5, lw=0.6, color=colour, label=plain(label))
         ax.axhline(0.0, color="#7f7f7f", lw=0.6)
         ax.set_xlabel("training points, by value")
-        ax.set_ylabel(f"{self.index} value (+-2 stderr)")
+        ax.set_ylabel(plain(f"{self.index} value (+-2 stderr)"))
         title = f"data values: {self.method}, {self.n_fits + self.reused_fits} fits"
         if flag is not None and 0 < f.sum() < f.size:
             title += f"; AUC of finding '{flag_label}' from the lowest: {self.detection_auc(f):.3f}"
             ax.legend(loc="lower right", fontsize=8)
-        ax.set_title(title, fontsize=9)
+        ax.set_title(plain(title), fontsize=9)
         return ax
 
 

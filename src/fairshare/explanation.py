@@ -87,7 +87,7 @@ class Explanation:
         """A text's tokens shaded by their values in notebooks (other explanations: the plain repr)."""
         if not self.is_text:
             return None
-        from .plots import text_html
+        from .html_output import text_html
 
         return text_html(self)
 

@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from .html_output import output_slice, shade, text_html, text_values
+
 __all__ = ["bar", "waterfall", "beeswarm", "dependence", "heatmap", "decision", "convergence", "interaction_heatmap",
            "interaction_network", "interaction_dependence", "text", "text_html"]
 
@@ -28,30 +30,28 @@ def _plt():
     return plt
 
 
+def plain(text: Any) -> str:
+    r"""A user string (a name, a token, an index) as matplotlib shows it literally: its ``$`` escaped, so a name
+    such as ``"$x^$"`` is drawn as written instead of being parsed as mathtext (and failing at draw).
+
+    Examples
+    --------
+    >>> print(plain("cost in $ ($US)"))
+    cost in \$ (\$US)
+    """
+    return str(text).replace("$", r"\$")
+
+
+def _names(expl: Any) -> list[str]:
+    """The players' names as the plots draw them (:func:`plain`)."""
+    return [plain(name) for name in expl.player_names]
+
+
 def new_axes(ax: Any, height: float) -> Any:
     plt = _plt()
     if ax is None:
         _, ax = plt.subplots(figsize=(7, height))
     return ax
-
-
-def _output_slice(expl: Any, output: Any) -> tuple[np.ndarray, np.ndarray | None, str, int | None]:
-    """Values of one output (default: the positive class of a binary classifier, else the first)."""
-    values, stderr = expl.values, expl.stderr
-    if values.ndim == 2:
-        return values, stderr, "", None
-    names = expl._outputs()
-    if output is None:
-        output = len(names) - 1 if len(names) == 2 else 0
-    if isinstance(output, (int, np.integer)) and not isinstance(output, bool):
-        j = int(output)
-        if not 0 <= j < len(names):
-            raise ValueError(f"output must be a position in 0..{len(names) - 1} or one of {names}, got {output}")
-    elif str(output) in names:
-        j = names.index(str(output))
-    else:
-        raise ValueError(f"output must be one of {names} (or a position in 0..{len(names) - 1}), got {output!r}")
-    return values[:, :, j], None if stderr is None else stderr[:, :, j], f" (output {names[j]})", j
 
 
 def _numeric_column(column: np.ndarray) -> np.ndarray | None:
@@ -81,14 +81,14 @@ def _check_row(expl: Any, row: Any) -> int:
 def _feature_label(expl: Any, row: int, i: int) -> str:
     """``name = value`` when the explained row's data is known (like shap's waterfall), else the name."""
     data = getattr(expl, "data", None)
-    name = expl.player_names[i]
+    name = plain(expl.player_names[i])
     if data is None or np.ndim(data) != 2 or data.shape[1] != len(expl.player_names):
         return name
     value = data[row, i]
     try:
         text = f"{float(value):.4g}"
     except (TypeError, ValueError):
-        text = str(value)
+        text = plain(value)
     return f"{name} = {text}"
 
 
@@ -103,7 +103,7 @@ def bar(expl: Any, max_display: int = 10, output: Any = None, ax: Any = None) ->
     ...                    empty_value=np.zeros(20), data=None, player_names=list("abcd"), index="shapley")
     >>> ax = bar(e)
     """
-    values, stderr, label, _ = _output_slice(expl, output)
+    values, stderr, label, _ = output_slice(expl, output)
     mean_abs = np.abs(values).mean(axis=0)
     rows = values.shape[0]
     spread = np.abs(values).std(axis=0, ddof=1) / np.sqrt(rows) if rows > 1 else np.zeros_like(mean_abs)
@@ -112,8 +112,8 @@ def bar(expl: Any, max_display: int = 10, output: Any = None, ax: Any = None) ->
     order = np.argsort(-mean_abs)[:max_display][::-1]
     ax = new_axes(ax, 0.4 * len(order) + 1.2)
     ax.barh(np.arange(len(order)), mean_abs[order], xerr=err[order], color=_POS, ecolor=_GREY, capsize=3)
-    ax.set_yticks(np.arange(len(order)), [expl.player_names[i] for i in order])
-    ax.set_xlabel(f"mean |{expl.index} value|{label}")
+    ax.set_yticks(np.arange(len(order)), [_names(expl)[i] for i in order])
+    ax.set_xlabel(plain(f"mean |{expl.index} value|{label}"))
     ax.set_title(f"{len(expl)} rows")
     ax.figure.tight_layout()
     return ax
@@ -131,7 +131,7 @@ def waterfall(expl: Any, row: int = 0, max_display: int = 10, output: Any = None
     >>> ax = waterfall(e)
     """
     row = _check_row(expl, row)
-    values, stderr, label, j = _output_slice(expl, output)
+    values, stderr, label, j = output_slice(expl, output)
     v = values[row]
     se = stderr[row] if stderr is not None else np.zeros_like(v)
     base = np.asarray(expl.empty_value[row], dtype=float).reshape(-1)
@@ -161,8 +161,8 @@ def waterfall(expl: Any, row: int = 0, max_display: int = 10, output: Any = None
     ends = np.concatenate([[base, running], base + np.cumsum(contrib), base + np.cumsum(contrib) + 2 * np.array(errs)])
     pad = 0.05 * (ends.max() - ends.min() or 1.0)
     ax.set_xlim(ends.min() - pad, ends.max() + 6 * pad)                  # room for the numbers on the right
-    ax.set_xlabel(f"base value {base:.3g} -> {running:.3g}{label}")
-    ax.set_title(f"row {expl.row_names[row]}: {expl.index} values")
+    ax.set_xlabel(plain(f"base value {base:.3g} -> {running:.3g}{label}"))
+    ax.set_title(plain(f"row {expl.row_names[row]}: {expl.index} values"))
     ax.figure.tight_layout()
     return ax
 
@@ -182,7 +182,7 @@ def beeswarm(expl: Any, max_display: int = 10, output: Any = None, ax: Any = Non
     >>> e.data = np.column_stack([e.data[:, :2], words])          # a string column: coloured by category
     >>> ax = beeswarm(e)
     """
-    values, _, label, _ = _output_slice(expl, output)
+    values, _, label, _ = output_slice(expl, output)
     order = np.argsort(-np.abs(values).mean(axis=0))[:max_display][::-1]
     ax = new_axes(ax, 0.4 * len(order) + 1.5)
     rng = np.random.default_rng(0)
@@ -203,13 +203,13 @@ def beeswarm(expl: Any, max_display: int = 10, output: Any = None, ax: Any = Non
             # the most frequent categories named at the middle of their points, alternately above and below the row
             shown = np.argsort(-np.bincount(codes))[:3]
             for k, c in enumerate(sorted(shown, key=lambda c: np.median(values[codes == c, i]))):
-                ax.annotate(categories[c], (float(np.median(values[codes == c, i])), pos + (0.3 if k % 2 else -0.3)),
+                ax.annotate(plain(categories[c]), (float(np.median(values[codes == c, i])), pos + (0.3 if k % 2 else -0.3)),
                             ha="center", va="center", fontsize=6.5, color=palette[c], clip_on=True)
         else:
             ax.scatter(values[:, i], pos + jitter, color=_POS, s=10)
     ax.axvline(0, color=_GREY, lw=0.8)
-    ax.set_yticks(np.arange(len(order)), [expl.player_names[i] for i in order])
-    ax.set_xlabel(f"{expl.index} value{label}")
+    ax.set_yticks(np.arange(len(order)), [_names(expl)[i] for i in order])
+    ax.set_xlabel(plain(f"{expl.index} value{label}"))
     if scatter is not None:
         bar_ = ax.figure.colorbar(scatter, ax=ax, pad=0.01)
         bar_.set_label("feature value (low to high)")
@@ -285,7 +285,7 @@ def dependence(expl: Any, feature: Any, color: Any = "auto", output: Any = None,
     >>> ax.get_xlabel(), ax.get_ylabel(), ax.collections[0].get_label()
     ('a', 'shapley value of a', 'coloured by c')
     """
-    values, stderr, label, _ = _output_slice(expl, output)
+    values, stderr, label, _ = output_slice(expl, output)
     i = _feature(expl, feature)
     if expl.data is None or np.ndim(expl.data) != 2 or np.shape(expl.data)[1] != values.shape[1]:
         raise ValueError("a dependence plot needs the explained rows' feature values (expl.data)")
@@ -300,12 +300,12 @@ def dependence(expl: Any, feature: Any, color: Any = "auto", output: Any = None,
     if stderr is not None and np.any(stderr[:, i] > 0):
         ax.errorbar(x, values[:, i], yerr=2 * stderr[:, i], fmt="none", ecolor=_GREY, alpha=0.5, lw=0.8)
     points = ax.scatter(x, values[:, i], c=cj if cj is not None else _POS, cmap="coolwarm" if cj is not None else None,
-                        s=14, label=f"coloured by {expl.player_names[j]}" if cj is not None else "")
+                        s=14, label=f"coloured by {_names(expl)[j]}" if cj is not None else "")
     if cj is not None:
-        ax.figure.colorbar(points, ax=ax, label=expl.player_names[j])
+        ax.figure.colorbar(points, ax=ax, label=_names(expl)[j])
     ax.axhline(0, color=_GREY, lw=0.8)
-    ax.set_xlabel(expl.player_names[i])
-    ax.set_ylabel(f"{expl.index} value of {expl.player_names[i]}{label}")
+    ax.set_xlabel(_names(expl)[i])
+    ax.set_ylabel(plain(f"{expl.index} value of {expl.player_names[i]}{label}"))
     return ax
 
 
@@ -321,11 +321,11 @@ def heatmap(expl: Any, max_display: int = 10, output: Any = None, ax: Any = None
     >>> heatmap(e).images[0].get_array().tolist()         # rows by total (-1 then 3.5), columns a, b
     [[1.0, -2.0], [3.0, 0.5]]
     """
-    values, _, label, j = _output_slice(expl, output)
+    values, _, label, j = output_slice(expl, output)
     top = np.argsort(-np.abs(values).mean(axis=0), kind="stable")[:max_display]
     rest = np.setdiff1d(np.arange(values.shape[1]), top)
     M = values[:, top]
-    names = [expl.player_names[i] for i in top]
+    names = [_names(expl)[i] for i in top]
     if rest.size:
         M = np.column_stack([M, values[:, rest].sum(axis=1)])
         names.append(f"{rest.size} other features")
@@ -336,7 +336,7 @@ def heatmap(expl: Any, max_display: int = 10, output: Any = None, ax: Any = None
                       interpolation="nearest")
     ax.set_xticks(range(len(names)), names, rotation=90)
     ax.set_ylabel("rows (by total attribution)")
-    ax.figure.colorbar(image, ax=ax, label=f"{expl.index} value{label}")
+    ax.figure.colorbar(image, ax=ax, label=plain(f"{expl.index} value{label}"))
     return ax
 
 
@@ -353,7 +353,7 @@ def decision(expl: Any, rows: Any = None, max_display: int = 20, output: Any = N
     >>> [float(line.get_xdata()[-1]) for line in decision(e).lines[:2]]       # each row ends at its output
     [-0.5, 4.0]
     """
-    values, _, label, j = _output_slice(expl, output)
+    values, _, label, j = output_slice(expl, output)
     picked = np.arange(values.shape[0]) if rows is None else np.atleast_1d([_check_row(expl, r) for r in
                                                                             np.atleast_1d(rows)])
     base = np.asarray(expl.empty_value, dtype=float)
@@ -367,10 +367,10 @@ def decision(expl: Any, rows: Any = None, max_display: int = 20, output: Any = N
         steps = np.concatenate([steps, steps[-1] + np.cumsum(values[r, shown])])
         ax.plot(steps, np.arange(steps.size), marker="o", ms=2, lw=1)
     ticks = ["base value"] + ([f"{hidden.size} other features"] if hidden.size else []) + \
-        [expl.player_names[i] for i in shown]
+        [_names(expl)[i] for i in shown]
     ax.set_yticks(range(len(ticks)), ticks)
     ax.axvline(float(np.mean(base[picked])), color=_GREY, lw=0.8)
-    ax.set_xlabel(f"model output{label}")
+    ax.set_xlabel(plain(f"model output{label}"))
     return ax
 
 
@@ -413,12 +413,12 @@ def _pair_matrix(result: Any, output: Any) -> tuple[np.ndarray, list[str], str]:
             names = result._outputs()
             j = names.index(str(output)) if output is not None and str(output) in names else (1 if len(names) == 2 else 0)
             M = M[..., j]
-        return M.mean(axis=0), list(result.player_names), "mean |interaction value| over the rows"
+        return M.mean(axis=0), _names(result), "mean |interaction value| over the rows"
     if hasattr(result, "matrix"):
         M = result.matrix()
         if M.ndim == 3:
             M = M[..., 0 if output is None else int(output)]
-        return M, list(result.player_names), f"{result.index} (order {result.order})"
+        return M, _names(result), plain(f"{result.index} (order {result.order})")
     raise TypeError("expected an Interactions result or an Explanation computed with interactions=2")
 
 
@@ -506,6 +506,7 @@ def interaction_dependence(expl: Any, feature: Any, other: Any, output: Any = No
     names = list(expl.player_names)
     i = names.index(feature) if isinstance(feature, str) else int(feature)
     j = names.index(other) if isinstance(other, str) else int(other)
+    names = _names(expl)
     M = expl.interactions
     if M.ndim == 4:
         outs = expl._outputs()
@@ -524,52 +525,6 @@ def interaction_dependence(expl: Any, feature: Any, other: Any, output: Any = No
 
 
 # ------------------------------------------------------------------------------------------------------ texts
-def _text_values(expl: Any, output: Any) -> tuple[list[str], np.ndarray, np.ndarray, str]:
-    """A text's pieces (tokens with their whitespace), values and standard errors of one output."""
-    if not getattr(expl, "is_text", False):
-        raise ValueError("the text plot takes the Explanation of one text (fs.explain(model, text))")
-    values, stderr, label, _ = _output_slice(expl, output)
-    se = stderr[0] if stderr is not None else np.zeros_like(values[0])
-    return [str(p) for p in expl.data[0]], values[0], se, label
-
-
-def _shade(v: float, scale: float) -> tuple[float, float, float, float]:
-    """Red for positive, blue for negative values, opacity growing with |v|."""
-    rgb = (0.84, 0.15, 0.16) if v >= 0 else (0.12, 0.47, 0.71)
-    return rgb + (0.1 + 0.8 * min(1.0, abs(v) / scale) if scale > 0 else 0.1,)
-
-
-def text_html(expl: Any, output: Any = None) -> str:
-    """The text as HTML, each token shaded by its value (red raises the output, blue lowers it); a token whose
-    value is within two standard errors of zero is underlined dotted (so is one in a block the budget did not open,
-    whose standard error is infinite); hovering shows value +- 2 stderr.
-
-    Examples
-    --------
-    >>> import fairshare as fs
-    >>> e = fs.explain(lambda ts: [t.count("good") for t in ts], "good, bad", progress=False)
-    >>> text_html(e).count("<span")
-    3
-    """
-    import html
-
-    pieces, v, se, label = _text_values(expl, output)
-    scale = float(np.abs(v).max()) if v.size else 0.0
-    spans = []
-    for piece, value, err in zip(pieces, v, se):
-        core = piece.rstrip()
-        gap = piece[len(core):]
-        r, g, b, a = _shade(value, scale)
-        unsure = "border-bottom:1px dotted #555;" if abs(value) <= 2 * err else ""
-        tip = f"{value:+.4g}" + (" (an equal share of a block the budget did not open)" if np.isinf(err) else
-                                 f" ± {2 * err:.2g}" if err > 0 else "")
-        spans.append(f'<span title="{tip}" style="background:rgba({int(255 * r)},{int(255 * g)},{int(255 * b)},'
-                     f'{a:.2f});{unsure}">{html.escape(core)}</span>{html.escape(gap)}')
-    base = np.asarray(expl.empty_value, dtype=float).reshape(-1)
-    head = f"<div><small>{expl.index} values{html.escape(label)}; base value {base[-1]:.4g}</small></div>"
-    return head + '<div style="white-space:pre-wrap;line-height:1.8">' + "".join(spans) + "</div>"
-
-
 def text(expl: Any, output: Any = None, width: float = 9.0, ax: Any = None) -> Any:
     """The text drawn token by token, each on a background shaded by its value (red raises the output, blue
     lowers it), a token within two standard errors of zero outlined dotted; lines wrap at the axes' width.
@@ -581,7 +536,7 @@ def text(expl: Any, output: Any = None, width: float = 9.0, ax: Any = None) -> A
     >>> ax = text(e)
     """
     plt = _plt()
-    pieces, v, se, label = _text_values(expl, output)
+    pieces, v, se, label = text_values(expl, output)
     if ax is None:
         lines = sum(len(p) for p in pieces) / (11 * width) + sum(p.count("\n") for p in pieces) + 1
         _, ax = plt.subplots(figsize=(width, 0.5 + 0.3 * lines))
@@ -594,8 +549,8 @@ def text(expl: Any, output: Any = None, width: float = 9.0, ax: Any = None) -> A
     space = None
     for piece, value, err in zip(pieces, v, se):
         core = piece.strip()
-        t = ax.text(x, y, core, transform=ax.transAxes, va="top", ha="left", fontsize=10, family="DejaVu Sans",
-                    bbox=dict(boxstyle="round,pad=0.15", fc=_shade(value, scale),
+        t = ax.text(x, y, plain(core), transform=ax.transAxes, va="top", ha="left", fontsize=10, family="DejaVu Sans",
+                    bbox=dict(boxstyle="round,pad=0.15", fc=shade(value, scale),
                               ec="#555555" if abs(value) <= 2 * err else "none", ls=":", lw=0.8))
         extent = t.get_window_extent(renderer)
         w = extent.width / box.width
@@ -614,6 +569,6 @@ def text(expl: Any, output: Any = None, width: float = 9.0, ax: Any = None) -> A
             x, y = 0.0, y - line_height
     ax.set_ylim(min(0.0, y - line_height), 1.0)
     base = np.asarray(expl.empty_value, dtype=float).reshape(-1)
-    ax.set_title(f"{expl.index} values{label}, base {base[-1]:.3g}: red raises, blue lowers; dotted: |value| < 2 s.e.",
+    ax.set_title(plain(f"{expl.index} values{label}") + f", base {base[-1]:.3g}: red raises, blue lowers; dotted: |value| < 2 s.e.",
                  fontsize=9, loc="left")
     return ax

@@ -1,0 +1,123 @@
+"""HTML outputs: every user string goes through :func:`escape`; a text's tokens shaded by value; a page of texts.
+
+Names, tokens, indices and labels come from users and from loaded files, so none of them is ever inserted into
+HTML raw: a name such as ``<img src=x onerror=alert(1)>`` shows as text, it never runs.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import numpy as np
+
+__all__ = ["escape", "output_slice", "text_values", "text_html", "texts_page"]
+
+
+def escape(value: Any) -> str:
+    """``value`` as HTML text, safe in element content and in quoted attribute values (``& < > " '`` escaped).
+
+    Examples
+    --------
+    >>> escape('<img src=x onerror="alert(1)">')
+    '&lt;img src=x onerror=&quot;alert(1)&quot;&gt;'
+    >>> escape(3.5)
+    '3.5'
+    """
+    return html.escape(str(value), quote=True)
+
+
+def output_slice(expl: Any, output: Any) -> tuple[np.ndarray, np.ndarray | None, str, int | None]:
+    """Values and standard errors of one output (default: the positive class of a binary classifier, else the
+    first), the label that names it and its position (None for a single output).
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> e = fs.Explanation(values=np.ones((1, 2, 2)), stderr=None, empty_value=np.zeros((1, 2)), data=None,
+    ...                    player_names=["a", "b"], index="shapley", output_names=["no", "yes"])
+    >>> output_slice(e, None)[2:]
+    (' (output yes)', 1)
+    """
+    values, stderr = expl.values, expl.stderr
+    if values.ndim == 2:
+        return values, stderr, "", None
+    names = expl._outputs()
+    if output is None:
+        output = len(names) - 1 if len(names) == 2 else 0
+    if isinstance(output, (int, np.integer)) and not isinstance(output, bool):
+        j = int(output)
+        if not 0 <= j < len(names):
+            raise ValueError(f"output must be a position in 0..{len(names) - 1} or one of {names}, got {output}")
+    elif str(output) in names:
+        j = names.index(str(output))
+    else:
+        raise ValueError(f"output must be one of {names} (or a position in 0..{len(names) - 1}), got {output!r}")
+    return values[:, :, j], None if stderr is None else stderr[:, :, j], f" (output {names[j]})", j
+
+
+def text_values(expl: Any, output: Any) -> tuple[list[str], np.ndarray, np.ndarray, str]:
+    """A text's pieces (tokens with their whitespace), values and standard errors of one output, and its label.
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> e = fs.explain(lambda ts: [t.count("a") for t in ts], "a b", progress=False)
+    >>> text_values(e, None)[0]
+    ['a ', 'b']
+    """
+    if not getattr(expl, "is_text", False):
+        raise ValueError("the text plot takes the Explanation of one text (fs.explain(model, text))")
+    values, stderr, label, _ = output_slice(expl, output)
+    se = stderr[0] if stderr is not None else np.zeros_like(values[0])
+    return [str(p) for p in expl.data[0]], values[0], se, label
+
+
+def shade(v: float, scale: float) -> tuple[float, float, float, float]:
+    """Red for positive, blue for negative values, opacity growing with |v|."""
+    rgb = (0.84, 0.15, 0.16) if v >= 0 else (0.12, 0.47, 0.71)
+    return rgb + (0.1 + 0.8 * min(1.0, abs(v) / scale) if scale > 0 else 0.1,)
+
+
+def text_html(expl: Any, output: Any = None) -> str:
+    """The text as HTML, each token shaded by its value (red raises the output, blue lowers it); a token whose
+    value is within two standard errors of zero is underlined dotted (so is one in a block the budget did not open,
+    whose standard error is infinite); hovering shows value +- 2 stderr.
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> e = fs.explain(lambda ts: [t.count("good") for t in ts], "good, bad", progress=False)
+    >>> text_html(e).count("<span")
+    3
+    """
+    pieces, v, se, label = text_values(expl, output)
+    scale = float(np.abs(v).max()) if v.size else 0.0
+    spans = []
+    for piece, value, err in zip(pieces, v, se):
+        core = piece.rstrip()
+        gap = piece[len(core):]
+        r, g, b, a = shade(value, scale)
+        unsure = "border-bottom:1px dotted #555;" if abs(value) <= 2 * err else ""
+        tip = f"{value:+.4g}" + (" (an equal share of a block the budget did not open)" if np.isinf(err) else
+                                 f" ± {2 * err:.2g}" if err > 0 else "")
+        spans.append(f'<span title="{escape(tip)}" style="background:rgba({int(255 * r)},{int(255 * g)},'
+                     f'{int(255 * b)},{a:.2f});{unsure}">{escape(core)}</span>{escape(gap)}')
+    base = np.asarray(expl.empty_value, dtype=float).reshape(-1)
+    head = f"<div><small>{escape(expl.index)} values{escape(label)}; base value {base[-1]:.4g}</small></div>"
+    return head + '<div style="white-space:pre-wrap;line-height:1.8">' + "".join(spans) + "</div>"
+
+
+def texts_page(explanations: list, labels: list) -> str:
+    """One HTML page of texts, each under its label (``text 3``), tokens shaded as :func:`text_html` shades them.
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> e = fs.explain(lambda ts: [t.count("a") for t in ts], "a b", progress=False)
+    >>> texts_page([e], ["<b>"]).count("&lt;b&gt;")
+    1
+    """
+    parts = [f"<h4>{escape(label)}</h4>" + (text_html(e) if e.player_names else "(no tokens)")
+             for e, label in zip(explanations, labels)]
+    return "<html><meta charset='utf-8'><body>" + "<hr>".join(parts) + "</body></html>"

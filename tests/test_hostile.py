@@ -1,0 +1,146 @@
+"""Hostile strings in every output: HTML never runs what a name, token, index or label holds, and plots draw any
+name as written (issue 44, items 1 and 11)."""
+
+from __future__ import annotations
+
+from html.parser import HTMLParser
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fairshare as fs
+from fairshare.html_output import escape, text_html, texts_page
+
+HOSTILE = ['<img src=x onerror=alert(1)>', '"><script>alert(1)</script>', "' onmouseover='alert(1)",
+           "</span></div><iframe src=javascript:alert(1)>", "&lt;b&gt;", "$x^$", "$\\frac{$", "a\x00b"]
+
+#: what our HTML may hold: these tags and attributes, nothing else
+TAGS = {"html", "meta", "body", "h4", "hr", "div", "small", "span"}
+ATTRS = {"title", "style", "charset"}
+
+
+class _Reader(HTMLParser):
+    """The tags, attribute names and text of an HTML document, as a browser's parser sees them."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: set[str] = set()
+        self.attrs: set[str] = set()
+        self.text: list[str] = []
+        self.titles: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        self.tags.add(tag)
+        for name, value in attrs:
+            self.attrs.add(name)
+            if name == "title":
+                self.titles.append(value)
+
+    def handle_startendtag(self, tag: str, attrs: list) -> None:
+        self.handle_starttag(tag, attrs)
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def _read(document: str) -> _Reader:
+    reader = _Reader()
+    reader.feed(document)
+    reader.close()
+    return reader
+
+
+def _safe(document: str) -> _Reader:
+    reader = _read(document)
+    assert reader.tags <= TAGS, reader.tags - TAGS
+    assert reader.attrs <= ATTRS, reader.attrs - ATTRS
+    return reader
+
+
+def _hostile_text_explanation(word: str) -> fs.Explanation:
+    def model(texts: list[str]) -> np.ndarray:
+        return np.array([[t.count("spam"), len(t)] for t in texts], dtype=float)
+
+    e = fs.explain(model, f"spam {word} ham", progress=False, seed=0)
+    e.index, e.output_names = word, [word, "length"]
+    return e
+
+
+@pytest.mark.parametrize("word", HOSTILE)
+def test_text_html_escapes_every_user_string_also_after_save_and_load(tmp_path, word):
+    e = _hostile_text_explanation(word)
+    back = fs.Explanation.load(e.save(tmp_path / "e.npz"))
+    for document in (e._repr_html_(), back._repr_html_(), text_html(back, output=0)):
+        reader = _safe(document)
+        shown = "".join(reader.text)
+        assert word.split()[0] in shown or word.strip() == ""        # the hostile string is shown as text
+        assert "<script" not in document and "<img" not in document and "<iframe" not in document
+
+
+def test_the_html_page_of_texts_escapes_labels_and_tokens():
+    expls = [_hostile_text_explanation(w) for w in HOSTILE[:4]]
+    reader = _safe(texts_page(expls, HOSTILE[:4]))
+    shown = "".join(reader.text)
+    for word in HOSTILE[:4]:
+        assert shown.count(word) >= 2                                # the label and the text's tokens
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=40))
+def test_escape_keeps_any_string_inside_its_element_and_attribute(value):
+    document = f'<div><span title="{escape(value)}">{escape(value)}</span></div>'
+    reader = _read(document)
+    assert reader.tags == {"div", "span"} and reader.attrs == {"title"}
+    assert reader.titles == [value.replace("\r\n", "\n").replace("\r", "\n")] or "\x00" in value or "\r" in value
+    if "\x00" not in value and "\r" not in value:
+        assert "".join(reader.text) == value
+
+
+# ---------------------------------------------------------------------------------------------------- plots
+def _hostile_table(names: list[str]) -> fs.Explanation:
+    rng = np.random.default_rng(0)
+    n = len(names)
+    data = rng.random((30, n))
+    return fs.Explanation(values=rng.normal(size=(30, n)), stderr=np.full((30, n), 0.1), empty_value=np.zeros(30),
+                          data=data, player_names=names, index="$shapley^$", row_names=[f"$r{i}^$" for i in range(30)],
+                          interactions=rng.normal(size=(30, n, n)), interactions_stderr=np.zeros((30, n, n)))
+
+
+@pytest.mark.parametrize("kind", ["bar", "waterfall", "beeswarm", "heatmap", "decision"])
+def test_every_plot_draws_names_that_are_bad_mathtext_as_written(kind):
+    names = ["$x^$", "cost in $", "$\\frac{$", "plain"]
+    ax = _hostile_table(names).plot(kind)
+    ax.figure.canvas.draw()                                           # mathtext would fail here
+    labels = [t.get_text() for t in ax.get_yticklabels() + ax.get_xticklabels()]
+    drawn = " ".join(labels)
+    assert "\\$x^\\$" in drawn
+
+
+def test_dependence_and_interaction_plots_draw_bad_mathtext_names():
+    from fairshare import plots
+
+    e = _hostile_table(["$x^$", "$y_$", "z"])
+    for ax in (plots.dependence(e, "$x^$"), plots.interaction_dependence(e, "$x^$", "$y_$"),
+               plots.interaction_heatmap(e), plots.interaction_network(e)):
+        ax.figure.canvas.draw()
+
+
+def test_the_text_plot_draws_tokens_that_are_bad_mathtext():
+    e = fs.explain(lambda ts: [t.count("$") for t in ts], "pay $x^$ now $", progress=False, seed=0,
+                   tokenizer=r"\S+")
+    ax = e.plot("text")
+    ax.figure.canvas.draw()
+    assert any("\\$x^\\$" in t.get_text() for t in ax.texts)
+
+
+def test_data_values_plot_draws_a_bad_mathtext_flag_label():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(24, 2))
+    y = (X[:, 0] > 0).astype(int)
+    from sklearn.neighbors import KNeighborsClassifier
+
+    dv = fs.value_data(KNeighborsClassifier(3), X[:16], y[:16], X[16:], y[16:], progress=False)
+    ax = dv.plot(flag=np.arange(16) < 3, flag_label="$flip^$")
+    ax.figure.canvas.draw()
