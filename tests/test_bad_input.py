@@ -371,7 +371,7 @@ def test_cli_fails_in_one_line(saved, capsys, change, match):
     args = {"--model": str(saved / "model.joblib"), "--data": str(saved / "rows.csv"), "--background":
             str(saved / "bg.csv"), "--budget": "100", "--out": str(saved / "out.csv")}
     args.update({k: (v if k in ("--budget", "--rows") else str(saved / v)) for k, v in change.items()})
-    rc = cli_main(["explain", *[t for kv in args.items() for t in kv], "--quiet"])
+    rc = cli_main(["explain", *[t for kv in args.items() for t in kv], "--quiet", "--trust-model"])
     err = capsys.readouterr().err.strip()
     assert rc == 2 and len(err.splitlines()) == 1, err
     import re

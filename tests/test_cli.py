@@ -2,6 +2,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 import fairshare as fs
 from fairshare.cli import main
@@ -48,27 +49,28 @@ def test_console_script_is_installed():
 
 
 def test_explain_texts_writes_one_row_per_token_html_and_plot(tmp_path, capsys):
-    import joblib
     import pandas as pd
+    import skops.io as sio
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
 
     corpus = ["win a free prize now", "free cash, click now", "meeting on monday", "see the attached report"]
     model = make_pipeline(TfidfVectorizer(), LogisticRegression(C=10.0)).fit(corpus, [1, 1, 0, 0])
-    joblib.dump(model, tmp_path / "m.joblib")
+    sio.dump(model, tmp_path / "m.skops")
     (tmp_path / "texts.txt").write_text("free prize, see you\\nmonday\n\nclaim now\n", encoding="utf-8")
     out, html, png = tmp_path / "v.csv", tmp_path / "t.html", tmp_path / "t.png"
-    assert main(["explain", "--model", str(tmp_path / "m.joblib"), "--texts", str(tmp_path / "texts.txt"),
+    assert main(["explain", "--model", str(tmp_path / "m.skops"), "--texts", str(tmp_path / "texts.txt"),
                  "--out", str(out), "--html", str(html), "--plot", str(png), "--quiet", "--seed", "1"]) == 0
     frame = pd.read_csv(out)
     assert list(frame.columns) == ["text", "position", "token", "value_0", "stderr_0", "value_1", "stderr_1"]
-    assert frame.groupby("text").size().tolist() == [6, 2]
+    assert frame.groupby("text").size().to_dict() == {0: 6, 2: 2}        # text i is line i; line 1 is empty
     assert frame.token.tolist()[:6] == ["free", "prize", ",", "see", "you", "monday"]
-    direct = fs.explain(model, ["free prize, see you\nmonday", "claim now"], seed=1, progress=False)
+    with pytest.warns(fs.estimation.engine.FairshareWarning, match=r"texts\[1\] is empty"):
+        direct = fs.explain(model, ["free prize, see you\nmonday", "", "claim now"], seed=1, progress=False)
     np.testing.assert_allclose(frame.value_1.to_numpy(), np.concatenate([e.values[0, :, 1] for e in direct]))
     assert html.read_text(encoding="utf-8").count("<span") == 8 and png.stat().st_size > 1000
-    assert "explained 2 texts, 8 tokens" in capsys.readouterr().out
-    assert main(["explain", "--model", str(tmp_path / "m.joblib"), "--texts", str(tmp_path / "texts.txt"),
-                 "--out", str(out), "--index", "owen", "--partition", "[[0, 1]]"]) == 2
+    assert "explained 3 texts, 8 tokens" in capsys.readouterr().out
+    assert main(["explain", "--model", str(tmp_path / "m.skops"), "--texts", str(tmp_path / "texts.txt"),
+                 "--out", str(out), "--index", "owen", "--partition", "[[0, 1]]", "--overwrite"]) == 2
     assert "partition" in capsys.readouterr().err

@@ -285,18 +285,21 @@ def test_cache_refuses_a_different_run(tmp_path, diabetes):
 # --------------------------------------------------------------------------------------------- CLI
 @pytest.fixture(scope="module")
 def cli_files(tmp_path_factory):
+    sio = pytest.importorskip("skops.io")
     joblib = pytest.importorskip("joblib")
     d = load_breast_cancer(as_frame=True)
     folder = tmp_path_factory.mktemp("cli")
     model = RandomForestClassifier(n_estimators=20, max_depth=4, random_state=0).fit(d.data, d.target)
-    joblib.dump(model, folder / "forest.joblib")
+    sio.dump(model, folder / "forest.skops")
     lin = LogisticRegression(max_iter=5000).fit(d.data, d.target)
+    sio.dump(lin, folder / "logistic.skops")
     joblib.dump(lin, folder / "logistic.joblib")
     d.data.iloc[:30].to_csv(folder / "rows.csv", index=False)
     d.data.iloc[200:201].to_csv(folder / "bg.csv", index=False)
     d.data.iloc[:5].drop(columns=["mean radius"]).to_csv(folder / "missing.csv", index=False)
     d.data.iloc[:5].assign(extra=1.0).to_csv(folder / "extra.csv", index=False)
     (folder / "garbage.csv").write_bytes(b"\x00\x01\x02 not,a\n\"csv")
+    (folder / "garbage.skops").write_bytes(b"PK\x03\x04 not a zip")
     return folder, d.data
 
 
@@ -307,7 +310,7 @@ def _cli(*args):
 def test_cli_explain_writes_values_and_a_plot(cli_files):
     folder, X = cli_files
     out, plot = folder / "values.csv", folder / "bee.png"
-    r = _cli("explain", "--model", folder / "logistic.joblib", "--data", folder / "rows.csv", "--rows", "0:4",
+    r = _cli("explain", "--model", folder / "logistic.skops", "--data", folder / "rows.csv", "--rows", "0:4",
              "--background", folder / "bg.csv", "--index", "banzhaf", "--budget", "300", "--seed", "0",
              "--out", out, "--plot", plot, "--quiet")
     assert r.returncode == 0, r.stderr
@@ -315,23 +318,25 @@ def test_cli_explain_writes_values_and_a_plot(cli_files):
     assert list(frame["row"]) == [0, 1, 2, 3]
     assert "mean radius[1]" in frame.columns and "stderr:mean radius[1]" in frame.columns
     assert plot.stat().st_size > 5_000
-    tree = _cli("explain", "--model", folder / "forest.joblib", "--data", folder / "rows.csv", "--out",
+    tree = _cli("explain", "--model", folder / "forest.skops", "--data", folder / "rows.csv", "--out",
                 folder / "tree.csv", "--quiet")
     assert tree.returncode == 0 and "(exact)" in tree.stdout
     assert len(pd.read_csv(folder / "tree.csv")) == 30
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--model", "{f}/nope.joblib", "--data", "{f}/rows.csv", "--out", "{f}/o.csv"], "no such file"),
-    (["--model", "{f}/rows.csv", "--data", "{f}/rows.csv", "--out", "{f}/o.csv"], "not a model saved with joblib"),
-    (["--model", "{f}/forest.joblib", "--data", "{f}/missing.csv", "--out", "{f}/o.csv"], "missing ['mean radius']"),
-    (["--model", "{f}/forest.joblib", "--data", "{f}/extra.csv", "--out", "{f}/o.csv"], "unexpected ['extra']"),
-    (["--model", "{f}/forest.joblib", "--data", "{f}/garbage.csv", "--out", "{f}/o.csv"], "--data"),
-    (["--model", "{f}/forest.joblib", "--data", "{f}/rows.csv", "--out", "{f}/o.csv", "--rows", "x:y"], "--rows"),
-    (["--model", "{f}/logistic.joblib", "--data", "{f}/rows.csv", "--out", "{f}/o.csv"], "background"),
-    (["--model", "{f}/forest.joblib", "--data", "{f}/rows.csv", "--out", "{f}/o.csv", "--colour", "red"],
+    (["--model", "{f}/nope.skops", "--data", "{f}/rows.csv", "--out", "{f}/o.csv"], "no such file"),
+    (["--model", "{f}/rows.csv", "--data", "{f}/rows.csv", "--out", "{f}/o.csv"], "unknown model format '.csv'"),
+    (["--model", "{f}/garbage.skops", "--data", "{f}/rows.csv", "--out", "{f}/o.csv"], "not a readable model file"),
+    (["--model", "{f}/logistic.joblib", "--data", "{f}/rows.csv", "--out", "{f}/o.csv"], "--trust-model"),
+    (["--model", "{f}/forest.skops", "--data", "{f}/missing.csv", "--out", "{f}/o.csv"], "missing ['mean radius']"),
+    (["--model", "{f}/forest.skops", "--data", "{f}/extra.csv", "--out", "{f}/o.csv"], "unexpected ['extra']"),
+    (["--model", "{f}/forest.skops", "--data", "{f}/garbage.csv", "--out", "{f}/o.csv"], "--data"),
+    (["--model", "{f}/forest.skops", "--data", "{f}/rows.csv", "--out", "{f}/o.csv", "--rows", "x:y"], "--rows"),
+    (["--model", "{f}/logistic.skops", "--data", "{f}/rows.csv", "--out", "{f}/o.csv"], "background"),
+    (["--model", "{f}/forest.skops", "--data", "{f}/rows.csv", "--out", "{f}/o.csv", "--colour", "red"],
      "unrecognized arguments"),
-    (["--model", "{f}/forest.joblib", "--data", "{f}/rows.csv", "--out", "{f}/o.csv", "--method", "nope"],
+    (["--model", "{f}/forest.skops", "--data", "{f}/rows.csv", "--out", "{f}/o.csv", "--method", "nope"],
      "--method must be one of"),
 ])
 def test_cli_failures_are_one_line(cli_files, args, message):

@@ -230,7 +230,7 @@ def test_the_readme_cli_command_on_a_pipeline_with_string_columns_writes_values_
     code = cli_main(["explain", "--model", str(tmp_path / "model.joblib"), "--data", str(tmp_path / "rows.csv"),
                      "--rows", "0:8", "--background", str(tmp_path / "bg.csv"), "--index", "banzhaf", "--budget",
                      "300", "--seed", "0", "--out", str(tmp_path / "values.csv"), "--plot",
-                     str(tmp_path / "beeswarm.png"), "--quiet"])
+                     str(tmp_path / "beeswarm.png"), "--quiet", "--trust-model"])
     assert code == 0, capsys.readouterr().err
     values = pd.read_csv(tmp_path / "values.csv")
     assert len(values) == 8 and values["row"].tolist() == list(range(8))
@@ -245,7 +245,7 @@ def test_the_readme_cli_command_on_a_pipeline_with_string_columns_writes_values_
     plt.close("all")
     code = cli_main(["explain", "--model", str(tmp_path / "model.joblib"), "--data", str(tmp_path / "rows.csv"),
                      "--rows", "5", "--background", str(tmp_path / "bg.csv"), "--budget", "300", "--out",
-                     str(tmp_path / "one.csv"), "--plot", str(tmp_path / "waterfall.png"), "--quiet"])
+                     str(tmp_path / "one.csv"), "--plot", str(tmp_path / "waterfall.png"), "--quiet", "--trust-model"])
     assert code == 0
     one = fs.explain(pipe, frame.iloc[[5]], background=frame.iloc[100:130], budget=300, seed=0, progress=False)
     assert one.plot("waterfall", output=1).get_title().startswith("row 5:")

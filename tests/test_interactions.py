@@ -378,7 +378,7 @@ def test_cli_writes_the_long_interaction_table(tmp_path, cancer):
     joblib.dump(model, tmp_path / "m.joblib")
     frame.iloc[:4].to_csv(tmp_path / "x.csv", index=False)
     assert main(["explain", "--model", str(tmp_path / "m.joblib"), "--data", str(tmp_path / "x.csv"), "--out",
-                 str(tmp_path / "v.csv"), "--interactions", str(tmp_path / "i.csv"), "--quiet"]) == 0
+                 str(tmp_path / "v.csv"), "--interactions", str(tmp_path / "i.csv"), "--quiet", "--trust-model"]) == 0
     table = pd.read_csv(tmp_path / "i.csv")
     assert list(table.columns) == ["row", "feature_i", "feature_j", "value", "stderr"] and len(table) == 4 * 21
     pairs = fs.games.tree_interactions(model, frame.iloc[:4], index="k-sii", order=2)

@@ -269,7 +269,7 @@ def test_the_cli_refuses_a_wrong_flag_in_one_line_before_any_model_call(flag, tm
     X6.iloc[100:110].to_csv(folder / "bg.csv", index=False)
     try:
         code = cli_main(["explain", "--model", str(folder / "m.joblib"), "--data", str(folder / "rows.csv"),
-                         "--background", str(folder / "bg.csv"), "--out", str(folder / "o.csv"), "--quiet", *flag])
+                         "--background", str(folder / "bg.csv"), "--out", str(folder / "o.csv"), "--quiet", "--trust-model", *flag])
     except SystemExit as exc:                    # argparse's own type errors (an int flag given "x")
         code = exc.code
     assert code == 2 and not (folder / "o.csv").exists()

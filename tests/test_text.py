@@ -124,14 +124,18 @@ def test_owen_values_of_a_text_follow_sentences_and_phrases(spam_model):
 
 def test_many_texts_ragged_same_seed_same_values_in_threads(spam_model):
     texts = ["free prize now", "see the attached report please", "", "win", "   "]
-    a = fs.explain(spam_model, texts, seed=3, progress=False)
-    b = fs.explain(spam_model, texts, seed=3, progress=False, n_jobs=3)
+    with pytest.warns(fs.estimation.engine.FairshareWarning) as caught:
+        a = fs.explain(spam_model, texts, seed=3, progress=False)
+    said = [str(w.message) for w in caught]
+    assert any("texts[2] is empty" in m for m in said) and any("texts[4] is only whitespace" in m for m in said)
+    with pytest.warns(fs.estimation.engine.FairshareWarning):
+        b = fs.explain(spam_model, texts, seed=3, progress=False, n_jobs=3)
     assert [x.values.shape[1] for x in a] == [3, 5, 0, 1, 0]
     for x, y in zip(a, b):
         np.testing.assert_array_equal(x.values, y.values)
     f = spam_model.predict_proba
     np.testing.assert_allclose(a[3].values[0, 0], f(["win"])[0] - f([""])[0], atol=1e-12)    # one token
-    assert a[2].method == "none" and "no tokens" in a[2].info["why"]
+    assert a[2].method == "none" and "empty" in a[2].info["why"]
     np.testing.assert_allclose(a[2].grand_value[0], f([""])[0])
 
 

@@ -7,6 +7,7 @@ same seed gives the same values whatever ``n_jobs``) and its own Explanation, wh
 
 from __future__ import annotations
 
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -14,14 +15,14 @@ import numpy as np
 
 from .cache import CachedGame, RunCache, fingerprint, model_key
 from .estimation.choice import choose
-from .estimation.engine import run
+from .estimation.engine import FairshareWarning, run
 from .explanation import Explanation
 from .games.model import LINKS
 from .games.text import TextGame, text_hierarchy, tokenize
 from .hierarchy import resolve_value_index
 from .progress import reporter
 
-__all__ = ["is_texts", "explain_texts", "text_predict", "check_tokenizer", "check_mask_token"]
+__all__ = ["is_texts", "explain_texts", "text_predict", "check_tokenizer", "check_mask_token", "check_text_model"]
 
 #: explain's arguments that have no meaning for texts, with their defaults
 _TABLE_ONLY = {"background": None, "imputation": None, "groups": None, "model_output": None, "y": None,
@@ -38,11 +39,49 @@ def is_texts(X: Any) -> bool:
     """
     if isinstance(X, str):
         return True
-    values = getattr(X, "values", X)                      # a pandas Series
+    items = _items(X)
+    if items is None or not items or not any(isinstance(v, str) for v in items):
+        return False
+    for position, v in enumerate(items):                  # some strings: texts, each of them a string
+        if not isinstance(v, str):
+            raise TypeError(f"X holds texts, but X[{position}] is {type(v).__name__} ({v!r:.40}); every text must be "
+                            "a string (an empty text is '')")
+    return True
+
+
+def _items(X: Any) -> list | None:
+    """The elements of a one-dimensional collection (list, tuple, array or Series), or None for anything else."""
+    values = getattr(X, "values", X) if hasattr(X, "dtype") and not hasattr(X, "columns") else X
     if isinstance(values, np.ndarray):
-        return values.ndim == 1 and values.size > 0 and (values.dtype.kind == "U" or values.dtype == object and
-                                                         all(isinstance(v, str) for v in values))
-    return isinstance(X, (list, tuple)) and len(X) > 0 and all(isinstance(v, str) for v in X)
+        return list(values) if values.ndim == 1 and (values.dtype.kind == "U" or values.dtype == object) else None
+    return list(X) if isinstance(X, (list, tuple)) else None
+
+
+def check_text_model(model: Any) -> None:
+    """Refuse, before any call, a model that takes numbers rather than texts: a tree model, a torch module, or an
+    estimator fitted on a table of numbers (it has ``n_features_in_``).
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LinearRegression
+    >>> check_text_model(LinearRegression().fit([[0.0], [1.0]], [0.0, 1.0]))
+    Traceback (most recent call last):
+    ...
+    TypeError: texts need a model that takes a list of strings (a text pipeline or a function of texts); LinearRegression was fitted on a table of 1 numeric feature(s)
+    """
+    from .trees.readers import is_tree_model
+
+    name = type(model).__name__
+    if hasattr(model, "forward") and hasattr(model, "parameters"):
+        raise TypeError(f"texts need a model that takes a list of strings; {name} is a torch module (it takes "
+                        "tensors): wrap it in a function of a list of texts")
+    if is_tree_model(model):
+        raise TypeError(f"texts need a model that takes a list of strings (a text pipeline or a function of texts); "
+                        f"{name} is a tree model of numeric features")
+    n = getattr(model, "n_features_in_", None) if not isinstance(model, type) else None
+    if isinstance(n, (int, np.integer)):
+        raise TypeError(f"texts need a model that takes a list of strings (a text pipeline or a function of texts); "
+                        f"{name} was fitted on a table of {int(n)} numeric feature(s)")
 
 
 def check_tokenizer(value: Any) -> Any:
@@ -95,11 +134,17 @@ def text_predict(model: Any, link: str = "identity") -> Any:
     return predict
 
 
-def _plan(predict: Any, text: str, args: dict, options: dict) -> tuple[Any, Any, Any, int] | None:
-    """The game, index, method choice and budget of one text (every check, no model call); None: no tokens."""
+def _plan(predict: Any, text: str, position: int, args: dict, options: dict) -> tuple[Any, Any, Any, int] | None:
+    """The game, index, method choice and budget of text ``position`` (every check, no model call); None for an
+    empty or whitespace-only text (warned about: it gets a result with no players)."""
+    if not text.strip():
+        warnings.warn(f"texts[{position}] is {'empty' if not text else 'only whitespace'}: it has no tokens, its "
+                      "explanation has no players", FairshareWarning, stacklevel=4)
+        return None
     pieces = tokenize(text, args["tokenizer"])
     if not pieces:
-        return None
+        raise ValueError(f"tokenizer found no tokens in texts[{position}] ({text!r:.60}); give a tokenizer whose "
+                         "matches cover the text's words")
     game = TextGame(predict, text, args["tokenizer"], args["mask_token"], args["batch_size"], pieces=pieces)
     partition = args["partition"]
     if isinstance(partition, str) or (partition is None and isinstance(args["index"], str)
@@ -122,16 +167,13 @@ def _one_text(model: Any, predict: Any, text: str, i: int, plan: Any, args: dict
         return Explanation(values=np.zeros((1, 0) + k), stderr=np.zeros((1, 0) + k), empty_value=out[None],
                            grand_value=out[None], data=np.zeros((1, 0), dtype=object), player_names=[],
                            index=str(getattr(args["index"], "name", args["index"])), method="none",
-                           row_names=[str(i)],
-                           info={"text": text, "why": "the text has no tokens: nothing to explain"})
+                           row_names=[str(i)], output_names=_output_names(model, k[0] if k else None),
+                           info={"text": text, "why": "the text is empty or only whitespace: nothing to explain"})
     game, sv, choice, budget = plan
     phi = run(game if folder is None else CachedGame(game, folder), sv, choice, seed, args["rule"])
     values = np.asarray(phi.values, dtype=float)[None]
     stderr = None if phi.stderr is None else np.asarray(phi.stderr, dtype=float)[None]
-    k = values.shape[2] if values.ndim == 3 else None
-    classes = getattr(model, "classes_", None)
-    names = None if k is None else [str(c) for c in classes] if classes is not None and len(classes) == k else \
-        [str(j) for j in range(k)]
+    names = _output_names(model, values.shape[2] if values.ndim == 3 else None)
     return Explanation(values=values, stderr=stderr, empty_value=np.asarray(phi.empty_value, dtype=float)[None],
                        grand_value=np.asarray(phi.grand_value, dtype=float)[None],
                        data=np.array([game.pieces], dtype=object), player_names=list(game.player_names),
@@ -140,6 +182,14 @@ def _one_text(model: Any, predict: Any, text: str, i: int, plan: Any, args: dict
                        info={**phi.info, "choice": choice.as_info(), "text": text, "budget": budget,
                              "mask_token": args["mask_token"], "model_output": predict.__name__,
                              "link": args["link"]})
+
+
+def _output_names(model: Any, k: int | None) -> list[str] | None:
+    """The names of a text model's ``k`` outputs (its classes, else their positions), None for one output."""
+    if k is None:
+        return None
+    classes = getattr(model, "classes_", None)
+    return [str(c) for c in classes] if classes is not None and len(classes) == k else [str(j) for j in range(k)]
 
 
 def explain_texts(model: Any, X: Any, args: dict, options: dict, seed: Any) -> Explanation | list[Explanation]:
@@ -159,14 +209,15 @@ def explain_texts(model: Any, X: Any, args: dict, options: dict, seed: Any) -> E
         raise ValueError(f"{', '.join(given)}: not used for texts (a removed token is deleted, or replaced by "
                          "mask_token); leave them out")
     single = isinstance(X, str)
-    texts = [X] if single else [str(t) for t in (X.tolist() if hasattr(X, "tolist") else X)]
+    texts = [X] if single else list(_items(X))
+    check_text_model(model)
     if args["partition"] is not None and not isinstance(args["partition"], str) and len(texts) > 1:
         raise ValueError("partition: a list of blocks fits one text; for many texts use partition='sentences' "
                          "(sentences -> phrases -> tokens of each text)")
     if isinstance(args["partition"], str) and args["partition"] != "sentences":
         raise ValueError(f"partition={args['partition']!r}: for texts use 'sentences' or a list of token blocks")
     predict = text_predict(model, args["link"])
-    plans = [_plan(predict, t, args, options) for t in texts]          # every text checked before any model call
+    plans = [_plan(predict, t, i, args, options) for i, t in enumerate(texts)]   # every text checked before any call
     root = seed.integers(2**63) if isinstance(seed, np.random.Generator) else seed
     seeds = np.random.SeedSequence(root).spawn(len(texts))
     store = None if args["cache"] is None else RunCache(args["cache"], _texts_key(model, texts, args, options, seed))

@@ -1,0 +1,83 @@
+"""The ``fairshare`` command line: ``methods``, ``demo``, ``explain``, ``value-data``, ``bench``.
+
+Every error is one line on stderr naming the flag (``fairshare: error: --rows 99 is past the end ...``) and exit
+status 2; nothing is written before every path and flag has been checked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..semivalues import INDEX_NAMES
+from .basic import add_demo, add_methods
+from .bench import add_bench
+from .explain import add_explain
+from .files import read_texts
+from .value_data import add_value_data
+
+__all__ = ["main", "build_parser", "read_texts"]
+
+_INDEX_HELP = f"one of {', '.join(INDEX_NAMES)}, beta-shapley(a,b) or weighted-banzhaf(w)"
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    """Argument errors as one line on stderr and exit status 2 (no usage dump, no traceback)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        print(f"fairshare: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``fairshare`` command.
+
+    Examples
+    --------
+    >>> build_parser().parse_args(["methods"]).command
+    'methods'
+    """
+    parser = _OneLineParser(prog="fairshare", description="Shapley, Banzhaf and semivalue attributions.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
+    add_methods(sub)
+    add_demo(sub)
+    add_explain(sub, _INDEX_HELP)
+    add_value_data(sub, _INDEX_HELP)
+    add_bench(sub)
+    return parser
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one line: its first non-empty line (a library's message may start with a line break), or
+    its type's name when it says nothing.
+
+    Examples
+    --------
+    >>> one_line(ValueError("\\nx^\\n  ^"))
+    'x^'
+    >>> one_line(KeyError())
+    'KeyError'
+    """
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return lines[0] if lines else type(exc).__name__
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``fairshare`` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        print("fairshare: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - every failure is one line naming its flag, never a traceback
+        message = one_line(exc)
+        if not isinstance(exc, (ValueError, TypeError, ImportError, OSError, KeyError)):
+            message = f"{type(exc).__name__}: {message}"
+        flags = set(vars(args)) - {"func", "command"}
+        first = message.split(" ", 1)[0]
+        if first in flags:                      # the door names its argument; the command line calls it a flag
+            message = f"--{first.replace('_', '-')}{message[len(first):]}"
+        print(f"fairshare: error: {message}", file=sys.stderr)
+        return 2

@@ -1,0 +1,7 @@
+"""``python -m fairshare.cli``: the ``fairshare`` command."""
+
+import sys
+
+from . import main
+
+sys.exit(main())

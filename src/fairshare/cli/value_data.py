@@ -1,0 +1,102 @@
+"""``fairshare value-data``: what each training point of a CSV is worth to a model (data valuation)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .files import check_paths, read_csv
+from .model_files import load_model
+
+__all__ = ["add_value_data", "run_value_data", "NAMED_MODELS"]
+
+NAMED_MODELS = ("logistic", "knn", "gbm")
+
+
+def add_value_data(sub: argparse._SubParsersAction, index_help: str) -> None:
+    """The ``value-data`` command's flags."""
+    p = sub.add_parser("value-data", help="value training points by what they add to a model (data valuation)")
+    p.add_argument("--model", required=True, help=f"one of {', '.join(NAMED_MODELS)}, or a model file (cloned for "
+                   "every fit): .json / .ubj (xgboost), .txt (lightgbm), .cbm (catboost), .skops (scikit-learn); "
+                   ".joblib / .pkl only with --trust-model")
+    p.add_argument("--trust-model", action="store_true", help="read a joblib / pickle --model (it runs whatever "
+                   "code its maker put in it: only for files you trust)")
+    p.add_argument("--train", required=True, help="CSV of training rows (features and the target column)")
+    p.add_argument("--val", required=True, help="CSV of validation rows (same columns)")
+    p.add_argument("--target", required=True, help="name of the label column")
+    p.add_argument("--flag", default=None, help="a 0/1 column of --train to check the values against (not a feature)")
+    p.add_argument("--index", default=None, help=f"{index_help} (default: shapley for --model knn, its closed "
+                   "form with no fits; banzhaf otherwise)")
+    p.add_argument("--method", default="auto", help="a method from `fairshare methods`, or auto (default)")
+    p.add_argument("--budget", type=int, default=None, help="most model fits (not needed for --index loo, nor for "
+                   "--model knn with the Shapley index: exact values)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--cache", default=None, help="folder keeping every finished fit (an interrupted run resumes)")
+    p.add_argument("--out", required=True, help="output CSV: row, value, stderr per training point")
+    p.add_argument("--plot", default=None, help="write the values (against --flag) to this PNG")
+    p.add_argument("--overwrite", action="store_true", help="replace output files that exist already")
+    p.add_argument("--quiet", action="store_true", help="no progress line")
+    p.set_defaults(func=run_value_data)
+
+
+def _model(spec: str, trust: bool) -> Any:
+    """One of the named scikit-learn models, or a model file."""
+    if spec == "logistic":
+        from sklearn.linear_model import LogisticRegression
+
+        return LogisticRegression(max_iter=1000)
+    if spec == "knn":
+        from sklearn.neighbors import KNeighborsClassifier
+
+        return KNeighborsClassifier(5)
+    if spec == "gbm":
+        from sklearn.ensemble import HistGradientBoostingClassifier
+
+        return HistGradientBoostingClassifier(max_iter=30, max_depth=3)
+    try:
+        return load_model(spec, trust=trust)
+    except OSError:
+        raise OSError(f"--model {spec}: no such file (or use one of {list(NAMED_MODELS)})") from None
+
+
+def run_value_data(args: argparse.Namespace) -> int:
+    """Run ``fairshare value-data``: every path and column checked before the first fit."""
+    import numpy as np
+
+    from ..datavalues import value_data
+
+    model_file = None if args.model in NAMED_MODELS else args.model
+    check_paths({"--model": model_file, "--train": args.train, "--val": args.val, "--cache": args.cache},
+                {"--out": args.out, "--plot": args.plot}, args.overwrite)
+    train = read_csv(args.train, "--train")
+    val = read_csv(args.val, "--val")
+    for frame, flag_name, path in ((train, "--train", args.train), (val, "--val", args.val)):
+        if args.target not in frame.columns:
+            raise ValueError(f"--target {args.target!r} is not a column of {flag_name} {path}; columns: "
+                             f"{[str(c) for c in frame.columns][:20]}")
+    flag = None
+    if args.flag is not None:
+        if args.flag not in train.columns:
+            raise ValueError(f"--flag {args.flag!r} is not a column of --train {args.train}")
+        flag = train[args.flag].to_numpy().astype(bool)
+    features = [c for c in train.columns if c not in (args.target, args.flag)]
+    missing = [c for c in features if c not in val.columns]
+    if missing:
+        raise ValueError(f"--val {args.val} lacks the training feature column(s) {missing[:10]}")
+    model = _model(args.model, args.trust_model)
+    dv = value_data(model, train[features], train[args.target], val[features], val[args.target], index=args.index,
+                    method=args.method, budget=args.budget, seed=args.seed, cache=args.cache,
+                    progress=not args.quiet)
+    frame = dv.to_frame().reset_index(drop=True)
+    frame.insert(0, "row", np.asarray(train.index))
+    if flag is not None:
+        frame[args.flag] = flag
+    frame.to_csv(args.out, index=False)
+    note = ""
+    if flag is not None and 0 < flag.sum() < flag.size:
+        note = f"; AUC of finding {args.flag!r} from the lowest values: {dv.detection_auc(flag):.3f}"
+    if args.plot:
+        dv.plot(flag=flag, flag_label=args.flag or "flagged").figure.savefig(args.plot, dpi=120)
+    print(f"valued {dv.n_players} training points ({dv.method}, {dv.n_fits} fits, {dv.reused_fits} from the cache)"
+          f" -> {args.out}" + (f", plot {args.plot}" if args.plot else "") + note)
+    return 0

@@ -1,0 +1,241 @@
+"""The command line under hostile and careless use (issue 44, items 2, 4 and 11): no code runs from the current
+folder or from a pickle unless asked, model files that hold no code are read, inputs are never overwritten, texts
+split only at line breaks, and every mistake is one line naming its flag, found before any work."""
+
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import fairshare as fs
+from fairshare.cli import main
+from fairshare.cli.files import read_texts
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(args: list, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "fairshare", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, timeout=300)
+
+
+class _Marker:
+    """A pickle that, when loaded, writes a file (what any code in a pickle could do)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __reduce__(self):
+        return (Path(self.path).write_text, ("ran",))
+
+
+# ------------------------------------------------------------------------------------------- bench
+def _bench_folder(folder: Path, marker: Path, name: str) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text("")
+    (folder / "common.py").write_text(f"open({str(marker)!r}, 'a').write('common imported\\n')\n")
+    (folder / f"{name}.py").write_text(
+        "from . import common\n"
+        f"def main(size, seeds, out):\n    open({str(marker)!r}, 'a').write('{name} ran\\n')\n")
+    return folder
+
+
+def test_bench_never_imports_benchmarks_from_the_current_folder(tmp_path):
+    marker = tmp_path / "marker.txt"
+    _bench_folder(tmp_path / "benchmarks", marker, "evil")
+    shadow = _bench_folder(tmp_path / "other" / "benchmarks", marker, "shapley")
+    result = _run(["bench", "evil", "--size", "quick"], cwd=tmp_path)
+    assert result.returncode == 2 and "unknown benchmark 'evil'" in result.stderr
+    result = _run(["bench", "nothing"], cwd=shadow.parent)      # a 'shapley' there: still the project's list
+    assert result.returncode == 2 and "unknown benchmark 'nothing'" in result.stderr
+    assert not marker.exists()
+
+
+def test_bench_runs_a_folder_given_explicitly(tmp_path):
+    marker = tmp_path / "marker.txt"
+    folder = _bench_folder(tmp_path / "mine", marker, "tiny")
+    assert _run(["bench", "tiny", "--benchmarks", folder], cwd=tmp_path).returncode == 0
+    assert marker.read_text().splitlines() == ["common imported", "tiny ran"]
+    result = _run(["bench", "tiny", "--benchmarks", tmp_path / "nowhere"], cwd=tmp_path)
+    assert result.returncode == 2 and "--benchmarks" in result.stderr and "not a benchmarks folder" in result.stderr
+
+
+# ---------------------------------------------------------------------------------------- model files
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("safe")
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(120, 4)), columns=["a", "b", "c", "d"])
+    y = X.a + 2 * X.b * (X.c > 0) + 0.1 * rng.normal(size=120)
+    X.iloc[:5].to_csv(folder / "rows.csv", index=False)
+    X.iloc[50:70].to_csv(folder / "bg.csv", index=False)
+    return folder, X, y
+
+
+def _direct(model, X: pd.DataFrame) -> np.ndarray:
+    e = fs.explain(model, X.iloc[:5], background=X.iloc[50:70], budget=64, seed=0, progress=False)
+    return e.to_frame().reset_index().drop(columns=["row"]).to_numpy()
+
+
+def test_pickles_are_refused_without_trust_and_their_code_does_not_run(table, tmp_path):
+    folder, _, _ = table
+    marker = tmp_path / "ran.txt"
+    with open(tmp_path / "evil.joblib", "wb") as fh:
+        pickle.dump(_Marker(str(marker)), fh)
+    code = main(["explain", "--model", str(tmp_path / "evil.joblib"), "--data", str(folder / "rows.csv"),
+                 "--out", str(tmp_path / "o.csv"), "--quiet"])
+    assert code == 2 and not marker.exists()
+    main(["explain", "--model", str(tmp_path / "evil.joblib"), "--data", str(folder / "rows.csv"), "--out",
+          str(tmp_path / "o.csv"), "--quiet", "--trust-model"])
+    assert marker.read_text() == "ran"                                # asked for: it is read (and runs)
+
+
+@pytest.mark.parametrize("kind", ["xgboost-json", "xgboost-ubj", "xgboost-classifier", "lightgbm", "catboost",
+                                  "skops", "torchscript", "torch-export"])
+def test_model_files_that_hold_no_code_are_read_and_explained_as_the_model_itself(table, tmp_path, kind):
+    folder, X, y = table
+    if kind.startswith("xgboost"):
+        xgb = pytest.importorskip("xgboost")
+        if kind == "xgboost-classifier":
+            model = xgb.XGBClassifier(n_estimators=10, max_depth=3).fit(X, (y > 0).astype(int))
+        else:
+            model = xgb.XGBRegressor(n_estimators=10, max_depth=3).fit(X, y)
+        path = tmp_path / ("m.ubj" if kind == "xgboost-ubj" else "m.json")
+        model.save_model(path)
+    elif kind == "lightgbm":
+        lgb = pytest.importorskip("lightgbm")
+        model = lgb.LGBMRegressor(n_estimators=10, verbose=-1).fit(X, y)
+        path = tmp_path / "m.txt"
+        model.booster_.save_model(path)
+    elif kind == "catboost":
+        cb = pytest.importorskip("catboost")
+        model = cb.CatBoostClassifier(iterations=10, depth=3, verbose=0, allow_writing_files=False).fit(X, y > 0)
+        path = tmp_path / "m.cbm"
+        model.save_model(path)
+    elif kind == "skops":
+        sio = pytest.importorskip("skops.io")
+        from sklearn.ensemble import RandomForestRegressor
+
+        model = RandomForestRegressor(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
+        path = tmp_path / "m.skops"
+        sio.dump(model, path)
+    else:
+        torch = pytest.importorskip("torch")
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+        if kind == "torchscript":
+            path = tmp_path / "m.pt"
+            torch.jit.save(torch.jit.script(model), path)
+        else:
+            path = tmp_path / "m.pt2"
+            program = torch.export.export(model, (torch.zeros(3, 4),), dynamic_shapes=({0: torch.export.Dim("rows")},))
+            torch.export.save(program, path)
+    out = tmp_path / "o.csv"
+    code = main(["explain", "--model", str(path), "--data", str(folder / "rows.csv"), "--background",
+                 str(folder / "bg.csv"), "--budget", "64", "--out", str(out), "--quiet"])
+    assert code == 0
+    frame = pd.read_csv(out).drop(columns=["row"]).to_numpy()
+    np.testing.assert_allclose(frame, _direct(model, X), rtol=1e-6, atol=1e-6)
+
+
+def test_a_torch_state_dict_is_refused_with_the_way_out(table, tmp_path, capsys):
+    torch = pytest.importorskip("torch")
+    folder, _, _ = table
+    torch.save(torch.nn.Linear(4, 1).state_dict(), tmp_path / "w.pt")
+    assert main(["explain", "--model", str(tmp_path / "w.pt"), "--data", str(folder / "rows.csv"), "--out",
+                 str(tmp_path / "o.csv"), "--quiet"]) == 2
+    assert "state dict" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------- files and paths
+def _saved_linear(folder: Path) -> Path:
+    sio = pytest.importorskip("skops.io")
+    from sklearn.linear_model import LinearRegression
+
+    X = pd.read_csv(folder / "rows.csv")
+    path = folder / "lin.skops"
+    if not path.exists():
+        sio.dump(LinearRegression().fit(X, X.to_numpy() @ [1.0, 2.0, 0.0, -1.0]), path)
+    return path
+
+
+@pytest.mark.parametrize("out_is", ["--data", "--background", "--model"])
+def test_the_output_never_overwrites_an_input(table, capsys, out_is):
+    folder, _, _ = table
+    model = _saved_linear(folder)
+    paths = {"--model": model, "--data": folder / "rows.csv", "--background": folder / "bg.csv"}
+    before = paths[out_is].read_bytes()
+    assert main(["explain", "--model", str(model), "--data", str(paths["--data"]), "--background",
+                 str(paths["--background"]), "--out", str(paths[out_is]), "--overwrite", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"is the {out_is} file" in err
+    assert paths[out_is].read_bytes() == before
+
+
+def test_an_existing_output_is_kept_unless_overwrite_is_given(table, tmp_path, capsys):
+    folder, _, _ = table
+    model = _saved_linear(folder)
+    out = tmp_path / "values.csv"
+    out.write_text("precious\n")
+    args = ["explain", "--model", str(model), "--data", str(folder / "rows.csv"), "--background",
+            str(folder / "bg.csv"), "--out", str(out), "--quiet"]
+    assert main(args) == 2 and "exists already; pass --overwrite" in capsys.readouterr().err
+    assert out.read_text() == "precious\n"
+    assert main(args + ["--overwrite"]) == 0 and len(pd.read_csv(out)) == 5
+
+
+def test_texts_split_only_at_line_breaks(tmp_path):
+    path = tmp_path / "t.txt"
+    path.write_bytes("one\fpage\r\ntwo\u2028lines\nthree\x0bfour\nlast".encode())
+    assert read_texts(str(path)) == ["one\fpage", "two\u2028lines", "three\x0bfour", "last"]
+
+
+@pytest.mark.parametrize("case, message", [
+    ("rows past the end", "--rows 99 is past the end: there are 5 rows (0..4)"),
+    ("slice past the end", "--rows 2:9 is past the end"),
+    ("string cell", "--data"),
+    ("out in a missing folder", "--out"),
+    ("plot in a missing folder", "--plot"),
+])
+def test_mistakes_are_one_line_naming_the_flag_and_found_before_the_model_is_read(table, tmp_path, capsys, case,
+                                                                                    message):
+    folder, X, _ = table
+    marker = tmp_path / "model-read.txt"
+    with open(tmp_path / "m.joblib", "wb") as fh:                  # reading the model leaves a mark
+        pickle.dump(_Marker(str(marker)), fh)
+    args = {"--model": tmp_path / "m.joblib", "--data": folder / "rows.csv", "--background": folder / "bg.csv",
+            "--out": tmp_path / "o.csv"}
+    extra: list = []
+    if case == "rows past the end":
+        extra = ["--rows", "99"]
+    elif case == "slice past the end":
+        extra = ["--rows", "2:9"]
+    elif case == "string cell":
+        bad = X.iloc[:5].astype(object)
+        bad.iloc[3, 1] = "oops"
+        bad.to_csv(tmp_path / "bad.csv", index=False)
+        args["--data"] = tmp_path / "bad.csv"
+        message = "--data"
+    elif case == "out in a missing folder":
+        args["--out"] = tmp_path / "nowhere" / "o.csv"
+    elif case == "plot in a missing folder":
+        extra = ["--plot", str(tmp_path / "nowhere" / "p.png")]
+    code = main(["explain", *[str(t) for kv in args.items() for t in kv], "--quiet", "--trust-model", *extra])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and message in err, err
+    if case == "string cell":
+        assert "column 'b' holds 'oops' in row 3" in err
+    assert not marker.exists() and not (tmp_path / "o.csv").exists()
+
+
+def test_a_library_message_that_opens_with_a_line_break_is_shown_by_its_first_line():
+    from fairshare.cli import one_line
+
+    assert one_line(ValueError("\nx^\n ^\nParseSyntaxException")) == "x^"
+    assert one_line(RuntimeError("")) == "RuntimeError"
