@@ -81,7 +81,7 @@ def test_explain_takes_a_torch_module_and_images():
 def test_bad_arguments_name_what_is_wrong():
     net = cnn()
     x = torch.rand(3, 4, 4)
-    with pytest.raises(ValueError, match="baseline must be a number or shaped like x"):
+    with pytest.raises(ValueError, match="baseline must be a number, shaped like x"):
         fs.games.TorchGame(net, x, baseline=torch.zeros(3, 4))
     with pytest.raises(ValueError, match="groups overlap"):
         fs.games.TorchGame(net, x, groups=[[0, 1], [1, 2]] + [[i] for i in range(3, 48)])
@@ -89,3 +89,63 @@ def test_bad_arguments_name_what_is_wrong():
         fs.games.TorchGame(net, x, groups=[[0, 1]])
     with pytest.raises(ValueError, match="batch_size must be a positive integer"):
         fs.games.TorchGame(net, x, batch_size=0)
+
+
+# ------------------------------------------------------------------------------------ background batches
+def test_a_background_batch_gives_the_values_of_the_same_model_as_a_function():
+    """Issue 43, item 11: a torch module on sequences with a 20-input background is explained (it was refused),
+    with the values of the same model wrapped as a numpy function (marginal imputation over the background)."""
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(30, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2))
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3, 10, 3)).astype(np.float32)
+    background = rng.normal(size=(20, 10, 3)).astype(np.float32)
+
+    def as_function(inputs):
+        with torch.no_grad():
+            return net(torch.as_tensor(np.asarray(inputs, dtype=np.float32))).numpy().astype(float)
+
+    for groups, budget in (("time", None), (None, 400)):
+        module = fs.explain(net, torch.as_tensor(X), background=torch.as_tensor(background), groups=groups,
+                            budget=budget, seed=0, progress=False)
+        function = fs.explain(as_function, X, background=background, groups=groups, budget=budget, seed=0,
+                              progress=False)
+        assert module.method == function.method
+        np.testing.assert_allclose(module.values, function.values, atol=1e-9)
+        np.testing.assert_allclose(module.empty_value, function.empty_value, atol=1e-12)
+        assert "20 background inputs" in module.info["imputation"]
+    game = fs.games.TorchGame(net, X[0], baseline=background, batch_size=7)      # 7 inputs a pass: 1 coalition
+    whole = fs.games.TorchGame(net, X[0], baseline=background)
+    S = rng.random((9, 30)) < 0.5
+    np.testing.assert_allclose(game(S), whole(S), atol=1e-12)
+
+
+@pytest.mark.parametrize("where", ["X", "background"])
+@pytest.mark.parametrize("what", [np.nan, np.inf])
+def test_nan_and_inf_in_shaped_inputs_are_refused_before_any_model_call(where, what):
+    """Issue 43, item 9: NaN or inf in sequences (or their background) were found only after model calls."""
+    calls = []
+
+    def model(inputs):
+        calls.append(len(inputs))
+        return inputs.sum(axis=(1, 2))
+
+    rng = np.random.default_rng(0)
+    X, background = rng.normal(size=(3, 6, 2)), rng.normal(size=(5, 6, 2))
+    (X if where == "X" else background)[1, 4, 1] = what
+    name = "NaN" if np.isnan(what) else "inf"
+    with pytest.raises(ValueError, match=rf"{where} holds {name} in input 1 at cell \(4, 1\)"):
+        fs.explain(model, X, background=background, progress=False)
+    with pytest.raises(ValueError, match=rf"{where} holds {name} in input 1 at cell \(4, 1\)"):
+        fs.explain(linear_module(), torch.as_tensor(X), background=torch.as_tensor(background), progress=False)
+    assert not calls
+
+
+def linear_module():
+    return torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(12, 1))
+
+
+def test_a_time_window_longer_than_the_series_is_refused():
+    X = np.zeros((2, 5, 3))
+    with pytest.raises(ValueError, match=r"groups=\('time', 8\): the window is longer than the inputs' 5 steps"):
+        fs.explain(lambda A: A.sum(axis=(1, 2)), X, background=X[:1], groups=("time", 8), progress=False)

@@ -37,7 +37,8 @@ from .games.tree import TreeGame, tree_explanation
 from .hierarchy import Hierarchy, OwenIndex, check_partition, resolve_value_index
 from .progress import reporter
 from .semivalues import Semivalue
-from .sequences import cell_names, flat_predict, flat_rows, input_groups, is_shaped_input, is_structured
+from .sequences import (cell_names, check_finite_inputs, flat_predict, flat_rows, input_groups, is_shaped_input,
+                        is_structured)
 from .text_explain import check_mask_token, check_tokenizer, explain_texts, is_texts
 from .tables import is_sparse, accepts_missing, aligned, as_rows, check_finite, frame_info, model_columns, target_of
 from .trees.prepared import unreadable
@@ -337,7 +338,10 @@ class TorchRows:
         return None
 
     def info(self) -> dict:
-        return {"model_output": "torch module outputs", "input_shape": list(self.X.shape[1:])}
+        shape = tuple(getattr(self.baseline, "shape", ()))
+        batch = len(shape) == len(self.X.shape)
+        return {"model_output": "torch module outputs", "input_shape": list(self.X.shape[1:]),
+                "imputation": f"marginal (the mean over {shape[0]} background inputs)" if batch else "baseline"}
 
 
 def _one_row(obj: Any) -> Any:
@@ -474,7 +478,15 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
     structured = shape is not None and is_structured(groups, shape)
     grouped = input_groups(groups, shape, args["feature_names"]) if structured else None
     names = grouped[1] if grouped else cell_names(shape, args["feature_names"]) if structured else None
-    if _is_torch_module(model) and _is_images(X, background):
+    torch_inputs = _is_torch_module(model) and _is_images(X, background)
+    if shape is not None or torch_inputs:                  # shaped inputs: no NaN or inf reaches the model
+        allow_nan = accepts_missing(model) is True
+        check_finite_inputs(X, "X", allow_nan)
+        if background is not None and np.ndim(background) > 0:
+            single = len(getattr(background, "shape", np.shape(background))) == len(X.shape) - 1
+            check_finite_inputs(background[None] if single and hasattr(background, "detach") else
+                                np.asarray(background)[None] if single else background, "background", allow_nan)
+    if torch_inputs:
         rows: Any = TorchRows(model, X, background, groups if grouped is None else grouped[0], args["batch_size"],
                               names)
     elif shape is not None:

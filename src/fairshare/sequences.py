@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["is_shaped_input", "input_groups", "flat_predict", "flat_rows", "cell_names", "is_structured"]
+__all__ = ["is_shaped_input", "input_groups", "flat_predict", "flat_rows", "cell_names", "is_structured",
+           "check_finite_inputs"]
 
 
 def is_shaped_input(X: Any) -> bool:
@@ -84,6 +85,9 @@ def input_groups(groups: Any, shape: tuple[int, ...], feature_names: list[str] |
             width = 1 if groups == "time" else groups[1]
             if not isinstance(width, (int, np.integer)) or isinstance(width, bool) or width < 1:
                 raise ValueError(f"groups=('time', w) needs a window of w >= 1 steps, got {width!r}")
+            if width > steps:
+                raise ValueError(f"groups=('time', {width}): the window is longer than the inputs' {steps} steps "
+                                 f"(one player would hold them all); use a window of at most {steps} steps")
             step_label = np.arange(steps) // int(width)
             labels = np.broadcast_to(step_label.reshape((steps,) + (1,) * (len(shape) - 1)), shape)
             names = [f"t{a}" if min(a + int(width), steps) - a == 1 else f"t{a}-{min(a + int(width), steps) - 1}"
@@ -103,6 +107,46 @@ def input_groups(groups: Any, shape: tuple[int, ...], feature_names: list[str] |
                          f"labels shaped {shape}, got an array of shape {labels.shape} and dtype {labels.dtype}")
     uniq, inverse = np.unique(labels, return_inverse=True)
     return inverse.reshape(shape).astype(np.int64), [f"g{u}" for u in uniq.tolist()]
+
+
+def check_finite_inputs(X: Any, name: str, allow_nan: bool = False) -> None:
+    """Refuse, before any model call, inputs (arrays or tensors of any shape, first axis the inputs) holding an
+    infinite value, or NaN unless ``allow_nan``, naming the argument, the input and the cell.
+
+    Examples
+    --------
+    >>> X = np.zeros((3, 4, 2)); X[2, 1, 0] = np.nan
+    >>> check_finite_inputs(X, "X")
+    Traceback (most recent call last):
+    ...
+    ValueError: X holds NaN in input 2 at cell (1, 0): the model cannot take it; replace it or drop the input
+    """
+    if hasattr(X, "detach"):                              # a tensor: checked where it lives
+        import torch
+
+        if not torch.is_floating_point(X) and not torch.is_complex(X):
+            return
+        bad = torch.isinf(X) if allow_nan else ~torch.isfinite(X)
+        if not bool(bad.any()):
+            return
+        flat = int(torch.nonzero(bad.reshape(-1))[0, 0])
+        value = float(X.reshape(-1)[flat])
+        shape = tuple(X.shape)
+    else:
+        arr = np.asarray(X)
+        if arr.dtype.kind not in "fc":
+            return
+        bad = np.isinf(arr) if allow_nan else ~np.isfinite(arr)
+        if not bad.any():
+            return
+        flat = int(np.flatnonzero(bad)[0])
+        value = float(arr.reshape(-1)[flat])
+        shape = arr.shape
+    where = np.unravel_index(flat, shape)
+    what = "NaN" if np.isnan(value) else "inf" if value > 0 else "-inf"
+    cell = ", ".join(str(int(i)) for i in where[1:])
+    raise ValueError(f"{name} holds {what} in input {int(where[0])} at cell ({cell}): the model cannot take it; "
+                     "replace it or drop the input")
 
 
 def flat_rows(X: Any, shape: tuple[int, ...], what: str) -> np.ndarray:

@@ -28,7 +28,9 @@ class TorchGame(Game):
     ----------
     module : a torch module (or any callable on a batch of inputs) returning ``(batch,)`` or ``(batch, k)``
     x : the input to explain, without a batch dimension (tensor or array of any shape)
-    baseline : what absent players take: a tensor or array shaped like ``x``, or a number (default 0)
+    baseline : what absent players take: a tensor or array shaped like ``x``, a number (default 0), or a batch of
+        background inputs ``(B, *x.shape)``: then a coalition's value is the mean output over the batch, each
+        background input filling the absent players (interventional, as ``ModelGame``'s marginal imputation)
     groups : players as groups of elements: an integer array shaped like ``x`` (a group label per element,
         e.g. superpixels) or a list of lists of flat element indices; default, every element is a player
     device : where the computation runs (default: the module's parameters' device, else ``x``'s)
@@ -64,9 +66,13 @@ class TorchGame(Game):
             raise ValueError("x must have at least one element dimension (no batch dimension)")
         base = torch.as_tensor(np.asarray(baseline) if not torch.is_tensor(baseline) else baseline)
         base = base.to(self.device, torch.float32)
-        if base.ndim and tuple(base.shape) != tuple(xt.shape):
-            raise ValueError(f"baseline must be a number or shaped like x {tuple(xt.shape)}, got {tuple(base.shape)}")
-        self.x, self.baseline = xt, torch.broadcast_to(base, xt.shape).contiguous()
+        batch = base.ndim == xt.ndim + 1 and tuple(base.shape[1:]) == tuple(xt.shape) and base.shape[0] > 0
+        if base.ndim and tuple(base.shape) != tuple(xt.shape) and not batch:
+            raise ValueError(f"baseline must be a number, shaped like x {tuple(xt.shape)} or a batch of background "
+                             f"inputs (B, {', '.join(map(str, xt.shape))}), got {tuple(base.shape)}")
+        self.n_background = int(base.shape[0]) if batch else 1
+        self.x = xt
+        self.baseline = base.contiguous() if batch else torch.broadcast_to(base, xt.shape).contiguous()
         numel = xt.numel()
         owner, n_players = self._owners(groups, numel, tuple(xt.shape))
         self.owner = torch.as_tensor(owner, device=self.device)                 # player of each element
@@ -74,6 +80,7 @@ class TorchGame(Game):
         if batch_size is not None and (not isinstance(batch_size, (int, np.integer)) or batch_size < 1):
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
         self.row_batch = int(batch_size) if batch_size is not None else max(1, _BATCH_ELEMENTS // numel)
+        self.coalition_batch = max(1, self.row_batch // self.n_background)     # coalitions per forward pass
         self.seconds = 0.0              # time spent in masking and forward passes (the model's share of a run)
 
     @staticmethod
@@ -100,8 +107,9 @@ class TorchGame(Game):
 
     def cost(self) -> float:
         """Predicted seconds per evaluation: one forward pass of one input (:mod:`fairshare.games.cost`)."""
-        return torch_row_seconds(self.module, tuple(self.x.shape)) if hasattr(self.module, "modules") else \
+        one = torch_row_seconds(self.module, tuple(self.x.shape)) if hasattr(self.module, "modules") else \
             self.x.numel() * CELL_SECONDS
+        return one * self.n_background
 
     def _sync(self) -> None:
         if self.device.type == "cuda":
@@ -119,12 +127,17 @@ class TorchGame(Game):
         outs = []
         self._sync()
         start = time.perf_counter()
+        shape, B = tuple(self.x.shape), self.n_background
         with torch.inference_mode():
-            for lo in range(0, S.shape[0], self.row_batch):
-                mask = S[lo:lo + self.row_batch][:, self.owner].reshape((-1,) + tuple(self.x.shape))
-                inputs = torch.where(mask, self.x, self.baseline)
+            for lo in range(0, S.shape[0], self.coalition_batch):
+                mask = S[lo:lo + self.coalition_batch][:, self.owner].reshape((-1,) + shape)
+                if B == 1:
+                    inputs = torch.where(mask, self.x, self.baseline)
+                else:                                       # every coalition over every background input
+                    inputs = torch.where(mask[:, None], self.x, self.baseline[None]).reshape((-1,) + shape)
                 out = self.module(inputs)
-                outs.append(out.reshape(out.shape[0], -1).to(torch.float64))
+                out = out.reshape(out.shape[0], -1).to(torch.float64)
+                outs.append(out if B == 1 else out.reshape(-1, B, out.shape[1]).mean(dim=1))
         values = torch.cat(outs) if outs else torch.zeros((0, 1), dtype=torch.float64, device=self.device)
         self._sync()
         self.seconds += time.perf_counter() - start
