@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from .arguments import Arguments, Option, SeedLike, check_client, check_progress
+from .compiled import call_with, thread_settings
 from .cache import CachedGame, RunCache, cache_folder, fingerprint, model_key
 from .estimate import common_arguments
 from .estimation.choice import Choice, choose
@@ -656,8 +657,10 @@ def _run_rows(rows: Any, model: Any, sv: Semivalue, choice: Choice, rule: Any, s
         elif client is not None and todo:
             finish(todo[0], _explain_row(rows, todo[0], sv, choice, rule, seeds[todo[0]], folder(todo[0]), client))
         elif n_jobs and n_jobs > 1 and len(todo) > 1:
+            settings = thread_settings()                   # the workers compute as this thread would
             with ThreadPoolExecutor(max_workers=n_jobs) as pool:
-                futures = {i: pool.submit(_explain_row, rows, i, sv, choice, rule, seeds[i], folder(i)) for i in todo}
+                futures = {i: pool.submit(call_with, settings, _explain_row, rows, i, sv, choice, rule, seeds[i],
+                                          folder(i)) for i in todo}
                 for i, fut in futures.items():
                     finish(i, fut.result())
         else:

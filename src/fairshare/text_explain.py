@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .compiled import call_with, thread_settings
 from .cache import CachedGame, RunCache, fingerprint, model_key
 from .estimation.choice import choose
 from .estimation.engine import FairshareWarning, run
@@ -242,8 +243,9 @@ def explain_texts(model: Any, X: Any, args: dict, options: dict, seed: Any) -> E
         if args["client"] is not None and todo:
             _on_dask(args["client"], model, predict, texts, plans, args, seeds, todo, finish)
         elif args["n_jobs"] and args["n_jobs"] > 1 and len(todo) > 1:
+            settings = thread_settings()                   # the workers compute as this thread would
             with ThreadPoolExecutor(max_workers=args["n_jobs"]) as pool:
-                list(pool.map(one, todo))
+                list(pool.map(lambda i: call_with(settings, one, i), todo))
         else:
             for i in todo:
                 one(i)
