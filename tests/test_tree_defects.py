@@ -146,3 +146,94 @@ def test_catboost_string_categorical_it_never_splits_on_is_explained_with_zeros(
     np.testing.assert_allclose(as_objects, e.values, atol=1e-12)
     with pytest.raises(ValueError, match="column 'z'.*strings or integers, got 0.5"):
         fs.explain(model, rows.assign(z=0.5), progress=False)
+
+
+# ------------------------------------------------------------------------ 10: the exact table of a probability
+xgb = pytest.importorskip("xgboost")
+lgb = pytest.importorskip("lightgbm")
+
+
+@pytest.fixture(scope="module")
+def cancer12():
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    return X[:, :12], y
+
+
+@pytest.fixture(scope="module")
+def probability_models(cancer12):
+    X, y = cancer12
+    return {
+        "xgboost": xgb.XGBClassifier(n_estimators=40, max_depth=3, n_jobs=1).fit(X, y),
+        "lightgbm": lgb.LGBMClassifier(n_estimators=40, verbose=-1, n_jobs=1).fit(X, y),
+        "catboost": cb.CatBoostClassifier(iterations=40, depth=4, **KW).fit(X, y),
+    }
+
+
+def _enumerated(predict, x, background):
+    """Exact Shapley values of ``mean over b of predict(x_S, b_{~S})`` by enumerating every coalition."""
+    n = x.size
+    S = all_coalitions(n)
+    rows = np.where(S[:, None, :], x, background[None]).reshape(-1, n)
+    table = predict(rows).reshape(S.shape[0], background.shape[0], -1).mean(axis=1)
+    game = fs.games.FunctionGame(lambda T: table[T.astype(np.int64) @ (1 << np.arange(n))], n_players=n)
+    return fs.exact(game, "shapley").values
+
+
+@pytest.mark.parametrize("name", ["xgboost", "lightgbm", "catboost"])
+def test_probability_of_twelve_features_at_the_default_budget_is_exact_from_the_table(cancer12, probability_models,
+                                                                                     name):
+    """12 features, 40 background rows, the default budget (2072 < 2^12): auto took regression although the game
+    reads every coalition from its table; now exact values, to 1e-9 against enumeration of the trees' probabilities
+    (float64) and to the model's own predict_proba (float32 for xgboost), the table's rule in info["choice"]."""
+    X, y = cancer12
+    model = probability_models[name]
+    rows, bg = X[:2], X[100:140]
+    e = fs.explain(model, rows, background=bg, model_output="probability", progress=False, seed=0)
+    assert e.method == "exact" and e.info["budget"] == 2 * 12 + 2048
+    why = e.info["choice"]["why"]
+    assert why.startswith("exact values from the table of all 2^12 = 4096 coalitions") and "no model calls" in why
+    ens = fs.trees.prepared(model).ensemble
+
+    def trees_probability(Z):
+        margin = ens.predict(Z)[:, 0]
+        return np.column_stack([1.0 / (1.0 + np.exp(margin)), 1.0 / (1.0 + np.exp(-margin))])
+
+    for r in range(2):
+        np.testing.assert_allclose(e.values[r], _enumerated(trees_probability, rows[r], bg), atol=1e-9, rtol=0)
+        np.testing.assert_allclose(e.values[r], _enumerated(model.predict_proba, rows[r], bg),
+                                   atol=1e-6 if name == "xgboost" else 1e-9, rtol=0)
+    np.testing.assert_allclose(e.values.sum(axis=1) + e.empty_value, model.predict_proba(rows), atol=1e-6)
+
+
+def test_the_table_rule_for_log_loss_estimate_and_an_explicit_method(cancer12, probability_models):
+    """The same rule at every door that chooses: a log loss, fs.estimate on the tree game at a budget of 100; a
+    method named runs as asked (regression reads the table, exact reads all of it below 2^n); above 16 features
+    there is no table and the budget decides as before."""
+    X, y = cancer12
+    model = probability_models["lightgbm"]
+    bg = X[200:230]
+    ll = fs.explain(model, X[:1], background=bg, model_output="log_loss", y=y[:1], budget=300, progress=False)
+    assert ll.method == "exact" and "table of all 2^12" in ll.info["choice"]["why"]
+
+    def loss(Z):
+        return -np.log(np.clip(model.predict_proba(Z)[:, [y[0]]], 1e-15, 1.0))
+
+    np.testing.assert_allclose(ll.values[0], _enumerated(loss, X[0], bg)[:, 0], atol=1e-9, rtol=0)
+    game = fs.games.TreeGame(model, X[0], mode="interventional", background=bg, model_output="probability")
+    auto = fs.estimate(game, "shapley", budget=100, seed=0)
+    assert auto.method == "exact" and auto.n_evaluations == 4096
+    np.testing.assert_allclose(auto.values, _enumerated(model.predict_proba, X[0], bg), atol=1e-9, rtol=0)
+    asked = fs.estimate(game, "shapley", method="exact", budget=100)
+    assert "asked for: exact values from the table" in asked.info["choice"]["why"]
+    np.testing.assert_array_equal(asked.values, auto.values)
+    sampled = fs.estimate(game, "shapley", method="regression", budget=100, seed=0)
+    assert sampled.method == "regression" and sampled.n_evaluations <= 100
+    from sklearn.datasets import load_breast_cancer
+
+    Xw, yw = load_breast_cancer(return_X_y=True)                      # 30 features: no table, the budget decides
+    wide = lgb.LGBMClassifier(n_estimators=10, verbose=-1, n_jobs=1).fit(Xw, yw)
+    g30 = fs.games.TreeGame(wide, Xw[0], mode="interventional", background=Xw[100:110], model_output="probability")
+    assert g30.table_seconds() is None
+    assert fs.estimate(g30, "shapley", budget=200, seed=0).method == "regression"
