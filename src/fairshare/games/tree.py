@@ -9,7 +9,7 @@ import numpy as np
 
 from ..arguments import Arguments, Option
 from ..game import Game
-from .cost import row_seconds
+from .cost import row_seconds, table_seconds
 from ..interaction_indices import InteractionIndex, resolve_interaction_index, subsets_up_to
 from ..interaction_values import Interactions
 from ..semivalues import Semivalue, resolve_index
@@ -192,6 +192,13 @@ class TreeGame(Game):
         """Predicted seconds per evaluation: the model's rows (one per background row, interventional)."""
         rows = 1 if self.background is None else self.background.shape[0]
         return rows * row_seconds(self.model, self.n_players)
+
+    def table_seconds(self) -> float | None:
+        """Predicted seconds of the table of all ``2^n`` coalitions every evaluation reads (a probability or log loss
+        on at most 16 features of constant-leaf trees: ``auto`` takes exact values from it); else None."""
+        ens = self.prepared.ensemble
+        return table_seconds(self.n_players, self.background.shape[0], ens.n_outputs, ens.feature.size) \
+            if self._tabulated else None
 
     def null_players(self) -> np.ndarray:
         """Features no tree splits on, and (interventional) features equal to every background row."""

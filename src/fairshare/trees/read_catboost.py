@@ -3,7 +3,8 @@
 catboost grows *oblivious* trees: every node of a level splits on the same ``float32(x) >
 border``, and a leaf's index has bit ``i`` set when split ``i`` (in the model's order) went
 right. Each is unfolded into a complete binary tree whose root splits on the last split, as
-catboost's own TreeSHAP does. Missing values
+catboost's own TreeSHAP does; a tree without splits (catboost writes its ``splits`` as null) is one leaf, a
+constant. Missing values
 follow the feature's ``nan_value_treatment`` (``AsFalse``: like a value below every border, the
 left side; ``AsTrue``: the right side). The output is catboost's ``RawFormulaVal``: ``scale * sum
 of leaves + bias``.
@@ -16,8 +17,10 @@ table (``ctr_data``), with a border; since it is a function of that one feature'
 categorical split whose right set is every category whose statistic exceeds the border (a category
 missing from the table gets the statistic of zero counts). The ensemble codes a category by the
 position of its hash among the hashes the model knows (``category_maps``); any other category takes
-the split's "other" way. CTRs of feature *combinations* (``max_ctr_complexity`` > 1) depend on several
-features at one split and are refused with an explanation, as are non-symmetric trees.
+the split's "other" way. Every categorical feature has a map, an empty one where no split reads it: its
+strings are still read (and checked) as catboost reads them, and its values are 0. CTRs of feature
+*combinations* (``max_ctr_complexity`` > 1) depend on several features at one split and are refused with an
+explanation, as are non-symmetric trees.
 """
 
 from __future__ import annotations
@@ -65,7 +68,9 @@ def read_catboost(model: Any, classes: bool = False) -> Any:
     cat_flat = {int(c["feature_index"]): int(c.get("flat_feature_index", c["feature_index"])) for c in cats}
     n_features = len(floats) + len(cats)
     splits = _categorical_splits(spec, classes)
-    hashes: dict[int, set[int]] = {f: set() for f in (cat_flat if classes else ())}   # every category is read
+    # every categorical feature is read by its hashes, those the model never splits on too (no hash: every
+    # category is "other" there, and a row's strings are still checked and coded)
+    hashes: dict[int, set[int]] = {f: set() for f in cat_flat}
     members: dict[tuple, int] = {}
     for f, right, _ in splits.values():
         if isinstance(f, tuple):                     # a combination class: its own player when it has several
@@ -112,7 +117,7 @@ def _categorical_splits(spec: dict, classes: bool = False) -> dict[int, tuple[An
     info = spec.get("features_info", {})
     used: dict[int, dict] = {}
     for t in spec["oblivious_trees"]:
-        for s in t["splits"]:
+        for s in t.get("splits") or ():
             if s.get("split_type", "FloatFeature") != "FloatFeature":
                 used[int(s["split_index"])] = s
     out: dict[int, tuple[int, dict[int, bool], bool]] = {}
@@ -195,7 +200,7 @@ def _ctr_split(ctr: dict, tables: dict, border: float, split: dict,
 
 
 def _tree(tree: dict, flat: dict, nan_right: dict, cat_splits: dict, codes: dict, scale: float) -> dict:
-    splits = tree["splits"]
+    splits = tree.get("splits") or []
     depth = len(splits)
     leaf_values = np.asarray(tree["leaf_values"], dtype=float)
     n_leaves = 1 << depth
