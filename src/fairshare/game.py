@@ -83,6 +83,19 @@ class Game:
         """
         return None
 
+    def table_seconds(self) -> float | None:
+        """Predicted seconds of a table of all ``2^n`` coalitions that the game reads every evaluation from (a tree
+        game's probability or log loss on few features), or None when it evaluates coalitions one by one; where it
+        has one, ``auto`` takes exact values from it (:mod:`fairshare.estimation.choice`).
+
+        Examples
+        --------
+        >>> import fairshare as fs
+        >>> fs.games.AdditiveGame([1.0, 2.0]).table_seconds() is None
+        True
+        """
+        return None
+
     # ------------------------------------------------------------------ calls
     #: whether :meth:`_evaluate` takes a torch tensor of coalitions (and then answers with one, on its device)
     accepts_tensors = False
@@ -257,3 +270,6 @@ class GameWrapper(Game):
 
     def cost(self) -> float | None:
         return self.game.cost()
+
+    def table_seconds(self) -> float | None:
+        return self.game.table_seconds()

@@ -126,8 +126,7 @@ def _need(spec: MethodSpec, game: Game, sv: Semivalue, opts: dict, active: int) 
 def _table(game: Game, sv: Any, cap: int | None) -> str | None:
     """Why exact values come from the game's table of all ``2^n`` coalitions (rule 1 of the module docstring), or
     None where the game evaluates coalitions one by one (or the index is an Owen index: its own rule)."""
-    declared = getattr(game, "table_seconds", None)
-    seconds = declared() if callable(declared) and not isinstance(sv, OwenIndex) else None
+    seconds = None if isinstance(sv, OwenIndex) else game.table_seconds()
     if seconds is None:
         return None
     n = game.n_players
