@@ -25,7 +25,9 @@ cb = pytest.importorskip("catboost")
 
 warnings.filterwarnings("ignore", message=".*feature names.*")
 
-BANK = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "datasets", "bank_marketing", "bank.zip")
+DATASETS = os.environ.get("FAIRSHARE_DATASETS",
+                          os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "datasets"))
+BANK = os.path.join(DATASETS, "bank_marketing", "bank.zip")
 BANK_CATEGORIES = ["job", "marital", "education", "default", "housing", "loan", "contact", "month", "poutcome"]
 
 
