@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -175,3 +176,56 @@ def test_imputer_settings_are_checked():
         EmpiricalImputer(sigma=-1.0)
     with pytest.raises(ValueError, match="at least 2 rows"):
         CopulaImputer().fit(np.ones((1, 3)))
+
+
+# ------------------------------------------------------------------------------ singular backgrounds (issue 43.3)
+def _quadratic(weights):
+    return lambda A: (np.asarray(A, dtype=float) ** 2) @ weights
+
+
+@pytest.mark.parametrize("imputation", ["conditional", "gaussian", "copula", "empirical"])
+def test_fewer_background_rows_than_features_are_shrunk_named_and_stay_on_the_output_scale(imputation):
+    """5 rows for 8 features: the covariance is singular; it was used as it was (values up to 10^4 times the
+    output's range); now it is shrunk (Ledoit-Wolf), the warning and e.info name the amount."""
+    weights = np.abs(np.random.default_rng(0).normal(size=8))
+    f = _quadratic(weights)
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        background, X = rng.normal(size=(5, 8)), rng.normal(size=(2, 8))
+        with pytest.warns(fs.errors.FairshareWarning, match=r"5 rows for 8 varying features.*shrinkage 0\.\d+"):
+            e = fs.explain(f, X, background, imputation=imputation, progress=False, seed=0)
+        outputs = f(np.vstack([background, X]))
+        assert np.abs(e.values).max() <= 10 * (outputs.max() - outputs.min())
+        assert "shrinkage=0." in e.info["imputation"]
+        np.testing.assert_allclose(e.values.sum(axis=1) + e.empty_value, f(X), atol=1e-9)
+
+
+def test_a_constant_feature_is_imputed_as_its_constant_and_changes_no_other_value():
+    """A constant feature carries no dependence: drawn as its constant, it takes no credit and leaves the others'
+    values as they are without it."""
+    rng = np.random.default_rng(3)
+    cov = np.array([[1.0, 0.6, 0.2], [0.6, 1.0, 0.4], [0.2, 0.4, 1.0]])
+    base = rng.multivariate_normal(np.zeros(3), cov, size=60)
+    background = np.insert(base, 1, 2.5, axis=1)                      # column 1 is constant
+    X = np.insert(rng.multivariate_normal(np.zeros(3), cov, size=3), 1, 2.5, axis=1)
+    w = np.array([1.0, 4.0, -2.0, 0.5])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", fs.errors.FairshareWarning)      # nothing to warn about: it is exact
+        e = fs.explain(lambda A: np.asarray(A) @ w, X, background, imputation="gaussian", progress=False)
+    assert "constant features=[1]" in e.info["imputation"]
+    np.testing.assert_allclose(e.values[:, 1], 0.0, atol=1e-12)
+    kept = [0, 2, 3]
+    without = fs.explain(lambda A: np.asarray(A) @ w[kept] + 4.0 * 2.5, X[:, kept], background[:, kept],
+                         imputation="gaussian", progress=False)                # linear: exact, whatever the draws
+    np.testing.assert_allclose(e.values[:, kept], without.values, atol=1e-9)
+
+
+def test_a_background_that_spans_the_features_is_fitted_as_it_is():
+    rng = np.random.default_rng(0)
+    background = rng.normal(size=(40, 4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", fs.errors.FairshareWarning)
+        imputer = fs.games.GaussianImputer().fit(background)
+    assert imputer.describe() == "gaussian(samples=100, seed=0)"
+    sample = np.cov(background, rowvar=False)
+    np.testing.assert_array_equal(imputer.cov, sample + np.diag(1e-9 * np.diag(sample)))

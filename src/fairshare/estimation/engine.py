@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..arguments import SeedLike, check_rng
+from ..errors import FairshareWarning
 from ..attribution import Attribution
 from ..game import Game
 from ..games.restricted import RestrictedGame
@@ -31,9 +32,6 @@ from .stopping import StoppingRule
 
 __all__ = ["run", "execute", "Executed", "FairshareWarning", "sufficient_budget", "infinite_stderr_note"]
 
-
-class FairshareWarning(UserWarning):
-    """Something about a result the user should know (e.g. standard errors a budget could not estimate)."""
 
 
 @dataclass

@@ -22,12 +22,14 @@ conditioning, not by fresh noise.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 from scipy.special import ndtr, ndtri
 
 from ..arguments import check_int
+from ..errors import FairshareWarning
 
 __all__ = ["Imputer", "GaussianImputer", "CopulaImputer", "EmpiricalImputer", "CONDITIONAL", "make_imputer"]
 
@@ -69,10 +71,77 @@ def _numeric(background: Any, name: str) -> np.ndarray:
     return B
 
 
-def _covariance(B: np.ndarray) -> np.ndarray:
-    """The sample covariance, with a ridge of 1e-9 of each variance (constant features stay invertible)."""
-    cov = np.atleast_2d(np.cov(B, rowvar=False))
-    return cov + np.diag(1e-9 * np.maximum(np.diag(cov), 1e-12))
+#: the smallest eigenvalue, relative to the largest, of a correlation matrix fitted without shrinkage
+_CONDITION = 1e-10
+
+
+class FittedCovariance:
+    """The background's covariance as the imputers use it, never singular.
+
+    - A constant feature (zero variance) carries no dependence: it is drawn as its constant, and its row and
+      column of the covariance hold 1 on the diagonal and 0 elsewhere, so conditioning on it changes nothing.
+    - Where the other features' correlation matrix is singular (no more background rows than such features, or
+      numerically), it is shrunk toward the identity by Ledoit and Wolf's formula (2004), the amount in
+      :attr:`shrinkage` (0: none), with a warning that names it; elsewhere it is the sample covariance with a ridge
+      of 1e-9 of each variance.
+
+    Examples
+    --------
+    >>> B = np.random.default_rng(0).normal(size=(5, 8))              # fewer rows than features
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     fit = FittedCovariance(B, "gaussian")
+    >>> 0 < fit.shrinkage < 1, bool(np.linalg.eigvalsh(fit.cov).min() > 0)
+    (True, True)
+    """
+
+    def __init__(self, B: np.ndarray, name: str) -> None:
+        n_rows, n = B.shape
+        self.mean = B.mean(axis=0)
+        std = B.std(axis=0, ddof=1)
+        self.constant = ~(std > 1e-12 * np.maximum(np.abs(self.mean), 1.0))
+        live = np.flatnonzero(~self.constant)
+        self.shrinkage = 0.0
+        sample = np.atleast_2d(np.cov(B, rowvar=False))
+        cov = sample + np.diag(1e-9 * np.maximum(np.diag(sample), 1e-12))     # a ridge of 1e-9 of each variance
+        cov[self.constant, :] = 0.0
+        cov[:, self.constant] = 0.0
+        cov[self.constant, self.constant] = 1.0
+        if live.size:
+            Z = (B[:, live] - self.mean[live]) / std[live]
+            corr = np.atleast_2d(np.cov(Z, rowvar=False))
+            eig = np.linalg.eigvalsh(corr)
+            if n_rows <= live.size or eig[0] < _CONDITION * eig[-1]:
+                self.shrinkage = _ledoit_wolf(Z)
+                corr = (1.0 - self.shrinkage) * corr + self.shrinkage * np.eye(live.size)
+                warnings.warn(f"imputation={name!r}: the background's covariance is singular ({n_rows} rows for "
+                              f"{live.size} varying features); it is shrunk toward the identity (Ledoit-Wolf "
+                              f"shrinkage {self.shrinkage:.3g}, in e.info['imputation']); {live.size + 1} or more "
+                              "rows that span the features fit it without shrinkage", FairshareWarning, stacklevel=4)
+                cov[np.ix_(live, live)] = corr * np.outer(std[live], std[live])
+        self.cov = cov
+
+    def describe(self) -> str:
+        """What changed from the sample covariance, for the result's ``info`` ('' when nothing did)."""
+        parts = [f"shrinkage={self.shrinkage:.3g}"] if self.shrinkage else []
+        if self.constant.any():
+            parts.append(f"constant features={np.flatnonzero(self.constant).tolist()}")
+        return ", ".join(parts)
+
+
+def _ledoit_wolf(Z: np.ndarray) -> float:
+    """Ledoit and Wolf's (2004) shrinkage intensity of the sample correlation of standardized rows ``Z`` toward
+    the identity, at least enough that the shrunk matrix's smallest eigenvalue is 1e-6."""
+    m, p = Z.shape
+    Z = Z - Z.mean(axis=0)
+    R = Z.T @ Z / m
+    d2 = float(((R - np.eye(p)) ** 2).sum())
+    b2 = (float(((Z ** 2).sum(axis=1) ** 2).sum()) - m * float((R ** 2).sum())) / m ** 2
+    delta = min(max(b2, 0.0), d2) / d2 if d2 > 0 else 1.0
+    smallest = float(np.linalg.eigvalsh(np.atleast_2d(np.cov(Z, rowvar=False)))[0])
+    floor = (1e-6 - smallest) / (1.0 - smallest) if smallest < 1e-6 else 0.0      # (1-d) l + d >= 1e-6
+    return float(min(1.0, max(delta, floor)))
 
 
 def known_solve(cov: np.ndarray, known: np.ndarray, rhs: np.ndarray) -> np.ndarray:
@@ -142,11 +211,13 @@ class GaussianImputer(Imputer):
         return self.n_samples
 
     def describe(self) -> str:
-        return f"{self.name}(samples={self.n_samples}, seed={self.seed})"
+        fitted = self.fitted_cov.describe() if self.fitted else ""
+        return f"{self.name}(samples={self.n_samples}, seed={self.seed}" + (f", {fitted})" if fitted else ")")
 
     def fit(self, background: Any) -> GaussianImputer:
         B = _numeric(background, self.name)
-        self.mean, self.cov = B.mean(axis=0), _covariance(B)
+        self.fitted_cov = FittedCovariance(B, self.name)
+        self.mean, self.cov = self.fitted_cov.mean, self.fitted_cov.cov
         self.z = common_normals(self.n_samples, B.shape[1], self.seed)
         self.fitted = True
         return self
@@ -172,6 +243,9 @@ class GaussianImputer(Imputer):
         root = (vec * np.sqrt(np.clip(lam, 0.0, None))[:, None, :]) @ vec.transpose(0, 2, 1)   # (m, n, n)
         # per coalition, one product of its own matrices: the same bits whatever else is in the batch
         draws = cond_mean[:, None, :] + self.z[None] @ root.transpose(0, 2, 1)                # (m, K, n)
+        constant = self.fitted_cov.constant
+        if constant.any():                                  # a constant feature is drawn as its constant
+            draws[..., constant] = self.mean[constant]
         draws = self._values(draws)
         out = np.where(known[:, None, :], np.asarray(x, dtype=float)[None, None, :], draws)
         return out, None
@@ -246,7 +320,8 @@ class EmpiricalImputer(Imputer):
         self.sigma = float(sigma)
 
     def describe(self) -> str:
-        return f"empirical(sigma={self.sigma:g})"
+        fitted = self.fitted_cov.describe() if self.fitted else ""
+        return f"empirical(sigma={self.sigma:g}" + (f", {fitted})" if fitted else ")")
 
     @property
     def samples(self) -> int:
@@ -254,7 +329,8 @@ class EmpiricalImputer(Imputer):
 
     def fit(self, background: Any) -> EmpiricalImputer:
         self.background = _numeric(background, self.name)
-        self.cov = _covariance(self.background)
+        self.fitted_cov = FittedCovariance(self.background, self.name)
+        self.cov = self.fitted_cov.cov
         self.fitted = True
         return self
 
