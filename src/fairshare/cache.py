@@ -3,9 +3,9 @@ where it stopped without calling the model again.
 
 Values are appended to a :class:`~fairshare.record_log.RecordLog` as each model call returns (one fixed-width
 record per coalition, with a checksum; a game that calls its model in batches hands every batch to the cache
-through its ``on_batch`` hook), flushed after every write: a run killed at any moment loses at most the batch
-being evaluated, and a torn or damaged record is detected and its coalition evaluated again, never read as a
-value. A cache folder carries the fingerprint of its run (data, model by content, settings; see
+through its ``on_batch`` hook), flushed after every write: a run killed at any moment loses at most the model
+call in flight and the record being written (a torn record is cut off, a damaged one detected; their coalitions
+are evaluated again, never read as values). A cache folder carries the fingerprint of its run (data, model by content, settings; see
 :mod:`fairshare.cache_keys`) in ``manifest.json``; another run pointed at it is refused, and so is a folder
 written by an older fairshare (cache format 1). Every file records whose it is (run, row, the row's data): a
 file moved, swapped or copied from elsewhere is computed again with a warning naming it, never read.
@@ -138,11 +138,12 @@ class CacheFolder(os.PathLike):
 class CachedGame(GameWrapper):
     """Wraps a game; coalitions evaluated before (in this or an earlier run) are answered from disk.
 
-    New values are appended to ``values.log`` in ``folder`` as each model call returns: the wrapped game hands
-    every batch of its model calls to the cache through its ``on_batch`` hook where it has one (a ModelGame
-    calls its model in row batches within one game call); batches the game splits by its ``batch_size`` are
-    the cache's own calls. ``owner`` (default: the folder's, for a :class:`CacheFolder`) names whose values they
-    are; a log written for another owner is computed again.
+    New values are appended to ``values.log`` in ``folder`` as each model call returns: a game that calls its
+    model several times within one game call hands each batch to the cache through its ``on_batch`` hook
+    (:class:`~fairshare.games.ModelGame`'s row batches); batches a game splits by its ``batch_size`` (a
+    TextGame's) are the cache's own calls, as it takes the game's ``batch_size``; any other game is logged per
+    game call. ``owner`` (default: the folder's, for a :class:`CacheFolder`) names whose values they are; a log
+    written for another owner is computed again.
 
     Examples
     --------

@@ -27,6 +27,7 @@ import site
 import sys
 import sysconfig
 import types
+import warnings
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,7 @@ from .tables import target_of
 __all__ = ["fingerprint", "content_key", "model_key", "estimator_key"]
 
 _PLAIN = (type(None), bool, int, float, complex, str, bytes, bytearray, tuple, list, dict)
+_DEEPEST = 100                # objects within objects hashed in their own walk; deeper ones by their type
 
 
 def fingerprint(*arrays: Any, **config: Any) -> str:
@@ -77,7 +79,14 @@ def content_key(obj: Any) -> str:
     >>> content_key(lambda x: [v * 2 for v in x]) == content_key(lambda x: [v * 3 for v in x])
     False
     """
-    return _Hasher(frozenset()).digest(obj).hex()[:32]
+    try:
+        digest = _Hasher(frozenset()).digest(obj)
+    except Exception:                         # noqa: BLE001 - not picklable (or nested too deep): its attributes
+        digest = _fallback(obj, frozenset({id(obj)}))
+        if digest == _opaque(obj):
+            warnings.warn(f"a {type(obj).__name__} cannot be hashed by content: a cache keys it by its type alone "
+                          "(give each such object a cache folder of its own)", RuntimeWarning, stacklevel=3)
+    return digest.hex()[:32]
 
 
 def model_key(model: Any) -> str:
@@ -141,16 +150,12 @@ class _Hasher(pickle._Pickler):            # the pure-Python pickler: reducer_ov
         """The digest of ``obj`` (or of ``parts`` standing for it) in its own hasher, ``obj`` marked as being
         walked (a reference back to it is a cycle); an object pickle cannot take is hashed by its attributes."""
         active = self._active | {id(obj)}
+        if len(active) > _DEEPEST:
+            return _opaque(obj)
         try:
             return _Hasher(active, None if parts is not None else obj).digest(obj if parts is None else parts)
         except Exception:                     # noqa: BLE001 - not picklable: its attributes, else its type
-            fields = getattr(obj, "__dict__", None)
-            try:
-                if parts is None and isinstance(fields, dict):
-                    return _Hasher(active).digest(("fields", _name(type(obj)), sorted(fields.items())))
-            except Exception:                 # noqa: BLE001
-                pass
-            return _Hasher(frozenset()).digest(("opaque", _name(type(obj))))
+            return _fallback(obj, active) if parts is None else _opaque(obj)
 
     def reducer_override(self, obj: Any) -> Any:
         t = type(obj)
@@ -203,6 +208,21 @@ class _Hasher(pickle._Pickler):            # the pure-Python pickler: reducer_ov
                 members.append((name, raw))
         bases = [b for b in cls.__bases__ if b is not object]
         return _tag, ("class", self._child(cls, (_name(cls), bases, members)))
+
+
+def _opaque(obj: Any) -> bytes:
+    return _Hasher(frozenset()).digest(("opaque", _name(type(obj))))
+
+
+def _fallback(obj: Any, active: frozenset) -> bytes:
+    """An object pickle cannot take: hashed by its attributes, else by its type."""
+    fields = getattr(obj, "__dict__", None)
+    if isinstance(fields, dict):
+        try:
+            return _Hasher(active).digest(("fields", _name(type(obj)), sorted(fields.items())))
+        except Exception:                     # noqa: BLE001 - not even its attributes
+            pass
+    return _opaque(obj)
 
 
 def _name(obj: Any) -> str:
