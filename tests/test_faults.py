@@ -396,17 +396,24 @@ def test_value_data_keys_a_model_class_by_content_not_by_name(tmp_path):
         _value(tmp_path, _made(CLASS, Ridge=Ridge, SCALE=1.0)(alpha=3.0))
 
 
-def test_other_torch_inputs_are_another_run(tmp_path):
-    """The key of a torch run holds its inputs (it held none: other images were given the first run's values)."""
+def test_a_torch_run_is_keyed_by_its_inputs_and_its_weights_by_content(tmp_path):
+    """The key of a torch run holds its inputs (it held none: other images were given the first run's values) and
+    the network's weights by their bytes (pickle names a tensor by its memory address: a copy of the network, or
+    the same one in a new process, was another run)."""
+    import copy
     torch = pytest.importorskip("torch")
     torch.manual_seed(0)
     net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(16, 2))
     X = torch.randn(2, 1, 4, 4)
     args = dict(budget=40, seed=0, progress=False, cache=tmp_path)
     first = fs.explain(net, X, **args)
-    np.testing.assert_array_equal(fs.explain(net, X, **args).values, first.values)
+    np.testing.assert_array_equal(fs.explain(copy.deepcopy(net), X.clone(), **args).values, first.values)
     with pytest.raises(ValueError, match="holds a different run"):
         fs.explain(net, X + 1, **args)
+    with torch.no_grad():
+        net[1].weight[0, 0] += 1.0
+    with pytest.raises(ValueError, match="holds a different run"):
+        fs.explain(net, X, **args)
 
 
 # --------------------------------------------------------------------- item 9: two processes, one folder

@@ -11,7 +11,8 @@ never resumes). :func:`content_key` walks an object the way pickle does, with th
   and classes by content); a class by its bases and its methods' code (its data attributes are not part of
   the key). An edited function or class, or another one of the same name, gets another key;
 - installed functions and classes are named by module, qualified name and their package's version;
-- sets are hashed in sorted order and arrays by their bytes, so that the key is the same in every process.
+- sets are hashed in sorted order, numpy arrays and torch tensors by their bytes (torch pickles a tensor under the
+  memory address of its storage), so that the key is the same in every process.
 
 An object that cannot be pickled is hashed by its attributes, and where even that fails by its type.
 """
@@ -170,6 +171,9 @@ class _Hasher(pickle._Pickler):            # the pure-Python pickler: reducer_ov
             return _tag, ("array", obj.dtype.str, obj.shape, data)
         if isinstance(obj, np.ndarray):
             return _tag, ("objects", obj.shape, obj.ravel().tolist())
+        tensor = _tensor(obj)
+        if tensor is not None:
+            return _tag, tensor
         if isinstance(obj, types.ModuleType):
             return _tag, ("module", obj.__name__, _version(obj.__name__))
         if isinstance(obj, types.CodeType):
@@ -208,6 +212,21 @@ class _Hasher(pickle._Pickler):            # the pure-Python pickler: reducer_ov
                 members.append((name, raw))
         bases = [b for b in cls.__bases__ if b is not object]
         return _tag, ("class", self._child(cls, (_name(cls), bases, members)))
+
+
+def _tensor(obj: Any) -> tuple | None:
+    """A torch tensor by its bytes (torch pickles a tensor's storage under its memory address); None for anything
+    else, or a tensor whose bytes cannot be read (sparse, on the meta device)."""
+    torch = sys.modules.get("torch")
+    if torch is None or not isinstance(obj, torch.Tensor):
+        return None
+    try:
+        flat = obj.detach().cpu().contiguous().reshape(-1)
+        data = flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b""
+    except Exception:                         # noqa: BLE001 - pickled as it is
+        return None
+    return ("tensor", _name(type(obj)), str(obj.dtype), tuple(obj.shape), obj.device.type, bool(obj.requires_grad),
+            hashlib.sha256(data).digest())
 
 
 def _opaque(obj: Any) -> bytes:
