@@ -22,6 +22,7 @@ from sklearn.metrics import f1_score
 import fairshare as fs
 from fairshare.cli import main as cli_main
 from fairshare.games.data import DataGame
+from fairshare.record_log import HEADER_BYTES
 
 
 def _data(n_train=40, n_val=60, d=3, seed=0, flip=0):
@@ -300,7 +301,7 @@ def test_a_killed_run_resumes_without_refitting(tmp_path, monkeypatch):
     proc = subprocess.Popen([sys.executable, "-c", _WORKER, str(cache), str(tmp_path)], stderr=subprocess.PIPE)
     log = cache / "fits.log"
     deadline = time.time() + 120
-    while time.time() < deadline and (not log.exists() or log.stat().st_size < 24 + 120 * 25):
+    while time.time() < deadline and (not log.exists() or log.stat().st_size < HEADER_BYTES + 120 * 25):
         time.sleep(0.02)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
@@ -348,7 +349,7 @@ def test_damaged_cache_records_are_refitted_and_other_runs_refused(tmp_path):
     fs.value_data(LogisticRegression(), Xt, yt, Xv, yv, budget=100, seed=0, cache=tmp_path, progress=False)
     log = tmp_path / "fits.log"
     data = bytearray(log.read_bytes())
-    data[24 + 3] ^= 0xFF                               # one bit pattern changed in the first record
+    data[HEADER_BYTES + 3] ^= 0xFF                     # one bit pattern changed in the first record
     log.write_bytes(bytes(data))
     with pytest.warns(RuntimeWarning, match="1 damaged record"):
         again = fs.value_data(LogisticRegression(), Xt, yt, Xv, yv, budget=100, seed=0, cache=tmp_path,

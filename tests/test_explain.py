@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 import fairshare as fs
+from fairshare.record_log import HEADER_BYTES
 
 sklearn = pytest.importorskip("sklearn")
 from sklearn.datasets import load_breast_cancer, load_diabetes  # noqa: E402
@@ -237,9 +238,9 @@ RUNNER = textwrap.dedent("""
     X, y = load_diabetes(return_X_y=True)
     model = MLPRegressor(hidden_layer_sizes=(8,), max_iter=200, random_state=0).fit(X, y)
     calls = {"n": 0}
-    limit = int(os.environ.get("KILL_AFTER", "0"))
-    def predict(Z):
+    def predict(Z):                           # the cache key holds the globals it reads: the limit is read inside
         calls["n"] += 1
+        limit = int(os.environ.get("KILL_AFTER", "0"))
         if limit and calls["n"] > limit:
             os._exit(17)                      # killed mid-run: no cleanup, no exception handling
         return model.predict(Z)
@@ -259,7 +260,7 @@ def test_an_interrupted_run_resumes_without_reevaluating(tmp_path):
                             capture_output=True, text=True)
     assert killed.returncode == 17, killed.stderr
     finished_rows = len(list((cache / "rows").glob("*.npz")))
-    partial_chunks = [f for f in (cache / "coalitions").rglob("values.log") if f.stat().st_size > 24]
+    partial_chunks = [f for f in (cache / "coalitions").rglob("values.log") if f.stat().st_size > HEADER_BYTES]
     assert finished_rows >= 1 and partial_chunks                         # some rows done, one row half done
     resumed = subprocess.run([sys.executable, str(script), str(cache), str(tmp_path / "b.npy")],
                              capture_output=True, text=True)

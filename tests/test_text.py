@@ -174,42 +174,42 @@ def test_bad_text_arguments_are_refused_before_any_model_call(tmp_path):
 
 
 def test_texts_with_a_cache_resume_an_interrupted_run_with_the_same_values(tmp_path, spam_model):
-    """Finished texts are kept whole, a text's evaluated coalitions after each game call: a run killed in its second
+    """Finished texts are kept whole, a text's evaluated coalitions after each model call: a run killed in its second
     text resumes there, without asking the model again for the first, and gives the values of an unbroken run."""
     texts = ["win a free prize now, click here and claim it today", "please review the attached report before monday",
              "cheap meds, free shipping, order now"]
     args = dict(budget=300, seed=7, batch_size=25, progress=False)
     plain = fs.explain(spam_model, texts, **args)
-    rows, limit = [0], [None]
 
-    def flaky(batch):
-        if limit[0] is not None and rows[0] + len(batch) > limit[0]:
+    def flaky(batch):                   # its counters are its attributes: not part of the cache key, as closures are
+        if flaky.limit is not None and flaky.rows + len(batch) > flaky.limit:
             raise KeyboardInterrupt("the run is killed")
-        rows[0] += len(batch)
+        flaky.rows += len(batch)
         return spam_model.predict_proba(batch)
 
+    flaky.rows, flaky.limit = 0, None
     fs.explain(flaky, texts, **args)
-    unbroken = rows[0]
-    rows[0] = 0
+    unbroken = flaky.rows
+    flaky.rows = 0
     fs.explain(flaky, texts[:1], **args)
-    first = rows[0]
-    rows[0], limit[0] = 0, first + 60                                   # dies inside the second text
+    first = flaky.rows
+    flaky.rows, flaky.limit = 0, first + 60                                   # dies inside the second text
     with pytest.raises(KeyboardInterrupt):
         fs.explain(flaky, texts, cache=tmp_path / "run", **args)
-    assert rows[0] == first + 50
-    rows[0], limit[0] = 0, None
+    assert flaky.rows == first + 50
+    flaky.rows, flaky.limit = 0, None
     resumed = fs.explain(flaky, texts, cache=tmp_path / "run", **args)
-    assert rows[0] <= unbroken - first                   # the first text is not asked again (nor finished calls)
+    assert flaky.rows <= unbroken - first                   # the first text is not asked again (nor finished calls)
     for a, b in zip(resumed, plain):
         np.testing.assert_array_equal(a.values, b.values)
         np.testing.assert_array_equal(a.stderr, b.stderr)
         assert list(a.tokens) == list(b.tokens) and a.method == b.method
-    rows[0] = 0
+    flaky.rows = 0
     again = fs.explain(flaky, texts, cache=tmp_path / "run", **args)          # everything finished: no call at all
-    assert rows[0] == 0 and all(np.array_equal(a.values, b.values) for a, b in zip(again, plain))
+    assert flaky.rows == 0 and all(np.array_equal(a.values, b.values) for a, b in zip(again, plain))
     with pytest.raises(ValueError, match="holds a different run"):                     # another seed: not served
         fs.explain(flaky, texts, cache=tmp_path / "run", **{**args, "seed": 8})
-    assert rows[0] == 0
+    assert flaky.rows == 0
 
 
 def test_text_plot_and_html_show_every_token(tmp_path):

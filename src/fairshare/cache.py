@@ -1,86 +1,41 @@
 """Persistence for long runs: finished rows and every evaluated coalition, so an interrupted run resumes
 where it stopped without calling the model again.
 
-Values are appended to a :class:`RecordLog` as they come (one fixed-width record per coalition, with a
-checksum), flushed after every write: a run killed at any moment loses at most the record being
-written, and a torn or damaged record is detected and its coalition evaluated again, never read as a
-value. A cache folder carries the fingerprint of its run (data, model, settings) in ``manifest.json``;
-another run pointed at it is refused.
+Values are appended to a :class:`~fairshare.record_log.RecordLog` as each model call returns (one fixed-width
+record per coalition, with a checksum; a game that calls its model in batches hands every batch to the cache
+through its ``on_batch`` hook), flushed after every write: a run killed at any moment loses at most the model
+call in flight and the record being written (a torn record is cut off, a damaged one detected; their coalitions
+are evaluated again, never read as values). A cache folder carries the fingerprint of its run (data, model by content, settings; see
+:mod:`fairshare.cache_keys`) in ``manifest.json``; another run pointed at it is refused, and so is a folder
+written by an older fairshare (cache format 1). Every file records whose it is (run, row, the row's data): a
+file moved, swapped or copied from elsewhere is computed again with a warning naming it, never read.
 """
 
 from __future__ import annotations
 
-import hashlib
+import io
 import json
 import os
+import tempfile
 import warnings
-import zlib
+import zipfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
+from .cache_keys import content_key, estimator_key, fingerprint, model_key
 from .estimation.evaluation import CoalitionStore, coalition_keys
 from .explanation import Explanation
 from .game import Game, GameWrapper
-from .tables import target_of
+from .record_log import RecordLog, unique_temp
 
-__all__ = ["RunCache", "CachedGame", "RecordLog", "fingerprint", "model_key", "open_cache_folder", "writable_folder"]
+__all__ = ["RunCache", "CachedGame", "CacheFolder", "RecordLog", "fingerprint", "model_key", "content_key",
+           "estimator_key", "open_cache_folder", "writable_folder"]
 
-_MAGIC = b"fslog\x00\x01\x00"
-_HEAD = 24                    # magic, key width, values per record, tag, reserved
-
-
-def fingerprint(*arrays: Any, **config: Any) -> str:
-    """A short hash of the data and settings of a run (a cache is only reused for the same run).
-
-    Examples
-    --------
-    >>> fingerprint(np.arange(3), budget=10) == fingerprint(np.arange(3), budget=10)
-    True
-    """
-    h = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode())
-    for a in arrays:
-        if a is None:
-            h.update(b"none")
-            continue
-        if hasattr(a, "tocsr") and hasattr(a, "nnz"):                # a scipy sparse matrix: its parts
-            a = a.tocsr()
-            h.update(str(a.shape).encode())
-            for part in (a.data, a.indices, a.indptr):
-                h.update(np.ascontiguousarray(part).tobytes())
-            continue
-        arr = np.ascontiguousarray(np.asarray(a))
-        h.update(str(arr.shape).encode())
-        h.update(arr.astype(str).tobytes() if arr.dtype == object else arr.tobytes())
-    return h.hexdigest()[:16]
-
-
-def model_key(model: Any) -> str:
-    """What tells one model's cache from another's, without calling it: a fitted model (or the model behind a
-    bound method such as ``model.predict_proba``) by the hash of its whole state (joblib.hash: parameters and
-    fitted weights); a plain function by its module, name and code (a function whose behaviour depends on
-    outside state is not told apart: give it its own folder).
-
-    Examples
-    --------
-    >>> model_key(len) == model_key(len)
-    True
-    """
-    import inspect
-
-    target = target_of(model)
-    if inspect.isfunction(target):
-        code = target.__code__
-        return fingerprint(function=f"{target.__module__}.{target.__qualname__}", code=code.co_code.hex(),
-                           consts=repr(code.co_consts), defaults=repr(target.__defaults__))
-    try:
-        import joblib
-
-        return str(joblib.hash(target))
-    except Exception:                                  # noqa: BLE001 - not picklable: its type and settings
-        params = target.get_params() if hasattr(target, "get_params") else None
-        return fingerprint(model=type(target).__name__, params=params)
+#: the layout of cache folders; a folder of another format is refused (its keys and files mean other things)
+FORMAT = 2
 
 
 def cache_folder(folder: Any) -> Path | None:
@@ -95,7 +50,8 @@ def cache_folder(folder: Any) -> Path | None:
 
 
 def writable_folder(folder: Any, argument: str = "cache") -> Path:
-    """``folder`` as a Path, created if needed and checked to be writable; errors name ``argument``.
+    """``folder`` as a Path, created if needed and checked to be writable (with a probe file of a name of its own,
+    so that processes opening one folder at once do not meet); errors name ``argument``.
 
     Examples
     --------
@@ -109,9 +65,9 @@ def writable_folder(folder: Any, argument: str = "cache") -> Path:
     path = Path(folder)
     try:
         path.mkdir(parents=True, exist_ok=True)
-        probe = path / ".write-test"
-        probe.write_bytes(b"")
-        probe.unlink()
+        handle, probe = tempfile.mkstemp(prefix=".write-test-", dir=path)
+        os.close(handle)
+        os.unlink(probe)
     except OSError as exc:
         raise ValueError(f"{argument} {str(folder)!r} cannot be created or written: "
                          f"{exc.strerror or exc}") from None
@@ -121,8 +77,9 @@ def writable_folder(folder: Any, argument: str = "cache") -> Path:
 def open_cache_folder(folder: Any, key: str, argument: str = "cache") -> Path:
     """Create (or reopen) a cache folder for the run with fingerprint ``key``; errors name ``argument``.
 
-    Raised before any model call: a folder that cannot be created or written, a manifest that is
-    damaged, or one that belongs to another run.
+    Raised before any model call: a folder that cannot be created or written, a manifest that is damaged,
+    one that belongs to another run, or one written by an older fairshare. The manifest is created whole or not
+    at all, so that processes opening one folder at once read either none or all of it.
 
     Examples
     --------
@@ -133,106 +90,60 @@ def open_cache_folder(folder: Any, key: str, argument: str = "cache") -> Path:
     """
     path = writable_folder(folder, argument)
     manifest = path / "manifest.json"
-    if manifest.exists():
+    if not manifest.exists():
+        tmp = unique_temp(manifest)
         try:
-            stored = json.loads(manifest.read_text()).get("fingerprint")
-        except (ValueError, UnicodeDecodeError, AttributeError):
-            raise ValueError(f"{argument} {str(folder)!r}: {manifest.name} is damaged (not the manifest fairshare "
-                             "writes); delete the folder or use another one") from None
-        if stored != key:
-            raise ValueError(f"{argument} {str(folder)!r} holds a different run (other data, model, model settings "
-                             "or options); use another folder or delete it")
-    else:
-        manifest.write_text(json.dumps({"fingerprint": key}))
+            tmp.write_text(json.dumps({"fingerprint": key, "format": FORMAT}))
+            try:
+                os.link(tmp, manifest)                    # only if no other process made it first
+            except FileExistsError:
+                pass
+            except OSError:                               # a file system without hard links
+                os.replace(tmp, manifest)
+        finally:
+            tmp.unlink(missing_ok=True)
+    try:
+        stored = json.loads(manifest.read_text())
+        stored["fingerprint"]                             # noqa: B018 - the manifest must hold it
+    except (ValueError, UnicodeDecodeError, TypeError, KeyError):
+        raise ValueError(f"{argument} {str(folder)!r}: {manifest.name} is damaged (not the manifest fairshare "
+                         "writes); delete the folder or use another one") from None
+    if stored.get("format") != FORMAT:
+        raise ValueError(f"{argument} {str(folder)!r} was written by an older fairshare (cache format "
+                         f"{stored.get('format', 1)}, now {FORMAT}); delete the folder or use another one")
+    if stored["fingerprint"] != key:
+        raise ValueError(f"{argument} {str(folder)!r} holds a different run (other data, model, model settings "
+                         "or options); use another folder or delete it")
     return path
 
 
-class RecordLog:
-    """An append-only file of ``(key, values)`` records of fixed width, each with a CRC-32.
-
-    Opening reads every whole, intact record; a torn last record (a run killed mid-write) is cut off
-    and a damaged one skipped (counted in :attr:`damaged`, with a warning naming the file), so its
-    coalition is evaluated again. ``append`` writes and flushes at once.
+@dataclass(frozen=True)
+class CacheFolder(os.PathLike):
+    """A folder of a run's cache and who owns what it holds (run, row, the row's data): the files in it are
+    checked to be the owner's when read.
 
     Examples
     --------
-    >>> import tempfile, pathlib
-    >>> p = pathlib.Path(tempfile.mkdtemp()) / "v.log"
-    >>> log = RecordLog(p); log.append(np.array([[1, 2]], dtype=np.uint8), np.array([[0.5]])); log.close()
-    >>> RecordLog(p).values.tolist()
-    [[0.5]]
+    >>> f = CacheFolder(Path("cache/coalitions/00000003"), "run abc item 3"); os.fspath(f)
+    'cache/coalitions/00000003'
     """
 
-    def __init__(self, path: Path) -> None:
-        self.path = Path(path)
-        self.damaged = 0
-        self.keys = np.zeros((0, 0), dtype=np.uint8)
-        self.values = np.zeros((0, 0))
-        self.key_width: int | None = None
-        self.n_values: int | None = None
-        self.tag = 0                      # a number for the owner (CachedGame: 1 when the game is scalar)
-        self._fh: Any = None
-        if self.path.exists():
-            self._read()
+    path: Path
+    owner: str
 
-    def _read(self) -> None:
-        data = self.path.read_bytes()
-        if len(data) < _HEAD or data[:8] != _MAGIC:
-            if data:
-                warnings.warn(f"cache file {self.path} is damaged (no fairshare header); its values are computed "
-                              "again", RuntimeWarning, stacklevel=3)
-                self.damaged += 1
-            self.path.unlink()
-            return
-        kw, k, self.tag, _ = (int(x) for x in np.frombuffer(data[8:_HEAD], dtype="<u4"))
-        self.key_width, self.n_values = kw, k
-        width = kw + 8 * k + 4
-        whole = (len(data) - _HEAD) // width
-        if _HEAD + whole * width < len(data):              # a torn last record: cut it off before appending
-            os.truncate(self.path, _HEAD + whole * width)
-        rows = np.frombuffer(data, dtype=np.uint8, count=whole * width, offset=_HEAD).reshape(whole, width)
-        crc = rows[:, kw + 8 * k:].copy().view("<u4").ravel()
-        ok = np.fromiter((zlib.crc32(r[:kw + 8 * k].tobytes()) for r in rows), dtype=np.uint32, count=whole) == crc
-        if not ok.all():
-            self.damaged += int((~ok).sum())
-            warnings.warn(f"cache file {self.path}: {int((~ok).sum())} damaged record(s) skipped; their values are "
-                          "computed again", RuntimeWarning, stacklevel=3)
-        rows = rows[ok]
-        self.keys = rows[:, :kw].copy()
-        self.values = rows[:, kw:kw + 8 * k].copy().view("<f8").reshape(-1, k)
-
-    def append(self, keys: np.ndarray, values: np.ndarray, tag: int = 0) -> None:
-        """Write records (``keys``: (r, w) uint8, ``values``: (r, k) floats) and flush; ``tag`` goes into a new
-        file's header."""
-        keys = np.ascontiguousarray(keys, dtype=np.uint8)
-        values = np.ascontiguousarray(np.asarray(values, dtype="<f8").reshape(keys.shape[0], -1))
-        if self._fh is None:
-            if self.key_width is None:
-                self.key_width, self.n_values, self.tag = keys.shape[1], values.shape[1], int(tag)
-                self.path.write_bytes(_MAGIC + np.array([self.key_width, self.n_values, self.tag, 0],
-                                                        dtype="<u4").tobytes())
-            self._fh = open(self.path, "ab")
-        if keys.shape[1] != self.key_width or values.shape[1] != self.n_values:
-            raise ValueError(f"cache file {self.path} holds records of another shape")
-        body = np.hstack([keys, values.view(np.uint8).reshape(keys.shape[0], -1)])
-        crc = np.fromiter((zlib.crc32(r.tobytes()) for r in body), dtype="<u4", count=body.shape[0])
-        self._fh.write(np.hstack([body, crc.view(np.uint8).reshape(-1, 4)]).tobytes())
-        self._fh.flush()
-
-    def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
-
-    def __del__(self) -> None:
-        self.close()
+    def __fspath__(self) -> str:
+        return str(self.path)
 
 
 class CachedGame(GameWrapper):
     """Wraps a game; coalitions evaluated before (in this or an earlier run) are answered from disk.
 
-    Every batch of new values is appended to ``values.log`` in ``folder`` at once, so nothing is lost
-    when a run is killed or interrupted between two model calls.
+    New values are appended to ``values.log`` in ``folder`` as each model call returns: a game that calls its
+    model several times within one game call hands each batch to the cache through its ``on_batch`` hook
+    (:class:`~fairshare.games.ModelGame`'s row batches); batches a game splits by its ``batch_size`` (a
+    TextGame's) are the cache's own calls, as it takes the game's ``batch_size``; any other game is logged per
+    game call. ``owner`` (default: the folder's, for a :class:`CacheFolder`) names whose values they are; a log
+    written for another owner is computed again.
 
     Examples
     --------
@@ -244,12 +155,13 @@ class CachedGame(GameWrapper):
     ([1.0], 0)
     """
 
-    def __init__(self, game: Game, folder: Path) -> None:
-        super().__init__(game.n_players, player_names=game.player_names)
+    def __init__(self, game: Game, folder: Any, owner: str | None = None) -> None:
+        super().__init__(game.n_players, player_names=game.player_names, batch_size=game.batch_size)
         self.game, self.folder = game, Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         self.n_outputs = game.n_outputs
-        self.log = RecordLog(self.folder / "values.log")
+        owner = getattr(folder, "owner", "") if owner is None else owner
+        self.log = RecordLog(self.folder / "values.log", owner, key_width=(game.n_players + 7) // 8)
         self._store = CoalitionStore()
         if self.log.keys.shape[0]:
             self._store.add(self.log.keys.copy().view(f"S{self.log.key_width}").ravel(), self.log.values)
@@ -258,18 +170,44 @@ class CachedGame(GameWrapper):
     def null_players(self) -> np.ndarray | None:
         return self.game.null_players()
 
+    def _keep(self, keys: np.ndarray, values: np.ndarray) -> None:
+        """Log and hold new values (their finite rows: a NaN is the game's error, raised by the caller)."""
+        ok = np.isfinite(values) if values.ndim == 1 else np.all(np.isfinite(values), axis=1)
+        keys, values = keys[ok], values[ok]
+        if keys.size:
+            raw = np.frombuffer(keys.tobytes(), dtype=np.uint8).reshape(keys.size, -1)
+            self.log.append(raw, values.reshape(keys.size, -1), tag=int(values.ndim == 1))
+            self._store.add(keys, values.reshape(keys.size, -1))
+
+    def _evaluate_missing(self, coalitions: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        """The game's values of new coalitions, each batch of model calls logged as it returns."""
+        kept = [0]
+
+        def on_batch(batch: np.ndarray, values: np.ndarray) -> None:
+            n = batch.shape[0]
+            if np.array_equal(coalition_keys(batch), keys[kept[0]:kept[0] + n]):
+                self._keep(keys[kept[0]:kept[0] + n], np.asarray(values, dtype=float))
+                kept[0] += n
+
+        hooked = hasattr(self.game, "on_batch")
+        if hooked:
+            self.game.on_batch = on_batch
+        try:
+            new = np.asarray(self.game(coalitions), dtype=float)
+        finally:
+            if hooked:
+                self.game.on_batch = None
+        self.model_calls += 1
+        if kept[0] < keys.size:                       # what no hook logged
+            self._keep(keys[kept[0]:], new[kept[0]:])
+        return new
+
     def _evaluate(self, coalitions: np.ndarray) -> np.ndarray:
         keys = coalition_keys(coalitions)
         pos = self._store.find(keys)
         found = pos >= 0
         missing = np.flatnonzero(~found)
-        new = None
-        if missing.size:
-            new = np.asarray(self.game(coalitions[missing]), dtype=float)
-            self.model_calls += 1
-            raw = np.frombuffer(keys[missing].tobytes(), dtype=np.uint8).reshape(missing.size, -1)
-            self.log.append(raw, new.reshape(missing.size, -1), tag=int(new.ndim == 1))
-            self._store.add(keys[missing], new.reshape(missing.size, -1))
+        new = self._evaluate_missing(coalitions[missing], keys[missing]) if missing.size else None
         if not found.any():
             return new
         old = self._store.values[pos[found]]
@@ -283,8 +221,10 @@ class CachedGame(GameWrapper):
 
 
 class RunCache:
-    """A folder holding one run: ``manifest.json`` (the run's fingerprint), ``rows/`` (finished rows) and
-    ``coalitions/<row>/`` (values evaluated for unfinished rows).
+    """A folder holding one run: ``manifest.json`` (the run's fingerprint), ``rows/`` (finished rows),
+    ``explanations/`` (finished items kept whole: texts) and ``coalitions/<row>/`` (values evaluated for unfinished
+    rows). Every file names its owner: the run, the row and (with ``item``, a function of the row's position
+    giving its data) a hash of the row's data; a file of another owner is computed again with a warning.
 
     Examples
     --------
@@ -293,18 +233,46 @@ class RunCache:
     True
     """
 
-    def __init__(self, path: str | Path, key: str) -> None:
+    def __init__(self, path: str | Path, key: str, item: Callable[[int], Any] | None = None) -> None:
         self.path = open_cache_folder(path, key)
+        self.key, self._item, self._owners = key, item, {}
         (self.path / "rows").mkdir(exist_ok=True)
 
-    def row(self, i: int) -> dict | None:
-        """A finished row, or None (not finished, or its file is damaged: then it is computed again)."""
-        f = self.path / "rows" / f"{i:08d}.npz"
+    def owner(self, i: int) -> str:
+        """Who owns row ``i``'s files: the run, the row and its data."""
+        if i not in self._owners:
+            data = "" if self._item is None else fingerprint(self._item(i))
+            self._owners[i] = f"run {self.key} row {i} data {data}"
+        return self._owners[i]
+
+    def _owned(self, f: Path, i: int, what: str) -> dict | None:
+        """The arrays of a finished row's file, or None (absent; damaged or another's: then with a warning and
+        removed, so that the row is computed again)."""
         if not f.exists():
             return None
         try:
             with np.load(f, allow_pickle=False) as z:
                 out = {k: z[k] for k in z.files}
+            owner = str(out.pop("owner", ""))
+        except Exception:                     # noqa: BLE001 - any damage: recompute the row
+            warnings.warn(f"cache file {f} is damaged; {what} {i} is computed again", RuntimeWarning, stacklevel=3)
+            f.unlink(missing_ok=True)
+            return None
+        if owner != self.owner(i):
+            warnings.warn(f"cache file {f} belongs to another row or run; {what} {i} is computed again",
+                          RuntimeWarning, stacklevel=3)
+            f.unlink(missing_ok=True)
+            return None
+        return out
+
+    def row(self, i: int) -> dict | None:
+        """A finished row, or None (not finished, or its file is damaged or another's: then it is computed
+        again)."""
+        f = self.path / "rows" / f"{i:08d}.npz"
+        out = self._owned(f, i, "row")
+        if out is None:
+            return None
+        try:
             meta = json.loads(str(out.pop("meta")))
             out["names"], out["info"] = meta["names"], meta["info"]
             out["stderr"] = None if out["stderr"].size == 0 else out["stderr"]
@@ -317,18 +285,21 @@ class RunCache:
 
     def save_row(self, i: int, result: dict) -> None:
         f = self.path / "rows" / f"{i:08d}.npz"
-        tmp = f.with_suffix(".tmp")
+        tmp = unique_temp(f)
         stderr = result["stderr"] if result["stderr"] is not None else np.zeros(0)
         meta = json.dumps({"names": list(result["names"]), "info": result["info"]}, default=str)
-        with open(tmp, "wb") as fh:
-            np.savez(fh, values=result["values"], stderr=stderr, empty=result["empty"], grand=result["grand"],
-                     n_evaluations=result["n_evaluations"], meta=np.array(meta))
-        tmp.replace(f)
+        try:
+            with open(tmp, "wb") as fh:
+                np.savez(fh, values=result["values"], stderr=stderr, empty=result["empty"], grand=result["grand"],
+                         n_evaluations=result["n_evaluations"], meta=np.array(meta), owner=np.array(self.owner(i)))
+            tmp.replace(f)
+        finally:
+            tmp.unlink(missing_ok=True)
 
     def explanation(self, i: int) -> Explanation | None:
-        """A finished item kept whole (an Explanation: a text's), or None (not finished, or damaged)."""
+        """A finished item kept whole (an Explanation: a text's), or None (not finished, or damaged or another's)."""
         f = self.path / "explanations" / f"{i:08d}.npz"
-        if not f.exists():
+        if self._owned(f, i, "item") is None:
             return None
         try:
             return Explanation.load(f)
@@ -340,9 +311,17 @@ class RunCache:
     def save_explanation(self, i: int, explanation: Explanation) -> None:
         folder = self.path / "explanations"
         folder.mkdir(exist_ok=True)
-        tmp = folder / f"{i:08d}.tmp"
-        explanation.save(tmp)
-        tmp.replace(folder / f"{i:08d}.npz")
+        f = folder / f"{i:08d}.npz"
+        tmp = unique_temp(f)
+        try:
+            explanation.save(tmp)
+            owner = io.BytesIO()
+            np.lib.format.write_array(owner, np.array(self.owner(i)), allow_pickle=False)
+            with zipfile.ZipFile(tmp, "a") as z:            # the owner beside the Explanation's own arrays
+                z.writestr("owner.npy", owner.getvalue())
+            tmp.replace(f)
+        finally:
+            tmp.unlink(missing_ok=True)
 
-    def coalition_folder(self, i: int) -> Path:
-        return self.path / "coalitions" / f"{i:08d}"
+    def coalition_folder(self, i: int) -> CacheFolder:
+        return CacheFolder(self.path / "coalitions" / f"{i:08d}", self.owner(i))

@@ -623,7 +623,8 @@ def _run_rows(rows: Any, model: Any, sv: Semivalue, choice: Choice, rule: Any, s
     run_cache = None
     if args["cache"] is not None:
         bg = getattr(rows, "bg_rows", None)
-        key = fingerprint(rows.rows if hasattr(rows, "rows") else None, bg, index=sv.name,
+        data = rows.rows if hasattr(rows, "rows") else rows.X          # torch inputs: the tensor and its baseline
+        key = fingerprint(data, bg, getattr(rows, "baseline", None), index=sv.name,
                           weights=list(np.round(sv.log_weights(rows.rows.shape[1] if hasattr(rows, "rows") else 1),
                                                 12)) if sv.n_players is None else None,
                           method=choice.method, options=repr(sorted(choice.options.items())), budget=choice.budget,
@@ -631,7 +632,7 @@ def _run_rows(rows: Any, model: Any, sv: Semivalue, choice: Choice, rule: Any, s
                           groups=args["groups"], names=getattr(rows, "feature_names", None), model=model_key(model),
                           model_output=str(args["model_output"]), labels=repr(getattr(rows, "labels", None)),
                           link=args["link"], partition=repr(sv.hierarchy.nested()) if isinstance(sv, OwenIndex) else None)
-        run_cache = RunCache(args["cache"], key)
+        run_cache = RunCache(args["cache"], key, item=lambda i: data[i])
     results: list[dict | None] = [run_cache.row(i) if run_cache is not None else None for i in range(n_rows)]
     todo = [i for i in range(n_rows) if results[i] is None]
     report = reporter(args["progress"] if n_rows > 1 else False, "explaining rows", "row")

@@ -221,7 +221,8 @@ def explain_texts(model: Any, X: Any, args: dict, options: dict, seed: Any) -> E
     plans = [_plan(predict, t, i, args, options) for i, t in enumerate(texts)]   # every text checked before any call
     root = seed.integers(2**63) if isinstance(seed, np.random.Generator) else seed
     seeds = np.random.SeedSequence(root).spawn(len(texts))
-    store = None if args["cache"] is None else RunCache(args["cache"], _texts_key(model, texts, args, options, seed))
+    store = None if args["cache"] is None else RunCache(args["cache"], _texts_key(model, texts, args, options, seed),
+                                                        item=lambda i: np.array([texts[i]], dtype=object))
     results: list[Any] = [None if store is None else store.explanation(i) for i in range(len(texts))]
     todo = [i for i, e in enumerate(results) if e is None]
     report = reporter(args["progress"] if len(texts) > 1 else False, "explaining texts", "text")

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..cache import RecordLog, fingerprint, open_cache_folder
+from ..cache import RecordLog, content_key, estimator_key, fingerprint, open_cache_folder
 from ..estimation.evaluation import CoalitionStore, coalition_keys
 from ..game import Game
 from .cost import fit_seconds
@@ -146,6 +146,7 @@ class DataGame(Game):
         self.model, self.X, self.y, self.X_val, self.y_val = model, X_train, y_train, X_val, y_val
         self.scorer = self._scorer(scoring)
         self.scoring = scoring if isinstance(scoring, str) or scoring is None else getattr(scoring, "__name__", "custom")
+        self._scorer_given = callable(scoring)            # a scorer of the user's (a name is scikit-learn's)
         if degenerate is not None and not np.isfinite(float(degenerate)):
             raise ValueError(f"degenerate must be None or a finite number, got {degenerate!r}")
         self.fixed_degenerate = None if degenerate is None else float(degenerate)
@@ -192,10 +193,12 @@ class DataGame(Game):
         return out
 
     def _fingerprint(self) -> str:
-        params = self.model.get_params() if hasattr(self.model, "get_params") else repr(self.model)
+        """The data, the model (its unfitted settings and its class, by content), the scorer (a name, or a
+        callable by content: code, constants, closures, the data it reads) and the settings of the game."""
+        scorer = content_key(self.scorer) if self._scorer_given else self.scoring
         return fingerprint(self.X, self.y, self.X_val, self.y_val, np.concatenate(self.members),
-                           np.cumsum([len(m) for m in self.members]), model=type(self.model).__name__, params=params,
-                           scoring=str(self.scoring), degenerate=self.fixed_degenerate)
+                           np.cumsum([len(m) for m in self.members]), model=estimator_key(self.model),
+                           scoring=scorer, degenerate=self.fixed_degenerate)
 
     def cost(self) -> float:
         """Predicted seconds per evaluation: one fit on half the training rows and its score
@@ -291,7 +294,7 @@ class _FitCache:
 
     def __init__(self, folder: Any, key: str, n_players: int) -> None:
         self.path = open_cache_folder(folder, key)
-        self.log = RecordLog(self.path / "fits.log")
+        self.log = RecordLog(self.path / "fits.log", f"fits of {key}", key_width=(n_players + 7) // 8)
         self.store = CoalitionStore()                     # the value of each logged fit, by coalition
         if self.log.keys.shape[0]:
             self.store.add(self.log.keys.copy().view(f"S{self.log.key_width}").ravel(), self.log.values[:, :1])

@@ -103,6 +103,10 @@ class ModelGame(Game):
 
     kind = "model"
 
+    #: called as ``on_batch(coalitions, values)`` after every model call with that call's coalitions and their
+    #: values (as :meth:`__call__` returns them), before the next call: a cache keeps each batch as it comes
+    on_batch: Callable[[np.ndarray, np.ndarray], None] | None = None
+
     def __init__(self, predict: Any, x: Any, background: Any, imputation: str | None = None, groups: Any = None,
                  batch_size: int | None = None, feature_names: Any = None, link: str = "identity") -> None:
         if link not in LINKS:
@@ -221,6 +225,7 @@ class ModelGame(Game):
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
         state.pop("_buffer", None)                 # scratch space, not state (a game sent to a worker)
+        state.pop("on_batch", None)                # a hook of the caller's process
         return state
 
     def _rows_for(self, coalitions: np.ndarray) -> tuple[Any, np.ndarray | None]:
@@ -288,6 +293,8 @@ class ModelGame(Game):
             out = out.reshape(S.shape[0], B, -1)
             out = out.mean(axis=1) if weights is None else (weights[:, :, None] * out).sum(axis=1)
             parts.append(LINKS[self.link](out))
+            if self.on_batch is not None:
+                self.on_batch(S, parts[-1][:, 0] if parts[-1].shape[1] == 1 else parts[-1])
         values = np.concatenate(parts, axis=0)
         return values[:, 0] if values.shape[1] == 1 else values
 

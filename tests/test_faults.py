@@ -1,0 +1,453 @@
+"""Fault injection on the caches of explain (tables, texts) and value_data: kill -9 at random points, then resume
+bit for bit with fewer model calls; damaged, truncated, swapped and foreign cache files (redone with a warning,
+never read as values); two processes on one folder; cache keys by content (issue 44, items 3, 5, 6, 7, 9, 10)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import fairshare as fs
+from fairshare.cache import writable_folder
+
+pytest.importorskip("sklearn")
+
+# the models of the runs, in a module of their own: a child process and this one import the same code, so that the
+# cache keys (by content) agree. Every model call (or fit) adds a byte to the file FAULT_CALLS names.
+MODELS = textwrap.dedent('''
+    import os, time
+    import numpy as np
+    from sklearn.linear_model import Ridge
+
+    W = np.linspace(-1.0, 1.0, 8)
+
+
+    def tick():
+        path, stop = os.environ["FAULT_CALLS"], int(os.environ.get("FAULT_STOP", "0"))
+        if stop and os.path.exists(path) and os.path.getsize(path) + 1 >= stop:
+            raise KeyboardInterrupt("stopped at model call %d" % stop)
+        with open(path, "ab") as fh:
+            fh.write(b".")
+        time.sleep(float(os.environ.get("FAULT_SLEEP", "0")))
+
+
+    def predict(Z):                                    # a comprehension and a generator: nested code objects
+        tick()
+        return np.tanh(Z @ W) + 0.1 * np.array([sum(v * v for v in z) for z in Z])
+
+
+    def text_model(texts):
+        tick()
+        return np.array([[t.count("e") / (1.0 + len(t)), len(t.split()) / 10.0] for t in texts])
+
+
+    class SlowRidge(Ridge):
+        def fit(self, X, y, sample_weight=None):
+            tick()
+            return super().fit(X, y, sample_weight)
+
+
+    TEXTS = ["the cat sat on the mat by the door", "free prize, click here now", "see you at the meeting on monday"]
+
+
+    def run(kind, cache=None, seed=1):
+        import fairshare as fs
+        rng = np.random.default_rng(0)
+        if kind == "tables":
+            X, bg = rng.normal(size=(3, 8)), rng.normal(size=(4, 8))
+            return fs.explain(predict, X, bg, budget=80, seed=seed, method="permutation", batch_size=16, cache=cache,
+                              progress=False).values
+        if kind == "texts":
+            out = fs.explain(text_model, TEXTS, budget=60, seed=seed, batch_size=6, cache=cache, progress=False)
+            return np.concatenate([e.values.ravel() for e in out])
+        X = rng.normal(size=(40, 3))
+        y = X @ np.array([1.0, -2.0, 0.5]) + rng.normal(scale=0.3, size=40)
+        return fs.value_data(SlowRidge(), X[:12], y[:12], X[12:], y[12:], budget=60, seed=seed, cache=cache,
+                             progress=False).values
+''')
+
+CHILD = "import sys; sys.path.insert(0, sys.argv[1]); import faultmodels; faultmodels.run(sys.argv[2], sys.argv[3])"
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("faultmodels")
+    (folder / "faultmodels.py").write_text(MODELS)
+    sys.path.insert(0, str(folder))
+    import faultmodels
+    yield faultmodels, folder
+    sys.path.remove(str(folder))
+    sys.modules.pop("faultmodels", None)
+
+
+def _calls(path: Path) -> int:
+    return path.stat().st_size if path.exists() else 0
+
+
+def _counted(monkeypatch, path: Path, run, *args, **kwargs):
+    """``run(*args)`` and the model calls (or fits) it made."""
+    path.unlink(missing_ok=True)
+    monkeypatch.setenv("FAULT_CALLS", str(path))
+    return run(*args, **kwargs), _calls(path)
+
+
+def _child(models, kind: str, cache: Path, calls: Path) -> subprocess.Popen:
+    env = {**os.environ, "FAULT_CALLS": str(calls), "FAULT_SLEEP": "0.03",
+           "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    return subprocess.Popen([sys.executable, "-c", CHILD, str(models[1]), kind, str(cache)], env=env,
+                            stderr=subprocess.PIPE)
+
+
+# -------------------------------------------------------------------------------------- kill -9, resume
+@pytest.mark.parametrize("kind, seed", [("tables", 11), ("texts", 12), ("data", 13)])
+def test_kill_9_at_a_random_point_resumes_bit_for_bit_with_fewer_model_calls(models, kind, seed, tmp_path,
+                                                                           monkeypatch):
+    m = models[0]
+    fresh, total = _counted(monkeypatch, tmp_path / "fresh", m.run, kind)
+    kill_at = int(np.random.default_rng(seed).integers(2, total - 6))         # a random model call of the run
+    cache, calls = tmp_path / "cache", tmp_path / "child"
+    proc = _child(models, kind, cache, calls)
+    deadline = time.time() + 120
+    while _calls(calls) < kill_at and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.002)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    killed_at = _calls(calls)
+    assert proc.returncode == -signal.SIGKILL and kill_at <= killed_at < total, proc.stderr.read().decode()[-3000:]
+    resumed, spent = _counted(monkeypatch, tmp_path / "resumed", m.run, kind, cache)
+    np.testing.assert_array_equal(resumed, fresh)
+    # every model call that returned before the kill was kept: at most the one in flight is made again
+    assert spent <= total - (killed_at - 1) and spent < total
+    again, spent = _counted(monkeypatch, tmp_path / "again", m.run, kind, cache)
+    assert spent == 0 and np.array_equal(again, fresh)
+
+
+# ----------------------------------------------------------------- item 5: a kill inside one game call
+@pytest.mark.parametrize("kind", ["tables", "texts"])
+def test_an_interrupt_inside_one_game_call_keeps_the_model_calls_that_returned(models, kind, tmp_path, monkeypatch):
+    """One game call spans many model calls (ModelGame's row batches, a text game's batch_size); each is kept as it
+    returns, so a run interrupted inside its first game call makes all but those again, not the whole call."""
+    m = models[0]
+    fresh, total = _counted(monkeypatch, tmp_path / "fresh", m.run, kind)
+    monkeypatch.setenv("FAULT_STOP", "6")                  # the 6th model call raises: 5 returned
+    with pytest.raises(KeyboardInterrupt):
+        _counted(monkeypatch, tmp_path / "stopped", m.run, kind, tmp_path / "cache")
+    monkeypatch.delenv("FAULT_STOP")
+    resumed, spent = _counted(monkeypatch, tmp_path / "resumed", m.run, kind, tmp_path / "cache")
+    np.testing.assert_array_equal(resumed, fresh)
+    assert spent == total - 5
+
+
+# ------------------------------------------------------------------ item 6: swapped and foreign files
+def _swap(a: Path, b: Path) -> None:
+    tmp = a.with_name("swap.tmp")
+    a.rename(tmp)
+    b.rename(a)
+    tmp.rename(b)
+
+
+def _said(record) -> list[str]:
+    """The warnings' messages, each from the cache folder on (the file it names, what is done)."""
+    return [str(w.message).split("cache/", 1)[-1] for w in record]
+
+
+def test_swapped_row_files_are_redone_with_a_warning(models, tmp_path, monkeypatch):
+    m, cache = models[0], tmp_path / "cache"
+    fresh, _ = _counted(monkeypatch, tmp_path / "fresh", m.run, "tables")
+    _counted(monkeypatch, tmp_path / "first", m.run, "tables", cache)
+    _swap(cache / "rows" / "00000000.npz", cache / "rows" / "00000001.npz")
+    with pytest.warns(RuntimeWarning) as record:
+        again, spent = _counted(monkeypatch, tmp_path / "again", m.run, "tables", cache)
+    assert _said(record) == [f"rows/0000000{i}.npz belongs to another row or run; row {i} is computed again"
+                             for i in (0, 1)]
+    np.testing.assert_array_equal(again, fresh)
+    assert spent == 0                                  # recomputed from the rows' own coalition logs
+
+
+def test_swapped_coalition_logs_are_redone_with_a_warning(models, tmp_path, monkeypatch):
+    m, cache = models[0], tmp_path / "cache"
+    fresh, total = _counted(monkeypatch, tmp_path / "fresh", m.run, "tables")
+    _counted(monkeypatch, tmp_path / "first", m.run, "tables", cache)
+    for f in (cache / "rows").glob("*.npz"):
+        f.unlink()
+    logs = cache / "coalitions"
+    _swap(logs / "00000000" / "values.log", logs / "00000002" / "values.log")
+    with pytest.warns(RuntimeWarning) as record:
+        again, spent = _counted(monkeypatch, tmp_path / "again", m.run, "tables", cache)
+    assert _said(record) == [f"coalitions/0000000{i}/values.log belongs to another row, game or run; its values "
+                             "are computed again" for i in (0, 2)]
+    np.testing.assert_array_equal(again, fresh)
+    assert 0 < spent < total                           # rows 0 and 2 again, row 1 from its log
+
+
+def test_swapped_text_files_are_redone_with_a_warning(models, tmp_path, monkeypatch):
+    m, cache = models[0], tmp_path / "cache"
+    fresh, _ = _counted(monkeypatch, tmp_path / "fresh", m.run, "texts")
+    _counted(monkeypatch, tmp_path / "first", m.run, "texts", cache)
+    _swap(cache / "explanations" / "00000000.npz", cache / "explanations" / "00000002.npz")
+    with pytest.warns(RuntimeWarning) as record:
+        again, spent = _counted(monkeypatch, tmp_path / "again", m.run, "texts", cache)
+    assert _said(record) == [f"explanations/0000000{i}.npz belongs to another row or run; item {i} is computed "
+                             "again" for i in (0, 2)]
+    np.testing.assert_array_equal(again, fresh)
+    assert spent == 0
+
+
+def test_a_fit_log_from_another_run_is_redone_with_a_warning(models, tmp_path, monkeypatch):
+    m = models[0]
+    rng = np.random.default_rng(5)
+    X, y = rng.normal(size=(30, 3)), rng.normal(size=30)
+    other = dict(budget=40, seed=0, progress=False)
+    monkeypatch.setenv("FAULT_CALLS", str(tmp_path / "calls"))
+    fresh = fs.value_data(m.SlowRidge(), X[:10], y[:10], X[10:], y[10:], **other).values
+    fs.value_data(m.SlowRidge(), X[:10], y[:10], X[10:], y[10:], cache=tmp_path / "mine", **other)
+    fs.value_data(m.SlowRidge(), X[:10], -y[:10], X[10:], y[10:], cache=tmp_path / "theirs", **other)
+    shutil.copy(tmp_path / "theirs" / "fits.log", tmp_path / "mine" / "fits.log")
+    with pytest.warns(RuntimeWarning, match=r"fits.log belongs to another row, game or run"):
+        again = fs.value_data(m.SlowRidge(), X[:10], y[:10], X[10:], y[10:], cache=tmp_path / "mine", **other)
+    np.testing.assert_array_equal(again.values, fresh)
+    assert again.reused_fits == 0
+
+
+# ------------------------------------------------------------- item 10: damaged and truncated files
+def _flip(path: Path, *positions: int) -> None:
+    data = bytearray(path.read_bytes())
+    for p in positions:
+        data[p] ^= 0x5A
+    path.write_bytes(bytes(data))
+
+
+def _quiet(run, *args):
+    """``run(*args)``, any warning an error."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return run(*args)
+
+
+@pytest.fixture()
+def row_logs(models, tmp_path, monkeypatch):
+    """A finished tables run whose rows are kept only as coalition logs, its values and model calls."""
+    m, cache = models[0], tmp_path / "cache"
+    fresh, total = _counted(monkeypatch, tmp_path / "fresh", m.run, "tables")
+    _counted(monkeypatch, tmp_path / "first", m.run, "tables", cache)
+
+    def rerun():
+        for f in (cache / "rows").glob("*.npz"):
+            f.unlink()
+        return _counted(monkeypatch, tmp_path / "again", m.run, "tables", cache)
+    return cache / "coalitions" / "00000000" / "values.log", fresh, total, rerun
+
+
+def test_a_damaged_log_header_is_restored_and_every_record_kept(row_logs):
+    log, fresh, _, rerun = row_logs
+    _flip(log, 8)                                      # the key width of the header's first copy
+    with pytest.warns(RuntimeWarning, match=r"values.log: one copy of its header was damaged and is restored"):
+        again, spent = rerun()
+    np.testing.assert_array_equal(again, fresh)
+    assert spent == 0
+    again, spent = _quiet(rerun)                       # the header was rewritten: no warning the next time
+    assert spent == 0
+
+
+def test_a_log_header_damaged_in_both_copies_is_redone_and_later_runs_go_on(row_logs):
+    log, fresh, total, rerun = row_logs
+    size = log.stat().st_size
+    _flip(log, 8, 48 + 12)
+    with pytest.warns(RuntimeWarning, match=r"values.log is damaged \(its header"):
+        again, spent = rerun()
+    np.testing.assert_array_equal(again, fresh)
+    assert 0 < spent < total and log.stat().st_size == size
+    again, spent = _quiet(rerun)
+    assert spent == 0 and np.array_equal(again, fresh)
+
+
+def test_one_damaged_record_is_redone_alone_and_the_good_ones_kept(row_logs):
+    log, fresh, total, rerun = row_logs
+    _flip(log, log.stat().st_size - 6)                 # inside the last record's values
+    with pytest.warns(RuntimeWarning, match=r"values.log: 1 damaged record\(s\) skipped"):
+        again, spent = rerun()
+    np.testing.assert_array_equal(again, fresh)
+    assert spent == 1
+    again, spent = _quiet(rerun)                       # dropped from the file: not met again
+    assert spent == 0
+
+
+@pytest.mark.parametrize("cut, match", [(0, "is empty"), (30, r"is damaged \(its header"), (-7, None)])
+def test_truncated_logs_are_redone(row_logs, cut, match):
+    log, fresh, total, rerun = row_logs
+    log.write_bytes(log.read_bytes()[:cut])
+    if match is None:                                  # a record torn by a kill: cut off without a word
+        again, spent = _quiet(rerun)
+        assert spent == 1
+    else:
+        with pytest.warns(RuntimeWarning, match=match):
+            again, spent = rerun()
+        assert 0 < spent < total
+    np.testing.assert_array_equal(again, fresh)
+
+
+def test_damaged_fit_log_header_keeps_every_fit(models, tmp_path, monkeypatch):
+    m, cache = models[0], tmp_path / "cache"
+    fresh, _ = _counted(monkeypatch, tmp_path / "fresh", m.run, "data")
+    _counted(monkeypatch, tmp_path / "first", m.run, "data", cache)
+    _flip(cache / "fits.log", 12)                      # the values per record
+    with pytest.warns(RuntimeWarning, match=r"fits.log: one copy of its header was damaged"):
+        again, spent = _counted(monkeypatch, tmp_path / "again", m.run, "data", cache)
+    np.testing.assert_array_equal(again, fresh)
+    assert spent == 0
+
+
+def test_damaged_text_file_and_old_format_log_are_redone(models, tmp_path, monkeypatch):
+    m, cache = models[0], tmp_path / "cache"
+    fresh, _ = _counted(monkeypatch, tmp_path / "fresh", m.run, "texts")
+    _counted(monkeypatch, tmp_path / "first", m.run, "texts", cache)
+    (cache / "explanations" / "00000001.npz").write_bytes(b"PK\x03\x04 not a zip")
+    log = cache / "coalitions" / "00000001" / "values.log"
+    old = np.array([1, 2, 0, 0], dtype="<u4").tobytes() + bytes(range(40))     # the format of fairshare 0.1
+    log.write_bytes(b"fslog\x00\x01\x00" + old)
+    with pytest.warns(RuntimeWarning) as record:
+        again, spent = _counted(monkeypatch, tmp_path / "again", m.run, "texts", cache)
+    said = " | ".join(str(w.message) for w in record)
+    assert "00000001.npz is damaged; item 1 is computed again" in said
+    assert "values.log was written by an older fairshare" in said
+    np.testing.assert_array_equal(again, fresh)
+    assert spent > 0
+
+
+def test_a_cache_folder_of_the_older_format_is_refused(models, tmp_path, monkeypatch):
+    m, cache = models[0], tmp_path / "cache"
+    cache.mkdir()
+    (cache / "manifest.json").write_text('{"fingerprint": "0123456789abcdef"}')
+    with pytest.raises(ValueError, match=r"written by an older fairshare \(cache format 1, now 2\)"):
+        _counted(monkeypatch, tmp_path / "calls", m.run, "tables", cache)
+    assert _calls(tmp_path / "calls") == 0
+
+
+# ------------------------------------------------------------------------- items 3 and 7: the keys
+NESTED = "def f(Z):\n    return np.array([sum(v for v in z) for z in Z]) + (lambda a: a)(0.5)\n"
+
+
+def _made(source: str, **names):
+    """A function or class made afresh from ``source`` (new code objects at new addresses), in module 'userland'."""
+    space = {"np": np, "__name__": "userland", **names}
+    exec(source, space)
+    return space[source.split()[1].split("(")[0].rstrip(":")]
+
+
+def test_a_model_function_with_nested_code_resumes(tmp_path):
+    """Item 7: lambdas, comprehensions and generators are keyed by content, not by their addresses."""
+    X, bg = np.arange(12.0).reshape(3, 4), np.zeros((2, 4))
+    args = dict(budget=20, seed=0, progress=False, cache=tmp_path)
+    first = fs.explain(_made(NESTED), X, bg, **args)
+    again = fs.explain(_made(NESTED), X, bg, **args)          # the same code, made again: the same run
+    np.testing.assert_array_equal(again.values, first.values)
+    with pytest.raises(ValueError, match="holds a different run"):
+        fs.explain(_made(NESTED.replace("0.5", "0.25")), X, bg, **args)
+
+
+SCORER = "def score(model, X, y):\n    return -float(np.mean((model.predict(X) - y) ** 2)) * SCALE\n"
+CLASS = textwrap.dedent("""
+    class Model(Ridge):
+        def fit(self, X, y, sample_weight=None):
+            return super().fit(X, y * SCALE, sample_weight)
+""")
+
+
+def _value(tmp_path, model, scoring=None):
+    from sklearn.linear_model import Ridge  # noqa: F401
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(24, 2))
+    y = X[:, 0] - X[:, 1]
+    return fs.value_data(model, X[:8], y[:8], X[8:], y[8:], scoring=scoring, budget=30, seed=0, progress=False,
+                         cache=tmp_path)
+
+
+def test_value_data_keys_an_edited_scorer_by_content(tmp_path):
+    """Item 3: a scorer of the same name with other code, constants or data is another run."""
+    from sklearn.linear_model import Ridge
+    first = _value(tmp_path, Ridge(), _made(SCORER, SCALE=1.0))
+    again = _value(tmp_path, Ridge(), _made(SCORER, SCALE=1.0))
+    assert again.n_fits == 0 and np.array_equal(again.values, first.values)
+    for edited in (_made(SCORER, SCALE=2.0), _made(SCORER.replace("** 2", "** 4"), SCALE=1.0)):
+        with pytest.raises(ValueError, match="holds a different run"):
+            _value(tmp_path, Ridge(), edited)
+
+
+def test_value_data_keys_a_model_class_by_content_not_by_name(tmp_path):
+    """Item 3: another class of the same name and settings is another run."""
+    from sklearn.linear_model import Ridge
+    first = _value(tmp_path, _made(CLASS, Ridge=Ridge, SCALE=1.0)())
+    again = _value(tmp_path, _made(CLASS, Ridge=Ridge, SCALE=1.0)())
+    assert again.n_fits == 0 and np.array_equal(again.values, first.values)
+    with pytest.raises(ValueError, match="holds a different run"):
+        _value(tmp_path, _made(CLASS.replace("y * SCALE", "-y"), Ridge=Ridge, SCALE=1.0)())
+    with pytest.raises(ValueError, match="holds a different run"):
+        _value(tmp_path, _made(CLASS, Ridge=Ridge, SCALE=1.0)(alpha=3.0))
+
+
+def test_a_torch_run_is_keyed_by_its_inputs_and_its_weights_by_content(tmp_path):
+    """The key of a torch run holds its inputs (it held none: other images were given the first run's values) and
+    the network's weights by their bytes (pickle names a tensor by its memory address: a copy of the network, or
+    the same one in a new process, was another run)."""
+    import copy
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(16, 2))
+    X = torch.randn(2, 1, 4, 4)
+    args = dict(budget=40, seed=0, progress=False, cache=tmp_path)
+    first = fs.explain(net, X, **args)
+    np.testing.assert_array_equal(fs.explain(copy.deepcopy(net), X.clone(), **args).values, first.values)
+    with pytest.raises(ValueError, match="holds a different run"):
+        fs.explain(net, X + 1, **args)
+    with torch.no_grad():
+        net[1].weight[0, 0] += 1.0
+    with pytest.raises(ValueError, match="holds a different run"):
+        fs.explain(net, X, **args)
+
+
+# --------------------------------------------------------------------- item 9: two processes, one folder
+def _open_many(folder: str, go, failures) -> None:
+    go.wait()
+    failed = 0
+    for _ in range(2000):
+        try:
+            writable_folder(folder)
+        except ValueError:
+            failed += 1
+    failures.put(failed)
+
+
+def test_processes_opening_one_folder_at_once_all_succeed(tmp_path):
+    (tmp_path / ".write-test").mkdir()                 # another opener's probe, in the way of a shared name
+    writable_folder(tmp_path)
+    ctx = multiprocessing.get_context("fork")
+    go, failures = ctx.Event(), ctx.Queue()
+    procs = [ctx.Process(target=_open_many, args=(str(tmp_path), go, failures)) for _ in range(2)]
+    for p in procs:
+        p.start()
+    go.set()
+    for p in procs:
+        p.join(60)
+    assert [failures.get(timeout=10) for _ in procs] == [0, 0]
+
+
+def test_two_processes_running_one_cached_explain_at_once_both_succeed(models, tmp_path, monkeypatch):
+    m, cache = models[0], tmp_path / "cache"
+    fresh, _ = _counted(monkeypatch, tmp_path / "fresh", m.run, "tables")
+    procs = [_child(models, "tables", cache, tmp_path / f"child{i}") for i in range(2)]
+    for p in procs:
+        p.wait(120)
+    assert [p.returncode for p in procs] == [0, 0], [p.stderr.read().decode()[-2000:] for p in procs]
+    again, spent = _counted(monkeypatch, tmp_path / "again", m.run, "tables", cache)
+    assert spent == 0 and np.array_equal(again, fresh)
