@@ -451,3 +451,33 @@ def test_two_processes_running_one_cached_explain_at_once_both_succeed(models, t
     assert [p.returncode for p in procs] == [0, 0], [p.stderr.read().decode()[-2000:] for p in procs]
     again, spent = _counted(monkeypatch, tmp_path / "again", m.run, "tables", cache)
     assert spent == 0 and np.array_equal(again, fresh)
+
+
+def test_an_interrupt_inside_a_torch_game_call_keeps_the_forward_passes_that_returned(tmp_path):
+    """A TorchGame runs one game call as several forward passes (batch_size inputs each); each is kept as it
+    returns."""
+    torch = pytest.importorskip("torch")
+    from fairshare.cache import CachedGame
+
+    class Stopping(torch.nn.Module):
+        def __init__(self, stop_at: int | None) -> None:
+            super().__init__()
+            self.linear, self.passes, self.stop_at = torch.nn.Linear(6, 1), 0, stop_at
+
+        def forward(self, x):
+            self.passes += 1
+            if self.passes == self.stop_at:
+                raise KeyboardInterrupt
+            return self.linear(x)
+
+    torch.manual_seed(0)
+    coalitions = np.random.default_rng(0).random((10, 6)) < 0.5
+    stopping = Stopping(stop_at=4)
+    with pytest.raises(KeyboardInterrupt):
+        CachedGame(fs.games.TorchGame(stopping, torch.ones(6), batch_size=2), tmp_path)(coalitions)
+    resumed = Stopping(stop_at=None)
+    resumed.linear.load_state_dict(stopping.linear.state_dict())
+    values = CachedGame(fs.games.TorchGame(resumed, torch.ones(6), batch_size=2), tmp_path)(coalitions)
+    assert resumed.passes == 2                           # 3 passes of 2 inputs were kept: 4 coalitions are left
+    fresh = fs.games.TorchGame(resumed, torch.ones(6))(coalitions)
+    np.testing.assert_allclose(values, fresh, atol=1e-12)

@@ -160,7 +160,8 @@ class CachedGame(GameWrapper):
         self.game, self.folder = game, Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         self.n_outputs = game.n_outputs
-        owner = getattr(folder, "owner", "") if owner is None else owner
+        if owner is None:                              # a CacheFolder names its owner; a plain path none
+            owner = folder.owner if isinstance(folder, CacheFolder) else ""
         self.log = RecordLog(self.folder / "values.log", owner, key_width=(game.n_players + 7) // 8)
         self._store = CoalitionStore()
         if self.log.keys.shape[0]:

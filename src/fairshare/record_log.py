@@ -188,7 +188,7 @@ class RecordLog:
         self._fh.flush()
 
     def close(self) -> None:
-        if self._fh is not None:
+        if getattr(self, "_fh", None) is not None:         # (an object whose opening failed has none)
             self._fh.close()
             self._fh = None
 

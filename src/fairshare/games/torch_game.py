@@ -51,6 +51,10 @@ class TorchGame(Game):
 
     accepts_tensors = True
 
+    #: called as ``on_batch(coalitions, values)`` after every forward pass of coalitions given as a numpy array,
+    #: with that pass's coalitions and values: a cache keeps each batch as it comes
+    on_batch: Any = None
+
     def __init__(self, module: Any, x: Any, baseline: Any = 0.0, groups: Any = None, device: Any = None,
                  batch_size: int | None = None, player_names: Any = None, on_device: bool | None = None) -> None:
         import torch
@@ -138,6 +142,9 @@ class TorchGame(Game):
                 out = self.module(inputs)
                 out = out.reshape(out.shape[0], -1).to(torch.float64)
                 outs.append(out if B == 1 else out.reshape(-1, B, out.shape[1]).mean(dim=1))
+                if host and self.on_batch is not None:
+                    done = outs[-1].cpu().numpy()
+                    self.on_batch(coalitions[lo:lo + self.coalition_batch], done[:, 0] if done.shape[1] == 1 else done)
         values = torch.cat(outs) if outs else torch.zeros((0, 1), dtype=torch.float64, device=self.device)
         self._sync()
         self.seconds += time.perf_counter() - start
