@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -112,6 +113,44 @@ def test_closed_form_of_a_sum_of_unanimity_games_equals_enumeration(kind):
     assert closed.info["via"] == "closed-form" and closed.n_evaluations == 2
     np.testing.assert_allclose(closed.values, fs.interactions(wrapped, kind, order=3, method="exact").values,
                                atol=1e-10)
+
+
+@pytest.mark.parametrize("kind, pair, value", [("sii-matrix", "sii", "shapley"), ("bii-matrix", "bii", "banzhaf")])
+def test_the_matrix_indices_lay_out_sii_and_bii_as_shap_does(kind, pair, value):
+    """shap's convention, from the definitions: a pair holds half its SII (BII) in each off-diagonal cell, a player
+    its Shapley (Banzhaf) value minus those halves, so each row of matrix() sums to the values."""
+    n = 5
+    game, table = table_game(n, seed=7)
+    res = fs.interactions(game, kind, method="exact")
+    want = brute(pair, 2, n, table)
+    M = res.matrix()
+    values = fs.exact(game, value).values
+    for i, j in itertools.combinations(range(n), 2):
+        assert M[i, j] == M[j, i] == pytest.approx(want[(i, j)] / 2, abs=1e-12)
+    for i in range(n):
+        assert M[i, i] == pytest.approx(want[(i,)] - sum(want[tuple(sorted((i, j)))] for j in range(n) if j != i) / 2,
+                                        abs=1e-12)
+    np.testing.assert_allclose(M.sum(axis=1), values, atol=1e-12)
+    assert fs.interactions(game, "shap", method="exact").index == "sii-matrix"
+    with pytest.raises(ValueError, match="pairwise .* order must be 2"):
+        fs.interactions(game, kind, order=3, method="exact")
+
+
+@pytest.mark.parametrize("method, kind", [("iq-regression", "sii-matrix"), ("iq-regression", "bii-matrix"),
+                                          ("iq-stratified", "sii-matrix"), ("iq-permutation", "sii-matrix")])
+def test_matrix_estimates_are_the_map_of_the_base_estimates_with_their_error_bars(method, kind):
+    """The same seed evaluates the same coalitions for the matrix and its base index; the matrix is the base
+    estimate mapped (the same surrogate), and its error bars cover the exact matrix."""
+    covered = []
+    for seed in range(3):
+        g, f = soum_pair(n=10, seed=seed, max_size=4)
+        res = fs.interactions(f, kind, budget=600, seed=seed, method=method)
+        base = fs.interactions(f, kind[:3], order=2, budget=600, seed=seed, method=method)
+        ix = fs.InteractionIndex(kind, 2)
+        np.testing.assert_allclose(res.values, ix.base_map(res.subsets) @ base.values, atol=1e-10)
+        exact = fs.interactions(g, kind, method="exact").values
+        covered.append(np.mean(np.abs(res.values - exact) <= 2 * res.stderr + 1e-12))
+    assert np.mean(covered) >= 0.85, covered
 
 
 def soum_pair(n=14, seed=0, **kw):
@@ -254,6 +293,56 @@ def test_bad_arguments_are_refused_before_any_evaluation(bad, match):
     with pytest.raises((ValueError, TypeError, fs.BudgetError), match=match):
         fs.interactions(g, **args)
     assert g.n_evaluations == 0
+
+
+@pytest.mark.parametrize("method, order, budget, need", [
+    ("auto", 2, 10, 80), ("iq-regression", 2, 10, 80), ("iq-stratified", 2, 79, 80), ("iq-permutation", 2, 23, 24),
+    ("auto", 12, 500, 4096), ("iq-regression", 3, 297, 300), ("auto", 3, 299, 300),
+])
+def test_budgets_below_what_the_method_needs_are_refused_naming_the_minimum(method, order, budget, need):
+    """Issue 43: 12 players, k-SII of order 2 at budget 10 returned 78 values and order 12 at 500 returned 4,095 from
+    fewer coalitions than values. A method needs the two ends and one coalition per value (regression, stratified:
+    2 + 12 + 66 = 80 for pairs; all 4,096 coalitions for order 12), or one whole permutation (24)."""
+    g = Counting(lambda S: S.sum(axis=1) ** 1.5 + S[:, 0] * S[:, 1], n_players=12)
+    with pytest.raises(fs.BudgetError, match=f"at least {need} evaluations|accept is {need} "):
+        fs.interactions(g, "k-sii", order=order, method=method, budget=budget, seed=0)
+    assert g.n_evaluations == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fs.estimation.engine.FairshareWarning)    # one permutation: no error bars
+        res = fs.interactions(g, "k-sii", order=order, method=method, budget=need, seed=0)
+    assert res.n_evaluations <= need and g.n_evaluations <= need
+
+
+def _interaction_methods():
+    return [m.name for m in fs.methods() if "interactions" in m.indices or "permutation interactions" in m.indices]
+
+
+@pytest.mark.parametrize("method", _interaction_methods())
+@pytest.mark.parametrize("kind", INDICES + ["sii-matrix", "bii-matrix"])
+def test_every_interaction_method_runs_from_its_declared_minimum_and_never_past_the_budget(method, kind):
+    """The registry's minimum is what the method needs: one evaluation less is refused before any (or, where that
+    still covers every coalition, exact values are computed instead); at the minimum it runs, counted at the
+    game."""
+    spec = fs.estimation.registry.get_method(method)
+    for n in (5, 9):
+        g = Counting(lambda S: np.sqrt(S @ np.linspace(0.5, 2.0, S.shape[1])) + S[:, 0] * S[:, -1], n_players=n)
+        ix = fs.InteractionIndex(kind, 2)
+        if not spec.supports(ix):
+            continue
+        need = spec.budget_needed(g, ix)
+        assert need >= (min(1 << n, 2 + n + math.comb(n, 2)) if method != "iq-permutation" else 2 + n), need
+        if method == "exact":
+            assert need == 1 << n
+        below = need - 1
+        if below >= 1 << n:
+            continue
+        with pytest.raises(fs.BudgetError, match=f"needs at least {need} evaluations"):
+            fs.interactions(g, kind, method=method, budget=below, seed=0)
+        assert g.n_evaluations == 0
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", fs.estimation.engine.FairshareWarning)
+            res = fs.interactions(g, kind, method=method, budget=need, seed=0)
+        assert res.method == method and res.n_evaluations <= need and g.n_evaluations <= need
 
 
 def test_order_one_estimates_are_shapley_estimates_of_the_same_accuracy():
@@ -402,11 +491,12 @@ def test_interaction_plots_draw_what_they_are_given(cancer):
 
 
 def test_infinite_error_bars_come_with_a_budget_that_gives_finite_ones():
-    game = fs.games.FunctionGame(lambda S: np.sqrt(S.sum(axis=1)) + S[:, 0] * S[:, 1], n_players=6)
-    with pytest.warns(fs.estimation.engine.FairshareWarning, match="a budget of 8 gives finite standard errors"):
-        res = fs.interactions(game, budget=4, seed=0)
+    """One permutation (its minimum, 20 evaluations for 10 players) puts most pairs in fewer than two windows."""
+    game = fs.games.FunctionGame(lambda S: np.sqrt(S.sum(axis=1)) + S[:, 0] * S[:, 1], n_players=10)
+    with pytest.warns(fs.estimation.engine.FairshareWarning, match="a budget of 640 gives finite standard errors"):
+        res = fs.interactions(game, budget=20, seed=0, method="iq-permutation")
     assert not np.all(np.isfinite(res.stderr))
-    assert np.all(np.isfinite(fs.interactions(game, budget=8, seed=0).stderr))
+    assert np.all(np.isfinite(fs.interactions(game, budget=640, seed=0, method="iq-permutation").stderr))
 
 
 def test_explain_does_not_evaluate_again_what_the_values_evaluated(cancer):

@@ -33,6 +33,7 @@ from typing import Any
 
 from ..game import Game
 from ..hierarchy import OwenIndex
+from ..interaction_indices import InteractionIndex
 from ..semivalues import Semivalue
 from .enumeration import MAX_ENUMERATION_PLAYERS
 from .evaluation import BudgetError
@@ -113,6 +114,23 @@ def _need(spec: MethodSpec, game: Game, sv: Semivalue, opts: dict, active: int) 
     if spec.exact is not None:
         return spec.budget_needed(game, sv, opts)
     return int(spec.min_budget(active, sv, {**spec.fixed, **spec.defaults, **opts}))
+
+
+def _baselines(game: Game, index: Any, options: dict, active: int, need: int, ranked: set) -> str:
+    """For interaction indices: the methods ``auto`` never picks (baselines) that run below ``need``, named."""
+    if not isinstance(index, InteractionIndex):
+        return ""
+    below = []
+    for spec in registered():
+        if spec.name in ranked or spec.exact is not None or not spec.supports(index):
+            continue
+        try:
+            low = _need(spec, game, index, spec.resolve(options, game.n_players, index), active)
+        except ValueError:
+            continue
+        if low < need:
+            below.append(f"method={spec.name!r} runs from {low}")
+    return f"; baselines auto never picks: {', '.join(below)}" if below else ""
 
 
 def _surrogate_pays(game: Game, cap: int, n: int) -> tuple[bool, str]:
@@ -240,8 +258,10 @@ def choose(game: Game, sv: Semivalue, method: str = "auto", budget: int | None =
     else:
         needs = {t[2].name: _need(t[2], game, sv, t[2].resolve(options, n, sv), active) for t in ranked}
         smallest = min(needs, key=needs.get)
+        who = "the methods auto picks from accept" if isinstance(sv, InteractionIndex) else "any method accepts"
         raise BudgetError(f"budget={cap} is too small for {sv.name} values of {active} players: the smallest budget "
-                          f"any method accepts is {needs[smallest]} ({smallest!r})")
+                          f"{who} is {needs[smallest]} ({smallest!r})"
+                          + _baselines(game, sv, options, active, needs[smallest], set(needs)))
     first = ranked[0][2]
     kind_specific = any(key.endswith("@" + game.kind) for key in spec.default_for)
     reason = f"the default for {sv.name} values" + (f" of a {game.kind} game" if kind_specific else "")
