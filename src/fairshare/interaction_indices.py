@@ -60,8 +60,8 @@ from .arguments import check_int
 from .combinatorics import log_binom
 from .semivalues import Semivalue
 
-__all__ = ["InteractionIndex", "INTERACTION_INDEX_NAMES", "MATRIX_BASES", "resolve_interaction_index",
-           "subsets_up_to", "bernoulli_numbers"]
+__all__ = ["InteractionIndex", "INTERACTION_INDEX_NAMES", "MATRIX_INDEX_NAMES", "MATRIX_BASES",
+           "resolve_interaction_index", "subsets_up_to", "bernoulli_numbers"]
 
 #: the interaction indices, by name, with what they extend
 INTERACTION_INDEX_NAMES = {
@@ -72,10 +72,12 @@ INTERACTION_INDEX_NAMES = {
     "fbii": "Faithful Banzhaf interaction index (the least-squares fit of order k)",
     "bii": "Banzhaf interaction index",
     "moebius": "the Moebius transform (Harsanyi dividends)",
-    "sii-matrix": "shap's interaction matrix (pairs: SII / 2; a player: its Shapley value minus half its pairs' SII; "
-                  "order 2; rows of matrix() sum to the Shapley values)",
-    "bii-matrix": "the Banzhaf analogue of shap's matrix (pairs: BII / 2; rows of matrix() sum to the Banzhaf values; "
-                  "order 2)",
+}
+#: the pairwise matrix layouts (order 2 only), by name, and the index each lays out (:data:`MATRIX_BASES`)
+MATRIX_INDEX_NAMES = {
+    "sii-matrix": "shap's interaction matrix (alias 'shap'; pairs: SII / 2; a player: its Shapley value minus half "
+                  "its pairs' SII; rows of matrix() sum to the Shapley values)",
+    "bii-matrix": "the Banzhaf analogue of shap's matrix (pairs: BII / 2; rows of matrix() sum to the Banzhaf values)",
 }
 _FAMILY = {"k-sii": "shapley", "sii": "shapley", "stii": "shapley", "fsii": "shapley", "fbii": "banzhaf",
            "bii": "banzhaf", "moebius": "moebius", "sii-matrix": "shapley", "bii-matrix": "banzhaf"}
@@ -117,8 +119,9 @@ class InteractionIndex:
     """
 
     def __init__(self, name: str, order: int) -> None:
-        if name not in INTERACTION_INDEX_NAMES:
-            raise ValueError(f"index must be one of {list(INTERACTION_INDEX_NAMES)}, got {name!r}")
+        if name not in INTERACTION_INDEX_NAMES and name not in MATRIX_INDEX_NAMES:
+            raise ValueError(f"index must be one of {list(INTERACTION_INDEX_NAMES) + list(MATRIX_INDEX_NAMES)}, "
+                             f"got {name!r}")
         self.kind = name
         self.order = check_int(order, "order", minimum=1)
         if name in MATRIX_BASES and self.order != 2:
@@ -351,8 +354,9 @@ def resolve_interaction_index(index: str | InteractionIndex, order: int | None =
                         f"got {type(index).__name__}")
     match = _NAME.match(index.lower())
     kind = None if match is None else _ALIASES.get(match.group(1), match.group(1))
-    if kind not in INTERACTION_INDEX_NAMES:
-        raise ValueError(f"index must be one of {list(INTERACTION_INDEX_NAMES)}, got {index!r}")
+    if kind not in INTERACTION_INDEX_NAMES and kind not in MATRIX_INDEX_NAMES:
+        raise ValueError(f"index must be one of {list(INTERACTION_INDEX_NAMES) + list(MATRIX_INDEX_NAMES)}, "
+                         f"got {index!r}")
     named = None if match.group(2) is None else int(match.group(2))
     if named is not None and order is not None and named != order:
         raise ValueError(f"order={order!r} differs from the order in index {index!r}")

@@ -188,7 +188,7 @@ def _min_budget(n: int, ix: InteractionIndex, opts: dict) -> int:
     --------
     >>> from fairshare.interaction_indices import InteractionIndex
     >>> _min_budget(12, InteractionIndex("k-sii", 2), {}), _min_budget(12, InteractionIndex("stii", 2), {})
-    (24, 93)
+    (24, 91)
     """
     kind = "stii" if ix.kind == "stii" else "sii"
     lower = sum(math.comb(n, s) for s in range(1, ix.order)) if kind == "stii" else 0
