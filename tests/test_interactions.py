@@ -446,9 +446,9 @@ def test_explain_gives_shaps_matrices_with_error_bars_from_the_values_run(cancer
     err = np.abs(e.interactions[0] - exact)
     assert np.max(err) < 0.05 * np.max(np.abs(exact)) and np.mean(err <= 2 * e.interactions_stderr[0] + 1e-12) > 0.85
     np.testing.assert_allclose(e.values[0], fs.exact(game, "shapley").values, atol=0.05 * np.abs(e.values).max())
-    again = fs.explain(lr.predict_proba, X[:2], background=X[:30], interactions=2, budget=1500, seed=0, progress=False)
-    np.testing.assert_array_equal(again.interactions, e.interactions)
-    np.testing.assert_array_equal(again.values, e.values)
+    again = fs.explain(lr.predict_proba, X[:1], background=X[:30], interactions=2, budget=1500, seed=0, progress=False)
+    np.testing.assert_array_equal(again.interactions[0], e.interactions[0])          # same seed, same bits
+    np.testing.assert_array_equal(again.values[0], e.values[0])
     frame = e.interactions_frame()
     assert list(frame.columns) == ["row", "feature_i", "feature_j", "output", "value", "stderr"]
     assert len(frame) == 2 * 78 * 2
