@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -112,6 +113,44 @@ def test_closed_form_of_a_sum_of_unanimity_games_equals_enumeration(kind):
     assert closed.info["via"] == "closed-form" and closed.n_evaluations == 2
     np.testing.assert_allclose(closed.values, fs.interactions(wrapped, kind, order=3, method="exact").values,
                                atol=1e-10)
+
+
+@pytest.mark.parametrize("kind, pair, value", [("sii-matrix", "sii", "shapley"), ("bii-matrix", "bii", "banzhaf")])
+def test_the_matrix_indices_lay_out_sii_and_bii_as_shap_does(kind, pair, value):
+    """shap's convention, from the definitions: a pair holds half its SII (BII) in each off-diagonal cell, a player
+    its Shapley (Banzhaf) value minus those halves, so each row of matrix() sums to the values."""
+    n = 5
+    game, table = table_game(n, seed=7)
+    res = fs.interactions(game, kind, method="exact")
+    want = brute(pair, 2, n, table)
+    M = res.matrix()
+    values = fs.exact(game, value).values
+    for i, j in itertools.combinations(range(n), 2):
+        assert M[i, j] == M[j, i] == pytest.approx(want[(i, j)] / 2, abs=1e-12)
+    for i in range(n):
+        assert M[i, i] == pytest.approx(want[(i,)] - sum(want[tuple(sorted((i, j)))] for j in range(n) if j != i) / 2,
+                                        abs=1e-12)
+    np.testing.assert_allclose(M.sum(axis=1), values, atol=1e-12)
+    assert fs.interactions(game, "shap", method="exact").index == "sii-matrix"
+    with pytest.raises(ValueError, match="pairwise .* order must be 2"):
+        fs.interactions(game, kind, order=3, method="exact")
+
+
+@pytest.mark.parametrize("method, kind", [("iq-regression", "sii-matrix"), ("iq-regression", "bii-matrix"),
+                                          ("iq-stratified", "sii-matrix"), ("iq-permutation", "sii-matrix")])
+def test_matrix_estimates_are_the_map_of_the_base_estimates_with_their_error_bars(method, kind):
+    """The same seed evaluates the same coalitions for the matrix and its base index; the matrix is the base
+    estimate mapped (the same surrogate), and its error bars cover the exact matrix."""
+    covered = []
+    for seed in range(3):
+        g, f = soum_pair(n=10, seed=seed, max_size=4)
+        res = fs.interactions(f, kind, budget=600, seed=seed, method=method)
+        base = fs.interactions(f, kind[:3], order=2, budget=600, seed=seed, method=method)
+        ix = fs.InteractionIndex(kind, 2)
+        np.testing.assert_allclose(res.values, ix.base_map(res.subsets) @ base.values, atol=1e-10)
+        exact = fs.interactions(g, kind, method="exact").values
+        covered.append(np.mean(np.abs(res.values - exact) <= 2 * res.stderr + 1e-12))
+    assert np.mean(covered) >= 0.85, covered
 
 
 def soum_pair(n=14, seed=0, **kw):
@@ -256,6 +295,56 @@ def test_bad_arguments_are_refused_before_any_evaluation(bad, match):
     assert g.n_evaluations == 0
 
 
+@pytest.mark.parametrize("method, order, budget, need", [
+    ("auto", 2, 10, 80), ("iq-regression", 2, 10, 80), ("iq-stratified", 2, 79, 80), ("iq-permutation", 2, 23, 24),
+    ("auto", 12, 500, 4096), ("iq-regression", 3, 297, 300), ("auto", 3, 299, 300),
+])
+def test_budgets_below_what_the_method_needs_are_refused_naming_the_minimum(method, order, budget, need):
+    """Issue 43: 12 players, k-SII of order 2 at budget 10 returned 78 values and order 12 at 500 returned 4,095 from
+    fewer coalitions than values. A method needs the two ends and one coalition per value (regression, stratified:
+    2 + 12 + 66 = 80 for pairs; all 4,096 coalitions for order 12), or one whole permutation (24)."""
+    g = Counting(lambda S: S.sum(axis=1) ** 1.5 + S[:, 0] * S[:, 1], n_players=12)
+    with pytest.raises(fs.BudgetError, match=f"at least {need} evaluations|accept is {need} "):
+        fs.interactions(g, "k-sii", order=order, method=method, budget=budget, seed=0)
+    assert g.n_evaluations == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fs.estimation.engine.FairshareWarning)    # one permutation: no error bars
+        res = fs.interactions(g, "k-sii", order=order, method=method, budget=need, seed=0)
+    assert res.n_evaluations <= need and g.n_evaluations <= need
+
+
+def _interaction_methods():
+    return [m.name for m in fs.methods() if "interactions" in m.indices or "permutation interactions" in m.indices]
+
+
+@pytest.mark.parametrize("method", _interaction_methods())
+@pytest.mark.parametrize("kind", INDICES + ["sii-matrix", "bii-matrix"])
+def test_every_interaction_method_runs_from_its_declared_minimum_and_never_past_the_budget(method, kind):
+    """The registry's minimum is what the method needs: one evaluation less is refused before any (or, where that
+    still covers every coalition, exact values are computed instead); at the minimum it runs, counted at the
+    game."""
+    spec = fs.estimation.registry.get_method(method)
+    for n in (5, 9):
+        g = Counting(lambda S: np.sqrt(S @ np.linspace(0.5, 2.0, S.shape[1])) + S[:, 0] * S[:, -1], n_players=n)
+        ix = fs.InteractionIndex(kind, 2)
+        if not spec.supports(ix):
+            continue
+        need = spec.budget_needed(g, ix)
+        assert need >= (min(1 << n, 2 + n + math.comb(n, 2)) if method != "iq-permutation" else 2 + n), need
+        if method == "exact":
+            assert need == 1 << n
+        below = need - 1
+        if below >= 1 << n:
+            continue
+        with pytest.raises(fs.BudgetError, match=f"needs at least {need} evaluations"):
+            fs.interactions(g, kind, method=method, budget=below, seed=0)
+        assert g.n_evaluations == 0
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", fs.estimation.engine.FairshareWarning)
+            res = fs.interactions(g, kind, method=method, budget=need, seed=0)
+        assert res.method == method and res.n_evaluations <= need and g.n_evaluations <= need
+
+
 def test_order_one_estimates_are_shapley_estimates_of_the_same_accuracy():
     g, f = soum_pair(n=12, seed=3, max_size=4)
     res = fs.interactions(f, "k-sii", order=1, budget=400, seed=0)
@@ -331,24 +420,81 @@ def test_tree_interactions_refuse_bad_arguments(cancer, bad, match):
 
 
 # ------------------------------------------------------------------------------------ explain, CLI, plots
-def test_explain_gives_pairwise_values_with_error_bars_next_to_the_values(cancer):
+def test_explain_gives_shaps_matrices_with_error_bars_from_the_values_run(cancer):
+    """A black box (two outputs) at a budget that samples: every cell of the matrices within a few percent of the
+    exact ones, error bars that cover, each row summing to the row's values exactly, the values and the matrices
+    from one run (the model called on at most the budget's coalitions)."""
     from sklearn.linear_model import LogisticRegression
 
     X, y = cancer
     X = (X[:, :12] - X[:, :12].mean(axis=0)) / X[:, :12].std(axis=0)
     lr = LogisticRegression(max_iter=3000).fit(X, y)
-    e = fs.explain(lr.predict_proba, X[:2], background=X[:30], interactions=2, budget=1500, seed=0, progress=False)
+    seen = []
+
+    def model(Z):
+        seen.append(len(Z))
+        return lr.predict_proba(Z)
+
+    e = fs.explain(model, X[:2], background=X[:30], interactions=2, budget=1500, seed=0, progress=False)
+    assert sum(seen) / 30 <= 2 * 1500 and np.all(e.n_evaluations <= 1500)
     assert e.interactions.shape == (2, 12, 12, 2) and e.interactions_stderr.shape == (2, 12, 12, 2)
-    assert e.info["interactions"]["choice"]["method"] == "iq-regression"
+    assert e.method == e.info["interactions"]["choice"]["method"] == "iq-regression"
+    assert e.info["interactions"]["index"] == "sii-matrix"
+    np.testing.assert_allclose(e.interactions.sum(axis=2), e.values, rtol=0, atol=1e-12)
     game = fs.games.ModelGame(lr.predict_proba, X[0], X[:30])
-    exact = fs.interactions(game, "k-sii", order=2, method="exact").matrix()
+    exact = fs.interactions(game, "sii-matrix", method="exact").matrix()
     err = np.abs(e.interactions[0] - exact)
     assert np.max(err) < 0.05 * np.max(np.abs(exact)) and np.mean(err <= 2 * e.interactions_stderr[0] + 1e-12) > 0.85
-    again = fs.explain(lr.predict_proba, X[:2], background=X[:30], interactions=2, budget=1500, seed=0, progress=False)
-    np.testing.assert_array_equal(again.interactions, e.interactions)
+    np.testing.assert_allclose(e.values[0], fs.exact(game, "shapley").values, atol=0.05 * np.abs(e.values).max())
+    again = fs.explain(lr.predict_proba, X[:1], background=X[:30], interactions=2, budget=1500, seed=0, progress=False)
+    np.testing.assert_array_equal(again.interactions[0], e.interactions[0])          # same seed, same bits
+    np.testing.assert_array_equal(again.values[0], e.values[0])
     frame = e.interactions_frame()
     assert list(frame.columns) == ["row", "feature_i", "feature_j", "output", "value", "stderr"]
     assert len(frame) == 2 * 78 * 2
+
+
+def test_explain_interactions_are_the_matrices_tree_interactions_gives(cancer):
+    """Issue 43.6: on the same tree model explain(interactions=2) gave k-SII pairs and tree_interactions shap's
+    matrices (0.26-6.4 apart). Both give shap's: from the trees (path-dependent and interventional), and for the
+    model as a black box at a budget that enumerates, within 1e-6 of the interventional tree matrices."""
+    from sklearn.ensemble import GradientBoostingRegressor
+
+    X, y = cancer
+    X = X[:, :7]
+    model = GradientBoostingRegressor(n_estimators=20, max_depth=3, random_state=0).fit(X, y)
+    bg = X[100:108]
+    tree = fs.explain(model, X[:3], interactions=2, progress=False)
+    np.testing.assert_allclose(tree.interactions, fs.games.tree_interactions(model, X[:3]), atol=1e-9)
+    np.testing.assert_allclose(tree.interactions.sum(axis=2), tree.values, atol=1e-12)
+    want = fs.games.tree_interactions(model, X[:3], mode="interventional", background=bg)
+    with_bg = fs.explain(model, X[:3], background=bg, interactions=2, progress=False)
+    np.testing.assert_allclose(with_bg.interactions, want, atol=1e-9)
+    box = fs.explain(model.predict, X[:3], background=bg, interactions=2, budget=1 << 7, seed=0, progress=False)
+    assert box.info["interactions"]["choice"]["method"] == "exact"
+    np.testing.assert_allclose(box.interactions, want, atol=1e-6)
+    np.testing.assert_allclose(box.interactions.sum(axis=2), box.values, atol=1e-12)
+    np.testing.assert_allclose(box.values, with_bg.values, atol=1e-9)
+
+
+def test_explain_banzhaf_interactions_are_the_banzhaf_analogue(cancer):
+    """index='banzhaf': half of each pair's BII off the diagonal, the rest of the Banzhaf value on it."""
+    from sklearn.ensemble import GradientBoostingRegressor
+
+    X, y = cancer
+    X = X[:, :6]
+    model = GradientBoostingRegressor(n_estimators=15, max_depth=3, random_state=0).fit(X, y)
+    bg = X[100:105]
+    box = fs.explain(model.predict, X[:2], background=bg, index="banzhaf", interactions=2, budget=64, progress=False)
+    tree = fs.explain(model, X[:2], background=bg, index="banzhaf", interactions=2, progress=False)
+    assert box.info["interactions"]["index"] == "bii-matrix"
+    for r in range(2):
+        exact = fs.interactions(fs.games.ModelGame(model.predict, X[r], bg), "bii-matrix", method="exact").matrix()
+        np.testing.assert_allclose(box.interactions[r], exact, atol=1e-9)
+        np.testing.assert_allclose(tree.interactions[r], exact, atol=1e-9)
+    np.testing.assert_allclose(box.interactions.sum(axis=2), box.values, atol=1e-12)
+    np.testing.assert_allclose(box.values, fs.explain(model.predict, X[:2], background=bg, index="banzhaf", budget=64,
+                                                      progress=False).values, atol=1e-9)
 
 
 def test_explain_interactions_are_refused_for_other_indices_before_any_call():
@@ -381,9 +527,11 @@ def test_cli_writes_the_long_interaction_table(tmp_path, cancer):
                  str(tmp_path / "v.csv"), "--interactions", str(tmp_path / "i.csv"), "--quiet", "--trust-model"]) == 0
     table = pd.read_csv(tmp_path / "i.csv")
     assert list(table.columns) == ["row", "feature_i", "feature_j", "value", "stderr"] and len(table) == 4 * 21
-    pairs = fs.games.tree_interactions(model, frame.iloc[:4], index="k-sii", order=2)
+    matrices = fs.games.tree_interactions(model, frame.iloc[:4])               # shap's convention, as explain's
     got = table[(table.feature_i == "f0") & (table.feature_j == "f1")]["value"].to_numpy()
-    np.testing.assert_allclose(got, [p.get(("f0", "f1")) for p in pairs], atol=1e-9)
+    np.testing.assert_allclose(got, matrices[:, 0, 1], atol=1e-9)
+    got = table[(table.feature_i == "f2") & (table.feature_j == "f2")]["value"].to_numpy()
+    np.testing.assert_allclose(got, matrices[:, 2, 2], atol=1e-9)
 
 
 def test_interaction_plots_draw_what_they_are_given(cancer):
@@ -402,33 +550,12 @@ def test_interaction_plots_draw_what_they_are_given(cancer):
 
 
 def test_infinite_error_bars_come_with_a_budget_that_gives_finite_ones():
-    game = fs.games.FunctionGame(lambda S: np.sqrt(S.sum(axis=1)) + S[:, 0] * S[:, 1], n_players=6)
-    with pytest.warns(fs.estimation.engine.FairshareWarning, match="a budget of 8 gives finite standard errors"):
-        res = fs.interactions(game, budget=4, seed=0)
+    """One permutation (its minimum, 20 evaluations for 10 players) puts most pairs in fewer than two windows."""
+    game = fs.games.FunctionGame(lambda S: np.sqrt(S.sum(axis=1)) + S[:, 0] * S[:, 1], n_players=10)
+    with pytest.warns(fs.estimation.engine.FairshareWarning, match="a budget of 640 gives finite standard errors"):
+        res = fs.interactions(game, budget=20, seed=0, method="iq-permutation")
     assert not np.all(np.isfinite(res.stderr))
-    assert np.all(np.isfinite(fs.interactions(game, budget=8, seed=0).stderr))
-
-
-def test_explain_does_not_evaluate_again_what_the_values_evaluated(cancer):
-    from sklearn.linear_model import LogisticRegression
-
-    X, y = cancer
-    X = (X[:, :12] - X[:, :12].mean(axis=0)) / X[:, :12].std(axis=0)
-    lr = LogisticRegression(max_iter=3000).fit(X, y)
-    rows_seen = []
-
-    def model(Z):
-        rows_seen.append(len(Z))
-        return lr.predict_proba(Z)
-
-    args = dict(background=X[:20], budget=1500, seed=1, progress=False)
-    plain = fs.explain(model, X[:1], **args)
-    rows_seen.clear()
-    both = fs.explain(model, X[:1], interactions=2, **args)
-    np.testing.assert_array_equal(both.values, plain.values)          # the scratch store changes no value
-    evaluated = sum(rows_seen) // 20                                    # coalitions the model saw
-    spent = int(both.n_evaluations[0]) + both.info["interactions"]["n_evaluations"]
-    assert evaluated < spent, (evaluated, spent)                        # the overlap came from the store
+    assert np.all(np.isfinite(fs.interactions(game, budget=640, seed=0, method="iq-permutation").stderr))
 
 
 # ------------------------------------------------------------------------------ permutation sampling (SII, k-SII, STII)

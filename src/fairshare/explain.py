@@ -11,8 +11,6 @@ values for many rows run in one batched walk.
 
 from __future__ import annotations
 
-import contextlib
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -25,16 +23,18 @@ from .cache import CachedGame, RunCache, cache_folder, fingerprint, model_key
 from .estimate import common_arguments
 from .estimation.choice import Choice, choose
 from .estimation.engine import run
+from .estimation.registry import get_method
 from .estimation.stopping import StoppingRule, as_rule
 from .explanation import Explanation
-from .interactions import interactions as pairwise
+from .interaction_indices import MATRIX_BASES, InteractionIndex
+from .interaction_rows import how_pairs_are_computed, pair_rows
 from .game import Game
 from .games.distributed import DistributedGame
 from .games.imputers import Imputer, make_imputer
 from .games.model import IMPUTATIONS, LINKS, ModelError, ModelGame, as_predict
 from .trees.links import MODEL_OUTPUTS, log_loss
 from .games.torch_game import TorchGame
-from .games.tree import TreeGame, tree_explanation
+from .games.tree import TreeGame, tree_explanation, tree_interactions
 from .hierarchy import Hierarchy, OwenIndex, check_partition, resolve_value_index
 from .progress import reporter
 from .semivalues import Semivalue
@@ -136,9 +136,10 @@ EXPLAIN = Arguments("explain", common_arguments() + (
     Option("mask_token", None, "texts: None deletes a removed token, a string replaces it", check=check_mask_token),
     Option("batch_size", None, "most model rows per call", kind="int", minimum=1, none_ok=True),
     Option("feature_names", None, "one name per feature (default: the columns of X)", check=_names),
-    Option("interactions", None, "2 adds pairwise interaction values per row (e.interactions, (rows, n, n[, k]); "
-           "k-SII for Shapley values, BII for Banzhaf values, exact for trees)", kind="int", minimum=2,
-           maximum=2, none_ok=True),
+    Option("interactions", None, "2 adds shap's pairwise interaction matrices per row (e.interactions, (rows, n, n"
+           "[, k]): half of each pair's SII (Banzhaf values: BII) off the diagonal, the rest of each value on it, "
+           "rows summing to the values), from the values' own run: both within the budget (default: 2n + 2048, or "
+           "twice the pairs' minimum when more); exact for trees", kind="int", minimum=2, maximum=2, none_ok=True),
 ))
 
 
@@ -449,6 +450,17 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
     tokenizer : texts: None (words and punctuation), a regular expression whose matches are the tokens, or a
         callable ``text -> tokens``; the whitespace after a token goes with it, so texts rebuild exactly
     mask_token : texts: None deletes removed tokens, a string (``"[MASK]"``, ``"..."``) replaces each
+    interactions : 2 adds ``e.interactions``, ``(rows, n, n[, k])``: shap's ``shap_interaction_values``
+        convention, the same matrices as :func:`fairshare.games.tree_interactions` (index ``"sii-matrix"`` of
+        :func:`fairshare.interactions`): each off-diagonal cell holds half the pair's Shapley interaction index
+        (SII), the diagonal the rest of each Shapley value, so each row sums to the row's values. With
+        ``index="banzhaf"`` the Banzhaf analogue (``"bii-matrix"``): half the pair's Banzhaf interaction index off
+        the diagonal, rows summing to the Banzhaf values. Values and matrices come from one run per row of the pair
+        index (SII or BII of order 2, whose singletons are the values; ``method`` is that run's: ``"auto"``,
+        ``"exact"`` or an interaction method), so together they spend at most ``budget`` model evaluations per row
+        (default ``2n + 2048``, or twice the pairs' minimum ``2 + n + C(n, 2)`` when that is more);
+        ``e.interactions_stderr`` holds their standard errors and ``e.info["interactions"]`` how they were
+        computed. Tree models: exact, from the trees. Other indices: ``fs.interactions(game, index=...)``
     **options : method options (``fairshare methods``)
 
     Returns
@@ -506,6 +518,10 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
     sv = resolve_value_index(args["index"], first.n_players,
                              _players_partition(args["partition"], list(first.player_names), rows))
     pair_index = _pair_index(sv, args["interactions"])
+    if pair_index is not None:
+        return _with_interactions(rows, model, first, sv, pair_index, args, rule, seed, options, {} if shape is None
+                                  else {"input_shape": list(shape),
+                                        "input_groups": None if grouped is None else grouped[0].tolist()})
     row_budget = args["budget"] if args["budget"] is not None else default_budget(first.n_players)
     try:
         choice = choose(first, sv, args["method"], row_budget, rule, options)
@@ -519,13 +535,10 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
         info["input_groups"] = None if grouped is None else grouped[0].tolist()
     batched = rows.exact_all(sv) if choice.method == "exact" and not options else None
     if batched is not None:
-        expl = _all_rows(batched, rows, model, sv, list(first.player_names), dict(choice.options),
+        return _all_rows(batched, rows, model, sv, list(first.player_names), dict(choice.options),
                          {**info, "via": "closed-form (tree walks, all rows)"})
-        return _with_interactions(expl, rows, pair_index, row_budget, seed, lambda i: None)
-    with _scratch(pair_index is not None and args["cache"] is None and args["client"] is None) as scratch:
-        results, folder = _run_rows(rows, model, sv, choice, rule, seed, args, scratch)
-        expl = _explanation(results, rows, model, sv, choice, info)
-        return _with_interactions(expl, rows, pair_index, row_budget, seed, folder)
+    results, _ = _run_rows(rows, model, sv, choice, rule, seed, args)
+    return _explanation(results, rows, model, sv, choice, info)
 
 
 def _combination_classes(rows: TableRows, model: Any, args: dict, seed: Any) -> Explanation:
@@ -558,12 +571,6 @@ def _all_rows(batched: dict, rows: Any, model: Any, sv: Any, names: list[str], o
                        n_evaluations=np.zeros(n, dtype=np.int64), options=options, info=info)
 
 
-def _scratch(needed: bool) -> Any:
-    """A temporary folder for the rows' evaluated coalitions when interactions follow the values (so the second
-    run answers the coalitions the first evaluated from it), else nothing."""
-    return tempfile.TemporaryDirectory(prefix="fairshare-") if needed else contextlib.nullcontext(None)
-
-
 def _explanation(results: list[dict], rows: Any, model: Any, sv: Semivalue, choice: Choice, info: dict) -> Explanation:
     """The rows' results as one Explanation."""
     values = np.stack([r["values"] for r in results])
@@ -577,40 +584,57 @@ def _explanation(results: list[dict], rows: Any, model: Any, sv: Semivalue, choi
 
 
 def _pair_index(sv: Semivalue, order: int | None) -> str | None:
-    """The interaction index that extends ``sv`` (checked before any model call), or None without interactions."""
+    """The interaction matrix that extends ``sv`` (checked before any model call): shap's layout of SII for Shapley
+    values (``"sii-matrix"``), of BII for Banzhaf values (``"bii-matrix"``); None without interactions."""
     if order is None:
         return None
     if isinstance(sv, OwenIndex):
-        raise ValueError("interactions=2 extends Shapley (k-SII) or Banzhaf (BII) values, not Owen values")
+        raise ValueError("interactions=2 extends Shapley (SII) or Banzhaf (BII) values, not Owen values")
     if sv.is_shapley:
-        return "k-sii"
+        return "sii-matrix"
     if sv.is_banzhaf:
-        return "bii"
-    raise ValueError(f"interactions=2 extends Shapley (k-SII) or Banzhaf (BII) values, not index {sv.name!r}")
+        return "bii-matrix"
+    raise ValueError(f"interactions=2 extends Shapley (SII) or Banzhaf (BII) values, not index {sv.name!r}")
 
 
-def _with_interactions(expl: Explanation, rows: Any, pair_index: str | None, budget: int, seed: Any,
-                       folder: Any) -> Explanation:
-    """Pairwise interaction values of every row (the same budget per row as the values; exact for trees); the
-    coalitions the values evaluated (kept in ``folder(i)``) are answered from there, not evaluated again."""
-    if pair_index is None:
+def _with_interactions(rows: Any, model: Any, first: Game, sv: Semivalue, kind: str, args: dict, rule: Any,
+                       seed: Any, options: dict, shape_info: dict) -> Explanation:
+    """Values and shap's interaction matrices of every row, both from one run per row of the pair index (SII or
+    BII of order 2: its singletons are the values), so together they spend at most the budget per row
+    (:mod:`fairshare.interaction_rows`); exact from the trees for tree models."""
+    base = InteractionIndex(MATRIX_BASES[kind], 2)
+    budget = args["budget"]
+    if budget is None:                              # enough for the pairs: twice their minimum when more
+        need = get_method("iq-regression").budget_needed(first, base)
+        budget = max(default_budget(first.n_players), min(2 * need, 1 << min(first.n_players, 62)))
+    try:
+        choice = choose(first, base, args["method"], budget, rule, options)
+    except ValueError as exc:
+        if str(exc).startswith("unknown option"):
+            raise ValueError(f"{exc} (explain's own arguments: {EXPLAIN.names()})") from None
+        if str(exc).startswith("method "):
+            raise ValueError(f"{exc} (interactions=2: the values and the interactions come from one run of an "
+                             "interaction method)") from None
+        raise
+    info = {"choice": choice.as_info(), **rows.info(), "budget": budget, "seed": str(seed), **shape_info,
+            "interactions": how_pairs_are_computed(kind, choice)}
+    names = list(first.player_names)
+    batched = rows.exact_all(sv) if choice.method == "exact" and not options else None
+    if batched is not None:                         # tree models: exact, every row at once, no model call
+        expl = _all_rows(batched, rows, model, sv, names, dict(choice.options),
+                         {**info, "via": "closed-form (tree walks, all rows)"})
+        laid = tree_interactions(model, rows.X, order=2, index=kind, background=rows.background,
+                                 mode="path-dependent" if rows.background is None else "interventional")
+        matrices = np.stack([m.matrix() for m in laid])
+        diagonal = np.arange(len(names))
+        matrices[:, diagonal, diagonal] = 0.0
+        matrices[:, diagonal, diagonal] = expl.values - matrices.sum(axis=2)
+        expl.interactions, expl.interactions_stderr = matrices, np.zeros_like(matrices)
         return expl
-    root = seed if not isinstance(seed, np.random.Generator) else seed.integers(2**63)
-    seeds = np.random.SeedSequence([0x1A7E, 0 if root is None else int(root)]).spawn(rows.n_rows) \
-        if root is not None else [None] * rows.n_rows
-    mats, errs, infos, spent = [], [], [], 0
-    for i in range(rows.n_rows):
-        game = rows.game(i)
-        if folder(i) is not None:
-            game = CachedGame(game, folder(i))
-        res = pairwise(game, pair_index, order=2, budget=budget,
-                       seed=None if seeds[i] is None else np.random.default_rng(seeds[i]))
-        mats.append(res.matrix())
-        errs.append(res.matrix(stderr=True) if res.stderr is not None else np.full(mats[-1].shape, np.nan))
-        infos.append(res.info["choice"])
-        spent += res.n_evaluations
-    expl.interactions, expl.interactions_stderr = np.stack(mats), np.stack(errs)
-    expl.info["interactions"] = {"index": pair_index, "order": 2, "choice": infos[0], "n_evaluations": spent}
+    results = pair_rows(rows, model, kind, choice, rule, seed, args)
+    expl = _explanation(results, rows, model, sv, choice, info)
+    expl.interactions = np.stack([r["matrix"] for r in results])
+    expl.interactions_stderr = np.stack([r["matrix_stderr"] for r in results])
     return expl
 
 

@@ -34,6 +34,11 @@ class Explanation:
     options : the method's options as it ran them
     info : facts about the run, apart from what was asked: ``choice`` (method and why), the model output
         explained, the imputation, the budget per row, the seed
+    interactions : ``(rows, n, n[, k])`` or None (``explain(..., interactions=2)``): shap's
+        ``shap_interaction_values`` convention, as :func:`fairshare.games.tree_interactions`: half of each pair's
+        Shapley interaction index (SII) in both off-diagonal cells, the rest of each Shapley value on the diagonal,
+        so each row sums to ``values``; for Banzhaf values the same with the Banzhaf interaction index (BII)
+    interactions_stderr : their standard errors, laid out the same way
 
     Examples
     --------
@@ -58,7 +63,8 @@ class Explanation:
     n_evaluations: np.ndarray | None = None
     options: dict = field(default_factory=dict)
     info: dict = field(default_factory=dict)
-    interactions: np.ndarray | None = None          # (rows, n, n[, k]) pairwise values, main effects on the diagonal
+    interactions: np.ndarray | None = None          # (rows, n, n[, k]) shap's interaction matrices: half each pair's
+    # SII (Banzhaf values: BII) in both off-diagonal cells, the rest of each value on the diagonal; rows sum to values
     interactions_stderr: np.ndarray | None = None
 
     def __post_init__(self) -> None:
@@ -181,7 +187,9 @@ class Explanation:
     def interactions_frame(self) -> Any:
         """The pairwise interaction values as a long table: one row per explained row and pair of features
         (``feature_i == feature_j``: the feature's main effect), columns ``row``, ``feature_i``, ``feature_j``
-        (``output`` for several outputs), ``value``, ``stderr``.
+        (``output`` for several outputs), ``value``, ``stderr``. The values are shap's convention (the upper
+        triangle of ``interactions``): a pair's value is half its Shapley (Banzhaf) interaction index, the other half
+        sits in the mirrored cell; a main effect is the feature's value minus its halves of every pair.
 
         Examples
         --------

@@ -21,6 +21,21 @@ fsii       [t = s] for t <= k; (-1)^(k-s) s/(k+s) C(k,s) C(t-1,k) / C(t+k-1,k+s)
 fbii       [t = s] for t <= k; (-1)^(k-s) 2^-(t-s) C(t-s-1, k-s) for t > k           Banzhaf values
 =========  ==========================================================  ===================================
 
+Two pairwise indices (order 2 only) lay a pair index out as shap's ``shap_interaction_values`` matrix:
+
+===========  ====================================================================================
+sii-matrix   ``"shap"``: a pair holds half its SII, ``c(2, t) = 1 / (2 (t - 1))``; a player holds the rest of
+             its Shapley value, ``c(1, t) = 1 / t - [t >= 2] / 2`` (its Shapley value minus half its SII with
+             every other player). ``matrix()`` is shap's: pairs on both off-diagonal cells, main effects on the
+             diagonal, each row summing to the Shapley values.
+bii-matrix   the Banzhaf analogue: a pair holds half its BII, ``c(2, t) = 2^-(t - 1)``; a player holds its
+             Banzhaf value minus half its BII with every other player, ``c(1, t) = (2 - t) 2^-(t - 1)``;
+             each row of ``matrix()`` sums to the Banzhaf values.
+===========  ====================================================================================
+
+Both are linear maps of SII (BII) of order 2 (:attr:`InteractionIndex.base`, :meth:`InteractionIndex.base_map`):
+estimators estimate the base index and map it, so their values are exactly the map of the base's estimate.
+
 k-SII, STII and FSII are *efficient*: their values over all subsets of sizes 0..k (the empty set holding
 ``v(empty)``) add up to ``v(N)``. FSII and FBII are the best order-k polynomial fits of the game under the
 Shapley kernel (with ``v(empty)`` and ``v(N)`` fitted exactly) and under uniform weights.
@@ -39,13 +54,14 @@ from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
+import scipy.sparse as sp
 
 from .arguments import check_int
 from .combinatorics import log_binom
 from .semivalues import Semivalue
 
-__all__ = ["InteractionIndex", "INTERACTION_INDEX_NAMES", "resolve_interaction_index", "subsets_up_to",
-           "bernoulli_numbers"]
+__all__ = ["InteractionIndex", "INTERACTION_INDEX_NAMES", "MATRIX_INDEX_NAMES", "MATRIX_BASES",
+           "resolve_interaction_index", "subsets_up_to", "bernoulli_numbers"]
 
 #: the interaction indices, by name, with what they extend
 INTERACTION_INDEX_NAMES = {
@@ -57,10 +73,18 @@ INTERACTION_INDEX_NAMES = {
     "bii": "Banzhaf interaction index",
     "moebius": "the Moebius transform (Harsanyi dividends)",
 }
+#: the pairwise matrix layouts (order 2 only), by name, and the index each lays out (:data:`MATRIX_BASES`)
+MATRIX_INDEX_NAMES = {
+    "sii-matrix": "shap's interaction matrix (alias 'shap'; pairs: SII / 2; a player: its Shapley value minus half "
+                  "its pairs' SII; rows of matrix() sum to the Shapley values)",
+    "bii-matrix": "the Banzhaf analogue of shap's matrix (pairs: BII / 2; rows of matrix() sum to the Banzhaf values)",
+}
 _FAMILY = {"k-sii": "shapley", "sii": "shapley", "stii": "shapley", "fsii": "shapley", "fbii": "banzhaf",
-           "bii": "banzhaf", "moebius": "moebius"}
+           "bii": "banzhaf", "moebius": "moebius", "sii-matrix": "shapley", "bii-matrix": "banzhaf"}
 _ALIASES = {"ksii": "k-sii", "k_sii": "k-sii", "shapley-taylor": "stii", "faithful-shapley": "fsii",
-            "faithful-banzhaf": "fbii", "mobius": "moebius", "möbius": "moebius"}
+            "faithful-banzhaf": "fbii", "mobius": "moebius", "möbius": "moebius", "shap": "sii-matrix"}
+#: the pairwise matrix indices and the index each lays out
+MATRIX_BASES = {"sii-matrix": "sii", "bii-matrix": "bii"}
 
 
 @lru_cache(maxsize=None)
@@ -95,10 +119,13 @@ class InteractionIndex:
     """
 
     def __init__(self, name: str, order: int) -> None:
-        if name not in INTERACTION_INDEX_NAMES:
-            raise ValueError(f"index must be one of {list(INTERACTION_INDEX_NAMES)}, got {name!r}")
+        if name not in INTERACTION_INDEX_NAMES and name not in MATRIX_INDEX_NAMES:
+            raise ValueError(f"index must be one of {list(INTERACTION_INDEX_NAMES) + list(MATRIX_INDEX_NAMES)}, "
+                             f"got {name!r}")
         self.kind = name
         self.order = check_int(order, "order", minimum=1)
+        if name in MATRIX_BASES and self.order != 2:
+            raise ValueError(f"index {name!r} is pairwise (a matrix): order must be 2, got {self.order}")
 
     # ---------------------------------------------------------------------------------------- facts
     @property
@@ -123,6 +150,32 @@ class InteractionIndex:
     @property
     def is_banzhaf(self) -> bool:
         return False
+
+    @property
+    def base(self) -> InteractionIndex:
+        """The index this one is a linear map of (SII or BII of order 2 for the matrix indices), else itself."""
+        return InteractionIndex(MATRIX_BASES[self.kind], 2) if self.kind in MATRIX_BASES else self
+
+    def base_map(self, subsets: np.ndarray) -> sp.csr_matrix:
+        """The ``(p, p)`` map from the :attr:`base` index's values of ``subsets`` (:func:`subsets_up_to` ``(n, 2)``)
+        to this index's: a pair gets half its base value, a player its own minus half of each of its pairs'.
+
+        Examples
+        --------
+        >>> InteractionIndex("sii-matrix", 2).base_map(subsets_up_to(3, 2)).toarray()[0].tolist()
+        [1.0, 0.0, 0.0, -0.5, -0.5, 0.0]
+        """
+        p = subsets.shape[0]
+        if self.kind not in MATRIX_BASES:
+            return sp.identity(p, format="csr")
+        pairs = np.flatnonzero((subsets >= 0).sum(axis=1) == 2)
+        singles = np.flatnonzero((subsets >= 0).sum(axis=1) == 1)
+        player_row = np.full(int(subsets.max(initial=-1)) + 1, -1)
+        player_row[subsets[singles, 0]] = singles
+        rows = np.concatenate([singles, pairs, player_row[subsets[pairs, 0]], player_row[subsets[pairs, 1]]])
+        cols = np.concatenate([singles, pairs, pairs, pairs])
+        vals = np.concatenate([np.ones(singles.size), np.full(pairs.size, 0.5), np.full(2 * pairs.size, -0.5)])
+        return sp.csr_matrix((vals, (rows, cols)), shape=(p, p))
 
     def reduced(self, n: int, removed: int, active: np.ndarray | None = None) -> InteractionIndex:
         """The same index on a game with ``removed`` null players set aside (its coefficients do not depend on n)."""
@@ -163,6 +216,12 @@ class InteractionIndex:
                 for j in range(ss, k + 1):
                     tt = np.arange(j, t_max + 1)
                     c[ss, tt] += np.exp(log_binom(tt - ss, j - ss)) * B[j - ss] / (tt - j + 1.0)
+        elif kind == "sii-matrix":                     # s = 1: 1/t - [t >= 2]/2; s = 2: 1 / (2 (t - 1))
+            c = np.where(s == 1, 1.0 / np.maximum(t, 1) - 0.5 * (t >= 2), 0.5 / np.maximum(t - 1, 1))
+            c = np.where(s == 0, (t == 0).astype(float), c)
+        elif kind == "bii-matrix":                     # s = 1: (2 - t) 2^-(t-1); s = 2: 2^-(t-1)
+            c = np.where(s == 1, (2.0 - t) * 0.5 ** np.maximum(t - 1, 0), 0.5 ** np.maximum(t - 1, 0))
+            c = np.where(s == 0, (t == 0).astype(float), c)
         elif kind == "fsii":
             with np.errstate(divide="ignore", invalid="ignore"):
                 tail = ((-1.0) ** (k - s) * s / (k + s) * np.exp(log_binom(k, s) + log_binom(np.maximum(t - 1, k), k)
@@ -188,6 +247,18 @@ class InteractionIndex:
         """
         if self.kind in ("fsii", "fbii"):
             return _weights_from_coefficients(self.kind, self.order, n).copy()
+        if self.kind in MATRIX_BASES:
+            # a pair: half the base's weight; a player: its own minus half of its n - 1 pairs', of which u - j hold
+            # one more member of U than the player does
+            g = self.base.coalition_weights(n)
+            u = np.arange(n + 1)[:, None]
+            j = np.arange(2)[None, :]
+            out = np.zeros_like(g)
+            out[2] = g[2] / 2.0
+            out[1, :, :2] = g[1, :, :2] - 0.5 * (np.clip(u - j, 0, None) * g[2, :, 1:3]
+                                                 + np.clip(n - 1 - u + j, 0, None) * g[2, :, 0:2])
+            out[0] = g[0]
+            return out
         k = self.order
         g = np.zeros((k + 1, n + 1, k + 1))
         u = np.arange(n + 1)[:, None]
@@ -283,8 +354,9 @@ def resolve_interaction_index(index: str | InteractionIndex, order: int | None =
                         f"got {type(index).__name__}")
     match = _NAME.match(index.lower())
     kind = None if match is None else _ALIASES.get(match.group(1), match.group(1))
-    if kind not in INTERACTION_INDEX_NAMES:
-        raise ValueError(f"index must be one of {list(INTERACTION_INDEX_NAMES)}, got {index!r}")
+    if kind not in INTERACTION_INDEX_NAMES and kind not in MATRIX_INDEX_NAMES:
+        raise ValueError(f"index must be one of {list(INTERACTION_INDEX_NAMES) + list(MATRIX_INDEX_NAMES)}, "
+                         f"got {index!r}")
     named = None if match.group(2) is None else int(match.group(2))
     if named is not None and order is not None and named != order:
         raise ValueError(f"order={order!r} differs from the order in index {index!r}")

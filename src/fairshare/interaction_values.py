@@ -25,7 +25,10 @@ class Interactions:
     subsets : int ndarray (p, order)
         The players of each subset, padded with -1; by size, then lexicographically.
     index : str
-        ``"k-sii"``, ``"sii"``, ``"stii"``, ``"fsii"``, ``"fbii"``, ``"bii"`` or ``"moebius"``.
+        ``"k-sii"``, ``"sii"``, ``"stii"``, ``"fsii"``, ``"fbii"``, ``"bii"``, ``"moebius"``, or a pairwise layout:
+        ``"sii-matrix"`` (shap's ``shap_interaction_values``: :meth:`matrix` holds half of each pair's SII in both
+        off-diagonal cells and the rest of each Shapley value on the diagonal, rows summing to the Shapley values)
+        or ``"bii-matrix"`` (the same with BII and the Banzhaf values).
     order : int
     method, options, info, n_evaluations, empty_value, grand_value, player_names
         As in :class:`~fairshare.Attribution`.
@@ -142,8 +145,9 @@ class Interactions:
         return frame
 
     def matrix(self, output: int | None = None, stderr: bool = False) -> np.ndarray:
-        """The ``n x n`` pairwise matrix (symmetric; the players' own values on the diagonal), ``(n, n)`` or
-        ``(n, n, k)``; ``stderr=True`` gives the standard errors laid out the same way.
+        """The ``n x n`` pairwise matrix (symmetric; each pair's value in both of its cells, the players' own values
+        on the diagonal), ``(n, n)`` or ``(n, n, k)``; ``stderr=True`` gives the standard errors laid out the same
+        way. For ``index="sii-matrix"`` this is shap's interaction matrix (rows summing to the Shapley values).
 
         Examples
         --------

@@ -9,16 +9,17 @@ import numpy as np
 
 from .arguments import Arguments, Option, SeedLike, check_progress
 from .estimate import common_arguments
-from .estimation.choice import choose
+from .estimation.choice import Choice, choose
 from .estimation.engine import FairshareWarning, execute, infinite_stderr_note
 from .estimation.stopping import StoppingRule, as_rule
 from .game import Game
-from .interaction_indices import INTERACTION_INDEX_NAMES, InteractionIndex, resolve_interaction_index, subsets_up_to
+from .interaction_indices import (INTERACTION_INDEX_NAMES, MATRIX_INDEX_NAMES, InteractionIndex,
+                                  resolve_interaction_index, subsets_up_to)
 from .interaction_values import Interactions
 from .moebius import SubsetIndex
 from .progress import reporter
 
-__all__ = ["interactions", "INTERACTIONS", "interaction_arguments"]
+__all__ = ["interactions", "run_interactions", "INTERACTIONS", "interaction_arguments"]
 
 
 def _index(value: Any) -> Any:
@@ -29,8 +30,8 @@ def _index(value: Any) -> Any:
 def interaction_arguments() -> tuple[Option, ...]:
     """``index`` and ``order`` as every door that gives interaction values declares them."""
     return (
-        Option("index", "k-sii", f"the interaction index: {', '.join(INTERACTION_INDEX_NAMES)} (or an "
-               "InteractionIndex)", check=_index),
+        Option("index", "k-sii", f"the interaction index: {', '.join(INTERACTION_INDEX_NAMES)}; pairwise layouts: "
+               f"{', '.join(MATRIX_INDEX_NAMES)} (shap's matrix: 'shap'); or an InteractionIndex", check=_index),
         Option("order", None, "the largest subset size valued (default 2, or the order the index names)",
                kind="int", minimum=1, none_ok=True),
     )
@@ -51,9 +52,14 @@ def interactions(game: Game, index: str | InteractionIndex = "k-sii", order: int
     Parameters
     ----------
     game : Game
-    index : "k-sii" (default), "sii", "stii", "fsii", "fbii", "bii", "moebius", or an InteractionIndex
+    index : "k-sii" (default), "sii", "stii", "fsii", "fbii", "bii", "moebius", "sii-matrix" (alias "shap"),
+        "bii-matrix", or an InteractionIndex
         See :mod:`fairshare.interaction_indices` for the definitions; order 1 gives the Shapley values (the
-        Banzhaf values for fbii and bii).
+        Banzhaf values for fbii and bii). ``"sii-matrix"`` is shap's ``shap_interaction_values`` convention (what
+        ``fs.explain(..., interactions=2)`` and ``fs.games.tree_interactions`` return): ``matrix()`` holds half
+        the pair's SII in each off-diagonal cell and the rest of the Shapley value on the diagonal, each row
+        summing to the Shapley values; ``"bii-matrix"`` the same with BII and the Banzhaf values. Both are
+        pairwise (order 2).
     order : int, default 2
         The largest subset size valued (1..n).
     method : "auto", "exact", "iq-regression", "iq-stratified" or "iq-permutation"
@@ -61,7 +67,11 @@ def interactions(game: Game, index: str | InteractionIndex = "k-sii", order: int
         coalitions (n <= 22 unless ``allow_large=True``). ``"auto"`` takes exact values when the budget covers
         every coalition, else ``iq-regression``; ``info["choice"]`` says which and why.
     budget : int
-        Most game evaluations, all included (required unless exact).
+        Most game evaluations, all included (required unless exact), counted at the game and never exceeded. A
+        budget below what the method needs is refused before any evaluation, naming the minimum:
+        ``iq-regression`` and ``iq-stratified`` need the two ends plus one coalition per value
+        (``2 + C(n, 1) + ... + C(n, order)``, in whole complementary pairs, at most ``2^n``); ``iq-permutation``
+        one whole permutation's coalitions; ``exact`` all ``2^n`` (2 for a closed form).
     seed, tol, stop, progress, **options
         As in :func:`fairshare.estimate`; options are the method's (``fairshare methods``).
 
@@ -80,6 +90,10 @@ def interactions(game: Game, index: str | InteractionIndex = "k-sii", order: int
     >>> exact = fs.interactions(soum, "k-sii", order=2, method="exact")     # its closed form
     >>> bool(np.max(np.abs(res.values - exact.values)) < 0.05)
     True
+    >>> fs.interactions(g, "k-sii", order=2, budget=50)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    fairshare.estimation.evaluation.BudgetError: budget=50 is too small ... is 80 ('iq-regression'); ...
     """
     if not isinstance(game, Game):
         raise TypeError(f"game must be a fairshare.Game, got {type(game).__name__}")
@@ -93,10 +107,29 @@ def interactions(game: Game, index: str | InteractionIndex = "k-sii", order: int
     choice = choose(game, ix, args["method"], args["budget"], rule, options)
     report = reporter(args["progress"], "interactions", "evaluation")
     try:
-        done = execute(game, ix, choice, seed, rule, progress=report)
+        return run_interactions(game, ix, choice, seed, rule, progress=report)
     finally:
         if report is not None:
             report.close()
+
+
+def run_interactions(game: Game, ix: InteractionIndex, choice: Choice, seed: SeedLike = None,
+                     rule: StoppingRule | None = None, progress: Any = None) -> Interactions:
+    """The values of ``ix`` on ``game`` by the method ``choice`` names (decided once, e.g. for many rows): the
+    engine's run, null players' subsets set to 0, the result put together.
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> g = fs.games.SOUMGame([[True, True, False]], [2.0])
+    >>> ix = fs.InteractionIndex("sii-matrix", 2)
+    >>> run_interactions(g, ix, choose(g, ix, "exact")).matrix()
+    array([[0., 1., 0.],
+           [1., 0., 0.],
+           [0., 0., 0.]])
+    """
+    n = game.n_players
+    done = execute(game, ix, choice, seed, rule, progress=progress)
     result = done.result
     subsets = subsets_up_to(n, ix.order, 1)
     values, stderr = result.values, result.stderr
@@ -114,7 +147,7 @@ def interactions(game: Game, index: str | InteractionIndex = "k-sii", order: int
     info = done.info
     if stderr is not None and not np.all(np.isfinite(stderr)):
         info["stderr"] = infinite_stderr_note(choice, ix, n if done.active is None else done.active.size, None)
-        warnings.warn(info["stderr"], FairshareWarning, stacklevel=2)
+        warnings.warn(info["stderr"], FairshareWarning, stacklevel=3)
 
     def out(a: np.ndarray | None) -> Any:
         if a is None:

@@ -40,6 +40,7 @@ from typing import Any
 
 from ..game import Game
 from ..hierarchy import OwenIndex
+from ..interaction_indices import InteractionIndex
 from ..semivalues import Semivalue
 from .enumeration import MAX_ENUMERATION_PLAYERS
 from .evaluation import BudgetError
@@ -137,6 +138,23 @@ def _table(game: Game, sv: Any, cap: int | None) -> str | None:
     if cap is not None and cost is not None:
         why += f"; the budget's {cap} evaluations through the model would cost ~{cap * cost:.2g} s"
     return why
+
+
+def _baselines(game: Game, index: Any, options: dict, active: int, need: int, ranked: set) -> str:
+    """For interaction indices: the methods ``auto`` never picks (baselines) that run below ``need``, named."""
+    if not isinstance(index, InteractionIndex):
+        return ""
+    below = []
+    for spec in registered():
+        if spec.name in ranked or spec.exact is not None or not spec.supports(index):
+            continue
+        try:
+            low = _need(spec, game, index, spec.resolve(options, game.n_players, index), active)
+        except ValueError:
+            continue
+        if low < need:
+            below.append(f"method={spec.name!r} runs from {low}")
+    return f"; baselines auto never picks: {', '.join(below)}" if below else ""
 
 
 def _surrogate_pays(game: Game, cap: int, n: int) -> tuple[bool, str]:
@@ -270,8 +288,10 @@ def choose(game: Game, sv: Semivalue, method: str = "auto", budget: int | None =
     else:
         needs = {t[2].name: _need(t[2], game, sv, t[2].resolve(options, n, sv), active) for t in ranked}
         smallest = min(needs, key=needs.get)
+        who = "the methods auto picks from accept" if isinstance(sv, InteractionIndex) else "any method accepts"
         raise BudgetError(f"budget={cap} is too small for {sv.name} values of {active} players: the smallest budget "
-                          f"any method accepts is {needs[smallest]} ({smallest!r})")
+                          f"{who} is {needs[smallest]} ({smallest!r})"
+                          + _baselines(game, sv, options, active, needs[smallest], set(needs)))
     first = ranked[0][2]
     kind_specific = any(key.endswith("@" + game.kind) for key in spec.default_for)
     reason = f"the default for {sv.name} values" + (f" of a {game.kind} game" if kind_specific else "")

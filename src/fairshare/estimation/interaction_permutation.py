@@ -12,7 +12,8 @@ players before each subset (the samplers in :mod:`~fairshare.estimation.samplers
 
 The estimator is the baseline shapiq's ``PermutationSamplingSII`` / ``PermutationSamplingSTII`` implement; the
 regression and stratified methods are more accurate per evaluation on every game measured
-(``fairshare bench interactions``), so ``auto`` never picks it.
+(``fairshare bench interactions``), so ``auto`` never picks it. The matrix index ``sii-matrix`` is the map of the
+SII estimates, like k-SII. Budget: one whole permutation (:func:`_min_budget`).
 """
 
 from __future__ import annotations
@@ -136,13 +137,10 @@ class PermutationInteractionSolver:
             z = (d - mean[flat]) / np.sqrt(count[flat] * (count[flat] - 1.0))[:, None]
         z = np.where(np.isfinite(z), z, 0.0)
         few = count < 2
-        if self.index.kind == "k-sii":
-            B = sii_to_ksii(self.subsets)
-            values = B @ mean
-            few = (abs(B) @ few.astype(float)) > 0
-        else:
-            B = sp.identity(p, format="csr")
-            values = mean
+        # k-SII and the matrix index are linear maps of the SII means (identity for SII)
+        B = sii_to_ksii(self.subsets) if self.index.kind == "k-sii" else self.index.base_map(self.subsets)
+        values = B @ mean
+        few = (abs(B) @ few.astype(float)) > 0
         perm = np.repeat(np.arange(M), J)
         stderr = np.empty((p, k))
         for c in range(k):
@@ -181,6 +179,17 @@ def _sampler(setup: Setup) -> InteractionPermutations:
 
 
 def _min_budget(n: int, ix: InteractionIndex, opts: dict) -> int:
+    """One whole permutation: the two ends, STII's coalitions of fewer than ``order`` players (taken once), and
+    the new coalitions one permutation's template asks for (SII, k-SII and the matrix index: every window of
+    ``1..order`` consecutive positions; STII: every ``order``-subset of positions); its values are means over
+    permutations, so fewer evaluations give no value at all.
+
+    Examples
+    --------
+    >>> from fairshare.interaction_indices import InteractionIndex
+    >>> _min_budget(12, InteractionIndex("k-sii", 2), {}), _min_budget(12, InteractionIndex("stii", 2), {})
+    (24, 91)
+    """
     kind = "stii" if ix.kind == "stii" else "sii"
     lower = sum(math.comb(n, s) for s in range(1, ix.order)) if kind == "stii" else 0
     return 2 + lower + permutation_template(kind, n, ix.order).cost

@@ -27,7 +27,12 @@ The correction is computed without a loop over subsets: ``g_s(u, j)`` is expande
 ``L`` of ``S`` of the moments ``sum_U y_U prod_{i in L} U_i``: one matrix product per ``l``.
 
 Standard errors: the correction's variance from random groups of sampling units balanced over the strata
-(the units of sizes taken whole contribute none), with the small-sample ``t`` factor.
+(the units of sizes taken whole contribute none), with the small-sample ``t`` factor. A matrix index
+(``sii-matrix``, ``bii-matrix``) is its base index (SII, BII) estimated as above and mapped; its standard errors
+are those of the mapped group replicates.
+
+Budget (:func:`min_budget`): the two ends plus one coalition per value (``C(n, 1) + ... + C(n, order)``, in whole
+complementary pairs), at most ``2^n``; a smaller budget is refused before any evaluation.
 """
 
 from __future__ import annotations
@@ -50,7 +55,7 @@ from .sampling import CoalitionSample, DISTRIBUTIONS, shapley_size_log_mass
 from .solve import indicator_product, merge, replicate_stderr, unit_groups
 from .spec import MethodSpec, Setup
 
-__all__ = ["InteractionSolver", "SPECS", "surrogate_candidates", "n_unknowns"]
+__all__ = ["InteractionSolver", "SPECS", "surrogate_candidates", "n_unknowns", "min_budget"]
 
 #: random groups of sampling units for the standard errors
 _GROUPS = 16
@@ -196,11 +201,13 @@ class InteractionSolver:
 
     def __init__(self, setup: Setup, surrogate: int | None = None) -> None:
         self.setup = setup
-        self.index: InteractionIndex = setup.semivalue
+        asked: InteractionIndex = setup.semivalue
+        self.index = asked.base                    # a matrix index: its base (SII, BII) estimated, then mapped
         self.n = setup.n_players
         self.rng = setup.solver_rng
         self.fixed_surrogate = surrogate
         self.subsets = subsets_up_to(self.n, self.index.order, 1)
+        self.transform = asked.base_map(self.subsets) if asked.base is not asked else None
         self.samples: list[CoalitionSample] = []
         self.values: list[np.ndarray] = []
 
@@ -221,6 +228,9 @@ class InteractionSolver:
         spread = [float(np.sum(se ** 2)) if np.all(np.isfinite(se)) else np.inf for _, se in corrections]
         best = int(np.argmin(spread))
         values, stderr = fits[best][0] + corrections[best][0], corrections[best][1]
+        if self.transform is not None:             # the map of the base's estimate; errors from its mapped replicates
+            values = self.transform @ values
+            stderr = self._corrections(rows, [fits[best][1]], self.transform)[0][1]
         info["surrogate_order"], info["surrogate_ridge"] = candidates[best]
         if rows.coverage == "partial":
             stderr = np.full_like(values, np.inf)
@@ -299,9 +309,11 @@ class InteractionSolver:
             out.update({(ell, r): acc[r] for r in ridges})
         return [out[c] for c in candidates]
 
-    def _corrections(self, rows: _Rows, residuals: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
+    def _corrections(self, rows: _Rows, residuals: list[np.ndarray],
+                     transform: Any = None) -> list[tuple[np.ndarray, np.ndarray]]:
         """For each residual ``r``: the Horvitz-Thompson estimate of the index of ``r`` and its standard error, all
-        in one pass over the sample (columns: per residual, the estimate (k) and each group's share (G k))."""
+        in one pass over the sample (columns: per residual, the estimate (k) and each group's share (G k)); with
+        ``transform`` (a ``(p, p)`` matrix), of the map of the index."""
         n, ix, G = self.n, self.index, rows.G
         k = rows.V.shape[1]
         onehot = rows.onehot()
@@ -330,6 +342,8 @@ class InteractionSolver:
                 parts = _sub_subsets(self.subsets[rows_s][:, :s], ell)          # (p_s, C(s, l), l)
                 pos = SubsetIndex(lower)(parts.reshape(-1, ell)).reshape(parts.shape[:2])
                 total[rows_s] += M[pos].sum(axis=1)
+        if transform is not None:
+            total = transform @ total
         out, width = [], k * (1 + max(G, 1))
         for i in range(len(residuals)):
             block = total[:, i * width:(i + 1) * width]
@@ -370,6 +384,25 @@ def _solver(setup: Setup) -> InteractionSolver:
     return InteractionSolver(setup, surrogate=setup.options.get("surrogate_order"))
 
 
+def min_budget(n: int, ix: InteractionIndex, opts: dict) -> int:
+    """The smallest budget of ``iq-regression`` and ``iq-stratified``: the two ends (``v(empty)`` and ``v(N)``,
+    taken whole before any sampling) plus one coalition per value, ``C(n, 1) + ... + C(n, order)``, rounded up to
+    whole complementary pairs when the design is paired; never more than the ``2^n`` coalitions. With fewer
+    coalitions than values, the values are not determined by what was evaluated.
+
+    Examples
+    --------
+    >>> from fairshare.interaction_indices import InteractionIndex
+    >>> min_budget(12, InteractionIndex("k-sii", 2), {"paired": True})      # 2 + 12 + 66
+    80
+    >>> min_budget(12, InteractionIndex("k-sii", 12), {"paired": True})     # every coalition
+    4096
+    """
+    values = n_unknowns(n, ix.order) - 1
+    unit = 2 if opts.get("paired", True) and ix.family != "moebius" else 1
+    return min(2 + unit * -(-values // unit), 1 << n)
+
+
 def _validate(opts: dict, n: int, ix: Any) -> None:
     ell = opts.get("surrogate_order")
     if ell is not None and ell > ix.order:
@@ -389,7 +422,7 @@ SPECS = [
                                    "(None: each order and ridge penalty the sample affords, the one with the least "
                                    "estimated variance)", kind="int",
                                    minimum=0, none_ok=True),),
-        min_budget=lambda n, ix, opts: 4, default_for={"interactions": 20}, validate=_validate,
+        min_budget=min_budget, default_for={"interactions": 20}, validate=_validate,
     ),
     MethodSpec(
         name="iq-stratified",
@@ -397,6 +430,6 @@ SPECS = [
         description="interaction values of any index by stratified sampling without a surrogate: strata by size, "
                     "every coalition updating every subset (as SVARM-IQ), unbiased",
         sampler=_design, solver=partial(InteractionSolver, surrogate=0),
-        options=_OPTIONS, min_budget=lambda n, ix, opts: 4,
+        options=_OPTIONS, min_budget=min_budget,
     ),
 ]

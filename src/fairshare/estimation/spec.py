@@ -41,7 +41,8 @@ INDEX_FAMILIES: dict[str, Callable[[Any], bool]] = {
     "leave-one-out": lambda sv: isinstance(sv, Semivalue) and sv.name == "leave-one-out",
     "any semivalue": lambda sv: isinstance(sv, Semivalue),
     "interactions": lambda ix: isinstance(ix, InteractionIndex),
-    "permutation interactions": lambda ix: isinstance(ix, InteractionIndex) and ix.kind in ("sii", "k-sii", "stii"),
+    "permutation interactions": lambda ix: isinstance(ix, InteractionIndex) and ix.kind in ("sii", "k-sii", "stii",
+                                                                                           "sii-matrix"),
     "owen": lambda ix: isinstance(ix, OwenIndex),
 }
 
