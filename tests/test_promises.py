@@ -318,7 +318,8 @@ def test_interactions_same_seed_same_values_whatever_the_batch_size(n, game_seed
     ix = fs.InteractionIndex(index, order)
     methods = [m for m in _IQ_METHODS if m in ("auto", "exact") or get_method(m).supports(ix)]
     method = data.draw(st.sampled_from(methods), label="method")
-    need = get_method(method).budget_needed(CountingGame(n, 0), ix) if method not in ("auto", "exact") else 2
+    need = get_method("iq-regression" if method == "auto" else method).budget_needed(CountingGame(n, 0), ix) \
+        if method != "exact" else 2
     budget = None if method == "exact" else data.draw(st.integers(max(need, 4), max(need, 4) + 200), label="budget")
     runs = [fs.interactions(CountingGame(n, game_seed, batch_size=b), ix, method=method, budget=budget, seed=seed)
             for b in (None, batch)]

@@ -37,7 +37,8 @@ def add_explain(sub: argparse._SubParsersAction, index_help: str) -> None:
                    "one row per token: text, position, token, value, stderr)")
     p.add_argument("--plot", default=None, help="write a beeswarm (or, for one row, waterfall; texts: the first text) "
                    "plot to this PNG")
-    p.add_argument("--interactions", default=None, help="also write pairwise interaction values to this CSV: row, "
+    p.add_argument("--interactions", default=None, help="also write shap's pairwise interaction matrices (half of "
+                   "each pair's SII off the diagonal, the rest of each value on it; BII for Banzhaf) to this CSV: row, "
                    "feature_i, feature_j, value, stderr")
     p.add_argument("--overwrite", action="store_true", help="replace output files that exist already")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
