@@ -306,10 +306,10 @@ class EmpiricalImputer(Imputer):
 
     Examples
     --------
-    >>> bg = np.array([[0.0, 0.0], [1.0, 10.0], [2.0, 20.0]])
+    >>> bg = np.array([[0.0, 0.0], [1.0, 10.0], [2.0, 17.0]])
     >>> rows, w = EmpiricalImputer(sigma=0.1).fit(bg).rows(np.array([[True, False]]), np.array([1.0, 0.0]))
     >>> rows[0, :, 1].tolist(), np.round(w[0], 3).tolist()          # the row with x0 = 1 takes the weight
-    ([0.0, 10.0, 20.0], [0.0, 1.0, 0.0])
+    ([0.0, 10.0, 17.0], [0.0, 1.0, 0.0])
     """
 
     name = "empirical"
@@ -357,7 +357,8 @@ def make_imputer(imputation: Any, background: Any) -> Imputer | None:
 
     Examples
     --------
-    >>> make_imputer("conditional", np.eye(3)).name, make_imputer("marginal", np.eye(3)) is None
+    >>> bg = np.random.default_rng(0).normal(size=(20, 3))
+    >>> make_imputer("conditional", bg).name, make_imputer("marginal", bg) is None
     ('gaussian', True)
     """
     if isinstance(imputation, Imputer):
