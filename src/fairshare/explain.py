@@ -323,6 +323,10 @@ class TorchRows:
         if self.n_rows == 0:
             raise ValueError("X holds no inputs to explain")
         baseline = 0.0 if background is None else background
+        shape, given = tuple(X.shape[1:]), tuple(getattr(baseline, "shape", np.shape(baseline)))
+        if given and given != shape and not (len(given) == len(shape) + 1 and given[1:] == shape and given[0] > 0):
+            raise ValueError(f"background must be a number, one input shaped {shape} or a batch of inputs "
+                             f"(B, {', '.join(map(str, shape))}), got an array of shape {given}")
         if hasattr(baseline, "shape") and len(baseline.shape) == len(X.shape) and baseline.shape[0] == 1:
             baseline = baseline[0]
         self.baseline = baseline

@@ -200,6 +200,31 @@ def accepts_missing(model: Any) -> bool | None:
     return None
 
 
+def _check_mixed(rows: np.ndarray, name: str, columns: list[str] | None) -> None:
+    """Refuse a column that holds numbers in some rows and words in others (a typo the model would only meet at
+    its first call); a column of words (categories, with NaN for missing ones) is left to the model.
+
+    Examples
+    --------
+    >>> _check_mixed(np.array([[1.0, "a"], ["oops", "b"]], dtype=object), "X", ["x", "y"])
+    Traceback (most recent call last):
+    ...
+    ValueError: X holds 'oops' at row 1, column 'x', a column of numbers: replace it or drop the row
+    """
+    for j in range(rows.shape[1]):
+        column = rows[:, j]
+        is_word = np.fromiter((isinstance(v, (str, bytes)) for v in column), dtype=bool, count=column.size)
+        if not is_word.any() or is_word.all():
+            continue
+        is_number = np.fromiter((isinstance(v, (int, float, np.number)) and not isinstance(v, bool) and v == v
+                                 for v in column), dtype=bool, count=column.size)
+        if is_number.any():
+            r = int(np.flatnonzero(is_word)[0])
+            label = repr(columns[j]) if columns is not None else str(j)
+            raise ValueError(f"{name} holds {column[r]!r} at row {r}, column {label}, a column of numbers: replace it "
+                             "or drop the row")
+
+
 def check_finite(rows: np.ndarray, name: str, columns: list[str] | None, allow_nan: bool) -> None:
     """Refuse infinite values (and NaN unless ``allow_nan``) in the numeric columns of ``rows``, naming the argument,
     the row and the column.
@@ -220,6 +245,7 @@ def check_finite(rows: np.ndarray, name: str, columns: list[str] | None, allow_n
             raise ValueError(f"{name} holds {what} at row {coo.row[k]}, column {coo.col[k]}: replace it or drop the row")
         return
     if rows.dtype == object:
+        _check_mixed(rows, name, columns)
         numeric = np.array([all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
                                 for v in rows[:, j]) for j in range(rows.shape[1])], dtype=bool)
         if not numeric.any():

@@ -189,12 +189,13 @@ class ModelGame(Game):
                     raise ValueError(f"groups refer to feature {m}, but there are {n} features")
             if not members:
                 raise ValueError("groups must not be empty")
-            seen[members] += 1
+            np.add.at(seen, members, 1)                # a feature repeated inside one group counts twice
             out.append(members)
         if np.any(seen != 1):
             missing = [names[i] for i in np.flatnonzero(seen == 0)]
             twice = [names[i] for i in np.flatnonzero(seen > 1)]
-            raise ValueError(f"every feature must be in exactly one group; missing: {missing}, repeated: {twice}")
+            raise ValueError(f"groups: every feature must be in exactly one group; missing: {missing}, repeated: "
+                             f"{twice}")
         return out
 
     @property
