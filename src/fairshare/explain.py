@@ -713,14 +713,15 @@ def _output_names(model: Any, values: np.ndarray) -> list[str] | None:
 
 def _on_dask(client: Any, rows: Any, sv: Semivalue, choice: Choice, rule: Any, seeds: list, todo: list,
              finish: Any) -> None:
-    """One task per row on the cluster; rows are saved as they complete."""
-    from dask.distributed import as_completed
+    """One task per row on the cluster; rows are saved as they complete. The rows live in the task graph
+    (a worker that dies loses nothing) and every wait is bounded (:mod:`fairshare.games.dask_tasks`)."""
+    from .games.dask_tasks import Finished, hold, submit
 
-    remote_rows = client.scatter(rows, broadcast=True)
+    remote_rows = hold(client, rows)
     index_of, futures = {}, []
     for i in todo:
-        fut = client.submit(_explain_row, remote_rows, i, sv, choice, rule, seeds[i], None, pure=False)
+        fut = submit(client, _explain_row, remote_rows, i, sv, choice, rule, seeds[i], None)
         index_of[fut.key] = i
         futures.append(fut)
-    for fut in as_completed(futures):
-        finish(index_of[fut.key], fut.result())
+    for fut, result in Finished(client, futures):
+        finish(index_of[fut.key], result)

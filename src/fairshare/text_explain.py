@@ -269,11 +269,13 @@ def _texts_key(model: Any, texts: list[str], args: dict, options: dict, seed: An
 def _on_dask(client: Any, model: Any, predict: Any, texts: list[str], plans: list, args: dict, seeds: list,
              todo: list[int], finish: Any) -> None:
     """One task per text on the cluster, each with its own spawned seed (the local values, bit for bit); each
-    finished text is handed to ``finish`` as it completes."""
-    from dask.distributed import as_completed
+    finished text is handed to ``finish`` as it completes. Each task carries its text's plan (game and model)
+    in the task graph, so a worker that dies loses nothing, and every wait is bounded
+    (:mod:`fairshare.games.dask_tasks`)."""
+    from .games.dask_tasks import Finished, submit
 
     local = {k: v for k, v in args.items() if k not in ("client", "progress")}
-    futures = {client.submit(_one_text, model, predict, texts[i], i, plans[i], local,
-                             np.random.default_rng(seeds[i]), pure=False): i for i in todo}
-    for fut in as_completed(list(futures)):
-        finish(futures[fut], fut.result())
+    futures = {submit(client, _one_text, model, predict, texts[i], i, plans[i], local,
+                      np.random.default_rng(seeds[i])): i for i in todo}
+    for fut, result in Finished(client, list(futures)):
+        finish(futures[fut], result)

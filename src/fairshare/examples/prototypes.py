@@ -325,18 +325,14 @@ def _distributed(G, z, mu, k, rng, n_parts, client, column, diag, cross, items=N
     chunks = [np.sort(c) for c in np.array_split(perm, parts) if c.size]
     if G is None and client is not None:                 # each part's items travel with its task
         part = (lambda c: [items[i] for i in c]) if isinstance(items, list) else (lambda c: items[c])
-        futures = client.map(_part_greedy_kernel, [part(c) for c in chunks], [z[c] for c in chunks],
-                             [diag[c] for c in chunks], [mu] * len(chunks), [k] * len(chunks),
-                             [kfun] * len(chunks), pure=False)
-        local = [c[s] for c, s in zip(chunks, client.gather(futures))]
+        local = _on_dask(client, _part_greedy_kernel, chunks,
+                         [(part(c), z[c], diag[c], mu, k, kfun) for c in chunks])
     elif G is None:
         local = [c[greedy_on_embeddings(np.zeros((c.size, 0)), z[c], mu, k,
                                         column=lambda i, c=c: cross(c, c[[i]])[:, 0], diag=diag[c])[0]]
                  for c in chunks]
     elif client is not None:
-        futures = client.map(_part_greedy, [G[c] for c in chunks], [z[c] for c in chunks], [mu] * len(chunks),
-                             [k] * len(chunks), pure=False)
-        local = [c[s] for c, s in zip(chunks, client.gather(futures))]
+        local = _on_dask(client, _part_greedy, chunks, [(G[c], z[c], mu, k) for c in chunks])
     else:
         local = [c[_part_greedy(G[c], z[c], mu, k)] for c in chunks]
     union = np.unique(np.concatenate(local))
@@ -354,3 +350,12 @@ def _distributed(G, z, mu, k, rng, n_parts, client, column, diag, cross, items=N
         order, L, beta, objective = _greedy(np.zeros((best.size, 0)), z[best], mu, best.size,
                                             column=lambda i: cross(best, best[[i]])[:, 0], diag=diag[best])
     return best[order], L, beta, objective
+
+
+def _on_dask(client: Any, part_greedy: Any, chunks: list, args: list) -> list:
+    """Each part's greedy selection as one task (its data in the task graph: a worker that dies loses nothing),
+    mapped back to training indices; the wait is bounded (:mod:`fairshare.games.dask_tasks`)."""
+    from ..games.dask_tasks import gather, submit
+
+    futures = [submit(client, part_greedy, *a) for a in args]
+    return [c[s] for c, s in zip(chunks, gather(client, futures))]

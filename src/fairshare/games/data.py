@@ -2,7 +2,7 @@
 
 Every evaluation is a fresh clone of the model fitted on the coalition's rows and scored on the
 validation set, locally or, with a ``dask.distributed`` client, one task per fit (the training and
-validation data are scattered to the workers once; a coalition travels as an index array, a few
+validation data go to the cluster once, in the task graph; a coalition travels as an index array, a few
 coalitions per task so that scheduling does not cost more than cheap fits). With a
 ``cache`` folder every finished fit is appended to a checksummed record log the moment it completes,
 so a run that is interrupted, killed or fails resumes without fitting again.
@@ -25,6 +25,7 @@ from ..cache import RecordLog, content_key, estimator_key, fingerprint, open_cac
 from ..estimation.evaluation import CoalitionStore, coalition_keys
 from ..game import Game
 from .cost import fit_seconds
+from .dask_tasks import Finished, hold, submit, wait_seconds, workers
 
 __all__ = ["DataGame", "fit_and_score", "fit_and_score_many"]
 
@@ -114,6 +115,8 @@ class DataGame(Game):
     groups : list of lists of training-row indices: each group is one player (every row in exactly one)
     degenerate : None (the constant predictor's score, see the module docstring) or a number
     client : a ``dask.distributed.Client``: one task per fit
+    timeout : with a client, the longest wait in seconds for the next task (None: the Dask setting
+        ``fairshare.timeout``, else 1800); see :mod:`fairshare.games.dask_tasks`
     cache : a folder keeping every finished fit (resume without refitting)
     progress : a callable ``progress(n)`` told of every ``n`` finished fits (``value_data``'s bar)
 
@@ -132,7 +135,7 @@ class DataGame(Game):
 
     def __init__(self, model: Any, X_train: Any, y_train: Any, X_val: Any, y_val: Any, scoring: Any = None,
                  groups: Any = None, degenerate: float | None = None, client: Any = None, cache: Any = None,
-                 progress: Any = None) -> None:
+                 progress: Any = None, timeout: float | None = None) -> None:
         if not (hasattr(model, "fit") and (hasattr(model, "predict") or hasattr(model, "score"))):
             raise TypeError(f"model must have fit and predict (or score) methods, got {type(model).__name__}")
         n_train = _n_rows(y_train)
@@ -154,6 +157,7 @@ class DataGame(Game):
         self.members = self._groups(groups, n_train)
         super().__init__(len(self.members))
         self.client = client
+        self.timeout = None if timeout is None else wait_seconds(timeout)
         self.progress = progress
         self.degenerate: dict[str, int] = {"empty": 0, "one class": 0, "fit failed": 0}
         self.n_fits = 0
@@ -247,42 +251,35 @@ class DataGame(Game):
             self.progress(1)
 
     def _on_dask(self, coalitions: np.ndarray, todo: np.ndarray, out: np.ndarray) -> None:
-        from dask.distributed import as_completed
-
-        if self._remote is None:          # the data and the model go to the workers once
-            # hash=False: keys of this game's own, so that another game's release cannot drop them
-            self._remote = self.client.scatter([self.model, self.scorer, self.X, self.y, self.X_val, self.y_val],
-                                               broadcast=True, hash=False)
-        model, scorer, X, y, X_val, y_val = self._remote
-        threads = sum(self.client.nthreads().values()) or 1
+        """A window of tasks of a few fits each; the data live in the task graph and every wait is bounded
+        (:mod:`fairshare.games.dask_tasks`): a worker that dies loses nothing, its fits run again elsewhere."""
+        if self._remote is None:          # the data and the model go to the cluster once, as tasks of their own
+            self._remote = [hold(self.client, v) for v in (self.model, self.scorer, self.X, self.y, self.X_val,
+                                                            self.y_val)]
+        threads = sum(workers(self.client).values()) or 1
         window = _IN_FLIGHT_PER_WORKER * threads
         per_task = int(np.clip(todo.size // (2 * window), 1, _MOST_FITS_PER_TASK))
         chunks = iter([todo[i:i + per_task] for i in range(0, todo.size, per_task)])
         index: dict[str, np.ndarray] = {}
 
-        def submit() -> Any:
+        def submit_next() -> Any:
             chunk = next(chunks, None)
             if chunk is None:
                 return None
-            fut = self.client.submit(fit_and_score_many, model, scorer, X, y, X_val, y_val,
-                                     [self.rows_of(coalitions[i]) for i in chunk], self.classifier,
-                                     self.fixed_degenerate, pure=False)
+            fut = submit(self.client, fit_and_score_many, *self._remote, [self.rows_of(coalitions[i]) for i in chunk],
+                         self.classifier, self.fixed_degenerate)
             index[fut.key] = chunk
             return fut
 
-        first = [f for f in (submit() for _ in range(window)) if f is not None]
-        pending = as_completed(first)
-        try:
-            for fut in pending:
-                chunk = index.pop(fut.key)
-                for i, (value, what) in zip(chunk, fut.result()):
-                    self._finish(coalitions[i], i, value, what, out)
-                nxt = submit()
-                if nxt is not None:
-                    pending.add(nxt)
-        except BaseException:
-            self.client.cancel(list(pending.futures))     # nothing keeps running for a run that stopped
-            raise
+        pending = Finished(self.client, [f for f in (submit_next() for _ in range(window)) if f is not None],
+                           self.timeout)
+        for fut, results in pending:      # pending cancels what is left if the run stops
+            chunk = index.pop(fut.key)
+            for i, (value, what) in zip(chunk, results):
+                self._finish(coalitions[i], i, value, what, out)
+            nxt = submit_next()
+            if nxt is not None:
+                pending.add(nxt)
 
     def __repr__(self) -> str:
         return f"DataGame(model={type(self.model).__name__}, n_players={self.n_players}, fits={self.n_fits})"

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..game import Game, GameWrapper
+from .dask_tasks import gather, hold, submit, wait_seconds
 
 __all__ = ["DistributedGame"]
 
@@ -19,21 +20,28 @@ class DistributedGame(GameWrapper):
     """Splits each request into chunks of ``chunk_size`` coalitions evaluated on ``client``'s workers;
     results come back in order, so estimates equal a local run's.
 
+    The game lives in the task graph (:func:`~fairshare.games.dask_tasks.hold`): a worker that dies loses
+    nothing, its chunks run again on the others. A request waits at most ``timeout`` seconds for the next
+    chunk (None: the Dask setting ``fairshare.timeout``, else 1800) and at most ``min(timeout, 30)``
+    seconds on a cluster with no worker, then raises
+    :class:`~fairshare.games.dask_tasks.WorkersLostError` naming the lost workers.
+
     Examples
     --------
     >>> from dask.distributed import Client                      # doctest: +SKIP
-    >>> g = DistributedGame(game, Client())                     # doctest: +SKIP
+    >>> g = DistributedGame(game, Client(), timeout=600)        # doctest: +SKIP
     """
 
-    def __init__(self, game: Game, client: Any, chunk_size: int = 256) -> None:
+    def __init__(self, game: Game, client: Any, chunk_size: int = 256, timeout: float | None = None) -> None:
         super().__init__(game.n_players, player_names=game.player_names)
         self.game, self.client, self.chunk_size = game, client, int(chunk_size)
-        self._remote = client.scatter(game, broadcast=True)
+        self.timeout = None if timeout is None else wait_seconds(timeout)
+        self._remote = hold(client, game)
 
     def null_players(self) -> np.ndarray | None:
         return self.game.null_players()
 
     def _evaluate(self, coalitions: np.ndarray) -> np.ndarray:
         chunks = [coalitions[i:i + self.chunk_size] for i in range(0, coalitions.shape[0], self.chunk_size)]
-        futures = self.client.map(_evaluate_chunk, [self._remote] * len(chunks), chunks, pure=False)
-        return np.concatenate(self.client.gather(futures), axis=0)
+        futures = [submit(self.client, _evaluate_chunk, self._remote, chunk) for chunk in chunks]
+        return np.concatenate(gather(self.client, futures, self.timeout), axis=0)
