@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 import fairshare as fs
-from fairshare.explain import default_budget
+from fairshare.doors.explain import default_budget
 
 from .common import configuration, best_of, table, write_report
 from .datasets import adult_census_frame, california, pima

@@ -247,7 +247,7 @@ def detection(cfg):
                 if peers:
                     runs.update(_pydvl(model_name, task, cfg["fits"], seed))
                 for label, (values, fits, seconds) in runs.items():
-                    auc = fs.datavalues.detection_auc(values, flipped)
+                    auc = fs.doors.value_data.detection_auc(values, flipped)
                     rows.append([name, model_name, seed, label, fits, auc, _f1_lowest(values, flipped), seconds])
                     print(f"{name} {model_name} {label}: {fits} fits, AUC {auc:.3f}, {seconds:.1f} s", flush=True)
                     if model_name == "logistic" and "half" not in label:

@@ -28,10 +28,10 @@ def main(size: str = "default", seeds: int | None = None, out: str | None = None
                "leave-one-out": fs.Semivalue.leave_one_out()}
     exact = {name: fs.exact(game, sv).values for name, sv in indices.items()}
     rows = []
-    for name in fs.estimation.registry.method_names():
+    for name in fs.engine.registry.method_names():
         if name == "exact":
             continue
-        spec = fs.estimation.registry.get_method(name)
+        spec = fs.engine.registry.get_method(name)
         index = next((i for i, sv in indices.items() if spec.supports(sv)), None)
         if index is None:                          # an interaction estimator (bench interactions measures those)
             continue

@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 import fairshare as fs
-from fairshare.interaction_indices import subsets_up_to
+from fairshare.indices.interactions import subsets_up_to
 
 from .common import configuration, best_of, plot_lines, results_dir, table, write_report
 

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import fairshare as fs
-from fairshare.estimation.formulations import SemivalueDesign
-from fairshare.estimation.enumeration import all_coalitions
-from fairshare.estimation.registry import get_method, method_names
+from fairshare.engine.formulations import SemivalueDesign
+from fairshare.engine.enumeration import all_coalitions
+from fairshare.engine.registry import get_method, method_names
 from conftest import interacting_game, median_error, near_additive_game
 
 BANZHAF_METHODS = [name for name in method_names() if name != "exact" and get_method(name).supports(fs.Semivalue.banzhaf())]
@@ -129,7 +129,7 @@ def test_tree_control_variate_on_a_multi_output_game():
 
 
 def test_tree_control_variate_bad_arguments():
-    from fairshare.estimation.surrogate import tree_control_variate
+    from fairshare.engine.surrogate import tree_control_variate
 
     g = interacting_game()
     with pytest.raises(ValueError, match="paired"):

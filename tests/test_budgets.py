@@ -52,7 +52,7 @@ def explained(model: Counted, *args, **kwargs):
     """``fs.explain`` quietly; None where the budget is refused (then the model was not called)."""
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", fs.estimation.engine.FairshareWarning)
+            warnings.simplefilter("ignore", fs.FairshareWarning)
             return fs.explain(model, *args, progress=False, **kwargs)
     except fs.BudgetError as exc:
         assert model.calls == 0, exc

@@ -6,7 +6,7 @@ import pytest
 
 import fairshare as fs
 from fairshare.cli import main
-from fairshare.estimation.registry import method_names
+from fairshare.engine.registry import method_names
 
 
 def test_methods_command_lists_every_method(capsys):
@@ -24,7 +24,7 @@ def test_demo_prints_a_table_for_every_method(capsys):
     rows = [line for line in out.splitlines() if line.startswith("| ") and not line.startswith("| method")]
     listed = {(r.split("|")[1].strip(), r.split("|")[2].strip()) for r in rows}
     expected = {(m, i) for m in method_names() for i in ("shapley", "banzhaf")
-                if fs.estimation.registry.get_method(m).supports(fs.semivalues.resolve_index(i))}
+                if fs.engine.registry.get_method(m).supports(fs.indices.semivalues.resolve_index(i))}
     assert listed == expected
     for r in rows:
         cells = [c.strip() for c in r.split("|")[1:-1]]
@@ -32,8 +32,8 @@ def test_demo_prints_a_table_for_every_method(capsys):
         if cells[0] == "exact":
             assert evaluations == 1024 and error == 0.0
         else:
-            need = fs.estimation.registry.get_method(cells[0]).budget_needed(fs.games.AdditiveGame(np.ones(10)),
-                                                                   fs.semivalues.resolve_index(cells[1]))
+            need = fs.engine.registry.get_method(cells[0]).budget_needed(fs.games.AdditiveGame(np.ones(10)),
+                                                                   fs.indices.semivalues.resolve_index(cells[1]))
             assert evaluations <= max(200, need) and error < 0.2
 
 
@@ -66,7 +66,7 @@ def test_explain_texts_writes_one_row_per_token_html_and_plot(tmp_path, capsys):
     assert list(frame.columns) == ["text", "position", "token", "value_0", "stderr_0", "value_1", "stderr_1"]
     assert frame.groupby("text").size().to_dict() == {0: 6, 2: 2}        # text i is line i; line 1 is empty
     assert frame.token.tolist()[:6] == ["free", "prize", ",", "see", "you", "monday"]
-    with pytest.warns(fs.estimation.engine.FairshareWarning, match=r"texts\[1\] is empty"):
+    with pytest.warns(fs.FairshareWarning, match=r"texts\[1\] is empty"):
         direct = fs.explain(model, ["free prize, see you\nmonday", "", "claim now"], seed=1, progress=False)
     np.testing.assert_allclose(frame.value_1.to_numpy(), np.concatenate([e.values[0, :, 1] for e in direct]))
     assert html.read_text(encoding="utf-8").count("<span") == 8 and png.stat().st_size > 1000

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import fairshare as fs
-from fairshare.games.dask_tasks import Finished, WorkersLostError, gather, submit, wait_seconds
+from fairshare.backends.dask import Finished, WorkersLostError, gather, submit, wait_seconds
 
 distributed = pytest.importorskip("dask.distributed")
 dask = pytest.importorskip("dask")

@@ -22,7 +22,7 @@ from sklearn.metrics import f1_score
 import fairshare as fs
 from fairshare.cli import main as cli_main
 from fairshare.games.data import DataGame
-from fairshare.record_log import HEADER_BYTES
+from fairshare.store.record_log import HEADER_BYTES
 
 
 def _data(n_train=40, n_val=60, d=3, seed=0, flip=0):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import fairshare as fs
-from fairshare.estimation.registry import get_method, method_names, methods_markdown
+from fairshare.engine.registry import get_method, method_names, methods_markdown
 from fairshare.stopping import MaxEvaluations, MaxTime, RankStable, RelativeError, StandardError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -257,9 +257,9 @@ def test_small_budgets_are_never_confidently_wrong(method):
 
 # ------------------------------------------------------------------------------- adaptive sampler
 def test_the_adaptive_sampler_moves_mass_to_the_sizes_whose_residuals_are_large():
-    from fairshare.estimation.protocols import History
-    from fairshare.estimation.samplers import NeymanSizes
-    from fairshare.estimation.sampling import sample_without_replacement, shapley_size_log_mass
+    from fairshare.engine.protocols import History
+    from fairshare.engine.samplers import NeymanSizes
+    from fairshare.engine.sampling import sample_without_replacement, shapley_size_log_mass
 
     d = 12
     base = shapley_size_log_mass(d, "leverage")
@@ -291,8 +291,8 @@ def test_the_budget_hint_for_infinite_errors_stays_small_on_thousands_of_players
     Banzhaf on 3637 training points at 4000 fits): it stops at 2^24 cells and says 'raise the budget'."""
     import tracemalloc
 
-    from fairshare.estimation.engine import sufficient_budget
-    from fairshare.semivalues import resolve_index
+    from fairshare.engine.engine import sufficient_budget
+    from fairshare.indices.semivalues import resolve_index
 
     tracemalloc.start()
     need = sufficient_budget("kernel-banzhaf", resolve_index("banzhaf", 3637), 3637, 4000)

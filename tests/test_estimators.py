@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import fairshare as fs
-from fairshare.estimation.registry import get_method, method_names
+from fairshare.engine.registry import get_method, method_names
 from conftest import stderr_coverage
 
 ESTIMATORS = [m for m in method_names() if m != "exact"]

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import fairshare as fs
-from fairshare.record_log import HEADER_BYTES
+from fairshare.store.record_log import HEADER_BYTES
 
 sklearn = pytest.importorskip("sklearn")
 from sklearn.datasets import load_breast_cancer, load_diabetes  # noqa: E402

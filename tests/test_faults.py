@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import fairshare as fs
-from fairshare.cache import writable_folder
+from fairshare.store.cache import writable_folder
 
 pytest.importorskip("sklearn")
 
@@ -457,7 +457,7 @@ def test_an_interrupt_inside_a_torch_game_call_keeps_the_forward_passes_that_ret
     """A TorchGame runs one game call as several forward passes (batch_size inputs each); each is kept as it
     returns."""
     torch = pytest.importorskip("torch")
-    from fairshare.cache import CachedGame
+    from fairshare.games.cached import CachedGame
 
     class Stopping(torch.nn.Module):
         def __init__(self, stop_at: int | None) -> None:

@@ -26,7 +26,7 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 import fairshare as fs
 from fairshare.cli import main as cli_main
-from fairshare.estimation.engine import FairshareWarning
+from fairshare import FairshareWarning
 from fairshare.stopping import MaxEvaluations, RelativeError
 
 DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
@@ -208,7 +208,7 @@ def test_sgd_at_a_budget_covering_every_coalition_runs_exact_values_and_says_so(
 @pytest.mark.parametrize("index", ["beta-shapley", "beta-shapley(4,1)", "weighted-banzhaf(0.3)", "loo"])
 def test_index_names_are_the_same_at_every_door(index):
     """Row 10: index names accepted by value_data work in estimate and explain (and exact) alike."""
-    sv = fs.semivalues.resolve_index(index)
+    sv = fs.indices.semivalues.resolve_index(index)
     g = fs.games.FunctionGame(lambda S: np.sqrt(S @ np.arange(1.0, 7.0)), n_players=6)
     np.testing.assert_allclose(fs.estimate(g, index, budget=64).values, fs.exact(g, sv).values)
     lr = LogisticRegression(max_iter=5000).fit(X.iloc[:, :6], Y)

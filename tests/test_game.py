@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 import fairshare as fs
-from fairshare.estimation.enumeration import all_coalitions
+from fairshare.engine.enumeration import all_coalitions
 
 
 def size_game(n=4, **kw):
@@ -114,7 +114,7 @@ def test_a_game_without_evaluate_says_so():
 def test_budgeted_evaluator_evaluates_each_coalition_once(monkeypatch, d, collide):
     """Repeats within a call and across calls are answered from memory; with every hash colliding (forced), the
     keys themselves still tell coalitions apart."""
-    from fairshare.estimation import evaluation
+    from fairshare.engine import evaluation
 
     if collide:
         monkeypatch.setattr(evaluation, "_hashes", lambda keys: np.zeros(keys.size, dtype=np.uint64))
@@ -135,7 +135,7 @@ def test_budgeted_evaluator_evaluates_each_coalition_once(monkeypatch, d, collid
 def test_coalition_store_finds_what_was_added_between_lookups(monkeypatch, collide):
     """Adds one at a time and in blocks, lookups between them (the hashes merged late): every key finds its own
     value, absent keys find nothing, also with every hash colliding."""
-    from fairshare.estimation import evaluation
+    from fairshare.engine import evaluation
 
     if collide:
         monkeypatch.setattr(evaluation, "_hashes", lambda keys: np.zeros(keys.size, dtype=np.uint64))

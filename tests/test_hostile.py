@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fairshare as fs
-from fairshare.html_output import escape, text_html, texts_page
+from fairshare.results.html import escape, text_html, texts_page
 
 HOSTILE = ['<img src=x onerror=alert(1)>', '"><script>alert(1)</script>', "' onmouseover='alert(1)",
            "</span></div><iframe src=javascript:alert(1)>", "&lt;b&gt;", "$x^$", "$\\frac{$", "a\x00b"]

@@ -192,7 +192,7 @@ def test_fewer_background_rows_than_features_are_shrunk_named_and_stay_on_the_ou
     for seed in range(6):
         rng = np.random.default_rng(seed)
         background, X = rng.normal(size=(5, 8)), rng.normal(size=(2, 8))
-        with pytest.warns(fs.errors.FairshareWarning, match=r"5 rows for 8 varying features.*shrinkage 0\.\d+"):
+        with pytest.warns(fs.FairshareWarning, match=r"5 rows for 8 varying features.*shrinkage 0\.\d+"):
             e = fs.explain(f, X, background, imputation=imputation, progress=False, seed=0)
         outputs = f(np.vstack([background, X]))
         assert np.abs(e.values).max() <= 10 * (outputs.max() - outputs.min())
@@ -210,7 +210,7 @@ def test_a_constant_feature_is_imputed_as_its_constant_and_changes_no_other_valu
     X = np.insert(rng.multivariate_normal(np.zeros(3), cov, size=3), 1, 2.5, axis=1)
     w = np.array([1.0, 4.0, -2.0, 0.5])
     with warnings.catch_warnings():
-        warnings.simplefilter("error", fs.errors.FairshareWarning)      # nothing to warn about: it is exact
+        warnings.simplefilter("error", fs.FairshareWarning)      # nothing to warn about: it is exact
         e = fs.explain(lambda A: np.asarray(A) @ w, X, background, imputation="gaussian", progress=False)
     assert "constant features=[1]" in e.info["imputation"]
     np.testing.assert_allclose(e.values[:, 1], 0.0, atol=1e-12)
@@ -224,7 +224,7 @@ def test_a_background_that_spans_the_features_is_fitted_as_it_is():
     rng = np.random.default_rng(0)
     background = rng.normal(size=(40, 4))
     with warnings.catch_warnings():
-        warnings.simplefilter("error", fs.errors.FairshareWarning)
+        warnings.simplefilter("error", fs.FairshareWarning)
         imputer = fs.games.GaussianImputer().fit(background)
     assert imputer.describe() == "gaussian(samples=100, seed=0)"
     sample = np.cov(background, rowvar=False)

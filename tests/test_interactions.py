@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import fairshare as fs
-from fairshare.interaction_indices import bernoulli_numbers, subsets_up_to
+from fairshare.indices.interactions import bernoulli_numbers, subsets_up_to
 
 INDICES = ["k-sii", "sii", "stii", "fsii", "fbii", "bii", "moebius"]
 
@@ -308,7 +308,7 @@ def test_budgets_below_what_the_method_needs_are_refused_naming_the_minimum(meth
         fs.interactions(g, "k-sii", order=order, method=method, budget=budget, seed=0)
     assert g.n_evaluations == 0
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", fs.estimation.engine.FairshareWarning)    # one permutation: no error bars
+        warnings.simplefilter("ignore", fs.FairshareWarning)    # one permutation: no error bars
         res = fs.interactions(g, "k-sii", order=order, method=method, budget=need, seed=0)
     assert res.n_evaluations <= need and g.n_evaluations <= need
 
@@ -323,7 +323,7 @@ def test_every_interaction_method_runs_from_its_declared_minimum_and_never_past_
     """The registry's minimum is what the method needs: one evaluation less is refused before any (or, where that
     still covers every coalition, exact values are computed instead); at the minimum it runs, counted at the
     game."""
-    spec = fs.estimation.registry.get_method(method)
+    spec = fs.engine.registry.get_method(method)
     for n in (5, 9):
         g = Counting(lambda S: np.sqrt(S @ np.linspace(0.5, 2.0, S.shape[1])) + S[:, 0] * S[:, -1], n_players=n)
         ix = fs.InteractionIndex(kind, 2)
@@ -340,7 +340,7 @@ def test_every_interaction_method_runs_from_its_declared_minimum_and_never_past_
             fs.interactions(g, kind, method=method, budget=below, seed=0)
         assert g.n_evaluations == 0
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", fs.estimation.engine.FairshareWarning)
+            warnings.simplefilter("ignore", fs.FairshareWarning)
             res = fs.interactions(g, kind, method=method, budget=need, seed=0)
         assert res.method == method and res.n_evaluations <= need and g.n_evaluations <= need
 
@@ -552,7 +552,7 @@ def test_interaction_plots_draw_what_they_are_given(cancer):
 def test_infinite_error_bars_come_with_a_budget_that_gives_finite_ones():
     """One permutation (its minimum, 20 evaluations for 10 players) puts most pairs in fewer than two windows."""
     game = fs.games.FunctionGame(lambda S: np.sqrt(S.sum(axis=1)) + S[:, 0] * S[:, 1], n_players=10)
-    with pytest.warns(fs.estimation.engine.FairshareWarning, match="a budget of 640 gives finite standard errors"):
+    with pytest.warns(fs.FairshareWarning, match="a budget of 640 gives finite standard errors"):
         res = fs.interactions(game, budget=20, seed=0, method="iq-permutation")
     assert not np.all(np.isfinite(res.stderr))
     assert np.all(np.isfinite(fs.interactions(game, budget=640, seed=0, method="iq-permutation").stderr))
@@ -561,7 +561,7 @@ def test_infinite_error_bars_come_with_a_budget_that_gives_finite_ones():
 # ------------------------------------------------------------------------------ permutation sampling (SII, k-SII, STII)
 def _every_permutation_batch(n: int, kind: str, order: int):
     """A batch holding all n! permutations, read through the method's template as its sampler reads them."""
-    from fairshare.estimation.samplers.interaction_permutations import (InteractionPermutationBatch,
+    from fairshare.engine.samplers.interaction_permutations import (InteractionPermutationBatch,
                                                                          lower_coalitions, permutation_template)
 
     perms = np.array(list(itertools.permutations(range(n))))
@@ -577,8 +577,8 @@ def _every_permutation_batch(n: int, kind: str, order: int):
 def test_permutation_sampling_over_every_permutation_is_the_definition(kind, order):
     """Each permutation's windows (SII) or the players before each subset (STII) are draws of the index's
     distribution: over all n! permutations the estimator equals brute force from the definition, exactly."""
-    from fairshare.estimation.interaction_permutation import PermutationInteractionSolver
-    from fairshare.estimation.spec import Setup
+    from fairshare.engine.interaction_permutation import PermutationInteractionSolver
+    from fairshare.engine.spec import Setup
 
     n = 5
     game, table = table_game(n, seed=order)

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 import fairshare as fs
-from fairshare.estimation.iterative import PackedDesign, use_iterative
-from fairshare.estimation.packed import PackedRows
-from fairshare.estimation.sampling import sample_without_replacement, shapley_size_log_mass
+from fairshare.engine.iterative import PackedDesign, use_iterative
+from fairshare.engine.packed import PackedRows
+from fairshare.engine.sampling import sample_without_replacement, shapley_size_log_mass
 
 
 def test_packed_products_equal_dense_products():

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import fairshare as fs
-from fairshare.estimation.engine import FairshareWarning
-from fairshare.estimation.owen_adaptive import BlockTree, OwenWalks
-from fairshare.estimation.protocols import History
-from fairshare.hierarchy import Hierarchy, balanced
+from fairshare import FairshareWarning
+from fairshare.engine.owen_adaptive import BlockTree, OwenWalks
+from fairshare.engine.protocols import History
+from fairshare.indices.hierarchy import Hierarchy, balanced
 
 from test_owen import brute_owen, random_hierarchy, soum
 

@@ -22,15 +22,15 @@ from sklearn.linear_model import LogisticRegression
 
 import fairshare as fs
 from fairshare.cli import main as cli_main
-from fairshare.datavalues import VALUE_DATA
-from fairshare.estimate import ESTIMATE
-from fairshare.estimation.enumeration import all_coalitions
-from fairshare.estimation.registry import get_method, method_names
-from fairshare.exact import EXACT
-from fairshare.explain import EXPLAIN
+from fairshare.doors.value_data import VALUE_DATA
+from fairshare.doors.estimate import ESTIMATE
+from fairshare.engine.enumeration import all_coalitions
+from fairshare.engine.registry import get_method, method_names
+from fairshare.doors.exact import EXACT
+from fairshare.doors.explain import EXPLAIN
 from fairshare.games.tree import TREE_ARGUMENTS, TREE_INTERACTIONS
-from fairshare.interaction_indices import INTERACTION_INDEX_NAMES
-from fairshare.interactions import INTERACTIONS
+from fairshare.indices.interactions import INTERACTION_INDEX_NAMES
+from fairshare.doors.interactions import INTERACTIONS
 from fairshare.stopping import MaxEvaluations, RelativeError
 
 PROPERTY = settings(max_examples=25, deadline=None, derandomize=True,
@@ -85,7 +85,7 @@ class Counting:
 
 
 def _methods_for(index: str) -> list[str]:
-    sv = fs.semivalues.resolve_index(index)
+    sv = fs.indices.semivalues.resolve_index(index)
     return ["auto"] + [m for m in method_names() if get_method(m).supports(sv)]
 
 
@@ -96,7 +96,7 @@ def _methods_for(index: str) -> list[str]:
 def test_estimate_same_seed_same_values_whatever_the_batch_size(n, game_seed, seed, index, data, batch):
     method = data.draw(st.sampled_from(_methods_for(index)), label="method")
     need = 2 if method == "auto" else get_method(method).budget_needed(CountingGame(n, 0),
-                                                                        fs.semivalues.resolve_index(index))
+                                                                        fs.indices.semivalues.resolve_index(index))
     budget = data.draw(st.integers(max(need, 2 * n + 4), max(need, 2 * n + 4) + 300), label="budget")
     runs = [fs.estimate(CountingGame(n, game_seed, batch_size=b), index, method=method, budget=budget, seed=seed)
             for b in (None, batch)]
@@ -228,10 +228,10 @@ def _method_door(method: str):
     spec = get_method(method)
     if spec.supports(fs.InteractionIndex("k-sii", 2)):
         return lambda m, **kw: fs.interactions(m.game, "k-sii", order=2, method=method, budget=200, **kw)
-    if spec.supports(fs.hierarchy.OwenIndex(fs.hierarchy.Hierarchy([[0, 1], [2, 3, 4]], 5))):
+    if spec.supports(fs.indices.hierarchy.OwenIndex(fs.indices.hierarchy.Hierarchy([[0, 1], [2, 3, 4]], 5))):
         return lambda m, **kw: fs.estimate(m.game, "owen", partition=[[0, 1], [2, 3, 4]], method=method, budget=200,
                                            **kw)
-    index = next(i for i in ("shapley", "banzhaf", "loo") if spec.supports(fs.semivalues.resolve_index(i)))
+    index = next(i for i in ("shapley", "banzhaf", "loo") if spec.supports(fs.indices.semivalues.resolve_index(i)))
     return lambda m, **kw: fs.estimate(m.game, index, method=method, budget=200, **kw)
 
 
@@ -291,7 +291,7 @@ def test_the_tables_declare_what_the_doors_take():
 
 
 _SMALL = [(m, i, n) for m in method_names() for i in INDICES + ["loo"] for n in (2, 3, 5, 7)
-          if get_method(m).supports(fs.semivalues.resolve_index(i))]
+          if get_method(m).supports(fs.indices.semivalues.resolve_index(i))]
 
 
 @pytest.mark.parametrize("method, index, n", _SMALL, ids=[f"{m}-{i}-{n}" for m, i, n in _SMALL])

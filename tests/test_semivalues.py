@@ -5,8 +5,8 @@ import pytest
 from scipy.special import logsumexp
 
 import fairshare as fs
-from fairshare.combinatorics import log_binom
-from fairshare.semivalues import resolve_index
+from fairshare._core.combinatorics import log_binom
+from fairshare.indices.semivalues import resolve_index
 
 from conftest import INDEX_IDS, INDICES
 

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import fairshare as fs
-from fairshare.estimation.samplers import draw_permutations
-from fairshare.estimation.sgd import curvature_ratio, dykstra_projection, project
+from fairshare.engine.samplers import draw_permutations
+from fairshare.engine.sgd import curvature_ratio, dykstra_projection, project
 
 
 def soum(n=12, seed=0):
@@ -77,8 +77,8 @@ def test_projection_rejects_an_empty_intersection():
 
 # ------------------------------------------------------------------------------------------ SGD
 def test_curvature_ratio_matches_the_kernel_gram():
-    from fairshare.estimation.enumeration import all_coalitions
-    from fairshare.estimation.formulations import log_kernel_weight
+    from fairshare.engine.enumeration import all_coalitions
+    from fairshare.engine.formulations import log_kernel_weight
 
     d = 7
     X = all_coalitions(d)[1:-1].astype(float)

@@ -124,11 +124,11 @@ def test_owen_values_of_a_text_follow_sentences_and_phrases(spam_model):
 
 def test_many_texts_ragged_same_seed_same_values_in_threads(spam_model):
     texts = ["free prize now", "see the attached report please", "", "win", "   "]
-    with pytest.warns(fs.estimation.engine.FairshareWarning) as caught:
+    with pytest.warns(fs.FairshareWarning) as caught:
         a = fs.explain(spam_model, texts, seed=3, progress=False)
     said = [str(w.message) for w in caught]
     assert any("texts[2] is empty" in m for m in said) and any("texts[4] is only whitespace" in m for m in said)
-    with pytest.warns(fs.estimation.engine.FairshareWarning):
+    with pytest.warns(fs.FairshareWarning):
         b = fs.explain(spam_model, texts, seed=3, progress=False, n_jobs=3)
     assert [x.values.shape[1] for x in a] == [3, 5, 0, 1, 0]
     for x, y in zip(a, b):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import fairshare as fs
-from fairshare.estimation.engine import FairshareWarning
+from fairshare import FairshareWarning
 
 
 class Counting:

@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 import fairshare as fs
-from fairshare.estimation.enumeration import all_coalitions
+from fairshare.engine.enumeration import all_coalitions
 
 cb = pytest.importorskip("catboost")
 

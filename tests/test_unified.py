@@ -239,7 +239,7 @@ def test_completing_the_singletons_helps_at_small_budgets():
 
 
 def test_complete_levels_in_the_sampler():
-    from fairshare.estimation.sampling import sample_without_replacement, shapley_size_log_mass
+    from fairshare.engine.sampling import sample_without_replacement, shapley_size_log_mass
 
     q = shapley_size_log_mass(10, "kernel")
     rng = np.random.default_rng(0)
@@ -267,7 +267,7 @@ def test_wide_additive_game_is_recovered_exactly_by_the_blocked_solver():
 
 
 def test_gram_by_rank_k_updates_equals_the_dense_product():
-    from fairshare.estimation.solve import Design, gram
+    from fairshare.engine.solve import Design, gram
 
     rng = np.random.default_rng(0)
     r, d = 9000, 40                                                            # more rows than one block

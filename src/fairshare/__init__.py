@@ -1,5 +1,9 @@
 """fairshare: Shapley, Banzhaf and semivalue attributions with provably efficient estimators.
 
+The package is a set of concept folders, each importing only those below it (``CONTRIBUTING.md``):
+``_core`` < ``backends`` < ``indices`` < ``results`` < ``store`` < ``trees`` < ``games`` < ``engine`` <
+``inputs`` < ``examples`` < ``doors`` < ``plots`` < ``cli``. This module is the public API.
+
 >>> import fairshare as fs
 >>> g = fs.games.SOUMGame.random(10, n_terms=20, seed=0)
 >>> exact = fs.exact(g, "shapley")
@@ -8,22 +12,31 @@
 True
 """
 
-from . import estimation, games, metrics, stopping
-from .attribution import Attribution
-from .datavalues import DataValues, value_data
-from .estimate import estimate
-from .estimation.evaluation import BudgetError
-from .exact import exact
-from .explain import explain
-from .explanation import Explanation
-from .game import Game
-from .interaction_indices import InteractionIndex
-from .interaction_values import Interactions
-from .interactions import interactions
-from .estimation.registry import methods
-from .semivalues import Semivalue
+import sys as _sys
+
+from . import games, plots
+from ._core.errors import FairshareWarning
+from .doors import metrics
+from .doors.estimate import estimate
+from .doors.exact import exact
+from .doors.explain import explain
+from .doors.interactions import interactions
+from .doors.value_data import DataValues, value_data
+from .engine import stopping
+from .engine.evaluation import BudgetError
+from .engine.registry import methods
+from .games.base import Game
+from .indices.interactions import InteractionIndex
+from .indices.semivalues import Semivalue
+from .results.attribution import Attribution
+from .results.explanation import Explanation
+from .results.interactions import Interactions
 
 __version__ = "0.1.0"
+
+# ``import fairshare.stopping`` and ``import fairshare.metrics`` keep working: the public modules' names
+_sys.modules[__name__ + ".stopping"] = stopping
+_sys.modules[__name__ + ".metrics"] = metrics
 
 
 def __getattr__(name: str):
@@ -34,5 +47,7 @@ def __getattr__(name: str):
         return importlib.import_module(".examples", __name__)
     raise AttributeError(f"module 'fairshare' has no attribute {name!r}")
 
-__all__ = ["Attribution", "BudgetError", "DataValues", "Explanation", "Game", "InteractionIndex", "Interactions",
-           "Semivalue", "estimate", "exact", "explain", "games", "interactions", "methods", "metrics", "value_data"]
+
+__all__ = ["Attribution", "BudgetError", "DataValues", "Explanation", "FairshareWarning", "Game", "InteractionIndex",
+           "Interactions", "Semivalue", "estimate", "exact", "explain", "games", "interactions", "methods", "metrics",
+           "plots", "stopping", "value_data"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..semivalues import INDEX_NAMES
+from ..indices.semivalues import INDEX_NAMES
 from .basic import add_demo, add_methods
 from .bench import add_bench
 from .explain import add_explain

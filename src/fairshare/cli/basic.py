@@ -23,7 +23,7 @@ def add_demo(sub: argparse._SubParsersAction) -> None:
 
 
 def _methods(args: argparse.Namespace) -> int:
-    from ..estimation.registry import methods, methods_markdown
+    from ..engine.registry import methods, methods_markdown
 
     if args.markdown:
         print(methods_markdown())
@@ -40,7 +40,7 @@ def _methods(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from ..demo import main as demo_main
+    from .demo import main as demo_main
 
     print(demo_main(budget=args.budget, seed=args.seed))
     return 0

@@ -69,7 +69,7 @@ def run_explain(args: argparse.Namespace) -> int:
     data = aligned(frame, model, "--data", args.data)
     if background is not None:
         background = aligned(background, model, "--background", args.background, [str(c) for c in data.columns])
-    from ..explain import explain
+    from ..doors.explain import explain
 
     expl = explain(model, data.iloc[picked], background, index=args.index, method=args.method, budget=args.budget,
                    seed=args.seed, progress=not args.quiet, interactions=2 if args.interactions else None,
@@ -92,7 +92,7 @@ def _explain_texts(model, args: argparse.Namespace, partition, texts: list[str],
     """``fairshare explain --texts``: a long CSV (text, position, token, value and stderr per output)."""
     import pandas as pd
 
-    from ..explain import explain
+    from ..doors.explain import explain
 
     expls = explain(model, [texts[i] for i in numbers], index=args.index, method=args.method, budget=args.budget,
                     seed=args.seed, progress=not args.quiet, partition=partition, mask_token=args.mask_token,
@@ -110,7 +110,7 @@ def _explain_texts(model, args: argparse.Namespace, partition, texts: list[str],
         frames.append(frame)
     pd.concat(frames).to_csv(args.out, index=False)
     if args.html:
-        from ..html_output import texts_page
+        from ..results.html import texts_page
 
         with open(args.html, "w", encoding="utf-8") as fh:
             fh.write(texts_page(expls, [f"text {n}" for n in numbers]))

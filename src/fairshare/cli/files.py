@@ -196,7 +196,7 @@ def parse_partition(text: str | None) -> Any:
 
 def aligned(frame: Any, model: Any, flag: str, path: str, reference: list[str] | None = None) -> Any:
     """``frame``'s columns matched by name to the model's features (or to ``reference``), naming the flag."""
-    from ..tables import aligned as align, model_columns
+    from .._core.tables import aligned as align, model_columns
 
     names, source = (reference, "the columns of --data") if reference is not None else model_columns(model)
     if names is None:

@@ -63,7 +63,7 @@ def run_value_data(args: argparse.Namespace) -> int:
     """Run ``fairshare value-data``: every path and column checked before the first fit."""
     import numpy as np
 
-    from ..datavalues import value_data
+    from ..doors.value_data import value_data
 
     model_file = None if args.model in NAMED_MODELS else args.model
     check_paths({"--model": model_file, "--train": args.train, "--val": args.val, "--cache": args.cache},

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
-from ..arguments import check_int, check_rng
+from .._core.arguments import check_int, check_rng
 from .kernels import as_kernel
 
 __all__ = ["Prototypes", "select_prototypes", "greedy_on_embeddings"]
@@ -354,8 +354,8 @@ def _distributed(G, z, mu, k, rng, n_parts, client, column, diag, cross, items=N
 
 def _on_dask(client: Any, part_greedy: Any, chunks: list, args: list) -> list:
     """Each part's greedy selection as one task (its data in the task graph: a worker that dies loses nothing),
-    mapped back to training indices; the wait is bounded (:mod:`fairshare.games.dask_tasks`)."""
-    from ..games.dask_tasks import gather, submit
+    mapped back to training indices; the wait is bounded (:mod:`fairshare.backends.dask`)."""
+    from ..backends.dask import gather, submit
 
     futures = [submit(client, part_greedy, *a) for a in args]
     return [c[s] for c, s in zip(chunks, gather(client, futures))]

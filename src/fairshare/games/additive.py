@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from ..game import Game
-from ..semivalues import Semivalue
+from .base import Game
+from ..indices.semivalues import Semivalue
 
 __all__ = ["AdditiveGame"]
 

@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from ..combinatorics import log_binom, logsumexp
-from ..game import Game
-from ..semivalues import Semivalue
+from .._core.combinatorics import log_binom, logsumexp
+from .base import Game
+from ..indices.semivalues import Semivalue
 
 __all__ = ["AirportGame"]
 

@@ -1,6 +1,6 @@
 """What a model costs per input row, predicted from what the model object holds (never timed).
 
-The method choice (:mod:`fairshare.estimation.choice`) spends extra work on a game only where that
+The method choice (:mod:`fairshare.engine.choice`) spends extra work on a game only where that
 work stays a small share of the game's own cost; games tell their cost with ``Game.cost()``, built
 from these predictions. They come from a fixed cost model so that the same arguments give the same
 choice in every run, process and worker: the work of one row (tree levels walked, multiply-adds,

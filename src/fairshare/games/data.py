@@ -21,11 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from ..cache import RecordLog, content_key, estimator_key, fingerprint, open_cache_folder
-from ..estimation.evaluation import CoalitionStore, coalition_keys
-from ..game import Game
+from ..store.cache import RecordLog, content_key, estimator_key, fingerprint, open_cache_folder
+from ..store.coalitions import CoalitionStore, coalition_keys
+from .base import Game
 from .cost import fit_seconds
-from .dask_tasks import Finished, hold, submit, wait_seconds, workers
+from ..backends.dask import Finished, hold, submit, wait_seconds, workers
 
 __all__ = ["DataGame", "fit_and_score", "fit_and_score_many"]
 
@@ -116,7 +116,7 @@ class DataGame(Game):
     degenerate : None (the constant predictor's score, see the module docstring) or a number
     client : a ``dask.distributed.Client``: one task per fit
     timeout : with a client, the longest wait in seconds for the next task (None: the Dask setting
-        ``fairshare.timeout``, else 1800); see :mod:`fairshare.games.dask_tasks`
+        ``fairshare.timeout``, else 1800); see :mod:`fairshare.backends.dask`
     cache : a folder keeping every finished fit (resume without refitting)
     progress : a callable ``progress(n)`` told of every ``n`` finished fits (``value_data``'s bar)
 
@@ -252,7 +252,7 @@ class DataGame(Game):
 
     def _on_dask(self, coalitions: np.ndarray, todo: np.ndarray, out: np.ndarray) -> None:
         """A window of tasks of a few fits each; the data live in the task graph and every wait is bounded
-        (:mod:`fairshare.games.dask_tasks`): a worker that dies loses nothing, its fits run again elsewhere."""
+        (:mod:`fairshare.backends.dask`): a worker that dies loses nothing, its fits run again elsewhere."""
         if self._remote is None:          # the data and the model go to the cluster once, as tasks of their own
             self._remote = [hold(self.client, v) for v in (self.model, self.scorer, self.X, self.y, self.X_val,
                                                             self.y_val)]

@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from ..game import Game, GameWrapper
-from .dask_tasks import gather, hold, submit, wait_seconds
+from .base import Game, GameWrapper
+from ..backends.dask import gather, hold, submit, wait_seconds
 
 __all__ = ["DistributedGame"]
 
@@ -20,11 +20,11 @@ class DistributedGame(GameWrapper):
     """Splits each request into chunks of ``chunk_size`` coalitions evaluated on ``client``'s workers;
     results come back in order, so estimates equal a local run's.
 
-    The game lives in the task graph (:func:`~fairshare.games.dask_tasks.hold`): a worker that dies loses
+    The game lives in the task graph (:func:`~fairshare.backends.dask.hold`): a worker that dies loses
     nothing, its chunks run again on the others. A request waits at most ``timeout`` seconds for the next
     chunk (None: the Dask setting ``fairshare.timeout``, else 1800) and at most ``min(timeout, 30)``
     seconds on a cluster with no worker, then raises
-    :class:`~fairshare.games.dask_tasks.WorkersLostError` naming the lost workers.
+    :class:`~fairshare.backends.dask.WorkersLostError` naming the lost workers.
 
     Examples
     --------

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from ..arguments import check_positive_float
-from ..game import Game
+from .._core.arguments import check_positive_float
+from .base import Game
 
 __all__ = ["FunctionGame"]
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..game import Game
+from .base import Game
 from .imputers import known_solve
 
 __all__ = ["GaussianLinearGame"]

@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 from scipy.stats import chi2
 
-from ..arguments import SeedLike, check_int, check_rng
-from ..game import Game
-from ..semivalues import Semivalue
+from .._core.arguments import SeedLike, check_int, check_rng
+from .base import Game
+from ..indices.semivalues import Semivalue
 
 __all__ = ["HastieClassificationGame", "RadialGame"]
 

@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-from ..arguments import check_int
-from ..errors import FairshareWarning
+from .._core.arguments import check_int
+from .._core.errors import FairshareWarning
 
 __all__ = ["Imputer", "GaussianImputer", "CopulaImputer", "EmpiricalImputer", "CONDITIONAL", "make_imputer"]
 

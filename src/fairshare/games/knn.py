@@ -20,10 +20,10 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
-from ..arguments import check_int
-from ..game import Game
-from ..semivalues import Semivalue
-from ..compiled import CACHE, threads_for
+from .._core.arguments import check_int
+from .base import Game
+from ..indices.semivalues import Semivalue
+from .._core.compiled import CACHE, threads_for
 
 __all__ = ["KNNGame", "knn_shapley"]
 

@@ -8,12 +8,12 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
-from ..arguments import check_int, format_coalition
-from ..game import Game
-from ..tables import as_rows, frame_info, is_sparse
+from .._core.arguments import check_int, format_coalition
+from .base import Game
+from .._core.tables import as_rows, frame_info, is_sparse
 from .cost import row_seconds
 from .imputers import CONDITIONAL, Imputer, make_imputer
-from ..compiled import CACHE, threads_for
+from .._core.compiled import CACHE, threads_for
 
 __all__ = ["ModelGame", "ModelError", "as_predict", "IMPUTATIONS", "LINKS", "sparse_hybrid_rows", "sparse_columns_equal"]
 

@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from ..arguments import SeedLike, check_int, check_positive_float, check_rng
-from ..game import Game, GameWrapper
-from ..semivalues import Semivalue
+from .._core.arguments import SeedLike, check_int, check_positive_float, check_rng
+from .base import Game, GameWrapper
+from ..indices.semivalues import Semivalue
 
 __all__ = ["NoisyGame"]
 

@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
-from ..game import Game, GameWrapper
-from ..compiled import CACHE, threads_for
+from .base import Game, GameWrapper
+from .._core.compiled import CACHE, threads_for
 
 __all__ = ["RestrictedGame"]
 

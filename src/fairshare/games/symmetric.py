@@ -6,10 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from ..arguments import check_int
-from ..combinatorics import log_binom
-from ..game import Game
-from ..semivalues import Semivalue
+from .._core.arguments import check_int
+from .._core.combinatorics import log_binom
+from .base import Game
+from ..indices.semivalues import Semivalue
 
 __all__ = ["SymmetricGame", "AdversarialGame"]
 

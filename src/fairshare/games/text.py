@@ -4,7 +4,7 @@ A text is cut into pieces that rebuild it exactly (``"".join(pieces) == text``):
 whitespace after it (the text's leading whitespace goes with the first). The value of a coalition is the model's
 output on the text rebuilt from its tokens, the others deleted or replaced by ``mask_token`` (their whitespace
 stays either way). Long texts get a hierarchy, sentences -> phrases -> tokens, for Owen
-values (:mod:`fairshare.hierarchy`).
+values (:mod:`fairshare.indices.hierarchy`).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from ..game import Game
-from ..hierarchy import balanced
+from .base import Game
+from ..indices.hierarchy import balanced
 
 __all__ = ["tokenize", "text_hierarchy", "TextGame", "WORDS"]
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..game import Game
+from .base import Game
 from .cost import CELL_SECONDS, torch_row_seconds
 
 __all__ = ["TorchGame"]

@@ -7,12 +7,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..arguments import Arguments, Option
-from ..game import Game
+from .._core.arguments import Arguments, Option
+from .base import Game
 from .cost import row_seconds, table_seconds
-from ..interaction_indices import InteractionIndex, resolve_interaction_index, subsets_up_to
-from ..interaction_values import Interactions
-from ..semivalues import Semivalue, resolve_index
+from ..indices.interactions import InteractionIndex, resolve_interaction_index, subsets_up_to
+from ..results.interactions import Interactions
+from ..indices.semivalues import Semivalue, resolve_index
 from ..trees.interactions import leaf_interactions
 from ..trees.links import MODEL_OUTPUTS, log_loss, probability_link
 from ..trees.tabulate import TABLE_PLAYERS, interventional_table
@@ -269,7 +269,7 @@ def _linear_arrays(prep: Prepared) -> tuple:
 def _exact_rows(prep: Prepared, X: np.ndarray, index: Semivalue, mode: str,
                 background: np.ndarray | None) -> np.ndarray:
     """Exact values ``(rows, n, k)`` for every row of ``X`` (compiled walks over the trees)."""
-    from ..trees.kernels import interventional_rows, path_dependent_rows     # numba: imported when first needed
+    from ..trees.kernels import interventional_rows, path_dependent_rows
 
     ens = prep.ensemble
     n, k = ens.n_features, ens.n_outputs

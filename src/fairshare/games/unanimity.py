@@ -6,10 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from ..arguments import SeedLike, check_int, check_rng
-from ..combinatorics import log_binom, logsumexp
-from ..game import Game
-from ..semivalues import Semivalue
+from .._core.arguments import SeedLike, check_int, check_rng
+from .._core.combinatorics import log_binom, logsumexp
+from .base import Game
+from ..indices.semivalues import Semivalue
 
 __all__ = ["UnanimityGame", "SOUMGame", "unanimity_share"]
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..semivalues import Semivalue, resolve_index
+from ..indices.semivalues import Semivalue, resolve_index
 from .inputs import tree_rows
 from .kernels import path_dependent_rows
 from .prepared import Prepared, remembered

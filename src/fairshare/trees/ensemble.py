@@ -158,7 +158,7 @@ class TreeEnsemble:
         >>> ens.decisions(np.array([[0.0], [7.0]]))[:, ens.roots[0]]
         array([ True, False])
         """
-        from .kernels import decisions                 # numba: compiled split rules
+        from .kernels import decisions
 
         return decisions(self, np.atleast_2d(np.asarray(X, dtype=float)))
 

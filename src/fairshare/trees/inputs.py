@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..tables import aligned
+from .._core.tables import aligned
 from .catboost_hash import category_hash
 from .ensemble import TreeEnsemble
 

@@ -3,7 +3,7 @@
 A leaf's term of the tree game is a product over the distinct features ``F`` on its path,
 ``w(S) = prod_{f in F} (R_f + [f in S] d_f)`` with ``d_f = A_f - R_f`` (:mod:`fairshare.trees.paths`). Its
 Moebius transform is ``m(T) = prod_{f in T} d_f prod_{f in F \\ T} R_f`` for ``T`` within ``F`` (0 elsewhere), so
-an index ``I(S) = sum_{T >= S} c(|S|, |T|) m(T)`` (:mod:`fairshare.interaction_indices`) gives a subset ``S`` of
+an index ``I(S) = sum_{T >= S} c(|S|, |T|) m(T)`` (:mod:`fairshare.indices.interactions`) gives a subset ``S`` of
 ``F`` the value
 
     prod_{i in S} d_i * sum_r c(|S|, |S| + r) e_r,     e_r = [z^r] prod_{f in F \\ S} (R_f + d_f z),
@@ -23,9 +23,9 @@ import itertools
 import numpy as np
 from numba import njit, prange
 
-from ..compiled import CACHE, threads_for
-from ..interaction_indices import InteractionIndex, subsets_up_to
-from ..moebius import SubsetIndex
+from .._core.compiled import CACHE, threads_for
+from ..indices.interactions import InteractionIndex, subsets_up_to
+from ..indices.moebius import SubsetIndex
 from .prepared import Prepared
 
 __all__ = ["leaf_interactions"]

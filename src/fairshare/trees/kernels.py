@@ -3,7 +3,7 @@
 The walks take the flat arrays of :class:`~fairshare.trees.ensemble.TreeEnsemble` and the split
 decisions of the rows at every node (:func:`decisions`, which with :func:`leaves` holds the one
 implementation of every library's split rule), and add the rows' values into ``out``. They are the engine of
-:func:`fairshare.games.tree_values` and of ``fairshare.exact`` on a
+:func:`fairshare.games.tree_values` and of ``fairshare.doors.exact`` on a
 :class:`~fairshare.games.TreeGame`; use those. Rows (or blocks of rows) run in parallel on numba's
 threads; a call made while another thread runs a parallel kernel runs serially instead, so the
 kernels compose with ``explain``'s threads.
@@ -34,7 +34,7 @@ import threading
 import numpy as np
 from numba import njit, prange
 
-from ..compiled import CACHE
+from .._core.compiled import CACHE
 
 __all__ = ["path_layout", "path_dependent_walk", "path_dependent_rows", "interventional_rows", "decisions", "leaves",
            "leaf_sums"]

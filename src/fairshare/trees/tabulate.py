@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
-from ..compiled import CACHE
+from .._core.compiled import CACHE
 from .kernels import _run, decisions
 
 __all__ = ["margin_tables", "interventional_table", "TABLE_PLAYERS"]
@@ -164,7 +164,7 @@ def _linked_parallel(bounds, left, right, feature, value, roots, tree_out, base,
 
 def margin_tables(prep: Any, x: np.ndarray, background: np.ndarray) -> np.ndarray:
     """The ensemble's margin on the hybrid row ``(x_S, b_{~S})`` for every coalition and background row:
-    ``(B, 2^n, k)``, coalitions in :func:`~fairshare.estimation.enumeration.all_coalitions` order.
+    ``(B, 2^n, k)``, coalitions in :func:`~fairshare.engine.enumeration.all_coalitions` order.
 
     Examples
     --------

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..combinatorics import log_binom, logsumexp
-from ..semivalues import Semivalue
+from .._core.combinatorics import log_binom, logsumexp
+from ..indices.semivalues import Semivalue
 
 __all__ = ["path_weights", "leaf_semivalues", "sign_tables", "factor_polynomial"]
 

@@ -1,0 +1,2 @@
+"""The core every folder builds on: errors and warnings, argument checks, the seed policy, numpy/torch arrays,
+log-space combinatorics, compiled kernels' threads, progress, and reading rows of tables."""

@@ -1,0 +1,137 @@
+"""Data valuation: what each training point is worth to a model, ``fs.value_data``.
+
+The game is :class:`~fairshare.games.DataGame` (``v(S)``: the validation score of the model fitted on
+the rows in ``S``) or, for a k-nearest-neighbour classifier, :class:`~fairshare.games.KNNGame` with its
+closed-form Shapley values. The estimators are the registry's: for Banzhaf values Kernel Banzhaf (or
+MSR), for Shapley values truncated Monte Carlo (TMC), for beta-Shapley and other semivalues the
+semivalue regression, leave-one-out as its own method; every value comes with a standard error.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from .._core.arguments import Arguments, Option, check_client, check_int, check_progress
+from ..results.data_values import DataValues, detection_auc
+from ..store.cache import cache_folder
+from .estimate import common_arguments
+from ..engine.choice import choose
+from ..engine.engine import run
+from ..engine.stopping import as_rule
+from .._core.progress import reporter
+from ..indices.semivalues import resolve_index
+
+__all__ = ["value_data", "DataValues", "detection_auc", "VALUE_DATA"]
+
+
+#: fs.value_data's arguments (besides the model, the data and the method's own options)
+VALUE_DATA = Arguments("value_data", tuple(
+    Option("index", None, o.doc + "; None: shapley for a KNN classifier (closed form), else banzhaf", check=o.check,
+           none_ok=True) if o.name == "index" else o for o in common_arguments()) + (
+    Option("scoring", None, "None (the model's score), a scikit-learn scorer name or scorer(model, X, y)"),
+    Option("groups", None, "lists of training-row indices, each valued as one player"),
+    Option("degenerate", None, "the value of a coalition the model cannot be fitted on (None: the constant "
+           "predictor's score)", kind="float", none_ok=True),
+    Option("client", None, "a dask.distributed.Client: one task per fit", check=check_client),
+    Option("cache", None, "a folder keeping every finished fit (an interrupted run resumes)", check=cache_folder),
+    Option("progress", True, "True for a bar, or progress(fits, cap, relative_error)", check=check_progress),
+))
+
+
+def _names(X: Any, n: int) -> list[str]:
+    index = getattr(X, "index", None)
+    if index is not None and len(index) == n:
+        return [str(i) for i in index]
+    return [f"row{i}" for i in range(n)]
+
+
+def value_data(model: Any, X_train: Any, y_train: Any, X_val: Any, y_val: Any, index: Any = None,
+               method: str = "auto", budget: int | None = None, stop: Any = None, tol: float | None = None,
+               scoring: Any = None, groups: Any = None, degenerate: float | None = None, client: Any = None,
+               cache: Any = None, seed: Any = None, progress: Any = True, **options: Any) -> DataValues:
+    """Value every training point (or group of points) by what it adds to ``model``'s validation score.
+
+    Parameters
+    ----------
+    model : a scikit-learn estimator or any ``fit`` / ``predict`` object (cloned for every fit); a
+        ``KNeighborsClassifier`` with the default scoring is valued through its closed form
+        (:class:`~fairshare.games.KNNGame`, Jia et al. 2019: exact Shapley values, no fits)
+    X_train, y_train, X_val, y_val : arrays or pandas objects
+    index : "banzhaf" (robust to the noise of refitting), "shapley", "beta-shapley" (Beta(16, 1)), "loo"
+        (leave-one-out), any index name of ``fs.estimate`` or a :class:`~fairshare.Semivalue`; default (None):
+        "shapley" for a ``KNeighborsClassifier`` (its closed form: exact, no fits), else "banzhaf"
+    method : a registry key or "auto" (Banzhaf: ``kernel-banzhaf``, Shapley: ``tmc``, leave-one-out:
+        ``loo``, others: ``semivalue-regression``; exact for a KNN model; see :mod:`fairshare.engine.choice`)
+    budget : most model fits (required, except for leave-one-out and the KNN closed form)
+    stop, tol : a :mod:`fairshare.stopping` rule, or a relative-error target
+    scoring : None (the model's ``score``), a scikit-learn scorer name or ``scorer(model, X, y)``
+    groups : lists of training-row indices, each valued as one player
+    degenerate : the value of a coalition the model cannot be fitted on (empty, one class, a fit that
+        raises): None for the constant predictor's score (default), or a number (pyDVL uses 0)
+    client : a ``dask.distributed.Client``: one task per fit (same values as a local run with the same seed)
+    cache : a folder keeping every finished fit; an interrupted run resumes without refitting
+    seed : int or numpy Generator
+    progress : True for a bar of fits done and the current error estimate, False, or a callable
+        ``progress(fits, cap, relative_error)``
+    **options : the method's options (``fairshare methods``)
+
+    Returns
+    -------
+    DataValues
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> rng = np.random.default_rng(0); X = rng.normal(size=(80, 2)); y = (X[:, 0] > 0).astype(int)
+    >>> y[:3] = 1 - y[:3]                                              # three flipped labels
+    >>> dv = fs.value_data(LogisticRegression(), X[:40], y[:40], X[40:], y[40:], budget=400, seed=0,
+    ...                    progress=False)
+    >>> dv.values.shape, dv.stderr.shape, dv.n_fits <= 400
+    ((40,), (40,), True)
+    """
+    from ..games.data import DataGame
+    from ..games.knn import KNNGame
+
+    started = time.perf_counter()
+    args = VALUE_DATA.check(dict(index=index, method=method, budget=budget, seed=seed, tol=tol, stop=stop,
+                                 scoring=scoring, groups=groups, degenerate=degenerate, client=client, cache=cache,
+                                 progress=progress))
+    knn = _knn_neighbours(model) if scoring is None and groups is None else None
+    if args["index"] is None:
+        args["index"] = "shapley" if knn is not None else "banzhaf"
+    if knn is not None:
+        game = KNNGame(X_train, y_train, X_val, y_val, k=knn)
+    else:
+        game = DataGame(model, X_train, y_train, X_val, y_val, scoring=scoring, groups=groups, degenerate=degenerate,
+                        client=client, cache=args["cache"])
+    names = _names(X_train, game.n_players) if groups is None else [f"group{i}" for i in range(game.n_players)]
+    game.player_names = names
+    sv = resolve_index(args["index"], game.n_players)
+    rule = as_rule(args["stop"], args["tol"])
+    choice = choose(game, sv, args["method"], args["budget"], rule, options)
+    report = reporter(args["progress"] if choice.method != "exact" else False, "valuing data", "fit")
+    try:
+        phi = run(game, sv, choice, seed, rule, progress=report)
+    finally:
+        if report is not None:
+            report.close()
+    fits = getattr(game, "n_fits", 0)
+    return DataValues(values=phi.values, stderr=phi.stderr, index=phi.index, method=phi.method, options=phi.options,
+                      info=phi.info, n_evaluations=phi.n_evaluations, empty_value=phi.empty_value,
+                      grand_value=phi.grand_value, player_names=list(names), n_fits=fits,
+                      reused_fits=getattr(game, "reused", 0), degenerate=dict(getattr(game, "degenerate", {})),
+                      seconds=time.perf_counter() - started)
+
+
+def _knn_neighbours(model: Any) -> int | None:
+    try:
+        from sklearn.neighbors import KNeighborsClassifier
+    except ImportError:                                  # pragma: no cover
+        return None
+    if isinstance(model, KNeighborsClassifier):
+        return int(model.n_neighbors)
+    return None

@@ -1,0 +1,120 @@
+"""The one loop that runs every estimator.
+
+It owns what methods share: ``v(empty)`` and ``v(N)``, the budget, the rounds, progress and the
+stopping rule. Each round the sampler proposes a batch for the round's allowance of evaluations,
+the game evaluates it (each distinct coalition once), and the solver absorbs the values. When
+repeated draws leave the allowance unspent (sampling with replacement: a repeat costs nothing),
+the round is topped up, but no method draws more than ``DRAW_FACTOR`` times the budget in
+sampling units, however many repeats it meets. After a round, the stopping rule (if it looks
+between rounds) sees the values and standard errors. A ``progress(evaluations, cap, relative_error)`` callback hears
+of every batch; with one, the budget is spent in rounds so the error is known as the run goes (except
+for designs that say ``rounds_for_progress = False``: their error comes at the end).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from .._core.arrays import to_numpy
+from .evaluation import BudgetedEvaluator, BudgetError
+from .sampling import to_device
+from .stopping import RunState, StoppingRule
+from .protocols import History, Sampler, Solver
+from .spec import Estimate, MethodSpec, Setup
+
+__all__ = ["run", "DRAW_FACTOR"]
+
+#: most sampling units drawn per unit of budget
+DRAW_FACTOR = 4
+
+
+def _relative_error(values: Any, stderr: Any) -> float | None:
+    """``||stderr|| / ||values||`` (None without standard errors or with zero values)."""
+    if stderr is None:
+        return None
+    norm = float(np.linalg.norm(to_numpy(values)))
+    return float(np.linalg.norm(to_numpy(stderr))) / norm if norm > 0 else None
+
+
+def run(spec: MethodSpec, setup: Setup, evaluator: BudgetedEvaluator, stop: StoppingRule | None = None,
+        progress: Any = None) -> Estimate:
+    """Run ``spec`` on the game of ``evaluator`` (setup from :func:`fairshare.doors.estimate`)."""
+    game = evaluator.game
+    d = setup.n_players
+    started = time.perf_counter()
+    if d == 1:                                     # one player: v(N) - v(empty), exactly
+        ends = evaluator(game.empty_and_full())
+        diff = (ends[1] - ends[0])[None, :]
+        return Estimate(values=diff, stderr=np.zeros_like(diff), empty_value=ends[0], grand_value=ends[1],
+                        info={"n_samples": 0})
+    if spec.plan is not None:
+        setup.plan = spec.plan(setup)
+    sampler: Sampler = spec.sampler(setup)         # factories check their configuration before any evaluation
+    solver: Solver = spec.solver(setup)
+    ends_rows = game.empty_and_full()
+    if sampler.device is not None:                 # the sampler draws on a device: the ends go there too
+        ends_rows = to_device(ends_rows, sampler.device)
+    ends = np.asarray(to_numpy(evaluator(ends_rows)), dtype=float)
+    v0, vN = ends[0], ends[1]
+    solver.start(v0, vN)
+    history = History(empty_value=v0, grand_value=vN)
+    cap = setup.budget if stop is None or stop.evaluation_cap() is None else min(setup.budget, stop.evaluation_cap())
+    available = cap - evaluator.n_spent
+    plan = sampler.schedule(available, bool(stop is not None and stop.needs_rounds or progress is not None and
+                                            sampler.rounds_for_progress))
+    error = None
+    state = RunState(None, None, evaluator.n_spent, setup.budget, 0, started=started)
+    draw_limit = DRAW_FACTOR * max(setup.budget, 1)
+    drawn, reason, rounds, result = 0, None, 0, None
+    for allowance in plan:
+        target = min(cap, evaluator.n_spent + allowance)
+        stale = 0
+        proposed = False
+        while evaluator.n_spent + sampler.unit_cost <= target and drawn < draw_limit:
+            batch = sampler.propose(target - evaluator.n_spent, history)
+            if batch is None:
+                break
+            proposed = True
+            spent = evaluator.n_spent
+            values = evaluator.fresh(batch.coalitions) if batch.fresh else evaluator(batch.coalitions)
+            solver.absorb(batch, values)
+            history.batches.append(batch)
+            history.values.append(values)
+            drawn += int(batch.n_draws)
+            if progress is not None:
+                progress(evaluator.n_spent, cap, error)
+            if sampler.one_draw_per_round and target - evaluator.n_spent < max(sampler.unit_cost, allowance // 20):
+                break                  # a design without replacement is drawn once per round (again only for
+                                       # what coalitions already evaluated in earlier rounds left unspent)
+            stale = stale + 1 if evaluator.n_spent == spent else 0
+            if stale >= sampler.max_stale:
+                break
+        if not proposed:
+            break
+        rounds += 1
+        result = solver.result()
+        history.estimate = (result[0], result[1])
+        state.values, state.stderr, state.n_evaluations, state.round = result[0], result[1], evaluator.n_spent, rounds
+        if progress is not None:
+            error = _relative_error(result[0], result[1])
+            progress(evaluator.n_spent, cap, error)
+        if stop is not None:
+            reason = stop(state)
+            if reason:
+                break
+        if drawn >= draw_limit:
+            reason = f"drew {DRAW_FACTOR}x the budget in samples (repeats cost nothing, so they were not evaluated)"
+            break
+    if result is None:
+        raise BudgetError(f"the budget of {setup.budget} leaves no evaluations for sampling coalitions of {d} players")
+    values, stderr, info = result
+    if reason is None:
+        reason = f"budget spent ({evaluator.n_spent} of {setup.budget} evaluations)"
+    info = {**info, **setup.notes, "stopped": {"round": rounds, "reason": reason}}
+    if stop is not None and stop.needs_stderr and stderr is not None:
+        info["estimated_relative_error"] = _relative_error(values, stderr)
+    return Estimate(values=values, stderr=stderr if spec.has_stderr else None, empty_value=v0, grand_value=vN,
+                    info=info)

@@ -1,0 +1,187 @@
+"""Run a chosen method on a game: drop null players, call the exact method or the driver, put the result together.
+
+:func:`run` is what every door calls after :func:`fairshare.engine.choice.choose`. It owns what is
+the same for every method: the random streams split from the seed (one for the sampler, one for the
+error bars), the evaluator that never evaluates a coalition twice nor past the budget, null players
+(their values are 0 for every semivalue; the rest is estimated on the smaller game), and the honesty
+of the error bars: infinite standard errors come with a warning that says which budget would give
+finite ones.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from .._core.arguments import SeedLike, check_rng
+from .._core.errors import FairshareWarning
+from ..results.attribution import Attribution
+from ..games.base import Game
+from ..games.restricted import RestrictedGame
+from ..indices.semivalues import Semivalue
+from ..games.function import FunctionGame
+from .choice import Choice, choose
+from .driver import run as drive
+from .evaluation import BudgetedEvaluator, BudgetError
+from .spec import Estimate, Setup
+from .stopping import StoppingRule
+
+__all__ = ["run", "execute", "Executed", "FairshareWarning", "sufficient_budget", "infinite_stderr_note"]
+
+
+
+@dataclass
+class Executed:
+    """What :func:`execute` returns: the method's result on the game of the non-null players, and the facts."""
+
+    result: Estimate
+    info: dict
+    n_evaluations: int
+    active: np.ndarray | None          # the players the method ran on (None: all of them)
+    scalar: bool                       # the game returns one value per coalition
+
+
+def execute(game: Game, index: Any, choice: Choice, seed: SeedLike = None, stop: StoppingRule | None = None,
+            progress: Any = None) -> Executed:
+    """Run the method ``choice`` names on ``game`` for ``index`` (a semivalue or an interaction index): the random
+    streams, the evaluator, null players set aside (the method runs on the others).
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> from fairshare.engine.choice import choose
+    >>> g = fs.games.AdditiveGame([1.0, 0.0, 2.0])
+    >>> ix = fs.InteractionIndex("k-sii", 2)
+    >>> execute(g, ix, choose(g, ix, "exact")).result.values.shape     # 3 players and 3 pairs
+    (6, 1)
+    """
+    spec = choice.spec
+    n = game.n_players
+    rng = check_rng(seed)
+    sampler_rng, solver_rng = rng.spawn(2)
+    target, target_index, active = game, index, None
+    nulls = game.null_players() if spec.exact is None else None
+    if nulls is not None and nulls.any() and not nulls.all():
+        active = np.flatnonzero(~nulls)
+        target = RestrictedGame(game, active)
+        target_index = index.reduced(n, int(nulls.sum()), active=active)
+        need = spec.budget_needed(target, target_index, choice.options)
+        if choice.budget is not None and choice.budget < need:
+            raise BudgetError(f"budget={choice.budget} is too small for method {choice.method!r} with "
+                              f"{target.n_players} non-null players; it needs at least {need} evaluations")
+    evaluator = BudgetedEvaluator(target, choice.budget)
+    if nulls is not None and nulls.all():
+        ends = evaluator(game.empty_and_full())
+        result = Estimate(values=np.zeros((0, ends.shape[1])), stderr=np.zeros((0, ends.shape[1])),
+                          empty_value=ends[0], grand_value=ends[1])
+        active = np.zeros(0, dtype=np.int64)
+    elif spec.exact is not None:
+        result = spec.exact(target, target_index, evaluator, choice.options)
+    else:
+        device = getattr(target, "device", None) if getattr(target, "on_device", False) else None
+        setup = Setup(target.n_players, target_index, choice.budget, dict(choice.options), sampler_rng, solver_rng,
+                      game=target, device=device)
+        result = drive(spec, setup, evaluator, stop, progress=progress)
+    info = {"choice": choice.as_info(), **result.info}
+    if nulls is not None and nulls.any():
+        info["null_players"] = int(nulls.sum())
+    return Executed(result, info, evaluator.n_spent, active, evaluator.scalar)
+
+
+def run(game: Game, sv: Semivalue, choice: Choice, seed: SeedLike = None, stop: StoppingRule | None = None,
+        progress: Any = None) -> Attribution:
+    """The values of ``game`` for ``sv`` with the method ``choice`` names; ``Attribution.info`` says what happened.
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> from fairshare.engine.choice import choose
+    >>> g = fs.games.FunctionGame(lambda S: S.sum(axis=1) ** 1.5, n_players=5)
+    >>> sv = fs.Semivalue.shapley()
+    >>> run(g, sv, choose(g, sv, budget=32)).info["choice"]["method"]
+    'exact'
+    """
+    done = execute(game, sv, choice, seed, stop, progress)
+    result, info, active = done.result, done.info, done.active
+    n = game.n_players
+    values, stderr = result.values, result.stderr
+    if active is not None:
+        values = np.zeros((n, result.values.shape[1]))
+        values[active] = result.values
+        if stderr is not None:
+            stderr = np.zeros_like(values)
+            stderr[active] = result.stderr
+    if stderr is not None and not np.all(np.isfinite(stderr)):
+        info["stderr"] = infinite_stderr_note(choice, sv, n if active is None else active.size, info.get("stderr"))
+        warnings.warn(info["stderr"], FairshareWarning, stacklevel=3)
+    squeeze = done.scalar
+
+    def out(a: np.ndarray | None) -> Any:
+        if a is None:
+            return None
+        a = np.asarray(a, dtype=float)
+        if squeeze:
+            a = a[..., 0]
+        return float(a) if a.ndim == 0 else a
+
+    return Attribution(values=out(values), stderr=out(stderr), index=sv.name, method=choice.method,
+                       options=dict(choice.options), info=info, n_evaluations=done.n_evaluations,
+                       empty_value=out(result.empty_value), grand_value=out(result.grand_value),
+                       player_names=list(game.player_names))
+
+
+def infinite_stderr_note(choice: Choice, sv: Any, n: int, detail: str | None) -> str:
+    """The warning for infinite standard errors: which budget would give finite ones (``sv``: a semivalue or an
+    interaction index; ``n``: the players the method ran on)."""
+    declared = {o.name for o in choice.spec.options}
+    simple = tuple(sorted((k, v) for k, v in choice.options.items()
+                          if k in declared and isinstance(v, (bool, int, float, str))))
+    method = "auto" if choice.auto else choice.method
+    need = sufficient_budget(method, sv, n, int(choice.budget or 0), () if choice.auto else simple)
+    head = (f"some standard errors are infinite: budget={choice.budget} is too small for {choice.method!r} to "
+            f"estimate its error on {n} players" + (f" ({detail})" if detail else ""))
+    if need is None:
+        return head + "; raise the budget"
+    if n <= 62 and need >= (1 << n):
+        return head + f"; a budget of {1 << n} covers every coalition (exact values, zero error)"
+    return head + f"; a budget of {need} gives finite standard errors"
+
+
+#: the most coalition cells (budget x players) the probe of :func:`sufficient_budget` evaluates
+_PROBE_CELLS = 1 << 24
+
+
+@lru_cache(maxsize=64)
+def sufficient_budget(method: str, sv: Any, n: int, budget: int, options: tuple = ()) -> int | None:
+    """The smallest of ``budget * 2^k`` (k = 1..10) at which ``method`` (a registry key, or ``"auto"``: what auto
+    chooses there; with ``options``, as ``(name, value)`` pairs) reports finite standard errors on a non-additive game of ``n`` players (whether its error bars are
+    finite depends on the design, not on the game's values); ``2^n`` once that covers every coalition; None if
+    nothing up to ``1024 budget`` does.
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> sufficient_budget("permutation", fs.Semivalue.shapley(), 10, 10)
+    20
+    """
+    weights = np.linspace(0.5, 2.0, n)
+    probe = FunctionGame(lambda S: np.sqrt(S @ weights) + (S[:, 0] & S[:, -1]), n_players=n)
+    for k in range(1, 11):
+        b = budget * (1 << k)
+        if n <= 62 and b >= (1 << n):
+            return 1 << n
+        if b * n > _PROBE_CELLS:                   # the probe itself would hold b x n cells: say "raise the budget"
+            return None
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FairshareWarning)
+                stderr = execute(probe, sv, choose(probe, sv, method, b, options=dict(options)), seed=0).result.stderr
+        except (ValueError, TypeError):
+            return None
+        if stderr is not None and np.all(np.isfinite(stderr)):
+            return b
+    return None

@@ -1,0 +1,275 @@
+"""The Game contract: a set function evaluated on batches of coalitions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._core.arguments import check_coalitions, check_int, format_coalition
+from .._core.arrays import is_tensor
+from ..indices.moebius import interactions_from_terms
+from ..indices.semivalues import Semivalue
+
+__all__ = ["Game", "GameWrapper", "KINDS"]
+
+#: what a game can declare itself to be (``Game.kind``); the method choice prefers methods by kind
+KINDS = ("function", "model", "tree", "torch", "data", "synthetic")
+
+
+class Game:
+    """A cooperative game (set function) over ``n_players`` players.
+
+    Everything in fairshare talks to a game through one batched call,
+    ``game(coalitions)``, where ``coalitions`` is a boolean ``(m, n_players)``
+    array; it returns ``(m,)`` floats, or ``(m, k)`` for a game with ``k``
+    outputs (class probabilities, say). The game validates its input and output,
+    counts evaluations, and splits huge requests into calls of at most
+    ``batch_size`` coalitions.
+
+    Subclasses implement :meth:`_evaluate`; games that know their exact values
+    also implement :meth:`exact_values`.
+
+    Parameters
+    ----------
+    n_players : int
+        Number of players (features, groups, data points), at least 1.
+    player_names : sequence of str, optional
+        One name per player; defaults to ``"x0", "x1", ...``.
+    batch_size : int, optional
+        Largest number of coalitions passed to :meth:`_evaluate` in one call.
+
+    Examples
+    --------
+    >>> import numpy as np, fairshare as fs
+    >>> class Size(fs.Game):
+    ...     def _evaluate(self, coalitions):
+    ...         return coalitions.sum(axis=1).astype(float)
+    >>> g = Size(3)
+    >>> g(np.array([[True, True, False]]))
+    array([2.])
+    >>> g.n_evaluations
+    1
+    """
+
+    def __init__(self, n_players: int, player_names: Any = None, batch_size: int | None = None) -> None:
+        self.n_players = check_int(n_players, "n_players", minimum=1)
+        if player_names is None:
+            self.player_names = [f"x{i}" for i in range(self.n_players)]
+        else:
+            names = [str(p) for p in player_names]
+            if len(names) != self.n_players:
+                raise ValueError(
+                    f"player_names must have one name per player ({self.n_players}), got {len(names)}"
+                )
+            if len(set(names)) != len(names):
+                raise ValueError("player_names must be unique")
+            self.player_names = names
+        self.batch_size = None if batch_size is None else check_int(batch_size, "batch_size", minimum=1)
+        self.n_evaluations = 0
+        self.n_outputs: int | None = None  # None until known; 0 marks a scalar game
+
+    # ------------------------------------------------------------------ facts
+    #: what the game is (one of :data:`KINDS`): ``"data"`` games (model fits) prefer truncated Monte Carlo for
+    #: Shapley values, the others the regression estimators
+    kind = "function"
+
+    def cost(self) -> float | None:
+        """Predicted seconds per evaluation, from what the game knows of itself (a fixed cost model, never a
+        timing, so that the same arguments give the same method choice); None when it cannot tell.
+
+        The method choice spends extra work (the tree control variate's surrogate fits) only where it stays a
+        small share of the game's own cost. The default knows nothing.
+        """
+        return None
+
+    def table_seconds(self) -> float | None:
+        """Predicted seconds of a table of all ``2^n`` coalitions that the game reads every evaluation from (a tree
+        game's probability or log loss on few features), or None when it evaluates coalitions one by one; where it
+        has one, ``auto`` takes exact values from it (:mod:`fairshare.engine.choice`).
+
+        Examples
+        --------
+        >>> import fairshare as fs
+        >>> fs.games.AdditiveGame([1.0, 2.0]).table_seconds() is None
+        True
+        """
+        return None
+
+    # ------------------------------------------------------------------ calls
+    #: whether :meth:`_evaluate` takes a torch tensor of coalitions (and then answers with one, on its device)
+    accepts_tensors = False
+
+    def __call__(self, coalitions: Any) -> np.ndarray:
+        """Evaluate the game on a boolean ``(m, n_players)`` array of coalitions."""
+        if is_tensor(coalitions):
+            return self._call_tensor(coalitions)
+        X = check_coalitions(coalitions, self.n_players)
+        m = X.shape[0]
+        step = self.batch_size or max(m, 1)
+        parts = [self._checked(X[start:start + step]) for start in range(0, m, step)]
+        if not parts:
+            return np.zeros((0,) if not self.n_outputs else (0, self.n_outputs))
+        return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)
+
+    def _call_tensor(self, X: Any) -> Any:
+        """Coalitions as a torch tensor: a game that accepts them keeps them (and its values) on their device;
+        any other game gets them as numpy and its values come back as a tensor on the same device."""
+        import torch
+
+        if X.ndim != 2 or X.shape[1] != self.n_players:
+            raise ValueError(f"coalitions must have shape (m, {self.n_players}), got {tuple(X.shape)}")
+        if X.dtype != torch.bool:
+            raise TypeError(f"coalitions must be a boolean tensor, got {X.dtype}")
+        if not self.accepts_tensors:
+            return torch.as_tensor(self(X.cpu().numpy()), device=X.device)
+        step = self.batch_size or max(X.shape[0], 1)
+        parts = []
+        for start in range(0, X.shape[0], step):
+            out = self._evaluate(X[start:start + step])
+            self.n_evaluations += int(min(step, X.shape[0] - start))
+            out = out.to(torch.float64)
+            if out.ndim not in (1, 2) or out.shape[0] != min(step, X.shape[0] - start):
+                raise ValueError(f"the game must return one value (or row) per coalition, got shape {tuple(out.shape)}")
+            k = 0 if out.ndim == 1 else out.shape[1]
+            if self.n_outputs is None:
+                self.n_outputs = k
+            elif k != self.n_outputs:
+                raise ValueError(f"the game returned {k or 'scalar'} outputs, earlier calls returned "
+                                 f"{self.n_outputs or 'scalar'}")
+            if not bool(torch.isfinite(out).all()):
+                raise ValueError("the game returned NaN or inf for some coalitions")
+            parts.append(out)
+        if not parts:
+            return torch.zeros((0,) if not self.n_outputs else (0, self.n_outputs), dtype=torch.float64,
+                               device=X.device)
+        return torch.cat(parts)
+
+    def _checked(self, X: np.ndarray) -> np.ndarray:
+        out = np.asarray(self._evaluate(X))
+        self.n_evaluations += X.shape[0]
+        if out.dtype.kind not in "biuf":
+            raise TypeError(f"the game must return numbers, got an array of dtype {out.dtype}")
+        out = out.astype(float, copy=False)
+        if out.ndim not in (1, 2) or out.shape[0] != X.shape[0]:
+            raise ValueError(
+                f"the game must return shape ({X.shape[0]},) or ({X.shape[0]}, k) for {X.shape[0]} "
+                f"coalitions, got {out.shape}"
+            )
+        k = 0 if out.ndim == 1 else out.shape[1]
+        if self.n_outputs is None:
+            self.n_outputs = k
+        elif k != self.n_outputs:
+            raise ValueError(f"the game returned {k or 'scalar'} outputs, earlier calls returned {self.n_outputs or 'scalar'}")
+        bad = ~np.isfinite(out) if out.ndim == 1 else ~np.all(np.isfinite(out), axis=1)
+        if bad.any():
+            first = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"the game returned NaN or inf for {int(bad.sum())} of {X.shape[0]} coalitions; "
+                f"e.g. coalition {format_coalition(X[first], self.player_names)} gave {out[first]}"
+            )
+        return out
+
+    def _evaluate(self, coalitions: np.ndarray) -> np.ndarray:
+        """Values of a validated boolean ``(m, n_players)`` batch: ``(m,)`` or ``(m, k)``."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _evaluate(coalitions)")
+
+    # ----------------------------------------------------------- exact values
+    def exact_values(self, index: Semivalue) -> np.ndarray | None:
+        """Closed-form values for ``index`` when the game knows them, else None.
+
+        Returns ``(n_players,)`` or ``(n_players, k)``. The default knows nothing.
+        """
+        return None
+
+    def null_players(self) -> np.ndarray | None:
+        """Boolean mask of players known never to change the game's value (or None).
+
+        Estimators solve the smaller game of the other players and give these players 0, which
+        is exact for every semivalue (the null-player axiom; the weights of the smaller game are
+        ``p_t + p_(t+1)``). E.g. features whose explicand and baseline values coincide.
+        """
+        return None
+
+    def knows_exact_values(self, index: Semivalue) -> bool:
+        """Cheap check: does :meth:`exact_values` give a closed form for ``index``?
+
+        The default says yes for any game class that overrides :meth:`exact_values`;
+        a game that knows only some indices overrides this too.
+        """
+        return type(self).exact_values is not Game.exact_values
+
+    def moebius_terms(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The game's non-empty Moebius terms ``(carriers (K, n) bool, coefficients (K,) or (K, k))`` when it knows
+        them (``v(S) = v(empty) + sum_t a_t [T_t subset of S]``), else None. Interaction values of every index
+        follow from them exactly. The default knows none.
+        """
+        return None
+
+    def knows_exact_interactions(self, index: Any) -> bool:
+        """Cheap check: does :meth:`exact_interactions` give closed-form interaction values for ``index``?"""
+        return type(self).moebius_terms is not Game.moebius_terms
+
+    def exact_interactions(self, index: Any, subsets: np.ndarray) -> np.ndarray | None:
+        """Closed-form values ``(p, k)`` of ``index`` (an :class:`~fairshare.InteractionIndex`) for the padded
+        ``subsets`` rows, or None. The default uses :meth:`moebius_terms`.
+
+        Examples
+        --------
+        >>> import fairshare as fs
+        >>> from fairshare.indices.interactions import subsets_up_to
+        >>> g = fs.games.SOUMGame([[True, True]], [2.0])
+        >>> g.exact_interactions(fs.InteractionIndex("sii", 2), subsets_up_to(2, 2))[:, 0]
+        array([1., 1., 2.])
+        """
+        terms = self.moebius_terms()
+        if terms is None:
+            return None
+        return interactions_from_terms(terms[0], terms[1], index, subsets)
+
+    # ---------------------------------------------------------------- helpers
+    def empty_and_full(self) -> np.ndarray:
+        """Boolean ``(2, n)`` array holding the empty and the grand coalition.
+
+        Examples
+        --------
+        >>> import fairshare as fs
+        >>> fs.games.AdditiveGame([1.0, 2.0]).empty_and_full().astype(int)
+        array([[0, 0],
+               [1, 1]])
+        """
+        out = np.zeros((2, self.n_players), dtype=bool)
+        out[1] = True
+        return out
+
+    def reset_evaluations(self) -> None:
+        """Set the evaluation counter back to zero."""
+        self.n_evaluations = 0
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(n_players={self.n_players})"
+
+
+class GameWrapper(Game):
+    """A game evaluated through another one (``self.game``: cached, distributed, restricted, noisy): it declares
+    what the inner game declares (its kind and its cost per evaluation).
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> inner = fs.games.FunctionGame(lambda S: S.sum(axis=1), n_players=2, cost=1e-3)
+    >>> fs.games.RestrictedGame(inner, [1]).cost()
+    0.001
+    """
+
+    game: Game
+
+    @property
+    def kind(self) -> str:  # type: ignore[override]
+        return self.game.kind
+
+    def cost(self) -> float | None:
+        return self.game.cost()
+
+    def table_seconds(self) -> float | None:
+        return self.game.table_seconds()

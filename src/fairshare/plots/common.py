@@ -1,0 +1,102 @@
+"""What every plot shares: matplotlib imported lazily, user strings drawn literally, axes, colours, row and feature
+lookups. Every plot draws on ``ax=`` when given, returns the Axes, and shows two standard errors where values have
+them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..results.html import output_slice
+
+__all__ = ["pyplot", "plain", "shown_names", "new_axes", "numeric_column", "plt_colors", "check_row",
+           "feature_label", "player_position", "output_slice", "POS", "NEG", "GREY"]
+
+POS, NEG, GREY = "#d62728", "#1f77b4", "#7f7f7f"
+
+
+def pyplot():
+    try:
+        import matplotlib
+
+        if matplotlib.get_backend().lower() not in ("agg", "module://matplotlib_inline.backend_inline"):
+            matplotlib.use("Agg", force=False)
+        import matplotlib.pyplot as plt
+    except ImportError as exc:  # pragma: no cover - only without the plot extra
+        raise ImportError("plots need matplotlib: pip install 'fairshare[plot]'") from exc
+    return plt
+
+
+def plain(text: Any) -> str:
+    r"""A user string (a name, a token, an index) as matplotlib shows it literally: its ``$`` escaped, so a name
+    such as ``"$x^$"`` is drawn as written instead of being parsed as mathtext (and failing at draw).
+
+    Examples
+    --------
+    >>> print(plain("cost in $ ($US)"))
+    cost in \$ (\$US)
+    """
+    return str(text).replace("$", r"\$")
+
+
+def shown_names(expl: Any) -> list[str]:
+    """The players' names as the plots draw them (:func:`plain`)."""
+    return [plain(name) for name in expl.player_names]
+
+
+def new_axes(ax: Any, height: float) -> Any:
+    plt = pyplot()
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, height))
+    return ax
+
+
+def numeric_column(column: np.ndarray) -> np.ndarray | None:
+    """A data column as floats, or None when it holds strings or categories (which are coloured by category)."""
+    try:
+        return np.asarray(column, dtype=float)
+    except (TypeError, ValueError):
+        return None
+
+
+def plt_colors(k: int) -> list:
+    """``k`` distinct colours (matplotlib's tab10, then tab20)."""
+    plt = pyplot()
+    cmap = plt.get_cmap("tab10" if k <= 10 else "tab20")
+    return [cmap(i % cmap.N) for i in range(k)]
+
+
+def check_row(expl: Any, row: Any) -> int:
+    n = len(expl.values)
+    if isinstance(row, bool) or not isinstance(row, (int, np.integer)):
+        raise TypeError(f"row must be an integer position, got {row!r}")
+    if not -n <= int(row) < n:
+        raise ValueError(f"row must be in 0..{n - 1} (the explanation holds {n} rows), got {row}")
+    return int(row) % n
+
+
+def feature_label(expl: Any, row: int, i: int) -> str:
+    """``name = value`` when the explained row's data is known (like shap's waterfall), else the name."""
+    data = getattr(expl, "data", None)
+    name = plain(expl.player_names[i])
+    if data is None or np.ndim(data) != 2 or data.shape[1] != len(expl.player_names):
+        return name
+    value = data[row, i]
+    try:
+        text = f"{float(value):.4g}"
+    except (TypeError, ValueError):
+        text = plain(value)
+    return f"{name} = {text}"
+
+
+def player_position(expl: Any, feature: Any, what: str = "feature") -> int:
+    """A player's position from its name or position."""
+    names = list(expl.player_names)
+    if isinstance(feature, str):
+        if feature not in names:
+            raise ValueError(f"{what} {feature!r} is not one of the players {names[:20]}")
+        return names.index(feature)
+    if isinstance(feature, (int, np.integer)) and not isinstance(feature, bool) and -len(names) <= feature < len(names):
+        return int(feature) % len(names)
+    raise ValueError(f"{what} must be a player's name or a position in 0..{len(names) - 1}, got {feature!r}")

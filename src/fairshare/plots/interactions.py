@@ -1,0 +1,130 @@
+"""Plots of pairwise interaction values: heatmap, network, dependence."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .common import shown_names, numeric_column, new_axes, plain
+
+__all__ = ["interaction_heatmap", "interaction_network", "interaction_dependence"]
+
+
+def _pair_matrix(result: Any, output: Any) -> tuple[np.ndarray, list[str], str]:
+    """The pairwise matrix to draw: an Interactions result's, or the mean |value| over an Explanation's rows."""
+    if getattr(result, "interactions", None) is not None:                    # an Explanation
+        M = np.abs(result.interactions)
+        if M.ndim == 4:
+            names = result._outputs()
+            j = names.index(str(output)) if output is not None and str(output) in names else (1 if len(names) == 2 else 0)
+            M = M[..., j]
+        return M.mean(axis=0), shown_names(result), "mean |interaction value| over the rows"
+    if hasattr(result, "matrix"):
+        M = result.matrix()
+        if M.ndim == 3:
+            M = M[..., 0 if output is None else int(output)]
+        return M, shown_names(result), plain(f"{result.index} (order {result.order})")
+    raise TypeError("expected an Interactions result or an Explanation computed with interactions=2")
+
+
+def _strongest(M: np.ndarray, max_display: int) -> np.ndarray:
+    strength = np.abs(M).sum(axis=1)
+    return np.sort(np.argsort(-strength, kind="stable")[:max_display])
+
+
+def interaction_heatmap(result: Any, max_display: int = 15, output: Any = None, ax: Any = None) -> Any:
+    """The pairwise interaction matrix as a heatmap (main effects on the diagonal), for the ``max_display``
+    features with the most interaction.
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> res = fs.interactions(fs.games.SOUMGame([[True, True, False]], [1.0]), "sii", method="exact")
+    >>> interaction_heatmap(res).get_title()
+    'sii (order 2)'
+    """
+    M, names, title = _pair_matrix(result, output)
+    keep = _strongest(M, max_display)
+    M = M[np.ix_(keep, keep)]
+    ax = new_axes(ax, 0.4 * keep.size + 2)
+    bound = float(np.abs(M).max()) or 1.0
+    image = ax.imshow(M, cmap="RdBu_r", vmin=-bound, vmax=bound)
+    ax.set_xticks(range(keep.size), [names[i] for i in keep], rotation=90)
+    ax.set_yticks(range(keep.size), [names[i] for i in keep])
+    ax.figure.colorbar(image, ax=ax, shrink=0.8)
+    ax.set_title(title)
+    return ax
+
+
+def interaction_network(result: Any, max_display: int = 12, output: Any = None, ax: Any = None) -> Any:
+    """Features on a circle, node size by main effect, edges by pairwise interaction (width: size; red positive,
+    blue negative), as shapiq's network plot.
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> res = fs.interactions(fs.games.SOUMGame([[True, True, False]], [1.0]), "sii", method="exact")
+    >>> len(interaction_network(res).lines)       # one edge
+    1
+    """
+    M, names, title = _pair_matrix(result, output)
+    keep = _strongest(M, max_display)
+    M = M[np.ix_(keep, keep)]
+    ax = new_axes(ax, 6)
+    angle = 2 * np.pi * np.arange(keep.size) / max(keep.size, 1)
+    x, y = np.cos(angle), np.sin(angle)
+    off = M - np.diag(np.diag(M))
+    scale = float(np.abs(off).max()) or 1.0
+    for a, b in zip(*np.triu_indices(keep.size, 1)):
+        if off[a, b] == 0:
+            continue
+        ax.plot([x[a], x[b]], [y[a], y[b]], color="#d62728" if off[a, b] > 0 else "#1f77b4",
+                lw=0.5 + 6 * abs(off[a, b]) / scale, alpha=0.7, zorder=1)
+    main = np.diag(M)
+    size = 100 + 1500 * np.abs(main) / (float(np.abs(main).max()) or 1.0)
+    ax.scatter(x, y, s=size, c=np.where(main >= 0, "#d62728", "#1f77b4"), zorder=2, edgecolors="white")
+    for i, k in enumerate(keep):
+        ax.annotate(names[k], (1.18 * x[i], 1.18 * y[i]), ha="center", va="center")
+    ax.set_xlim(-1.5, 1.5)
+    ax.set_ylim(-1.5, 1.5)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    ax.set_title(title)
+    return ax
+
+
+def interaction_dependence(expl: Any, feature: Any, other: Any, output: Any = None, ax: Any = None) -> Any:
+    """The pair's interaction value against ``feature``'s value, coloured by ``other``'s value, over the rows of an
+    Explanation computed with ``interactions=2``.
+
+    Examples
+    --------
+    >>> import numpy as np, fairshare as fs
+    >>> from sklearn.tree import DecisionTreeRegressor
+    >>> X = np.random.default_rng(0).random((100, 3)); model = DecisionTreeRegressor(max_depth=3).fit(X, X[:, 0] * X[:, 1])
+    >>> e = fs.explain(model, X[:20], interactions=2, progress=False)
+    >>> interaction_dependence(e, 0, 1).get_ylabel()
+    'interaction x0 x x1'
+    """
+    if getattr(expl, "interactions", None) is None:
+        raise ValueError("expl has no interaction values: explain(..., interactions=2) computes them")
+    names = list(expl.player_names)
+    i = names.index(feature) if isinstance(feature, str) else int(feature)
+    j = names.index(other) if isinstance(other, str) else int(other)
+    names = shown_names(expl)
+    M = expl.interactions
+    if M.ndim == 4:
+        outs = expl._outputs()
+        M = M[..., outs.index(str(output)) if output is not None and str(output) in outs else (1 if len(outs) == 2 else 0)]
+    data = np.asarray(expl.data)
+    xi, xj = numeric_column(data[:, i]), numeric_column(data[:, j])
+    if xi is None:
+        raise ValueError(f"feature {names[i]!r} is not numeric; a dependence plot needs numbers on its axis")
+    ax = new_axes(ax, 4)
+    points = ax.scatter(xi, M[:, i, j], c=xj if xj is not None else None, cmap="coolwarm", s=14)
+    if xj is not None:
+        ax.figure.colorbar(points, ax=ax, label=names[j])
+    ax.set_xlabel(names[i])
+    ax.set_ylabel(f"interaction {names[i]} x {names[j]}")
+    return ax

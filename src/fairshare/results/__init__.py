@@ -1,0 +1,1 @@
+"""What comes back: the result objects (values, stderr, empty_value, player_names, info) and their HTML."""

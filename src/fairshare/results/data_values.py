@@ -1,0 +1,79 @@
+"""Data values: what each training point is worth to a model (:class:`DataValues`), and how well they find
+flagged points (:func:`detection_auc`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .._core.arguments import check_int
+from .attribution import Attribution
+
+__all__ = ["DataValues", "detection_auc"]
+
+
+def detection_auc(values: Any, flag: Any) -> float:
+    """Area under the ROC curve of finding the flagged points by ranking values from the lowest up
+    (ties share their rank): 1 when every flagged point is valued below every other one, 0.5 at random.
+
+    Examples
+    --------
+    >>> detection_auc([-1.0, 0.5, 0.2, 0.9], [True, False, False, False])
+    1.0
+    """
+    v = np.asarray(values, dtype=float).ravel()
+    f = np.asarray(flag, dtype=bool).ravel()
+    if v.size != f.size:
+        raise ValueError(f"flag must have one entry per value ({v.size}), got {f.size}")
+    n_pos, n_neg = int(f.sum()), int((~f).sum())
+    if n_pos == 0 or n_neg == 0:
+        raise ValueError("flag must mark some points and leave others unmarked")
+    from scipy.stats import rankdata
+
+    ranks = rankdata(-v)                      # the lowest value gets the highest rank
+    return float((ranks[f].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+@dataclass(eq=False)
+class DataValues(Attribution):
+    """Values of training points (an :class:`~fairshare.Attribution` with the facts of the fits).
+
+    Attributes (beyond Attribution's)
+    ---------------------------------
+    n_fits : model fits run (cached ones not counted)
+    reused_fits : fits answered from the cache
+    degenerate : coalitions given the constant predictor's score, by cause
+    seconds : wall time
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> from sklearn.neighbors import KNeighborsClassifier
+    >>> X = np.array([[0.0], [0.1], [1.0], [1.1]]); y = np.array([0, 0, 1, 0])
+    >>> dv = fs.value_data(KNeighborsClassifier(1), X, y, np.array([[1.09]]), np.array([1]), index="shapley")
+    >>> dv.values.tolist()                       # the mislabelled point at 1.1 hurts, its neighbour at 1.0 helps
+    [0.0, 0.0, 0.5, -0.5]
+    """
+
+    n_fits: int = 0
+    reused_fits: int = 0
+    degenerate: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def lowest(self, k: int) -> np.ndarray:
+        """Positions of the ``k`` lowest-valued points, lowest first (candidates for label errors)."""
+        k = check_int(k, "k", minimum=0)
+        return np.argsort(self.values, kind="stable")[:k]
+
+    def detection_auc(self, flag: Any) -> float:
+        """:func:`detection_auc` of these values for ``flag`` (e.g. "the label was flipped")."""
+        return detection_auc(self.values, flag)
+
+    def plot(self, flag: Any = None, ax: Any = None, flag_label: str = "flagged") -> Any:
+        """Values with two-standard-error bars, sorted; points where ``flag`` is true in red, with the detection AUC
+        in the title (:func:`fairshare.plots.data_values`)."""
+        from .plotting import draw
+
+        return draw("data values", "values", self, flag=flag, ax=ax, flag_label=flag_label)

@@ -1,0 +1,310 @@
+"""Explanation: attributions of many rows, sliceable, savable and plottable."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Explanation"]
+
+
+@dataclass(eq=False)
+class Explanation:
+    """Values for many explained rows.
+
+    The same vocabulary as :class:`~fairshare.Attribution` (one per row), with what is per row as arrays.
+
+    Attributes
+    ----------
+    values : (rows, players) or (rows, players, outputs)
+    stderr : same shape, or None where the method gives none
+    empty_value : (rows,) or (rows, outputs): the value of the empty coalition (the base value)
+    grand_value : (rows,) or (rows, outputs): the value of every player present (the model's output), or None
+    data : (rows, players) feature values of the explained rows (None when players are groups)
+    player_names : one name per player (features, or groups of them)
+    index : the semivalue's name
+    method : the method every row ran (one choice for all rows)
+    output_names : one name per output, or None
+    row_names : one label per row (the DataFrame's index, or the row numbers)
+    n_evaluations : game evaluations per row
+    options : the method's options as it ran them
+    info : facts about the run, apart from what was asked: ``choice`` (method and why), the model output
+        explained, the imputation, the budget per row, the seed
+    interactions : ``(rows, n, n[, k])`` or None (``explain(..., interactions=2)``): shap's
+        ``shap_interaction_values`` convention, as :func:`fairshare.games.tree_interactions`: half of each pair's
+        Shapley interaction index (SII) in both off-diagonal cells, the rest of each Shapley value on the diagonal,
+        so each row sums to ``values``; for Banzhaf values the same with the Banzhaf interaction index (BII)
+    interactions_stderr : their standard errors, laid out the same way
+
+    Examples
+    --------
+    >>> e = Explanation(values=np.arange(6.0).reshape(2, 3), stderr=None, empty_value=np.zeros(2),
+    ...                 data=None, player_names=["a", "b", "c"], index="shapley")
+    >>> e["b"].values.ravel()
+    array([1., 4.])
+    >>> e[1].values
+    array([[3., 4., 5.]])
+    """
+
+    values: np.ndarray
+    stderr: np.ndarray | None
+    empty_value: np.ndarray
+    data: np.ndarray | None
+    player_names: list[str]
+    index: str
+    method: str = "unknown"
+    output_names: list[str] | None = None
+    row_names: list[str] | None = None
+    grand_value: np.ndarray | None = None
+    n_evaluations: np.ndarray | None = None
+    options: dict = field(default_factory=dict)
+    info: dict = field(default_factory=dict)
+    interactions: np.ndarray | None = None          # (rows, n, n[, k]) shap's interaction matrices: half each pair's
+    # SII (Banzhaf values: BII) in both off-diagonal cells, the rest of each value on the diagonal; rows sum to values
+    interactions_stderr: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        self.values = np.asarray(self.values, dtype=float)
+        if self.values.ndim not in (2, 3):
+            raise ValueError(f"values must be (rows, players) or (rows, players, outputs), got {self.values.shape}")
+        rows, players = self.values.shape[:2]
+        if self.stderr is not None:
+            self.stderr = np.asarray(self.stderr, dtype=float)
+            if self.stderr.shape != self.values.shape:
+                raise ValueError("stderr must have the shape of values")
+        self.empty_value = np.asarray(self.empty_value, dtype=float)
+        if self.grand_value is not None:
+            self.grand_value = np.asarray(self.grand_value, dtype=float)
+        if len(self.player_names) != players:
+            raise ValueError(f"player_names must have {players} names, got {len(self.player_names)}")
+        self.row_names = [str(r) for r in self.row_names] if self.row_names is not None else \
+            [str(r) for r in range(rows)]
+        if len(self.row_names) != rows:
+            raise ValueError(f"row_names must have {rows} names, got {len(self.row_names)}")
+        if self.n_evaluations is None:
+            self.n_evaluations = np.zeros(rows, dtype=np.int64)
+        self.n_evaluations = np.asarray(self.n_evaluations)
+
+    def _repr_html_(self) -> str | None:
+        """A text's tokens shaded by their values in notebooks (other explanations: the plain repr)."""
+        if not self.is_text:
+            return None
+        from .html import text_html
+
+        return text_html(self)
+
+    # --------------------------------------------------------------------------------- access
+    @property
+    def is_text(self) -> bool:
+        """Whether this is the Explanation of one text (its ``data`` are the text's pieces)."""
+        return "text" in self.info and self.data is not None and len(self) == 1
+
+    @property
+    def tokens(self) -> list[str]:
+        """A text's tokens (without their whitespace), for an Explanation of one text.
+
+        Examples
+        --------
+        >>> import fairshare as fs
+        >>> fs.explain(lambda ts: [len(t) for t in ts], "to be", progress=False).tokens
+        ['to', 'be']
+        """
+        if not self.is_text:
+            raise AttributeError("tokens: this Explanation holds no text (explain a string to get them)")
+        return [str(p).strip() for p in self.data[0]]
+
+    def input_values(self, stderr: bool = False) -> np.ndarray:
+        """The values (or standard errors) in the shape of the explained inputs, ``(rows, *input_shape[, k])``,
+        for inputs of more than one dimension (sequences, images) explained cell by cell; grouped inputs
+        (``groups="time"``...) give each cell its group's value.
+
+        Examples
+        --------
+        >>> import numpy as np, fairshare as fs
+        >>> X = np.arange(12.0).reshape(2, 3, 2)
+        >>> e = fs.explain(lambda X: X.sum(axis=(1, 2)), X, background=np.zeros((1, 3, 2)), progress=False)
+        >>> e.input_values().shape
+        (2, 3, 2)
+        """
+        shape = self.info.get("input_shape")
+        if shape is None:
+            raise ValueError("input_values: these values are not of inputs with a shape (explain an array of "
+                             "sequences or images to get them)")
+        source = self.stderr if stderr else self.values
+        if source is None:
+            raise ValueError("input_values: this explanation has no standard errors")
+        groups = self.info.get("input_groups")
+        if groups is not None:
+            source = source[:, np.asarray(groups).reshape(-1)]
+        elif source.shape[1] != int(np.prod(shape)):
+            raise ValueError(f"input_values: {source.shape[1]} players are groups given as lists, not the "
+                             f"{int(np.prod(shape))} cells of an input")
+        return source.reshape((source.shape[0],) + tuple(shape) + source.shape[2:])
+
+    def __len__(self) -> int:
+        return int(self.values.shape[0])
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.values.shape)
+
+    def _feature_index(self, key: Any) -> np.ndarray:
+        keys = [key] if isinstance(key, str) else list(key)
+        missing = [k for k in keys if k not in self.player_names]
+        if missing:
+            raise KeyError(f"unknown player name(s) {missing}; players: {self.player_names}")
+        return np.array([self.player_names.index(k) for k in keys])
+
+    def __getitem__(self, key: Any) -> Explanation:
+        """Rows by position (int, slice, array) and players by name (str or list of str); a tuple
+        ``(rows, names)`` does both."""
+        rows, cols = slice(None), slice(None)
+        if isinstance(key, tuple):
+            rows, cols = key
+            cols = self._feature_index(cols) if not isinstance(cols, slice) else cols
+        elif isinstance(key, str) or (isinstance(key, (list, tuple)) and key and all(isinstance(k, str) for k in key)):
+            cols = self._feature_index(key)
+        else:
+            rows = key
+        if isinstance(rows, (int, np.integer)):
+            rows = [int(rows)]
+        idx_rows = np.arange(len(self))[rows]
+        idx_cols = np.arange(self.values.shape[1])[cols]
+        pick = lambda a: None if a is None else a[idx_rows][:, idx_cols]   # noqa: E731
+        return Explanation(values=pick(self.values), stderr=pick(self.stderr), empty_value=self.empty_value[idx_rows],
+                           data=pick(self.data) if self.data is not None else None,
+                           player_names=[self.player_names[i] for i in idx_cols], index=self.index,
+                           method=self.method, output_names=self.output_names,
+                           row_names=[self.row_names[i] for i in idx_rows],
+                           grand_value=None if self.grand_value is None else self.grand_value[idx_rows],
+                           n_evaluations=self.n_evaluations[idx_rows], options=dict(self.options),
+                           info=dict(self.info))
+
+    def interactions_frame(self) -> Any:
+        """The pairwise interaction values as a long table: one row per explained row and pair of features
+        (``feature_i == feature_j``: the feature's main effect), columns ``row``, ``feature_i``, ``feature_j``
+        (``output`` for several outputs), ``value``, ``stderr``. The values are shap's convention (the upper
+        triangle of ``interactions``): a pair's value is half its Shapley (Banzhaf) interaction index, the other half
+        sits in the mirrored cell; a main effect is the feature's value minus its halves of every pair.
+
+        Examples
+        --------
+        >>> import numpy as np, fairshare as fs
+        >>> from sklearn.tree import DecisionTreeRegressor
+        >>> X = np.random.default_rng(0).random((100, 3)); model = DecisionTreeRegressor(max_depth=3).fit(X, X[:, 0] * X[:, 1])
+        >>> fs.explain(model, X[:2], interactions=2, progress=False).interactions_frame().shape
+        (12, 5)
+        """
+        import pandas as pd
+
+        if self.interactions is None:
+            raise ValueError("no interaction values: explain(..., interactions=2) computes them")
+        n = len(self.player_names)
+        i, j = np.triu_indices(n)
+        rows = self.row_names if self.row_names is not None else [str(r) for r in range(self.values.shape[0])]
+        values, errs = self.interactions[:, i, j], self.interactions_stderr[:, i, j]
+        parts = []
+        outputs = [None] if values.ndim == 2 else list(self.output_names or range(values.shape[2]))
+        for o, name in enumerate(outputs):
+            v = values if name is None else values[..., o]
+            e = errs if name is None else errs[..., o]
+            frame = pd.DataFrame({"row": np.repeat(rows, i.size),
+                                  "feature_i": np.tile(np.asarray(self.player_names, dtype=object)[i], len(rows)),
+                                  "feature_j": np.tile(np.asarray(self.player_names, dtype=object)[j], len(rows)),
+                                  "value": v.ravel(), "stderr": e.ravel()})
+            if name is not None:
+                frame.insert(3, "output", name)
+            parts.append(frame)
+        return pd.concat(parts, ignore_index=True)
+
+    def to_frame(self, stderr: bool = True) -> Any:
+        """Wide pandas DataFrame: one row per explained row (indexed by ``row_names``), one column per player
+        (``name[output]`` for several outputs), plus ``stderr:`` columns and the empty coalition's value.
+
+        Examples
+        --------
+        >>> e = Explanation(values=[[1.0, 2.0]], stderr=[[0.1, 0.2]], empty_value=[0.5], data=None,
+        ...                 player_names=["a", "b"], index="shapley")
+        >>> e.to_frame().columns.tolist()
+        ['empty_value', 'a', 'b', 'stderr:a', 'stderr:b']
+        """
+        import pandas as pd
+
+        cols, data = self._columns(), {}
+        base = self.empty_value.reshape(len(self), -1)
+        for j in range(base.shape[1]):
+            data["empty_value" if base.shape[1] == 1 else f"empty_value[{self._outputs()[j]}]"] = base[:, j]
+        flat = self.values.reshape(len(self), -1)
+        for c, col in enumerate(cols):
+            data[col] = flat[:, c]
+        if stderr and self.stderr is not None:
+            flat_se = self.stderr.reshape(len(self), -1)
+            for c, col in enumerate(cols):
+                data[f"stderr:{col}"] = flat_se[:, c]
+        return pd.DataFrame(data, index=pd.Index(self.row_names, name="row"))
+
+    def _outputs(self) -> list[str]:
+        k = self.values.shape[2] if self.values.ndim == 3 else 1
+        return self.output_names or [str(j) for j in range(k)]
+
+    def _columns(self) -> list[str]:
+        if self.values.ndim == 2:
+            return list(self.player_names)
+        return [f"{f}[{o}]" for f in self.player_names for o in self._outputs()]
+
+    # ------------------------------------------------------------------------------- storage
+    def save(self, path: str | Path) -> Path:
+        """Save to ``path`` (``.npz``); :meth:`load` reads it back.
+
+        Examples
+        --------
+        >>> import tempfile, os
+        >>> e = Explanation(values=[[1.0]], stderr=None, empty_value=[0.0], data=None, player_names=["a"], index="banzhaf")
+        >>> p = e.save(os.path.join(tempfile.mkdtemp(), "e.npz"))
+        >>> Explanation.load(p).values
+        array([[1.]])
+        """
+        path = Path(path)
+        meta = dict(player_names=self.player_names, index=self.index, method=self.method,
+                    output_names=self.output_names, row_names=self.row_names, options=self.options, info=self.info)
+        arrays = dict(values=self.values, empty_value=self.empty_value, n_evaluations=self.n_evaluations,
+                      meta=np.array(json.dumps(meta, default=str)))
+        if self.stderr is not None:
+            arrays["stderr"] = self.stderr
+        if self.grand_value is not None:
+            arrays["grand_value"] = self.grand_value
+        if self.data is not None:
+            arrays["data"] = np.asarray(self.data, dtype=float) if np.asarray(self.data).dtype != object else \
+                np.asarray(self.data).astype(str)
+        with open(path, "wb") as fh:
+            np.savez(fh, **arrays)
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> Explanation:
+        """Read an explanation written by :meth:`save`."""
+        with np.load(Path(path), allow_pickle=False) as z:
+            meta = json.loads(str(z["meta"]))
+            return cls(values=z["values"], stderr=z["stderr"] if "stderr" in z else None,
+                       empty_value=z["empty_value"], grand_value=z["grand_value"] if "grand_value" in z else None,
+                       data=z["data"] if "data" in z else None, player_names=meta["player_names"],
+                       index=meta["index"], method=meta["method"], output_names=meta["output_names"],
+                       row_names=meta["row_names"], n_evaluations=z["n_evaluations"], options=meta["options"],
+                       info=meta["info"])
+
+    def __repr__(self) -> str:
+        outputs = f", outputs={self.values.shape[2]}" if self.values.ndim == 3 else ""
+        return (f"Explanation(index={self.index!r}, rows={len(self)}, players={self.values.shape[1]}{outputs}, "
+                f"method={self.method!r}, mean evaluations={float(np.mean(self.n_evaluations)):.0f})")
+
+    # --------------------------------------------------------------------------------- plots
+    def plot(self, kind: str = "bar", **kwargs: Any) -> Any:
+        """Plot with :mod:`fairshare.plots` (``kind`` = bar, waterfall, beeswarm, dependence (alias ``scatter``, as
+        shap calls it), heatmap, decision, text); returns the axes (``ax=`` draws on given ones)."""
+        from .plotting import draw
+
+        return draw("explanation", kind, self, **kwargs)

@@ -1,0 +1,1 @@
+"""What persists between runs: cache folders, the checksummed record log, content keys, resume."""
