@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-SeedLike = int | np.random.Generator | np.random.SeedSequence | None
+from .seeds import SeedLike, generator as check_rng
+
 
 __all__ = ["Option", "Arguments", "SeedLike", "check_rng", "check_int", "check_positive_float",
            "check_coalitions", "format_coalition", "check_progress", "check_client"]
@@ -170,25 +171,6 @@ def check_progress(value: Any, name: str = "progress") -> Any:
         return value
     raise TypeError(f"{name} must be True, False or a callable progress(done, total, relative_error), got {value!r}")
 
-
-
-def check_rng(seed: SeedLike, name: str = "seed") -> np.random.Generator:
-    """Turn ``seed`` into a ``numpy.random.Generator``.
-
-    Examples
-    --------
-    >>> bool(check_rng(0).integers(10) == check_rng(0).integers(10))
-    True
-    """
-    if isinstance(seed, np.random.Generator):
-        return seed
-    if seed is None or isinstance(seed, np.random.SeedSequence):
-        return np.random.default_rng(seed)
-    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
-        if seed < 0:
-            raise ValueError(f"{name} must be a non-negative integer, got {seed}")
-        return np.random.default_rng(int(seed))
-    raise TypeError(f"{name} must be None, an int or a numpy Generator, got {type(seed).__name__}")
 
 
 def check_int(value: Any, name: str, *, minimum: int | None = None) -> int:

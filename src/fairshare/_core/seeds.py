@@ -1,0 +1,76 @@
+"""The one seed policy: every random stream of a run comes from the user's ``seed`` through these functions.
+
+- :func:`generator`: the run's ``numpy.random.Generator`` (an int, a SeedSequence, a Generator or None);
+- :func:`item_seeds`: one :class:`numpy.random.SeedSequence` per item (row, text, fit block), spawned from the
+  seed, so an item's values do not depend on which thread, worker or resumed run computes it;
+- :func:`streams`: the independent streams one estimate splits its generator into (sampler, solver);
+- :func:`fresh`: the same SeedSequence again (one that has spawned children would give others).
+
+Same seed, same values, whatever the scheduler: local, threads, Dask, a cache that resumes.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__ = ["SeedLike", "generator", "item_seeds", "streams", "fresh"]
+
+SeedLike = int | np.random.Generator | np.random.SeedSequence | None
+
+
+def generator(seed: SeedLike, name: str = "seed") -> np.random.Generator:
+    """``seed`` as a ``numpy.random.Generator`` (a Generator is used as it is); errors name ``name``.
+
+    Examples
+    --------
+    >>> bool(generator(0).integers(10) == generator(0).integers(10))
+    True
+    """
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if seed is None or isinstance(seed, np.random.SeedSequence):
+        return np.random.default_rng(seed)
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
+        if seed < 0:
+            raise ValueError(f"{name} must be a non-negative integer, got {seed}")
+        return np.random.default_rng(int(seed))
+    raise TypeError(f"{name} must be None, an int or a numpy Generator, got {type(seed).__name__}")
+
+
+def item_seeds(seed: SeedLike, n: int) -> list[np.random.SeedSequence]:
+    """One seed per item of a run (rows of a table, texts, fits): spawned from ``seed`` (a Generator gives a root
+    drawn from it once).
+
+    Examples
+    --------
+    >>> a, b = item_seeds(3, 2), item_seeds(3, 2)
+    >>> bool(np.random.default_rng(a[1]).random() == np.random.default_rng(b[1]).random())
+    True
+    """
+    root = seed.integers(2**63) if isinstance(seed, np.random.Generator) else seed
+    return np.random.SeedSequence(root).spawn(n)
+
+
+def streams(rng: np.random.Generator, k: int) -> list[np.random.Generator]:
+    """``k`` independent generators split from ``rng`` (an estimate's sampler and solver streams).
+
+    Examples
+    --------
+    >>> len(streams(generator(0), 2))
+    2
+    """
+    return rng.spawn(k)
+
+
+def fresh(seed: np.random.SeedSequence) -> np.random.SeedSequence:
+    """The same seed again, as it was before spawning any child.
+
+    Examples
+    --------
+    >>> s = item_seeds(0, 1)[0]; _ = s.spawn(1)
+    >>> fresh(s).spawn(1)[0].entropy == s.entropy
+    True
+    """
+    return np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key)
