@@ -195,11 +195,11 @@ def test_swapped_text_files_are_redone_with_a_warning(models, tmp_path, monkeypa
     m, cache = models[0], tmp_path / "cache"
     fresh, _ = _counted(monkeypatch, tmp_path / "fresh", m.run, "texts")
     _counted(monkeypatch, tmp_path / "first", m.run, "texts", cache)
-    _swap(cache / "explanations" / "00000000.npz", cache / "explanations" / "00000002.npz")
+    _swap(cache / "rows" / "00000000.npz", cache / "rows" / "00000002.npz")
     with pytest.warns(RuntimeWarning) as record:
         again, spent = _counted(monkeypatch, tmp_path / "again", m.run, "texts", cache)
-    assert _said(record) == [f"explanations/0000000{i}.npz belongs to another row or run; item {i} is computed "
-                             "again" for i in (0, 2)]
+    assert _said(record) == [f"rows/0000000{i}.npz belongs to another row or run; row {i} is computed again"
+                             for i in (0, 2)]
     np.testing.assert_array_equal(again, fresh)
     assert spent == 0
 
@@ -312,14 +312,14 @@ def test_damaged_text_file_and_old_format_log_are_redone(models, tmp_path, monke
     m, cache = models[0], tmp_path / "cache"
     fresh, _ = _counted(monkeypatch, tmp_path / "fresh", m.run, "texts")
     _counted(monkeypatch, tmp_path / "first", m.run, "texts", cache)
-    (cache / "explanations" / "00000001.npz").write_bytes(b"PK\x03\x04 not a zip")
+    (cache / "rows" / "00000001.npz").write_bytes(b"PK\x03\x04 not a zip")
     log = cache / "coalitions" / "00000001" / "values.log"
     old = np.array([1, 2, 0, 0], dtype="<u4").tobytes() + bytes(range(40))     # the format of fairshare 0.1
     log.write_bytes(b"fslog\x00\x01\x00" + old)
     with pytest.warns(RuntimeWarning) as record:
         again, spent = _counted(monkeypatch, tmp_path / "again", m.run, "texts", cache)
     said = " | ".join(str(w.message) for w in record)
-    assert "00000001.npz is damaged; item 1 is computed again" in said
+    assert "00000001.npz is damaged; row 1 is computed again" in said
     assert "values.log was written by an older fairshare" in said
     np.testing.assert_array_equal(again, fresh)
     assert spent > 0
@@ -329,7 +329,7 @@ def test_a_cache_folder_of_the_older_format_is_refused(models, tmp_path, monkeyp
     m, cache = models[0], tmp_path / "cache"
     cache.mkdir()
     (cache / "manifest.json").write_text('{"fingerprint": "0123456789abcdef"}')
-    with pytest.raises(ValueError, match=r"written by an older fairshare \(cache format 1, now 2\)"):
+    with pytest.raises(ValueError, match=r"written by an older fairshare \(cache format 1, now 3\)"):
         _counted(monkeypatch, tmp_path / "calls", m.run, "tables", cache)
     assert _calls(tmp_path / "calls") == 0
 

@@ -143,6 +143,26 @@ class Arguments:
         """One line per argument (``name=default: doc (rule)``), for the docs and the CLI."""
         return [o.describe() for o in self.options]
 
+    def numpydoc(self, indent: int = 4, width: int = 116) -> str:
+        """The arguments as the entries of a numpy-style ``Parameters`` section (a door's docstring is built from
+        its table, so the two never disagree).
+
+        Examples
+        --------
+        >>> print(Arguments("demo", (Option("budget", None, "evaluations", kind="int"),)).numpydoc(indent=0))
+        budget : default None
+            evaluations
+        """
+        import textwrap
+
+        pad = " " * indent
+        out = []
+        for o in self.options:
+            out.append(f"{pad}{o.name} : default {o.default!r}")
+            out.extend(textwrap.wrap(o.doc, width - indent - 4, initial_indent=pad + "    ",
+                                     subsequent_indent=pad + "    "))
+        return "\n".join(out)
+
 
 def check_client(value: Any, name: str = "client") -> Any:
     """A ``dask.distributed.Client`` (anything with ``submit`` and ``scatter``) or None.

@@ -1,1 +1,2 @@
-"""What is explained: one module per input kind (tables, texts, sequences, ...) turning data into games."""
+"""What is explained: the Input protocol (``base.py``) and one module per input kind (tables, frames, sparse tables,
+texts, sequences, torch inputs), found in order by ``registry.py``."""

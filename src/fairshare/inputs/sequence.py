@@ -1,10 +1,6 @@
-"""Inputs of any shape for any model: sequences ``(rows, time, features)``, images, tensors ``(rows, ...)``.
-
-Each input's cells are the players (or groups of them: ``"time"`` steps, ``"features"`` channels, windows of
-``w`` steps, or integer labels shaped like one input); the model is called on inputs of the original shape,
-so a scikit-learn model on flattened sequences, a numpy function or a torch module all run on the same path.
-Values come back one per player; :meth:`fairshare.Explanation.input_values` puts them in the input's shape.
-"""
+"""Inputs of more than one dimension each (sequences ``(rows, time, features)``, images as arrays) for any model that
+is not a torch module: every cell (or group of cells: time steps, windows, channels, labels) is a player, the model
+is called on inputs of their own shape, the background averaged as for tables."""
 
 from __future__ import annotations
 
@@ -12,170 +8,74 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["is_shaped_input", "input_groups", "flat_predict", "flat_rows", "cell_names", "is_structured",
-           "check_finite_inputs"]
+from .._core.tables import accepts_missing
+from ..games.model import as_predict
+from .cells import (cell_names, check_finite_inputs, flat_predict, flat_rows, input_groups, is_shaped_input,
+                    is_structured)
+from .table import TableInput
+
+__all__ = ["SequenceInput", "shaped_groups", "check_shaped"]
 
 
-def is_shaped_input(X: Any) -> bool:
-    """Whether ``X`` holds inputs of more than one dimension each (an array of ndim >= 3).
-
-    Examples
-    --------
-    >>> is_shaped_input(np.zeros((4, 10, 3))), is_shaped_input(np.zeros((4, 3)))
-    (True, False)
-    """
-    return len(getattr(X, "shape", ())) >= 3
-
-
-def cell_names(shape: tuple[int, ...], feature_names: list[str] | None = None) -> list[str]:
-    """One name per cell of an input of ``shape``: ``t{step}:{feature}`` for (time, features), else the index.
+def shaped_groups(groups: Any, shape: tuple[int, ...], feature_names: Any) -> tuple[Any, Any, list[str] | None]:
+    """``groups`` of inputs of ``shape`` read: (labels and names of the players, or None; what the game takes as
+    groups; the players' names, None for lists of cell positions).
 
     Examples
     --------
-    >>> cell_names((2, 2), ["a", "b"])
-    ['t0:a', 't0:b', 't1:a', 't1:b']
-    >>> cell_names((1, 2, 2))[:2]
-    ['[0,0,0]', '[0,0,1]']
+    >>> grouped, cells, names = shaped_groups("time", (3, 2), None)
+    >>> names, cells
+    (['t0', 't1', 't2'], {'t0': [0, 1], 't1': [2, 3], 't2': [4, 5]})
     """
-    if len(shape) == 2:
-        feats = feature_names or [f"f{j}" for j in range(shape[1])]
-        return [f"t{t}:{feats[j]}" for t in range(shape[0]) for j in range(shape[1])]
-    return ["[" + ",".join(map(str, idx)) + "]" for idx in np.ndindex(*shape)]
+    if not is_structured(groups, shape):
+        return None, groups, None
+    grouped = input_groups(groups, shape, feature_names)
+    if grouped is None:
+        return None, None, cell_names(shape, feature_names)
+    cells = {name: np.flatnonzero(grouped[0].ravel() == g).tolist() for g, name in enumerate(grouped[1])}
+    return grouped, cells, grouped[1]
 
 
-def is_structured(groups: Any, shape: tuple[int, ...]) -> bool:
-    """Whether ``groups`` is one :func:`input_groups` reads (None, a name, a window, labels shaped like an input)
-    rather than lists of flat cell positions.
+def check_shaped(model: Any, X: Any, background: Any) -> None:
+    """No NaN (unless the model takes it) or inf in shaped inputs or their background, before any model call."""
+    allow_nan = accepts_missing(model) is True
+    check_finite_inputs(X, "X", allow_nan)
+    if background is not None and np.ndim(background) > 0:
+        single = len(getattr(background, "shape", np.shape(background))) == len(X.shape) - 1
+        check_finite_inputs(background[None] if single and hasattr(background, "detach") else
+                            np.asarray(background)[None] if single else background, "background", allow_nan)
+
+
+class SequenceInput(TableInput):
+    """Inputs of shape ``(rows, *shape)`` as rows of cells: the players are cells ``t{step}:{feature}`` (or the
+    groups of ``groups=``), the model sees inputs of their own shape.
 
     Examples
     --------
-    >>> is_structured("time", (5, 3)), is_structured([[0, 1], [2]], (3,))
-    (True, False)
+    >>> X = np.arange(12.0).reshape(2, 3, 2)
+    >>> SequenceInput(lambda A: A.sum(axis=(1, 2)), X, X[:1] * 0, {"imputation": None, "groups": "time",
+    ...     "batch_size": None, "feature_names": None, "model_output": None, "y": None, "link": "identity"}).n_items
+    2
     """
-    return groups is None or isinstance(groups, str) or (isinstance(groups, tuple) and len(groups) == 2 and
-                                                          groups[0] == "time") or \
-        len(getattr(groups, "shape", ())) == len(shape)
 
+    kind = "sequences"
 
-def input_groups(groups: Any, shape: tuple[int, ...], feature_names: list[str] | None = None
-                 ) -> tuple[np.ndarray, list[str]] | None:
-    """Players of an input of ``shape`` as integer labels of its cells (shape ``shape``) and their names; None
-    for one player per cell.
+    @classmethod
+    def accepts(cls, model: Any, X: Any, background: Any) -> bool:
+        return is_shaped_input(X)
 
-    Parameters
-    ----------
-    groups : None; ``"time"`` (one player per step: axis 0), ``"features"`` (one per channel: the last axis),
-        ``("time", w)`` (windows of ``w`` steps), or integer labels shaped like one input.
-    shape : one input's shape (without the rows)
-    feature_names : names of the last axis's channels
+    def __init__(self, model: Any, X: Any, background: Any, args: dict) -> None:
+        self.shape = tuple(int(d) for d in X.shape[1:])
+        check_shaped(model, X, background)
+        self.grouped, cells, _ = shaped_groups(args["groups"], self.shape, args["feature_names"])
+        flat = None if background is None else flat_rows(background, self.shape, "background")
+        super().__init__(flat_predict(as_predict(model), self.shape), flat_rows(X, self.shape, "X"), flat,
+                         {**args, "groups": cells, "feature_names": cell_names(self.shape, args["feature_names"])})
+        self.named_by = model
 
-    Examples
-    --------
-    >>> labels, names = input_groups(("time", 2), (5, 3))
-    >>> labels[:, 0].tolist(), names
-    ([0, 0, 1, 1, 2], ['t0-1', 't2-3', 't4'])
-    >>> input_groups("features", (5, 3), ["a", "b", "c"])[1]
-    ['a', 'b', 'c']
-    """
-    if groups is None:
-        return None
-    steps = shape[0]
-    if isinstance(groups, str) or isinstance(groups, tuple) and len(groups) == 2 and groups[0] == "time":
-        if groups == "time" or isinstance(groups, tuple):
-            width = 1 if groups == "time" else groups[1]
-            if not isinstance(width, (int, np.integer)) or isinstance(width, bool) or width < 1:
-                raise ValueError(f"groups=('time', w) needs a window of w >= 1 steps, got {width!r}")
-            if width > steps:
-                raise ValueError(f"groups=('time', {width}): the window is longer than the inputs' {steps} steps "
-                                 f"(one player would hold them all); use a window of at most {steps} steps")
-            step_label = np.arange(steps) // int(width)
-            labels = np.broadcast_to(step_label.reshape((steps,) + (1,) * (len(shape) - 1)), shape)
-            names = [f"t{a}" if min(a + int(width), steps) - a == 1 else f"t{a}-{min(a + int(width), steps) - 1}"
-                     for a in range(0, steps, int(width))]
-            return np.ascontiguousarray(labels, dtype=np.int64), names
-        if groups == "features":
-            if len(shape) < 2:
-                raise ValueError("groups='features' needs inputs of at least 2 dimensions (time, features)")
-            labels = np.broadcast_to(np.arange(shape[-1]), shape)
-            names = list(feature_names) if feature_names else [f"f{j}" for j in range(shape[-1])]
-            return np.ascontiguousarray(labels, dtype=np.int64), names
-        raise ValueError(f"groups for inputs of shape {shape} must be 'time', 'features', ('time', w) or integer "
-                         f"labels shaped {shape}, got {groups!r}")
-    labels = np.asarray(groups.detach().cpu() if hasattr(groups, "detach") else groups)
-    if labels.shape != tuple(shape) or labels.dtype.kind not in "iu":
-        raise ValueError(f"groups for inputs of shape {shape} must be 'time', 'features', ('time', w) or integer "
-                         f"labels shaped {shape}, got an array of shape {labels.shape} and dtype {labels.dtype}")
-    uniq, inverse = np.unique(labels, return_inverse=True)
-    return inverse.reshape(shape).astype(np.int64), [f"g{u}" for u in uniq.tolist()]
+    def output_model(self) -> Any:
+        return self.named_by
 
-
-def check_finite_inputs(X: Any, name: str, allow_nan: bool = False) -> None:
-    """Refuse, before any model call, inputs (arrays or tensors of any shape, first axis the inputs) holding an
-    infinite value, or NaN unless ``allow_nan``, naming the argument, the input and the cell.
-
-    Examples
-    --------
-    >>> X = np.zeros((3, 4, 2)); X[2, 1, 0] = np.nan
-    >>> check_finite_inputs(X, "X")
-    Traceback (most recent call last):
-    ...
-    ValueError: X holds NaN in input 2 at cell (1, 0): the model cannot take it; replace it or drop the input
-    """
-    if hasattr(X, "detach"):                              # a tensor: checked where it lives
-        import torch
-
-        if not torch.is_floating_point(X) and not torch.is_complex(X):
-            return
-        bad = torch.isinf(X) if allow_nan else ~torch.isfinite(X)
-        if not bool(bad.any()):
-            return
-        flat = int(torch.nonzero(bad.reshape(-1))[0, 0])
-        value = float(X.reshape(-1)[flat])
-        shape = tuple(X.shape)
-    else:
-        arr = np.asarray(X)
-        if arr.dtype.kind not in "fc":
-            return
-        bad = np.isinf(arr) if allow_nan else ~np.isfinite(arr)
-        if not bad.any():
-            return
-        flat = int(np.flatnonzero(bad)[0])
-        value = float(arr.reshape(-1)[flat])
-        shape = arr.shape
-    where = np.unravel_index(flat, shape)
-    what = "NaN" if np.isnan(value) else "inf" if value > 0 else "-inf"
-    cell = ", ".join(str(int(i)) for i in where[1:])
-    raise ValueError(f"{name} holds {what} in input {int(where[0])} at cell ({cell}): the model cannot take it; "
-                     "replace it or drop the input")
-
-
-def flat_rows(X: Any, shape: tuple[int, ...], what: str) -> np.ndarray:
-    """Inputs of ``shape`` as rows of cells ``(rows, prod(shape))``; one input without the rows axis is one row.
-
-    Examples
-    --------
-    >>> flat_rows(np.zeros((2, 3)), (2, 3), "background").shape
-    (1, 6)
-    """
-    arr = np.asarray(X.detach().cpu() if hasattr(X, "detach") else X, dtype=float)
-    if arr.shape == tuple(shape):
-        arr = arr[None]
-    if arr.shape[1:] != tuple(shape):
-        raise ValueError(f"{what} must hold inputs shaped like those of X {tuple(shape)}, got {arr.shape}")
-    return arr.reshape(arr.shape[0], -1)
-
-
-def flat_predict(predict: Any, shape: tuple[int, ...]) -> Any:
-    """``predict`` of inputs of ``shape``, called with rows of cells (reshaped back before the call).
-
-    Examples
-    --------
-    >>> f = flat_predict(lambda X: X.sum(axis=(1, 2)), (2, 3))
-    >>> f(np.ones((4, 6))).tolist()
-    [6.0, 6.0, 6.0, 6.0]
-    """
-    def predict_cells(rows: Any) -> np.ndarray:
-        return predict(np.asarray(rows, dtype=float).reshape((-1,) + tuple(shape)))
-
-    predict_cells.__name__ = getattr(predict, "__name__", "predict")
-    return predict_cells
+    def info(self) -> dict:
+        return {**super().info(), "input_shape": list(self.shape),
+                "input_groups": None if self.grouped is None else self.grouped[0].tolist()}

@@ -13,12 +13,10 @@ file moved, swapped or copied from elsewhere is computed again with a warning na
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import tempfile
 import warnings
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -26,14 +24,13 @@ from typing import Any, Callable
 import numpy as np
 
 from .keys import content_key, estimator_key, fingerprint, model_key
-from ..results.explanation import Explanation
 from .record_log import RecordLog, unique_temp
 
 __all__ = ["RunCache", "CacheFolder", "RecordLog", "fingerprint", "model_key", "content_key",
            "estimator_key", "open_cache_folder", "writable_folder"]
 
 #: the layout of cache folders; a folder of another format is refused (its keys and files mean other things)
-FORMAT = 2
+FORMAT = 3
 
 
 def cache_folder(folder: Any) -> Path | None:
@@ -134,9 +131,8 @@ class CacheFolder(os.PathLike):
 
 
 class RunCache:
-    """A folder holding one run: ``manifest.json`` (the run's fingerprint), ``rows/`` (finished rows),
-    ``explanations/`` (finished items kept whole: texts) and ``coalitions/<row>/`` (values evaluated for unfinished
-    rows). Every file names its owner: the run, the row and (with ``item``, a function of the row's position
+    """A folder holding one run: ``manifest.json`` (the run's fingerprint), ``rows/`` (finished items: rows, texts,
+    inputs) and ``coalitions/<item>/`` (values evaluated for unfinished items). Every file names its owner: the run, the row and (with ``item``, a function of the row's position
     giving its data) a hash of the row's data; a file of another owner is computed again with a warning.
 
     Examples
@@ -179,8 +175,8 @@ class RunCache:
         return out
 
     def row(self, i: int) -> dict | None:
-        """A finished row, or None (not finished, or its file is damaged or another's: then it is computed
-        again)."""
+        """A finished item (its arrays, ``names`` and ``info``), or None (not finished, or its file is damaged or
+        another's: then it is computed again)."""
         f = self.path / "rows" / f"{i:08d}.npz"
         out = self._owned(f, i, "row")
         if out is None:
@@ -197,41 +193,16 @@ class RunCache:
         return out
 
     def save_row(self, i: int, result: dict) -> None:
+        """Keep a finished item: every array of ``result`` (values, stderr, the ends, evaluations, and what else a
+        runner gives, such as interaction matrices), its ``names`` and ``info``."""
         f = self.path / "rows" / f"{i:08d}.npz"
         tmp = unique_temp(f)
-        stderr = result["stderr"] if result["stderr"] is not None else np.zeros(0)
+        arrays = {k: np.asarray(v) for k, v in result.items() if k not in ("names", "info", "stderr")}
+        arrays["stderr"] = result["stderr"] if result["stderr"] is not None else np.zeros(0)
         meta = json.dumps({"names": list(result["names"]), "info": result["info"]}, default=str)
         try:
             with open(tmp, "wb") as fh:
-                np.savez(fh, values=result["values"], stderr=stderr, empty=result["empty"], grand=result["grand"],
-                         n_evaluations=result["n_evaluations"], meta=np.array(meta), owner=np.array(self.owner(i)))
-            tmp.replace(f)
-        finally:
-            tmp.unlink(missing_ok=True)
-
-    def explanation(self, i: int) -> Explanation | None:
-        """A finished item kept whole (an Explanation: a text's), or None (not finished, or damaged or another's)."""
-        f = self.path / "explanations" / f"{i:08d}.npz"
-        if self._owned(f, i, "item") is None:
-            return None
-        try:
-            return Explanation.load(f)
-        except Exception:                     # noqa: BLE001 - any damage: recompute it
-            warnings.warn(f"cache file {f} is damaged; item {i} is computed again", RuntimeWarning, stacklevel=2)
-            f.unlink(missing_ok=True)
-            return None
-
-    def save_explanation(self, i: int, explanation: Explanation) -> None:
-        folder = self.path / "explanations"
-        folder.mkdir(exist_ok=True)
-        f = folder / f"{i:08d}.npz"
-        tmp = unique_temp(f)
-        try:
-            explanation.save(tmp)
-            owner = io.BytesIO()
-            np.lib.format.write_array(owner, np.array(self.owner(i)), allow_pickle=False)
-            with zipfile.ZipFile(tmp, "a") as z:            # the owner beside the Explanation's own arrays
-                z.writestr("owner.npy", owner.getvalue())
+                np.savez(fh, **arrays, meta=np.array(meta), owner=np.array(self.owner(i)))
             tmp.replace(f)
         finally:
             tmp.unlink(missing_ok=True)

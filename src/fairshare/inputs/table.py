@@ -1,0 +1,288 @@
+"""Rows of a table (a numpy array, a list of rows, one 1-D row) for any model: aligned to the model's features,
+checked, one game per row. :mod:`.frame` (DataFrames) and :mod:`.sparse` (scipy sparse rows) are this kind with
+their own reading.
+
+Players are the model's features in the model's order (or X's, when the model names none): rows whose columns come
+in another order get the same values per feature name. Tree models get a :class:`~fairshare.games.TreeGame` (exact
+values of every row in one batched walk), any other model or function a :class:`~fairshare.games.ModelGame`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._core.tables import (accepts_missing, aligned, as_rows, check_finite, frame_info, is_sparse, model_columns,
+                            target_of)
+from ..games.base import Game
+from ..games.imputers import Imputer, make_imputer
+from ..games.model import ModelGame, as_predict
+from ..games.tree import TreeGame, tree_explanation
+from ..engine.choice import Choice
+from ..indices.hierarchy import Hierarchy, resolve_value_index
+from ..indices.semivalues import Semivalue
+from ..results.explanation import Explanation
+from ..trees.links import log_loss
+from ..trees.prepared import unreadable
+from ..trees.readers import is_tree_model
+from .base import Input, Plan, output_names
+from .outputs import check_outputs, describe_output, labels_of
+
+__all__ = ["TableInput", "one_row", "imputation_key"]
+
+
+def one_row(obj: Any) -> Any:
+    """A pandas Series or a 1-D array is one row: a one-row DataFrame or a (1, n) array.
+
+    Examples
+    --------
+    >>> one_row([1.0, 2.0]).shape
+    (1, 2)
+    """
+    if hasattr(obj, "to_frame") and hasattr(obj, "index") and not hasattr(obj, "columns"):
+        import pandas as pd
+
+        return pd.DataFrame([obj.to_numpy()], columns=list(obj.index), index=[obj.name]).infer_objects()
+    if isinstance(obj, (list, tuple)) or (hasattr(obj, "shape") and len(getattr(obj, "shape")) == 1):
+        arr = np.asarray(obj)
+        return arr[None, :] if arr.ndim == 1 else arr
+    return obj
+
+
+def imputation_key(imputation: Any) -> Any:
+    """What a result records of an imputation: its name, or a fitted imputer's description."""
+    return imputation.describe() if isinstance(imputation, Imputer) else imputation
+
+
+def _aligned_rows(model: Any, X: Any, background: Any) -> tuple[Any, Any]:
+    """``X`` and ``background`` with their columns matched by name to the model's features (numpy rows for a model
+    fitted on a DataFrame take its names by position)."""
+    reference, source = model_columns(model)
+    if reference is None and hasattr(X, "columns"):
+        reference, source = [str(c) for c in X.columns], "the columns of X"
+    if hasattr(X, "columns"):
+        X = aligned(X, reference, "X", source)
+    elif reference is not None and np.ndim(X) == 2 and np.shape(X)[1] == len(reference) and \
+            source.startswith("the model"):
+        import pandas as pd
+
+        X = pd.DataFrame(np.asarray(X), columns=reference)
+    if background is not None:
+        if hasattr(background, "columns"):
+            background = aligned(background, reference if reference is not None else
+                                 [str(c) for c in background.columns], "background", source or "X")
+        elif hasattr(X, "columns") and np.ndim(background) == 2 and np.shape(background)[1] == X.shape[1]:
+            import pandas as pd
+
+            background = pd.DataFrame(np.asarray(background), columns=list(X.columns)).astype(X.dtypes.to_dict())
+    return X, background
+
+
+class TableInput(Input):
+    """Rows of a table for any model: aligned by name to the model's features, checked, one game per row.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rows = TableInput(lambda X: X.sum(axis=1), np.ones((2, 3)), np.zeros((1, 3)), {
+    ...     "imputation": None, "groups": None, "batch_size": None, "feature_names": None, "model_output": None,
+    ...     "y": None, "link": "identity"})
+    >>> rows.n_items, rows.game(0).n_players
+    (2, 3)
+    """
+
+    kind = "table"
+
+    @classmethod
+    def accepts(cls, model: Any, X: Any, background: Any) -> bool:
+        return True                                      # the kind every other table kind refines
+
+    def __init__(self, model: Any, X: Any, background: Any, args: dict) -> None:
+        X = one_row(X)
+        background = None if background is None else one_row(background)
+        if (X.shape[0] if hasattr(X, "shape") else len(X)) == 0:
+            raise ValueError("X holds no rows to explain")
+        imputation, groups = args["imputation"], args["groups"]
+        conditional = imputation not in (None, "baseline", "marginal")
+        self.model = model
+        tree = is_tree_model(model) and groups is None and not conditional
+        # trees whose splits read several features at once (catboost's CTRs of combinations): with a background,
+        # the same interventional game through the model's own predictions (its raw output, as the trees give it)
+        self.unread = unreadable(model) if tree and background is not None else None
+        self.tree = tree and self.unread is None
+        self.classes_only = self.tree and background is None and unreadable(model) is not None
+        self.model_output, self.link = args["model_output"], args["link"]
+        check_outputs(model, self.tree, self.unread, args["model_output"], args["link"], args["y"], background)
+        self.X, self.background = _aligned_rows(model, X, background)
+        self.rows = as_rows(self.X, "X")
+        self._read_background(args)
+        self.groups, self.batch_size = groups, args["batch_size"]
+        self.predict = None if self.tree else as_predict(model)
+        if self.unread is not None and self.model_output in (None, "raw"):
+
+            def raw_formula_value(rows: Any) -> np.ndarray:       # catboost's margin, what its trees would give
+                return np.asarray(model.predict(rows, prediction_type="RawFormulaVal"), dtype=float)
+
+            self.predict = raw_formula_value
+        self.n_items = self.rows.shape[0]
+        self.labels = labels_of(model, args["y"], self.n_items)
+        index = getattr(self.X, "index", None)
+        self.item_names = [str(i) for i in index] if index is not None else [str(i) for i in range(self.n_items)]
+
+    def _read_background(self, args: dict) -> None:
+        """Feature names, finite values, the background's rows and the imputation (fitted once, for every row)."""
+        n_features = self.rows.shape[1]
+        columns, _ = frame_info(self.X)
+        names = args["feature_names"]
+        self.feature_names = names if names is not None else (columns or [f"x{i}" for i in range(n_features)])
+        if len(self.feature_names) != n_features:
+            raise ValueError(f"feature_names must have {n_features} names, got {len(self.feature_names)}")
+        allow_nan = accepts_missing(self.model) is not False
+        check_finite(self.rows, "X", columns, allow_nan=allow_nan)
+        imputation = args["imputation"]
+        if self.background is None:
+            if not self.tree and not self.classes_only:
+                raise ValueError("background (a baseline row or rows) is required to explain a non-tree model")
+            if imputation == "baseline":
+                raise ValueError("imputation='baseline' takes one background row; none was given")
+            self.bg_rows = None
+        else:
+            self.bg_rows = as_rows(self.background, "background")
+            if self.bg_rows.shape[0] == 0:
+                raise ValueError("background must hold at least one row")
+            if self.bg_rows.shape[1] != n_features:
+                raise ValueError(f"background has {self.bg_rows.shape[1]} columns but X has {n_features}")
+            check_finite(self.bg_rows, "background", columns, allow_nan=allow_nan)
+            if imputation == "baseline" and self.bg_rows.shape[0] != 1:
+                raise ValueError(f"imputation='baseline' takes one background row, got {self.bg_rows.shape[0]}; "
+                                 "use imputation='marginal' to average over rows")
+        self.imputation = imputation or ("baseline" if self.bg_rows is not None and self.bg_rows.shape[0] == 1
+                                         else "marginal")
+        if imputation not in (None, "baseline", "marginal"):
+            self.check_conditional(imputation)
+            self.imputation = make_imputer(imputation, self.bg_rows)
+
+    def check_conditional(self, imputation: Any) -> None:
+        """Refuse a conditional imputation the rows cannot take (sparse rows: :class:`~.sparse.SparseInput`)."""
+        if is_sparse(self.bg_rows):
+            raise ValueError(f"imputation={imputation_key(imputation)!r} models dense numeric features; sparse "
+                             "rows are imputed from the background rows (imputation='marginal' or 'baseline')")
+
+    def row(self, i: int) -> Any:
+        return self.X.iloc[[i]] if hasattr(self.X, "iloc") else self.rows[i]
+
+    def game(self, i: int) -> Game:
+        """The game of row ``i``."""
+        label = None if self.labels is None else self.labels[i]
+        if self.tree:
+            mode = "path-dependent" if self.background is None else "interventional"
+            return TreeGame(self.model, self.row(i), mode=mode, background=self.background,
+                            player_names=self.feature_names, batch_size=self.batch_size,
+                            model_output=self.model_output or "raw", y=label)
+        predict = self.predict
+        if label is not None:
+            position = [c.item() if hasattr(c, "item") else c for c in self.model.classes_].index(label) \
+                if hasattr(self.model, "classes_") else int(label)
+            proba = self.model.predict_proba
+
+            def predict(rows: Any) -> np.ndarray:               # noqa: F811  (the log loss of the row's label)
+                return log_loss(np.asarray(proba(rows), dtype=float), position)
+        return ModelGame(predict, self.row(i), self.background, imputation=self.imputation, groups=self.groups,
+                         batch_size=self.batch_size, feature_names=self.feature_names, link=self.link)
+
+    def partition(self, game: Game, args: dict) -> Any:
+        """The partition over player positions: names replaced by positions, ``"correlation"`` clustered from the
+        background (features, not groups)."""
+        partition, names = args["partition"], list(game.player_names)
+        if partition is None or isinstance(partition, Hierarchy):
+            return partition
+        if isinstance(partition, str):
+            if self.groups is not None:
+                raise ValueError("partition='correlation' clusters features; with groups= give the partition of the "
+                                 "groups (their positions) instead")
+            if self.bg_rows is None:
+                raise ValueError("partition='correlation' clusters the background's features: pass background rows")
+            dense = self.bg_rows.toarray() if is_sparse(self.bg_rows) else np.asarray(self.bg_rows, dtype=float)
+            return Hierarchy.from_correlation(dense)
+        position = {name: i for i, name in enumerate(names)}
+
+        def convert(block: Any) -> Any:
+            if isinstance(block, str):
+                if block not in position:
+                    raise ValueError(f"partition: {block!r} is not a feature name; the players are {names[:20]}")
+                return position[block]
+            if isinstance(block, (list, tuple, np.ndarray)):
+                return [convert(b) for b in block]
+            return block
+
+        return convert(partition)
+
+    def value_index(self, args: dict) -> Any:
+        if self.classes_only:
+            return resolve_value_index(args["index"], len(self.feature_names), None)
+        return super().value_index(args)
+
+    def plans(self, args: dict, rule: Any, options: dict) -> list:
+        if self.classes_only:                        # catboost's combination classes: exact, from the trees
+            why = ("this catboost model's CTRs combine features: catboost's path-dependent values, each combination "
+                   "class's value shared equally among its features")
+            return [Plan(self.value_index(args), Choice("exact", {}, None, why), None)] * self.n_items
+        return super().plans(args, rule, options)
+
+    def check(self, args: dict) -> None:
+        """A model explained by its combination classes takes no method, interactions or partition."""
+        if not self.classes_only:
+            return
+        asked = {"method": args["method"] not in ("auto", "exact"), "interactions": args["interactions"] is not None,
+                 "partition": args["partition"] is not None}
+        wrong = [k for k, v in asked.items() if v]
+        if wrong:
+            raise ValueError(f"{wrong[0]}: this catboost model's CTRs combine features, so its path-dependent values "
+                             "are catboost's combination-class values, exact from the trees; pass a background for "
+                             "the interventional game, where every method runs")
+
+    def closed_form(self, plans: list, args: dict, seed: Any, options: dict) -> Explanation | None:
+        """Exact tree values of every row in one batched walk (raw output), or catboost's combination classes."""
+        plan = plans[0]
+        if self.classes_only:
+            batched = tree_explanation(self.model, self.X, plan.sv, "path-dependent")
+            info = {"choice": plan.choice.as_info(), **self.info(), "seed": str(seed),
+                    "via": "closed-form (tree walks over catboost's combination classes)"}
+            return self.all_rows(batched, plan, list(self.feature_names), {}, info)
+        if plan.choice.method != "exact" or options or not self.tree or \
+                self.model_output not in (None, "raw") or not isinstance(plan.sv, Semivalue):
+            return None
+        mode = "path-dependent" if self.background is None else "interventional"
+        batched = tree_explanation(self.model, self.X, plan.sv, mode, self.background)
+        info = {"choice": plan.choice.as_info(), **self.info(), "budget": plan.budget, "seed": str(seed),
+                "via": "closed-form (tree walks, all rows)"}
+        return self.all_rows(batched, plan, list(self.game(0).player_names), dict(plan.choice.options), info)
+
+    def all_rows(self, batched: dict, plan: Plan, names: list[str], options: dict, info: dict) -> Explanation:
+        """One Explanation from exact values computed for every row at once (``tree_explanation``'s dict)."""
+        values, n = batched["values"], self.n_items
+        empty = np.broadcast_to(np.asarray(batched["empty_value"], dtype=float),
+                                (n,) + np.shape(batched["empty_value"])).copy()
+        return Explanation(values=values, stderr=np.zeros_like(values), empty_value=empty,
+                           grand_value=batched["grand_value"], data=self.data(), player_names=names,
+                           index=plan.sv.name, method="exact",
+                           output_names=output_names(self.model, values.shape[2] if values.ndim == 3 else None),
+                           row_names=self.item_names, n_evaluations=np.zeros(n, dtype=np.int64), options=options,
+                           info=info)
+
+    def key(self) -> tuple[tuple, dict]:
+        return (self.rows, self.bg_rows), dict(imputation=imputation_key(self.imputation), groups=self.groups,
+                                               names=self.feature_names, model_output=str(self.model_output),
+                                               labels=repr(self.labels), link=self.link)
+
+    def item_data(self, i: int) -> Any:
+        return self.rows[i]
+
+    def data(self) -> np.ndarray | None:
+        """The explained rows' feature values for plots (None where players are groups of features)."""
+        return None if self.groups is not None else self.rows
+
+    def info(self) -> dict:
+        return describe_output(self.model, self.tree, self.unread, self.model_output, self.predict, self.labels,
+                               self.link, self.background, imputation_key(self.imputation))

@@ -1,0 +1,96 @@
+"""Inputs of any shape for a torch module (images, sequences, rows as tensors): one
+:class:`~fairshare.games.TorchGame` per input, on the module's device (tensors end to end on a GPU); the background
+is a number, one input, or a batch of inputs averaged over."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..games.base import Game
+from ..games.torch_game import TorchGame
+from .base import Input
+from .cells import is_shaped_input
+from .sequence import check_shaped, shaped_groups
+
+__all__ = ["TorchInput", "is_torch_module"]
+
+
+def is_torch_module(model: Any) -> bool:
+    """Whether ``model`` is a torch module (or a module-like object from ``torch.nn``)."""
+    return hasattr(model, "forward") and hasattr(model, "parameters") and type(model).__module__.startswith("torch") \
+        or any(c.__module__.startswith("torch.nn") for c in type(model).__mro__)
+
+
+class TorchInput(Input):
+    """A batch of inputs ``(n, *shape)`` for a torch module, each explained by a TorchGame.
+
+    Examples
+    --------
+    >>> import torch
+    >>> net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(6, 1))
+    >>> TorchInput.accepts(net, torch.ones(2, 2, 3), None), TorchInput.accepts(net, torch.ones(2, 6), torch.ones(5, 6))
+    (True, False)
+    """
+
+    kind = "torch"
+    noun = "input"
+
+    @classmethod
+    def accepts(cls, model: Any, X: Any, background: Any) -> bool:
+        """A torch module and a tensor (or array) of more than two dimensions, or a tensor of rows with at most one
+        baseline (a number, a single input, or nothing)."""
+        if not is_torch_module(model):
+            return False
+        ndim = len(getattr(X, "shape", ()))
+        if ndim > 2:
+            return True
+        single = background is None or np.ndim(background) == 0 or (hasattr(background, "shape") and
+                                                                     len(background.shape) == 1)
+        return ndim == 2 and type(X).__module__.startswith("torch") and single
+
+    def __init__(self, model: Any, X: Any, background: Any, args: dict) -> None:
+        check_shaped(model, X, background)
+        self.model, self.X, self.batch_size = model, X, args["batch_size"]
+        self.shape = tuple(int(d) for d in X.shape[1:]) if is_shaped_input(X) else None
+        groups, self.grouped, self.player_names = args["groups"], None, None
+        if self.shape is not None:
+            self.grouped, _, self.player_names = shaped_groups(groups, self.shape, args["feature_names"])
+            groups = groups if self.player_names is None else None if self.grouped is None else self.grouped[0]
+        self.groups = groups
+        self.n_items = int(X.shape[0])
+        if self.n_items == 0:
+            raise ValueError("X holds no inputs to explain")
+        self.baseline = self._baseline(X, background)
+        self.item_names = [str(i) for i in range(self.n_items)]
+
+    @staticmethod
+    def _baseline(X: Any, background: Any) -> Any:
+        baseline = 0.0 if background is None else background
+        shape, given = tuple(X.shape[1:]), tuple(getattr(baseline, "shape", np.shape(baseline)))
+        if given and given != shape and not (len(given) == len(shape) + 1 and given[1:] == shape and given[0] > 0):
+            raise ValueError(f"background must be a number, one input shaped {shape} or a batch of inputs "
+                             f"(B, {', '.join(map(str, shape))}), got an array of shape {given}")
+        if hasattr(baseline, "shape") and len(baseline.shape) == len(X.shape) and baseline.shape[0] == 1:
+            baseline = baseline[0]
+        return baseline
+
+    def game(self, i: int) -> Game:
+        return TorchGame(self.model, self.X[i], baseline=self.baseline, groups=self.groups,
+                         batch_size=self.batch_size, player_names=self.player_names)
+
+    def key(self) -> tuple[tuple, dict]:
+        return (self.X, self.baseline), dict(groups=repr(self.groups), names=self.player_names)
+
+    def item_data(self, i: int) -> Any:
+        return self.X[i]
+
+    def info(self) -> dict:
+        shape = tuple(getattr(self.baseline, "shape", ()))
+        batch = len(shape) == len(self.X.shape)
+        out = {"model_output": "torch module outputs", "input_shape": list(self.X.shape[1:]),
+               "imputation": f"marginal (the mean over {shape[0]} background inputs)" if batch else "baseline"}
+        if self.shape is not None:
+            out["input_groups"] = None if self.grouped is None else self.grouped[0].tolist()
+        return out
