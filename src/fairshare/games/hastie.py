@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 from scipy.stats import chi2
 
-from .._core.arguments import SeedLike, check_int, check_rng
+from .._core.arguments import SeedLike, check_int
+from .._core.seeds import generator
 from .base import Game
 from ..indices.semivalues import Semivalue
 
@@ -62,7 +63,7 @@ class HastieClassificationGame(Game):
     def sample(cls, n_players: int, seed: SeedLike = None) -> HastieClassificationGame:
         """Explicand and reference drawn from N(0, I), rejected until they lie in different classes."""
         d = check_int(n_players, "n_players", minimum=1)
-        rng = check_rng(seed)
+        rng = generator(seed)
         threshold = chi2.median(d)
         x = rng.standard_normal(d)
         r = rng.standard_normal(d)
@@ -109,7 +110,7 @@ class RadialGame(Game):
     def sample(cls, n_players: int, seed: SeedLike = None) -> RadialGame:
         """Explicand and reference drawn independently from N(0, I)."""
         d = check_int(n_players, "n_players", minimum=1)
-        rng = check_rng(seed)
+        rng = generator(seed)
         return cls(rng.standard_normal(d), rng.standard_normal(d))
 
     def _evaluate(self, coalitions: np.ndarray) -> np.ndarray:

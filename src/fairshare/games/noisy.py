@@ -6,7 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from .._core.arguments import SeedLike, check_int, check_positive_float, check_rng
+from .._core.arguments import SeedLike, check_int, check_positive_float
+from .._core.seeds import generator
 from .base import Game, GameWrapper
 from ..indices.semivalues import Semivalue
 
@@ -50,7 +51,7 @@ class NoisyGame(GameWrapper):
             if player >= game.n_players:
                 raise ValueError(f"player must be in [0, {game.n_players}), got {player}")
         self.player = player
-        self.rng = check_rng(seed)
+        self.rng = generator(seed)
 
     def _evaluate(self, coalitions: np.ndarray) -> np.ndarray:
         clean = self.game(coalitions)

@@ -6,7 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from .._core.arguments import SeedLike, check_int, check_rng
+from .._core.arguments import SeedLike, check_int
+from .._core.seeds import generator
 from .._core.combinatorics import log_binom, logsumexp
 from .base import Game
 from ..indices.semivalues import Semivalue
@@ -96,7 +97,7 @@ class SOUMGame(Game):
         lo = check_int(min_size, "min_size", minimum=1)
         if not lo <= hi <= n:
             raise ValueError(f"need 1 <= min_size <= max_size <= n_players, got {lo}, {hi}, {n}")
-        rng = check_rng(seed)
+        rng = generator(seed)
         sizes = rng.integers(lo, hi + 1, size=K)
         keys = rng.random((K, n))
         ranks = np.argsort(np.argsort(keys, axis=1), axis=1)
