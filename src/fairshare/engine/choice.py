@@ -42,9 +42,8 @@ from ..games.base import Game
 from ..indices.hierarchy import OwenIndex
 from ..indices.interactions import InteractionIndex
 from ..indices.semivalues import Semivalue
-from .enumeration import MAX_ENUMERATION_PLAYERS
 from .evaluation import BudgetError
-from .owen import owen_cost_lower_bound
+from .exact import MAX_ENUMERATION_PLAYERS, owen_cost_lower_bound
 from .registry import get_method, registered
 from .spec import MethodSpec, knows_closed_form
 from .stopping import StoppingRule
