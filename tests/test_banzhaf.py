@@ -8,7 +8,7 @@ import pytest
 
 import fairshare as fs
 from fairshare.engine.formulations import SemivalueDesign
-from fairshare.engine.enumeration import all_coalitions
+from fairshare.engine.exact import all_coalitions
 from fairshare.engine.registry import get_method, method_names
 from conftest import interacting_game, median_error, near_additive_game
 

@@ -259,7 +259,7 @@ def test_small_budgets_are_never_confidently_wrong(method):
 def test_the_adaptive_sampler_moves_mass_to_the_sizes_whose_residuals_are_large():
     from fairshare.engine.protocols import History
     from fairshare.engine.samplers import NeymanSizes
-    from fairshare.engine.sampling import sample_without_replacement, shapley_size_log_mass
+    from fairshare.engine.samplers import sample_without_replacement, shapley_size_log_mass
 
     d = 12
     base = shapley_size_log_mass(d, "leverage")

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import fairshare as fs
-from fairshare.engine.enumeration import MAX_ENUMERATION_PLAYERS
+from fairshare.engine.exact import MAX_ENUMERATION_PLAYERS
 from fairshare.games import unanimity_share
 
 from conftest import INDEX_IDS, INDICES, all_coalitions, random_table, table_game

@@ -7,7 +7,7 @@ import pytest
 import fairshare as fs
 from fairshare.engine.iterative import PackedDesign, use_iterative
 from fairshare.engine.packed import PackedRows
-from fairshare.engine.sampling import sample_without_replacement, shapley_size_log_mass
+from fairshare.engine.samplers import sample_without_replacement, shapley_size_log_mass
 
 
 def test_packed_products_equal_dense_products():

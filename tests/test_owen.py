@@ -124,7 +124,7 @@ def test_owen_coalition_weights_sum_to_one_and_cost_counts_whole_blocks():
         assert not S[:, p].any()
     g = soum(5, 0)
     e = fs.exact(g, "owen", partition=h)
-    assert e.n_evaluations == fs.engine.owen.owen_exact_cost(h) < 32
+    assert e.n_evaluations == fs.engine.exact.owen_exact_cost(h) < 32
 
 
 def test_permutations_keep_blocks_together_and_are_uniform():
@@ -164,7 +164,7 @@ def test_estimate_converges_with_covering_error_bars_and_same_seed_same_values()
 def test_auto_takes_exact_when_the_budget_covers_the_block_coalitions():
     g = fs.games.FunctionGame(soum(10, 1), n_players=10)
     partition = [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9]]
-    cost = fs.engine.owen.owen_exact_cost(Hierarchy(partition, 10))
+    cost = fs.engine.exact.owen_exact_cost(Hierarchy(partition, 10))
     assert cost < 2 ** 10
     est = fs.estimate(g, "owen", partition=partition, budget=cost, seed=0)
     assert est.method == "exact" and np.all(est.stderr == 0)

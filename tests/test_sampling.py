@@ -3,7 +3,7 @@ from math import comb
 import numpy as np
 import pytest
 
-from fairshare.engine.sampling import (CoalitionSample, distinct_subsets, random_subsets, sample_with_replacement,
+from fairshare.engine.samplers import (CoalitionSample, distinct_subsets, random_subsets, sample_with_replacement,
                                 sample_without_replacement, shapley_size_log_mass)
 
 

@@ -77,7 +77,7 @@ def test_projection_rejects_an_empty_intersection():
 
 # ------------------------------------------------------------------------------------------ SGD
 def test_curvature_ratio_matches_the_kernel_gram():
-    from fairshare.engine.enumeration import all_coalitions
+    from fairshare.engine.exact import all_coalitions
     from fairshare.engine.formulations import log_kernel_weight
 
     d = 7

@@ -239,7 +239,7 @@ def test_completing_the_singletons_helps_at_small_budgets():
 
 
 def test_complete_levels_in_the_sampler():
-    from fairshare.engine.sampling import sample_without_replacement, shapley_size_log_mass
+    from fairshare.engine.samplers import sample_without_replacement, shapley_size_log_mass
 
     q = shapley_size_log_mass(10, "kernel")
     rng = np.random.default_rng(0)

@@ -4,7 +4,9 @@
 - :func:`item_seeds`: one :class:`numpy.random.SeedSequence` per item (row, text, fit block), spawned from the
   seed, so an item's values do not depend on which thread, worker or resumed run computes it;
 - :func:`streams`: the independent streams one estimate splits its generator into (sampler, solver);
-- :func:`fresh`: the same SeedSequence again (one that has spawned children would give others).
+- :func:`fresh`: the same SeedSequence again (one that has spawned children would give others);
+- :func:`integer_seed`: an integer drawn from a stream, the seed of a stream another library or a compiled kernel
+  makes (a torch generator, scikit-learn's ``random_state``, a counter-based generator in compiled code).
 
 Same seed, same values, whatever the scheduler: local, threads, Dask, a cache that resumes.
 """
@@ -15,7 +17,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["SeedLike", "generator", "item_seeds", "streams", "fresh"]
+__all__ = ["SeedLike", "generator", "item_seeds", "streams", "fresh", "integer_seed"]
 
 SeedLike = int | np.random.Generator | np.random.SeedSequence | None
 
@@ -74,3 +76,15 @@ def fresh(seed: np.random.SeedSequence) -> np.random.SeedSequence:
     True
     """
     return np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key)
+
+
+def integer_seed(rng: np.random.Generator, high: int) -> int:
+    """An integer in ``[0, high)`` drawn from ``rng`` (one draw of its stream): the seed of a stream that another
+    library or a compiled kernel makes, so that it too follows from the run's seed.
+
+    Examples
+    --------
+    >>> integer_seed(generator(0), 2**62) == integer_seed(generator(0), 2**62)
+    True
+    """
+    return int(rng.integers(high))

@@ -42,9 +42,8 @@ from ..games.base import Game
 from ..indices.hierarchy import OwenIndex
 from ..indices.interactions import InteractionIndex
 from ..indices.semivalues import Semivalue
-from .enumeration import MAX_ENUMERATION_PLAYERS
 from .evaluation import BudgetError
-from .owen import owen_cost_lower_bound
+from .exact import MAX_ENUMERATION_PLAYERS, owen_cost_lower_bound
 from .registry import get_method, registered
 from .spec import MethodSpec, knows_closed_form
 from .stopping import StoppingRule
@@ -204,42 +203,67 @@ def choose(game: Game, sv: Semivalue, method: str = "auto", budget: int | None =
     'the budget covers all 2^8 = 256 coalitions: exact values'
     """
     options = dict(options or {})
-    n = game.n_players
     active = _active(game)
     cap = _cap(budget, stop)
     if method != "auto":
-        spec = get_method(method)
-        if not spec.supports(sv):
-            valid = [s.name for s in registered() if s.supports(sv)]
-            raise ValueError(f"method {method!r} supports the {', '.join(spec.indices)} index, not {sv.name!r}; "
-                             f"methods for {sv.name!r}: {valid}")
-        opts = spec.resolve(options, n, sv)
-        if spec.exact is not None:
-            if stop is not None:
-                raise ValueError("method 'exact' takes no stopping rule (tol or stop): it spends 2^n evaluations or "
-                                 "none")
-            need = spec.budget_needed(game, sv, opts)
-            table = _table(game, sv, budget) if budget is not None and budget < need else None
-            if table is not None:                  # the reads of a table of every coalition, as auto takes them
-                return Choice("exact", opts, need, "asked for: " + table)
-            if budget is not None and budget < need:
-                raise BudgetError(f"budget={budget} is too small for method 'exact' with {n} players; it needs at "
-                                  f"least {need} evaluations")
-            return Choice("exact", opts, budget, "asked for")
-        need = _need(spec, game, sv, opts, active)
-        if cap is None:
-            if spec.needs_budget:
-                raise ValueError(f"budget must be given: the number of game evaluations {method!r} may spend "
-                                 f"(at least {need} for {active} players)")
-            return Choice(method, opts, need, "asked for")
-        if cap < need:
-            if _covers_all(n, cap):
-                return _exact(game, sv, cap, f"{method!r} needs {need} evaluations for {n} players; the budget of "
-                                             f"{cap} covers all 2^{n} = {1 << n} coalitions: exact values instead")
-            raise BudgetError(f"budget={cap} is too small for method {method!r} with {active} players; it needs at "
-                              f"least {need} evaluations" + ("" if budget == cap else f" (MaxEvaluations caps at {cap})"))
-        return Choice(method, opts, cap, "asked for")
+        return _asked(game, sv, method, budget, cap, stop, options, active)
+    exact = _auto_exact(game, sv, cap, options)
+    if exact is not None:
+        return exact
+    ranked = _ranked(game, sv, cap, options)
+    if cap is None:
+        return _without_budget(game, sv, ranked, options, active)
+    spec, opts = _affordable(game, sv, ranked, cap, options, active)
+    return _with_upgrade(game, sv, spec, opts, ranked[0][2], cap, options, active)
 
+
+def _asked(game: Game, sv: Semivalue, method: str, budget: int | None, cap: int | None, stop: StoppingRule | None,
+           options: dict, active: int) -> Choice:
+    """An explicit method, as asked (exact values instead where its budget falls short but covers every
+    coalition); refused when it does not support the index or the budget is too small for it."""
+    n = game.n_players
+    spec = get_method(method)
+    if not spec.supports(sv):
+        valid = [s.name for s in registered() if s.supports(sv)]
+        raise ValueError(f"method {method!r} supports the {', '.join(spec.indices)} index, not {sv.name!r}; "
+                         f"methods for {sv.name!r}: {valid}")
+    opts = spec.resolve(options, n, sv)
+    if spec.exact is not None:
+        return _asked_exact(game, sv, spec, opts, budget, stop)
+    need = _need(spec, game, sv, opts, active)
+    if cap is None:
+        if spec.needs_budget:
+            raise ValueError(f"budget must be given: the number of game evaluations {method!r} may spend "
+                             f"(at least {need} for {active} players)")
+        return Choice(method, opts, need, "asked for")
+    if cap < need:
+        if _covers_all(n, cap):
+            return _exact(game, sv, cap, f"{method!r} needs {need} evaluations for {n} players; the budget of "
+                                         f"{cap} covers all 2^{n} = {1 << n} coalitions: exact values instead")
+        raise BudgetError(f"budget={cap} is too small for method {method!r} with {active} players; it needs at "
+                          f"least {need} evaluations" + ("" if budget == cap else f" (MaxEvaluations caps at {cap})"))
+    return Choice(method, opts, cap, "asked for")
+
+
+def _asked_exact(game: Game, sv: Semivalue, spec: MethodSpec, opts: dict, budget: int | None,
+                 stop: StoppingRule | None) -> Choice:
+    """``method="exact"`` as asked: no stopping rule; a budget that covers what it evaluates (or a table's reads)."""
+    if stop is not None:
+        raise ValueError("method 'exact' takes no stopping rule (tol or stop): it spends 2^n evaluations or "
+                         "none")
+    need = spec.budget_needed(game, sv, opts)
+    table = _table(game, sv, budget) if budget is not None and budget < need else None
+    if table is not None:                  # the reads of a table of every coalition, as auto takes them
+        return Choice("exact", opts, need, "asked for: " + table)
+    if budget is not None and budget < need:
+        raise BudgetError(f"budget={budget} is too small for method 'exact' with {game.n_players} players; it needs "
+                          f"at least {need} evaluations")
+    return Choice("exact", opts, budget, "asked for")
+
+
+def _auto_exact(game: Game, sv: Semivalue, cap: int | None, options: dict) -> Choice | None:
+    """``auto``'s exact values (rule 1 of the module docstring), or None where an estimator runs."""
+    n = game.n_players
     exact_spec = get_method("exact")
     exact_takes = set(options) <= {o.name for o in exact_spec.options}
     if knows_closed_form(game, sv) and exact_takes:
@@ -255,13 +279,18 @@ def choose(game: Game, sv: Semivalue, method: str = "auto", budget: int | None =
             and cap >= exact_spec.budget_needed(game, sv):
         return _exact(game, sv, cap, f"the budget covers the {exact_spec.budget_needed(game, sv)} coalitions of "
                                      "whole blocks that exact Owen values read", options, auto=True)
+    return None
+
+
+def _ranked(game: Game, sv: Semivalue, cap: int | None, options: dict) -> list[tuple[float, int, MethodSpec]]:
+    """The estimators ``auto`` picks from for ``sv`` on this kind of game, best first, that take the options given."""
     ranked = sorted(((spec.priority(sv, game.kind), i, spec) for i, spec in enumerate(registered())
                      if spec.supports(sv) and spec.priority(sv, game.kind) is not None), key=lambda t: (-t[0], t[1]))
     if options:
         given = set(options)
         fitting = [t for t in ranked if given <= {o.name for o in t[2].options}]
         if not fitting:
-            considered = (["exact"] if knows_closed_form(game, sv) or _covers_all(n, cap) else []) + \
+            considered = (["exact"] if knows_closed_form(game, sv) or _covers_all(game.n_players, cap) else []) + \
                 [t[2].name for t in ranked]
             takers = [s.name for s in registered() if s.supports(sv) and given <= {o.name for o in s.options}]
             raise ValueError(f"unknown option(s) {sorted(given)} for method='auto' with index {sv.name!r}: the "
@@ -270,29 +299,44 @@ def choose(game: Game, sv: Semivalue, method: str = "auto", budget: int | None =
         ranked = fitting
     if not ranked:
         raise ValueError(f"no estimator for index {sv.name!r} is registered (use method='exact' for small games)")
-    if cap is None:
-        free = [t for t in ranked if not t[2].needs_budget]
-        if not free:
-            best = ranked[0][2]
-            raise ValueError(f"budget must be given: the number of game evaluations the method may spend (e.g. "
-                             f"budget={max(10 * active, _need(best, game, sv, {}, active))} for {active} players)")
-        spec = free[0][2]
-        opts = spec.resolve(options, n, sv)
-        return Choice(spec.name, opts, _need(spec, game, sv, opts, active), f"the default for {sv.name} values",
-                      auto=True)
+    return ranked
+
+
+def _without_budget(game: Game, sv: Semivalue, ranked: list, options: dict, active: int) -> Choice:
+    """``auto`` with no budget: the best estimator that needs none, else a request for a budget."""
+    free = [t for t in ranked if not t[2].needs_budget]
+    if not free:
+        best = ranked[0][2]
+        raise ValueError(f"budget must be given: the number of game evaluations the method may spend (e.g. "
+                         f"budget={max(10 * active, _need(best, game, sv, {}, active))} for {active} players)")
+    spec = free[0][2]
+    opts = spec.resolve(options, game.n_players, sv)
+    return Choice(spec.name, opts, _need(spec, game, sv, opts, active), f"the default for {sv.name} values",
+                  auto=True)
+
+
+def _affordable(game: Game, sv: Semivalue, ranked: list, cap: int, options: dict,
+                active: int) -> tuple[MethodSpec, dict]:
+    """The best ranked estimator the budget affords, with its options; a ``BudgetError`` naming the smallest
+    budget otherwise."""
+    n = game.n_players
     for _, _, spec in ranked:
         opts = spec.resolve(options, n, sv)
         need = _need(spec, game, sv, opts, active)
         if need <= cap:
-            break
-    else:
-        needs = {t[2].name: _need(t[2], game, sv, t[2].resolve(options, n, sv), active) for t in ranked}
-        smallest = min(needs, key=needs.get)
-        who = "the methods auto picks from accept" if isinstance(sv, InteractionIndex) else "any method accepts"
-        raise BudgetError(f"budget={cap} is too small for {sv.name} values of {active} players: the smallest budget "
-                          f"{who} is {needs[smallest]} ({smallest!r})"
-                          + _baselines(game, sv, options, active, needs[smallest], set(needs)))
-    first = ranked[0][2]
+            return spec, opts
+    needs = {t[2].name: _need(t[2], game, sv, t[2].resolve(options, n, sv), active) for t in ranked}
+    smallest = min(needs, key=needs.get)
+    who = "the methods auto picks from accept" if isinstance(sv, InteractionIndex) else "any method accepts"
+    raise BudgetError(f"budget={cap} is too small for {sv.name} values of {active} players: the smallest budget "
+                      f"{who} is {needs[smallest]} ({smallest!r})"
+                      + _baselines(game, sv, options, active, needs[smallest], set(needs)))
+
+
+def _with_upgrade(game: Game, sv: Semivalue, spec: MethodSpec, opts: dict, first: MethodSpec, cap: int,
+                  options: dict, active: int) -> Choice:
+    """``auto``'s estimator with its reason, upgraded to its tree control variate where that pays (rule 3)."""
+    n = game.n_players
     kind_specific = any(key.endswith("@" + game.kind) for key in spec.default_for)
     reason = f"the default for {sv.name} values" + (f" of a {game.kind} game" if kind_specific else "")
     if spec is not first:

@@ -20,7 +20,7 @@ import numpy as np
 
 from .._core.arrays import to_numpy
 from .evaluation import BudgetedEvaluator, BudgetError
-from .sampling import to_device
+from .samplers.subsets import to_device
 from .stopping import RunState, StoppingRule
 from .protocols import History, Sampler, Solver
 from .spec import Estimate, MethodSpec, Setup

@@ -1,8 +1,8 @@
 """Run a chosen method on a game: drop null players, call the exact method or the driver, put the result together.
 
 :func:`run` is what every door calls after :func:`fairshare.engine.choice.choose`. It owns what is
-the same for every method: the random streams split from the seed (one for the sampler, one for the
-error bars), the evaluator that never evaluates a coalition twice nor past the budget, null players
+the same for every method: the random streams split from the seed by the one seed policy
+(:mod:`fairshare._core.seeds`: one for the sampler, one for the error bars), the evaluator that never evaluates a coalition twice nor past the budget, null players
 (their values are 0 for every semivalue; the rest is estimated on the smaller game), and the honesty
 of the error bars: infinite standard errors come with a warning that says which budget would give
 finite ones.
@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from .._core.arguments import SeedLike, check_rng
 from .._core.errors import FairshareWarning
+from .._core.seeds import SeedLike, generator, streams
 from ..results.attribution import Attribution
 from ..games.base import Game
 from ..games.restricted import RestrictedGame
@@ -61,8 +61,7 @@ def execute(game: Game, index: Any, choice: Choice, seed: SeedLike = None, stop:
     """
     spec = choice.spec
     n = game.n_players
-    rng = check_rng(seed)
-    sampler_rng, solver_rng = rng.spawn(2)
+    sampler_rng, solver_rng = streams(generator(seed), 2)
     target, target_index, active = game, index, None
     nulls = game.null_players() if spec.exact is None else None
     if nulls is not None and nulls.any() and not nulls.all():

@@ -21,7 +21,7 @@ import numpy as np
 
 from .._core import arrays
 from .._core.combinatorics import log_binom, logsumexp
-from .sampling import CoalitionSample
+from .samplers.sample import CoalitionSample
 from ..indices.semivalues import Semivalue
 from .solve import projected
 

@@ -51,7 +51,8 @@ from ..indices.moebius import SubsetIndex, contains, interactions_from_terms
 from ..indices.semivalues import Semivalue
 from .formulations import SemivalueDesign, log_kernel_weight
 from .samplers import CoalitionDesign
-from .sampling import CoalitionSample, DISTRIBUTIONS, shapley_size_log_mass
+from .samplers.sample import CoalitionSample
+from .samplers.sizes import DISTRIBUTIONS, shapley_size_log_mass
 from .solve import indicator_product, merge, replicate_stderr, unit_groups
 from .spec import MethodSpec, Setup
 

@@ -166,41 +166,75 @@ def _noise_norm(design: PackedDesign, e: np.ndarray, sizes: np.ndarray,
 def solve_regression_iterative(design: PackedDesign, constrained: bool):
     """Weighted least squares ``min_x sum_j w_j (a_j^T x - y_j)^2`` (``x ⊥ 1`` when ``constrained``) by
     preconditioned conjugate gradients, one column per output; returns a
-    :class:`~fairshare.engine.solve.Linearized`."""
+    :class:`~fairshare.engine.solve.Linearized`.
+
+    Examples
+    --------
+    >>> from fairshare.engine.solve import Design
+    >>> rng = np.random.default_rng(0)
+    >>> Z = rng.random((400, 130)) < 0.5
+    >>> x = rng.normal(size=130)
+    >>> design = Design(Z, np.ones(400), np.zeros(400), np.ones(400), (Z @ x)[:, None], np.ones(400),
+    ...                 np.arange(400), np.zeros(400, int))
+    >>> lin = solve_regression_iterative(PackedDesign.from_design(design), constrained=False)
+    >>> bool(np.abs(lin.x[:, 0] - x).max() < 1e-6)
+    True
+    """
     from .solve import Linearized
 
-    d = design.n_players
-    w = design.w
     project: Callable = _projected if constrained else (lambda v: v)
+    near = _NearInverse(design, constrained, project)
+    x, fitted, iterations = _conjugate_gradients(design, constrained, project, near)
+    x = project(x)
+    residual = design.y - fitted
+    leverage = _leverage(design, constrained, near)
+    lin = Linearized(x=x, contrib=design.w[:, None] * residual, solve=near, leverage=leverage)
+    lin.iterations = iterations
+    return lin
+
+
+class _NearInverse:
+    """``(D + beta 11^T)^-1``, the inverse of the matrix the normal matrix ``M`` is close to (``D`` diagonal).
+
+    Shapley's and Banzhaf's designs are near multiples of I (of I - 11^T/d for Shapley), a semivalue's of
+    I + b_n 11^T (Lemma 3.4). That structure, read off M's diagonal and M 1 in one pass (with ``A^T W y``, kept as
+    ``c``), is the preconditioner and the inverse the error bars use (calling the object applies it, projected for
+    the constrained problem)."""
+
+    def __init__(self, design: PackedDesign, constrained: bool, project: Callable) -> None:
+        d = design.n_players
+        self.c, diag, m1 = design.first_products()
+        if constrained:
+            # the diagonal of P M P (what the constrained problem sees): M_ii - 2 (M 1)_i / d + 1^T M 1 / d^2
+            diag = np.maximum(diag - 2.0 * m1 / d + m1.sum() / d**2, 1e-300)
+            self.beta = 0.0
+        else:
+            self.beta = float((m1.sum() - diag.sum()) / (d * (d - 1))) if d > 1 else 0.0
+            diag = np.maximum(diag - self.beta, 1e-300)
+        self.inv_d = 1.0 / diag
+        self.denominator = 1.0 + self.beta * self.inv_d.sum()
+        self.project = project
+
+    def __call__(self, R: np.ndarray) -> np.ndarray:
+        """``(D + beta 11^T)^-1 R`` by Sherman-Morrison (projected for the constrained problem)."""
+        out = self.inv_d[:, None] * R
+        if self.beta != 0.0:
+            out -= self.inv_d[:, None] * (self.beta * out.sum(axis=0, keepdims=True) / self.denominator)
+        return self.project(out)
+
+
+def _conjugate_gradients(design: PackedDesign, constrained: bool, project: Callable,
+                         precondition: _NearInverse) -> tuple[np.ndarray, np.ndarray, int]:
+    """The iterates ``x`` (not yet projected), the fitted values ``A x`` kept alongside them, and the iterations
+    taken: until the residual is below ``_TOL`` of the right-hand side, or a twentieth of the statistical error
+    once that is read (see the module docstring)."""
 
     def normal(V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``P M P V`` and ``A P V`` (the iterates stay in the projected space: ``A x`` is kept alongside ``x``)."""
         out, image = design.normal(project(V))
         return project(out), image
 
-    # the normal matrix M is close to D + beta 11^T (D diagonal): Shapley's and Banzhaf's designs are near
-    # multiples of I (of I - 11^T/d for Shapley), a semivalue's of I + b_n 11^T (Lemma 3.4). That structure,
-    # read off M's diagonal and M 1, is the preconditioner and the inverse the error bars use
-    c, diag, m1 = design.first_products()
-    if constrained:
-        # the diagonal of P M P (what the constrained problem sees): M_ii - 2 (M 1)_i / d + 1^T M 1 / d^2
-        diag = np.maximum(diag - 2.0 * m1 / d + m1.sum() / d**2, 1e-300)
-        beta = 0.0
-    else:
-        beta = float((m1.sum() - diag.sum()) / (d * (d - 1))) if d > 1 else 0.0
-        diag = np.maximum(diag - beta, 1e-300)
-    inv_d = 1.0 / diag
-    denominator = 1.0 + beta * inv_d.sum()
-
-    def approx_inverse(R: np.ndarray) -> np.ndarray:
-        """``(D + beta 11^T)^-1 R`` by Sherman-Morrison (projected for the constrained problem)."""
-        out = inv_d[:, None] * R
-        if beta != 0.0:
-            out -= inv_d[:, None] * (beta * out.sum(axis=0, keepdims=True) / denominator)
-        return project(out)
-
-    precondition = approx_inverse
-    b = project(c)
+    b = project(precondition.c)
     x = np.zeros_like(b)
     fitted = np.zeros_like(design.y)                  # A x, updated with each step (no product to read the residual)
     r = b.copy()
@@ -235,9 +269,16 @@ def solve_regression_iterative(design: PackedDesign, constrained: bool):
             break
         p = z + (rz_new / np.where(rz == 0.0, 1.0, rz)) * p
         rz = rz_new
-    x = project(x)
-    residual = design.y - fitted
-    # leverage of each row, h_j = w_j a_j^T M^-1 a_j, under the same approximation of M
+    return x, fitted, iterations
+
+
+def _leverage(design: PackedDesign, constrained: bool, near: _NearInverse) -> np.ndarray:
+    """The leverage of each row, ``h_j = w_j a_j^T M^-1 a_j``, under the same approximation of ``M``; capped at
+    1/2 (a small-sample correction of at most 2x on rows this path sees; exactly determined fits, where it must
+    be infinite, are small and solved densely)."""
+    d = design.n_players
+    inv_d = near.inv_d
+    sizes = design.Z.sizes
     with_center = not constrained and design.center is not None
     probes = np.stack([inv_d, design.center * inv_d] if with_center else [inv_d], axis=1)
     z_probes = design.Z.matvec(probes)                                    # z^T D^-1 1 (and z^T D^-1 center)
@@ -253,11 +294,5 @@ def solve_regression_iterative(design: PackedDesign, constrained: bool):
             zc = z_probes[:, 1]
             a_d_a += -2.0 * (design.s * zc - design.t * c_d.sum()) + float(design.center @ c_d)
             a_d_1 -= c_d.sum()
-        quad = a_d_a - beta * a_d_1**2 / denominator
-    # approximate: capped at 1/2 (a small-sample correction of at most 2x on rows this path sees; exactly
-    # determined fits, where it must be infinite, are small and solved densely)
-    leverage = np.minimum(w * quad, 0.5)
-    solve = approx_inverse
-    lin = Linearized(x=x, contrib=w[:, None] * residual, solve=solve, leverage=leverage)
-    lin.iterations = iterations
-    return lin
+        quad = a_d_a - near.beta * a_d_1**2 / near.denominator
+    return np.minimum(design.w * quad, 0.5)

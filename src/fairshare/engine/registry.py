@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import (exact_method, interaction_permutation, interaction_regression, leave_one_out, montecarlo, owen,
-               owen_adaptive, regression, sgd)
+from . import (exact, interaction_permutation, interaction_regression, leave_one_out, montecarlo, owen, owen_adaptive,
+               regression, sgd)
 from .spec import INDEX_FAMILIES, MethodSpec
 
 __all__ = ["MethodInfo", "get_method", "methods", "method_names", "methods_markdown", "registered"]
@@ -31,7 +31,7 @@ def _build(specs: list[MethodSpec]) -> dict[str, MethodSpec]:
     return out
 
 
-_REGISTRY = _build(exact_method.SPECS + montecarlo.SPECS[:2] + regression.SPECS + montecarlo.SPECS[2:] + sgd.SPECS
+_REGISTRY = _build(exact.SPECS + montecarlo.SPECS[:2] + regression.SPECS + montecarlo.SPECS[2:] + sgd.SPECS
                    + leave_one_out.SPECS + interaction_regression.SPECS
                    + interaction_permutation.SPECS + owen.SPECS + owen_adaptive.SPECS)
 

@@ -22,9 +22,10 @@ from typing import Any
 import numpy as np
 
 from .._core import arrays
-from .enumeration import exact_estimate
+from .exact import exact_estimate
 from ..games.base import Game
-from .sampling import CoalitionSample, DISTRIBUTIONS, shapley_size_log_mass
+from .samplers.sample import CoalitionSample
+from .samplers.sizes import DISTRIBUTIONS, shapley_size_log_mass
 from ..indices.semivalues import Semivalue
 from .formulations import SemivalueDesign, SemivalueRegression, ShapleyKernel
 from .iterative import PackedDesign, solve_regression_iterative, use_iterative

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from .._core import arrays
-from .sampling import CoalitionSample
+from .samplers.sample import CoalitionSample
 
 __all__ = ["Design", "Linearized", "gram", "indicator_product", "solve_regression", "solve_matrix_vector",
            "group_stderr", "projected", "merge", "subsample", "small_sample_factor", "unit_groups", "replicate_stderr"]

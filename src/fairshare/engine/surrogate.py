@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core.arguments import check_int
+from .._core.seeds import integer_seed
 from ..indices.semivalues import Semivalue
 
 __all__ = ["tree_control_variate", "predicted_fit_seconds", "CONTROL_MIN_ROWS_PER_PLAYER"]
@@ -109,7 +110,7 @@ def tree_control_variate(coalitions: np.ndarray, values: np.ndarray, rng: np.ran
     fold = np.repeat(fold_of_pair, 2)
     X = coalitions.astype(np.float32)
     ones, zeros = np.ones((1, n)), np.zeros((1, n))
-    seed = int(rng.integers(2**31 - 1))
+    seed = integer_seed(rng, 2**31 - 1)                 # the surrogates' random_state, from the solver's stream
     G = np.zeros_like(V)
     for f in range(folds):
         test = fold == f

@@ -250,70 +250,103 @@ def select_prototypes(train: Any, test: Any, k: int, kernel: Any = "linear", met
     k = check_int(k, "k", minimum=1)
     rng = check_rng(seed)
     kern = as_kernel(kernel, train, reg=reg)
-    embedded = hasattr(kern, "transform") and hasattr(kern, "gram") and hasattr(kern, "diagonal")
-    if embedded:
-        for label, arr in (("train", train), ("test", test)):
-            a = np.asarray(arr, dtype=float)
-            if a.size and not np.all(np.isfinite(a)):
-                bad = np.flatnonzero(~np.all(np.isfinite(a.reshape(a.shape[0], -1)), axis=1))
-                raise ValueError(f"{label} embeddings hold NaN or inf in {bad.size} row(s) (first: {bad[:5].tolist()}); "
-                                 "a Fisher embedding is NaN when the model's probabilities are 0 or 1 or its "
-                                 "inputs are NaN")
-        G = kern.transform(np.asarray(train, dtype=float))
-        H = kern.transform(np.asarray(test, dtype=float))
-        if G.ndim != 2 or H.ndim != 2 or G.shape[1] != H.shape[1]:
-            raise ValueError(f"train and test embeddings must be 2-D with the same width, got {G.shape} and {H.shape}")
-    if embedded and kern.linear:
-        if k > G.shape[1] and G.shape[1] < G.shape[0] and not jitter:
-            import warnings
-
-            warnings.warn(f"k = {k} prototypes asked of a linear kernel of rank at most {G.shape[1]} (the embedding "
-                          f"width): selection stops once the selected points span it; jitter=1e-3 (a nugget on "
-                          "the kernel's diagonal) selects past it, kernel='rbf' has full rank", UserWarning,
-                          stacklevel=2)
-        h = H.mean(axis=0)
-        z, mu = G @ h, float(h @ h)
-        diag = kern.diagonal(G)
-        cross = lambda a, b: G[a] @ G[b].T                                 # noqa: E731
-        column = None
-    else:
-        if embedded:                                                       # a kernel on transformed rows (rbf)
-            items, other, kfun = G, H, kern.gram
-        else:
-            items, other, kfun = train, test, kern
-        take = lambda idx: [items[i] for i in idx] if isinstance(items, list) else items[idx]   # noqa: E731
-        n_train = len(items)
-        z = np.concatenate([kfun(take(np.arange(s, min(s + 512, n_train))), other).mean(axis=1)
-                            for s in range(0, n_train, 512)]) if n_train else np.zeros(0)
-        mu = float(np.mean(kfun(other, other)))
-        if embedded:
-            diag = kern.diagonal(G)
-        else:                                                              # a function kernel: blocks of rows
-            diag = np.concatenate([np.diag(kfun(take(np.arange(s, min(s + 256, n_train))),
-                                                 take(np.arange(s, min(s + 256, n_train)))))
-                                   for s in range(0, n_train, 256)]) if n_train else np.zeros(0)
-        cross = lambda a, b: kfun(take(a), take(b))                      # noqa: E731
-        column = lambda i: kfun(items, take(np.array([i])))[:, 0]        # noqa: E731
-        G = None
-    if k > z.size:
-        raise ValueError(f"k = {k} is larger than the {z.size} training points")
+    terms = _kernel_terms(kern, train, test, k, jitter)
+    if k > terms.z.size:
+        raise ValueError(f"k = {k} is larger than the {terms.z.size} training points")
     jitter = float(jitter)
     if not np.isfinite(jitter) or jitter < 0:
         raise ValueError(f"jitter must be a finite number >= 0, got {jitter}")
     if jitter and method != "greedy":
         raise ValueError(f"jitter is supported by method='greedy', not {method!r}")
-    if method == "greedy":
-        sel, L, beta, objective = _greedy(G if G is not None else np.zeros((z.size, 0)), z, mu, k, column=column,
-                                          diag=diag, nugget=jitter * float(np.mean(diag)) if diag.size else 0.0)
-    elif method == "stochastic":
-        if not 0.0 < delta < 1.0:
-            raise ValueError(f"delta must lie in (0, 1), got {delta}")
-        sel, L, beta, objective = _stochastic(G, z, mu, k, rng, delta, diag, cross)
-    else:
-        sel, L, beta, objective = _distributed(G, z, mu, k, rng, n_parts, client, column, diag, cross,
-                                               items=None if G is not None else items, kfun=None if G is not None else kfun)
+    sel, L, beta, objective = _select(terms, method, k, rng, delta, n_parts, client, jitter)
     return Prototypes(indices=sel, weights=_weights(L, beta), objective=objective, method=method, cholesky=L,
                       beta=beta)
+
+
+@dataclass
+class _Terms:
+    """What selection reads of the kernel: the embeddings ``G`` (None for a kernel given as a function of items),
+    the mean kernel ``z`` between each training point and the test points, ``mu`` among test points, the kernel's
+    diagonal on the training points, ``cross(a, b)`` (its block between training positions), ``column(i)``
+    (None: from ``G``), and the items and kernel function that Dask tasks carry when ``G`` is None."""
+
+    G: np.ndarray | None
+    z: np.ndarray
+    mu: float
+    diag: np.ndarray
+    cross: Any
+    column: Any = None
+    items: Any = None
+    kfun: Any = None
+
+
+def _kernel_terms(kern: Any, train: Any, test: Any, k: int, jitter: float) -> _Terms:
+    """The kernel's terms: from the embeddings' means for a linear kernel, else in blocks of kernel rows."""
+    embedded = hasattr(kern, "transform") and hasattr(kern, "gram") and hasattr(kern, "diagonal")
+    if not embedded:
+        return _block_terms(train, test, kern, None)
+    G, H = _embeddings(kern, train, test)
+    if not kern.linear:                                                # a kernel on transformed rows (rbf)
+        return _block_terms(G, H, kern.gram, kern)
+    if k > G.shape[1] and G.shape[1] < G.shape[0] and not jitter:
+        import warnings
+
+        warnings.warn(f"k = {k} prototypes asked of a linear kernel of rank at most {G.shape[1]} (the embedding "
+                      f"width): selection stops once the selected points span it; jitter=1e-3 (a nugget on "
+                      "the kernel's diagonal) selects past it, kernel='rbf' has full rank", UserWarning,
+                      stacklevel=3)
+    h = H.mean(axis=0)
+    return _Terms(G, G @ h, float(h @ h), kern.diagonal(G), lambda a, b: G[a] @ G[b].T)
+
+
+def _embeddings(kern: Any, train: Any, test: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``train`` and ``test`` through the kernel's transform, refused where they hold NaN or inf or their shapes
+    do not match."""
+    for label, arr in (("train", train), ("test", test)):
+        a = np.asarray(arr, dtype=float)
+        if a.size and not np.all(np.isfinite(a)):
+            bad = np.flatnonzero(~np.all(np.isfinite(a.reshape(a.shape[0], -1)), axis=1))
+            raise ValueError(f"{label} embeddings hold NaN or inf in {bad.size} row(s) (first: {bad[:5].tolist()}); "
+                             "a Fisher embedding is NaN when the model's probabilities are 0 or 1 or its "
+                             "inputs are NaN")
+    G = kern.transform(np.asarray(train, dtype=float))
+    H = kern.transform(np.asarray(test, dtype=float))
+    if G.ndim != 2 or H.ndim != 2 or G.shape[1] != H.shape[1]:
+        raise ValueError(f"train and test embeddings must be 2-D with the same width, got {G.shape} and {H.shape}")
+    return G, H
+
+
+def _block_terms(items: Any, other: Any, kfun: Any, embedded: Any) -> _Terms:
+    """The terms of a kernel function ``kfun`` of two sets of items, in blocks of rows (the diagonal read from
+    ``embedded``, the kernel object, when the items are its embeddings)."""
+    take = lambda idx: [items[i] for i in idx] if isinstance(items, list) else items[idx]   # noqa: E731
+    n_train = len(items)
+    z = np.concatenate([kfun(take(np.arange(s, min(s + 512, n_train))), other).mean(axis=1)
+                        for s in range(0, n_train, 512)]) if n_train else np.zeros(0)
+    mu = float(np.mean(kfun(other, other)))
+    if embedded is not None:
+        diag = embedded.diagonal(items)
+    else:                                                              # a function kernel: blocks of rows
+        diag = np.concatenate([np.diag(kfun(take(np.arange(s, min(s + 256, n_train))),
+                                             take(np.arange(s, min(s + 256, n_train)))))
+                               for s in range(0, n_train, 256)]) if n_train else np.zeros(0)
+    return _Terms(None, z, mu, diag, lambda a, b: kfun(take(a), take(b)),
+                  column=lambda i: kfun(items, take(np.array([i])))[:, 0], items=items, kfun=kfun)
+
+
+def _select(terms: _Terms, method: str, k: int, rng: np.random.Generator, delta: float, n_parts: int | None,
+            client: Any, jitter: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(selected, Cholesky factor, beta, objective)`` by ``method``."""
+    G, z, mu, diag = terms.G, terms.z, terms.mu, terms.diag
+    if method == "greedy":
+        return _greedy(G if G is not None else np.zeros((z.size, 0)), z, mu, k, column=terms.column,
+                       diag=diag, nugget=jitter * float(np.mean(diag)) if diag.size else 0.0)
+    if method == "stochastic":
+        if not 0.0 < delta < 1.0:
+            raise ValueError(f"delta must lie in (0, 1), got {delta}")
+        return _stochastic(G, z, mu, k, rng, delta, diag, terms.cross)
+    return _distributed(G, z, mu, k, rng, n_parts, client, terms.column, diag, terms.cross, items=terms.items,
+                        kfun=terms.kfun)
 
 
 def _distributed(G, z, mu, k, rng, n_parts, client, column, diag, cross, items=None, kfun=None):

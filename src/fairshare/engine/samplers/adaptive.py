@@ -32,7 +32,7 @@ class NeymanSizes(CoalitionDesign):
 
     Examples
     --------
-    >>> from fairshare.engine.sampling import shapley_size_log_mass
+    >>> from fairshare.engine.samplers.sizes import shapley_size_log_mass
     >>> s = NeymanSizes(np.random.default_rng(0), 10, shapley_size_log_mass(10, "leverage"))
     >>> s.schedule(1000, rounds=False)
     [300, 700]

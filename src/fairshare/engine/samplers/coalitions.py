@@ -13,7 +13,9 @@ import math
 
 import numpy as np
 
-from ..sampling import CoalitionSample, sample_with_replacement, sample_without_replacement
+from .sample import CoalitionSample
+from .with_replacement import sample_with_replacement
+from .without_replacement import sample_without_replacement
 from ..protocols import History, Sampler
 
 __all__ = ["CoalitionDesign"]
@@ -24,7 +26,7 @@ class CoalitionDesign(Sampler):
 
     Examples
     --------
-    >>> from fairshare.engine.sampling import shapley_size_log_mass
+    >>> from fairshare.engine.samplers.sizes import shapley_size_log_mass
     >>> s = CoalitionDesign(np.random.default_rng(0), 6, shapley_size_log_mass(6, "kernel"), replacement=True)
     >>> s.propose(62, History()).coverage                   # 62 = 2^6 - 2: every coalition, exactly
     'all'

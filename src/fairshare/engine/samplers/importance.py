@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..._core.combinatorics import log_binom, logsumexp
-from ..sampling import random_subsets
+from .subsets import random_subsets
 from ..protocols import History, Sampler
 
 __all__ = ["LipschitzSizes", "StepBatch", "lipschitz_size_probabilities"]

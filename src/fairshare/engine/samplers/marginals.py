@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..enumeration import all_coalitions
-from ..sampling import random_subsets
+from ..exact import all_coalitions
+from .subsets import random_subsets
 from ..protocols import History, Sampler, doubling
 
 __all__ = ["MarginalPairs", "MarginalBatch", "IndependentCoalitions", "WeightedCoalitions"]

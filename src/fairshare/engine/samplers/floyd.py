@@ -5,8 +5,9 @@ Floyd's algorithm draws a uniform ``k``-subset of ``range(d)`` with exactly ``k`
 using the row being written as the membership test: no per-size Python loop, no index arrays,
 ``O(sum of k)`` work for any mix of sizes. The random numbers are made in the kernel by a
 counter-based generator (the SplitMix64 output function of a seed drawn from the caller's numpy
-generator and the number's index, each row's indices fixed before the rows are shared out), so the
-draws depend on the seed alone, not on the number of threads, and no array of them is written.
+generator by :func:`fairshare._core.seeds.integer_seed` and the number's index, each row's indices fixed
+before the rows are shared out), so the draws depend on the seed alone, not on the number of threads, and no
+array of them is written.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .._core.compiled import CACHE, threads_for
-from .._core.hashing import mix
+from ..._core.compiled import CACHE, threads_for
+from ..._core.hashing import mix
+from ..._core.seeds import integer_seed
 
 __all__ = ["floyd_fill", "floyd_rows"]
 
@@ -70,7 +72,7 @@ def floyd_fill(rng: np.random.Generator, out: np.ndarray, sizes: np.ndarray, n: 
     order = np.arange(m) if draw_order is None else np.asarray(draw_order, dtype=np.int64)
     start = np.empty(m, dtype=np.int64)
     start[order] = np.concatenate([[0], np.cumsum(k[order])[:-1]]) if m else np.zeros(0, np.int64)
-    seed = np.uint64(rng.integers(0, 2**63, dtype=np.int64))
+    seed = np.uint64(integer_seed(rng, 2**63))
     if m:
         with threads_for(int(k.sum()) + m):
             _floyd(k, start, np.ascontiguousarray(n), offset, flip, seed, out)
