@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import fairshare as fs
-from fairshare.engine.enumeration import all_coalitions
+from fairshare.engine.exact import all_coalitions
 
 
 def table_game(table: np.ndarray, n: int) -> fs.games.FunctionGame:

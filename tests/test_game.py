@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 import fairshare as fs
-from fairshare.engine.enumeration import all_coalitions
+from fairshare.engine.exact import all_coalitions
 
 
 def size_game(n=4, **kw):

@@ -164,7 +164,7 @@ def test_every_coalitions_margin_in_the_table_is_the_trees_output_on_its_hybrid_
     the ensemble's own prediction of every hybrid row: missing values, several outputs, categorical splits."""
     from sklearn.ensemble import RandomForestClassifier
 
-    from fairshare.engine.enumeration import all_coalitions
+    from fairshare.engine.exact import all_coalitions
     from fairshare.trees import prepared
     from fairshare.trees.tabulate import margin_tables
 

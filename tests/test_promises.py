@@ -24,7 +24,7 @@ import fairshare as fs
 from fairshare.cli import main as cli_main
 from fairshare.doors.value_data import VALUE_DATA
 from fairshare.doors.estimate import ESTIMATE
-from fairshare.engine.enumeration import all_coalitions
+from fairshare.engine.exact import all_coalitions
 from fairshare.engine.registry import get_method, method_names
 from fairshare.doors.exact import EXACT
 from fairshare.doors.explain import EXPLAIN

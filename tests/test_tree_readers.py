@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 import fairshare as fs
-from fairshare.engine.enumeration import all_coalitions
+from fairshare.engine.exact import all_coalitions
 from fairshare.trees import prepared, read_ensemble, tree_rows
 
 from conftest import model_raw_output

@@ -8,9 +8,9 @@ import numpy as np
 
 from .._core.arguments import Arguments, Option
 from ..results.attribution import Attribution
-from ..engine.enumeration import DEFAULT_CHUNK, exact_estimate
+from ..engine.exact import DEFAULT_CHUNK, exact_estimate
 from ..engine.evaluation import BudgetedEvaluator
-from ..engine.owen import exact_owen
+from ..engine.exact import exact_owen
 from ..games.base import Game
 from ..indices.hierarchy import OwenIndex, check_partition, check_value_index, resolve_value_index
 from ..indices.semivalues import Semivalue

@@ -119,7 +119,7 @@ def objective_error(estimate: Any, game: Any, index: Any = "banzhaf") -> float:
     >>> objective_error(fs.exact(g, "banzhaf"), g)
     0.0
     """
-    from ..engine.enumeration import MAX_ENUMERATION_PLAYERS, all_coalitions
+    from ..engine.exact import MAX_ENUMERATION_PLAYERS, all_coalitions
     from .exact import exact
 
     n = game.n_players

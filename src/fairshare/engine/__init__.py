@@ -5,8 +5,7 @@ stopping rules and the budgeted evaluation of games.
 - :mod:`.choice` decides ``method="auto"`` from facts that do not change between runs;
 - :mod:`.driver` is the one loop; :mod:`.protocols` declares what it talks to (Sampler, Batch, Solver);
 - :mod:`.samplers` draw coalitions (size designs with and without replacement) and permutations;
-- :mod:`.exact` holds every exact value (closed forms, enumeration, interactions, Owen) and the ``exact`` method
-  (:mod:`.enumeration` and :mod:`.exact_method` keep its names importable where the doors import them);
+- :mod:`.exact` holds every exact value (closed forms, enumeration, interactions, Owen) and the ``exact`` method;
 - :mod:`.regression` (over :mod:`.formulations`, :mod:`.solve`, :mod:`.iterative`, :mod:`.packed`,
   :mod:`.surrogate`), :mod:`.montecarlo`, :mod:`.sgd`, :mod:`.leave_one_out`, :mod:`.owen`, :mod:`.owen_adaptive`
   and the interaction methods are the estimators;

@@ -13,12 +13,11 @@ import numpy as np
 
 from .._core.arguments import Option
 from ..indices.hierarchy import Hierarchy, OwenIndex
-from .exact import exact_owen, owen_cost_lower_bound, owen_exact_cost
 from .montecarlo import PermutationSolver
 from .samplers import PermutationSampler
 from .spec import MethodSpec, Setup
 
-__all__ = ["exact_owen", "owen_exact_cost", "owen_cost_lower_bound", "OwenPermutations", "SPECS"]
+__all__ = ["OwenPermutations", "SPECS"]
 
 
 class OwenPermutations(PermutationSampler):

@@ -164,7 +164,7 @@ def _linked_parallel(bounds, left, right, feature, value, roots, tree_out, base,
 
 def margin_tables(prep: Any, x: np.ndarray, background: np.ndarray) -> np.ndarray:
     """The ensemble's margin on the hybrid row ``(x_S, b_{~S})`` for every coalition and background row:
-    ``(B, 2^n, k)``, coalitions in :func:`~fairshare.engine.enumeration.all_coalitions` order.
+    ``(B, 2^n, k)``, coalitions in :func:`~fairshare.engine.exact.all_coalitions` order.
 
     Examples
     --------
