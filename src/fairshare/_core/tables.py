@@ -22,8 +22,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["as_rows", "is_sparse", "frame_info", "model_columns", "match_columns", "aligned", "accepts_missing", "check_finite",
-           "stored_names", "target_of", "register_library_hooks"]
+__all__ = ["as_rows", "is_sparse", "frame_info", "model_columns", "match_columns", "aligned", "accepts_missing",
+           "check_finite", "stored_names", "target_of", "register_library_hooks"]
 
 # what the libraries of models say of them (their feature names, whether they take NaN, how they store a name)
 _HOOKS: dict[str, Callable[..., Any]] = {"feature_names": lambda model: None, "accepts_missing": lambda model: None,
@@ -141,7 +141,8 @@ def model_columns(model: Any) -> tuple[list[str] | None, str]:
 
 def match_columns(columns: list[str], reference: list[str], name: str, source: str) -> list[int]:
     """For each name of ``reference``, the position of the column of ``columns`` that holds it (by name; a
-    column also matches a name a library stores for it, :func:`stored_names`); a clear error with both lists otherwise.
+    column also matches a name a library stores for it, :func:`stored_names`); a clear error with both lists
+    otherwise.
 
     Examples
     --------

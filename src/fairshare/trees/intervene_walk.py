@@ -2,10 +2,10 @@
 
 For each (row, background row, tree), the walk follows both rows where they agree and branches where they
 disagree on a feature not yet decided on the path (the feature taken from the row, or from the background row),
-as TreeSHAP's interventional algorithm (:func:`_intervene_row`). A reached leaf with ``p`` features from the row
-and ``q`` from the background is the game ``1[P in S, N out of S]``; its values come from
-:func:`~fairshare.trees.values.sign_tables` (:func:`_leaf_games`). A linear leaf (lightgbm's linear trees) is a
-sum of such games (:func:`_linear_leaf`). Trees that feed one output (one tree per class) touch only it.
+as TreeSHAP's interventional algorithm (:func:`_intervene_against`, one background row at a time). A reached
+leaf with ``p`` features from the row and ``q`` from the background is the game ``1[P in S, N out of S]``; its
+values come from :func:`~fairshare.trees.values.sign_tables`. A linear leaf (lightgbm's linear trees) is a sum of
+such games (:func:`_linear_leaf`). Trees that feed one output (one tree per class) touch only it.
 :mod:`fairshare.trees.kernels` runs rows, or chunks of the background, in parallel.
 """
 
@@ -104,46 +104,14 @@ def _linear_leaf(r: int, b: int, node: int, o: int, path_f: np.ndarray, path_s: 
             _add_game(ext_f, ext_s, ne + 1, lin_coeff[idx] * (xj - bj) * scale, o, pos, neg, out, r)
 
 
-@njit(cache=CACHE, nogil=True, inline="always")
-def _leaf_games(r: int, b: int, node: int, o_t: int, nf: int, linear: bool, path_f: np.ndarray, path_s: np.ndarray,
-                ext_f: np.ndarray, ext_s: np.ndarray, value: np.ndarray, lin_ptr: np.ndarray, lin_feat: np.ndarray,
-                lin_coeff: np.ndarray, lin_fallback: np.ndarray, X: np.ndarray, Z: np.ndarray, pos: np.ndarray,
-                neg: np.ndarray, scale: float, out: np.ndarray) -> None:  # pragma: no cover - compiled
-    """Leaf ``node`` reached with the path ``(path_f, path_s)`` of ``nf`` decided features: its game's values (a
-    linear leaf's sum of games) added into ``out[r]``, into output ``o_t`` or, for ``o_t < 0``, every output."""
-    k = value.shape[1]
-    if linear and lin_ptr[node + 1] > lin_ptr[node]:
-        _linear_leaf(r, b, node, max(o_t, 0), path_f, path_s, nf, ext_f, ext_s, value, lin_ptr,
-                     lin_feat, lin_coeff, lin_fallback, X, Z, pos, neg, scale, out)
-    elif nf > 0:
-        if o_t >= 0:
-            _add_game(path_f, path_s, nf, value[node, o_t] * scale, o_t, pos, neg, out, r)
-        else:                            # a leaf feeding every output: its sign values once
-            p = 0
-            for i in range(nf):
-                if path_s[i]:
-                    p += 1
-            vp = pos[p, nf - p] * scale
-            vn = neg[p, nf - p] * scale
-            for i in range(nf):
-                sv = vp if path_s[i] else vn
-                fi = path_f[i]
-                for o in range(k):
-                    out[r, fi, o] += sv * value[node, o]
-
-
 @njit(cache=CACHE, nogil=True)
 def _intervene_row(r: int, left: np.ndarray, right: np.ndarray, feature: np.ndarray, value: np.ndarray,
                    roots: np.ndarray, tree_out: np.ndarray, go_x: np.ndarray, go_z: np.ndarray, pos: np.ndarray,
                    neg: np.ndarray, lin_ptr: np.ndarray, lin_feat: np.ndarray, lin_coeff: np.ndarray,
                    lin_fallback: np.ndarray, X: np.ndarray, Z: np.ndarray, max_depth: int, max_terms: int,
                    out: np.ndarray) -> None:  # pragma: no cover - compiled
-    """Interventional values of row ``r`` against every background row, added into ``out[r]``.
-
-    Depth-first walk per (background row, tree) with the path kept per level: an entry of the stack
-    carries the path length below it and the (feature, side) it decides, so siblings share their
-    prefix and nothing is copied.
-    """
+    """Interventional values of row ``r`` against every background row, added into ``out[r]``: the scratch of the
+    walks, then :func:`_intervene_against` for each background row in turn."""
     B = go_z.shape[0]
     levels = max_depth + 2
     st_node = np.empty(2 * levels + 2, dtype=np.int64)
@@ -155,49 +123,81 @@ def _intervene_row(r: int, left: np.ndarray, right: np.ndarray, feature: np.ndar
     ext_f = np.empty(levels + max_terms, dtype=np.int64)
     ext_s = np.empty(levels + max_terms, dtype=np.bool_)
     scale = 1.0 / B
-    linear = lin_ptr.shape[0] > 1
     for b in range(B):
-        for t in range(roots.shape[0]):
-            o_t = tree_out[t]
-            st_node[0] = roots[t]
-            st_n[0] = 0
-            st_f[0] = -1
-            top = 1
-            while top > 0:
-                top -= 1
-                node = st_node[top]
-                nf = st_n[top]
-                if st_f[top] >= 0:
-                    path_f[nf - 1] = st_f[top]
-                    path_s[nf - 1] = st_s[top]
-                f = feature[node]
-                if f < 0:
-                    _leaf_games(r, b, node, o_t, nf, linear, path_f, path_s, ext_f, ext_s, value, lin_ptr, lin_feat,
-                                lin_coeff, lin_fallback, X, Z, pos, neg, scale, out)
-                    continue
-                gx = go_x[r, node]
-                gz = go_z[b, node]
-                if gx == gz:
-                    side = 1
-                else:
-                    side = _side(path_f, path_s, nf, f)
-                if side >= 0:                        # agree, or f already decided: one way on
-                    go = gx if side == 1 else gz
-                    st_node[top] = left[node] if go else right[node]
-                    st_n[top] = nf
-                    st_f[top] = -1
-                    top += 1
-                    continue
-                # branch: f taken from the background row (out of S) or from the row (in S)
-                st_node[top] = left[node] if gz else right[node]
-                st_n[top] = nf + 1
-                st_f[top] = f
-                st_s[top] = False
-                st_node[top + 1] = left[node] if gx else right[node]
-                st_n[top + 1] = nf + 1
-                st_f[top + 1] = f
-                st_s[top + 1] = True
-                top += 2
+        _intervene_against(r, b, left, right, feature, value, roots, tree_out, go_x, go_z, pos, neg, lin_ptr,
+                           lin_feat, lin_coeff, lin_fallback, X, Z, scale, out, st_node, st_n, st_f, st_s, path_f,
+                           path_s, ext_f, ext_s)
+
+
+@njit(cache=CACHE, nogil=True)
+def _intervene_against(r: int, b: int, left: np.ndarray, right: np.ndarray, feature: np.ndarray, value: np.ndarray,
+                       roots: np.ndarray, tree_out: np.ndarray, go_x: np.ndarray, go_z: np.ndarray, pos: np.ndarray,
+                       neg: np.ndarray, lin_ptr: np.ndarray, lin_feat: np.ndarray, lin_coeff: np.ndarray,
+                       lin_fallback: np.ndarray, X: np.ndarray, Z: np.ndarray, scale: float, out: np.ndarray,
+                       st_node: np.ndarray, st_n: np.ndarray, st_f: np.ndarray, st_s: np.ndarray, path_f: np.ndarray,
+                       path_s: np.ndarray, ext_f: np.ndarray, ext_s: np.ndarray) -> None:  # pragma: no cover
+    """Row ``r`` against background row ``b``: a depth-first walk per tree with the path kept per level (an entry of
+    the stack carries the path length below it and the (feature, side) it decides, so siblings share their prefix
+    and nothing is copied); each leaf's game, weighted by ``scale``, added into ``out[r]``."""
+    k = value.shape[1]
+    linear = lin_ptr.shape[0] > 1
+    for t in range(roots.shape[0]):
+        o_t = tree_out[t]
+        st_node[0] = roots[t]
+        st_n[0] = 0
+        st_f[0] = -1
+        top = 1
+        while top > 0:
+            top -= 1
+            node = st_node[top]
+            nf = st_n[top]
+            if st_f[top] >= 0:
+                path_f[nf - 1] = st_f[top]
+                path_s[nf - 1] = st_s[top]
+            f = feature[node]
+            if f < 0:
+                if linear and lin_ptr[node + 1] > lin_ptr[node]:
+                    _linear_leaf(r, b, node, max(o_t, 0), path_f, path_s, nf, ext_f, ext_s, value, lin_ptr,
+                                 lin_feat, lin_coeff, lin_fallback, X, Z, pos, neg, scale, out)
+                elif nf > 0:
+                    if o_t >= 0:
+                        _add_game(path_f, path_s, nf, value[node, o_t] * scale, o_t, pos, neg, out, r)
+                    else:                            # a leaf feeding every output: its sign values once
+                        p = 0
+                        for i in range(nf):
+                            if path_s[i]:
+                                p += 1
+                        vp = pos[p, nf - p] * scale
+                        vn = neg[p, nf - p] * scale
+                        for i in range(nf):
+                            sv = vp if path_s[i] else vn
+                            fi = path_f[i]
+                            for o in range(k):
+                                out[r, fi, o] += sv * value[node, o]
+                continue
+            gx = go_x[r, node]
+            gz = go_z[b, node]
+            if gx == gz:
+                side = 1
+            else:
+                side = _side(path_f, path_s, nf, f)
+            if side >= 0:                        # agree, or f already decided: one way on
+                go = gx if side == 1 else gz
+                st_node[top] = left[node] if go else right[node]
+                st_n[top] = nf
+                st_f[top] = -1
+                top += 1
+                continue
+            # branch: f taken from the background row (out of S) or from the row (in S)
+            st_node[top] = left[node] if gz else right[node]
+            st_n[top] = nf + 1
+            st_f[top] = f
+            st_s[top] = False
+            st_node[top + 1] = left[node] if gx else right[node]
+            st_n[top + 1] = nf + 1
+            st_f[top + 1] = f
+            st_s[top + 1] = True
+            top += 2
 
 
 @njit(cache=CACHE, nogil=True)

@@ -3,11 +3,11 @@
 One depth-first walk per tree for a whole block of rows (:func:`path_dependent_walk`). Along the way each distinct
 path feature ``f`` carries its factor ``g_f(u) = R_f + u (A_f - R_f)`` (``A_f``: the row follows the path at
 every node on ``f``; ``R_f``: product of the cover ratios, the same for every row), and the prefix product
-``P(u) = prod_f g_f(u)`` at the quadrature nodes of the semivalue's measure, per row (:func:`_enter`). At a leaf,
-player ``f`` gets ``(A_f - R_f) sum_q w_q P(u_q) / g_f(u_q)`` times the leaf value (:func:`_leaf_shares`; see
-:mod:`fairshare.trees.values`). The branchy walk is paid once per block; the arithmetic runs over the rows in
-contiguous arrays. Cost: ``O(leaves * depth * (quadrature nodes + outputs))`` per row. :func:`path_layout` gives
-what the walk needs of every node's place on its path; :mod:`fairshare.trees.kernels` runs blocks in parallel.
+``P(u) = prod_f g_f(u)`` at the quadrature nodes of the semivalue's measure, per row. At a leaf, player ``f``
+gets ``(A_f - R_f) sum_q w_q P(u_q) / g_f(u_q)`` times the leaf value (see :mod:`fairshare.trees.values`). The
+branchy walk is paid once per block; the arithmetic runs over the rows in contiguous arrays. Cost:
+``O(leaves * depth * (quadrature nodes + outputs))`` per row. :func:`path_layout` gives what the walk needs of
+every node's place on its path; :mod:`fairshare.trees.kernels` runs blocks in parallel.
 """
 
 from __future__ import annotations
@@ -89,85 +89,6 @@ def _latest_levels(lvl_slot: np.ndarray, d: int, from_level: np.ndarray) -> int:
     return ns
 
 
-@njit(cache=CACHE, nogil=True, inline="always")
-def _enter(c: int, d: int, left: np.ndarray, feature: np.ndarray, ratio: np.ndarray, parent: np.ndarray,
-           slot: np.ndarray, repeat: np.ndarray, go_left_t: np.ndarray, nodes: np.ndarray, P: np.ndarray,
-           lvl_slot: np.ndarray, lvl_feat: np.ndarray, lvl_r: np.ndarray, lvl_a: np.ndarray,
-           from_level: np.ndarray) -> None:  # pragma: no cover - compiled
-    """The edge into node ``c`` at level ``d``: its slot's ``R`` and per-row ``A`` (merged with the same feature
-    higher on the path), and the prefix products ``P[d]`` at every quadrature node."""
-    b = go_left_t.shape[1]
-    Q = nodes.shape[0]
-    p = parent[c]
-    went_left = left[p] == c
-    rc = ratio[c]
-    s = slot[c]
-    prev = -1
-    if repeat[c]:                            # merge with the same feature higher on the path
-        for h in range(d - 1, 0, -1):
-            if lvl_slot[h] == s:
-                prev = h
-                break
-        rc *= lvl_r[prev]
-    lvl_slot[d], lvl_feat[d], lvl_r[d] = s, feature[p], rc
-    for j in range(b):
-        aj = 1.0 if go_left_t[p, j] == went_left else 0.0
-        if prev >= 0:
-            aj *= lvl_a[prev, j]
-        lvl_a[d, j] = aj
-    if prev < 0:
-        for q in range(Q):
-            u = nodes[q]
-            for j in range(b):
-                P[d, q, j] = P[d - 1, q, j] * (rc + u * (lvl_a[d, j] - rc))
-    else:                                    # recompute the product over the path's factors
-        ns = _latest_levels(lvl_slot, d, from_level)
-        for q in range(Q):
-            u = nodes[q]
-            for j in range(b):
-                P[d, q, j] = 1.0
-            for i in range(ns):
-                h = from_level[i]
-                for j in range(b):
-                    P[d, q, j] *= lvl_r[h] + u * (lvl_a[h, j] - lvl_r[h])
-
-
-@njit(cache=CACHE, nogil=True, inline="always")
-def _leaf_shares(c: int, d: int, o_t: int, value: np.ndarray, nodes: np.ndarray, weights: np.ndarray,
-                 P: np.ndarray, lvl_slot: np.ndarray, lvl_feat: np.ndarray, lvl_r: np.ndarray, lvl_a: np.ndarray,
-                 from_level: np.ndarray, inv0: np.ndarray, inv1: np.ndarray, sv: np.ndarray,
-                 out: np.ndarray) -> None:  # pragma: no cover - compiled
-    """Leaf ``c`` at level ``d``: player ``f_i`` gets ``(A_i - R_i) int prod_{f != i} g_f = (A_i - R_i) sum_q w_q
-    P(u_q) / g_i(u_q)`` times the leaf's value, added into ``out``; with ``A_i`` in {0, 1}, ``1 / g_i(u_q)`` is one
-    of two numbers per factor, shared by all rows."""
-    b = sv.shape[0]
-    k = value.shape[1]
-    Q = nodes.shape[0]
-    ns = _latest_levels(lvl_slot, d, from_level)
-    for i in range(ns):
-        h = from_level[i]
-        ri = lvl_r[h]
-        for q in range(Q):
-            u = nodes[q]
-            g0 = ri * (1.0 - u)
-            inv0[q] = weights[q] / g0 if g0 != 0.0 else 0.0      # g = 0 only for A = R = 0: no share
-            inv1[q] = weights[q] / (ri + u * (1.0 - ri))
-        for j in range(b):
-            sv[j] = 0.0
-        for q in range(Q):
-            for j in range(b):
-                sv[j] += P[d, q, j] * (inv1[q] if lvl_a[h, j] != 0.0 else inv0[q])
-        for j in range(b):
-            sv[j] *= lvl_a[h, j] - ri
-        fi = lvl_feat[h]
-        for o in range(k):
-            if o_t >= 0 and o != o_t:
-                continue
-            vo = value[c, o]
-            for j in range(b):
-                out[fi, o, j] += sv[j] * vo
-
-
 @njit(cache=CACHE, nogil=True)
 def path_dependent_walk(left: np.ndarray, right: np.ndarray, feature: np.ndarray, ratio: np.ndarray,
                         parent: np.ndarray, slot: np.ndarray, repeat: np.ndarray, value: np.ndarray,
@@ -179,8 +100,8 @@ def path_dependent_walk(left: np.ndarray, right: np.ndarray, feature: np.ndarray
     its parent's; ``parent, slot, repeat``: from :func:`path_layout`; ``nodes, weights``:
     quadrature of the semivalue's measure (nodes strictly inside (0, 1)), exact for degree
     ``distinct depth - 1``; ``tree_out[t]``: the one output tree ``t`` adds into (-1: several).
-    The walk visits each node once for the whole block; the work per node and leaf runs over the
-    rows in contiguous arrays.
+    The walk (:func:`_walk_tree`, a tree at a time) visits each node once for the whole block; the
+    work per node and leaf runs over the rows in contiguous arrays.
     """
     b = go_left_t.shape[1]
     Q = nodes.shape[0]
@@ -197,28 +118,102 @@ def path_dependent_walk(left: np.ndarray, right: np.ndarray, feature: np.ndarray
     st_node = np.empty(levels + 1, dtype=np.int64)
     st_level = np.empty(levels + 1, dtype=np.int64)
     for t in range(roots.shape[0]):
-        root = roots[t]
-        if feature[root] < 0:
-            continue
-        o_t = tree_out[t]
-        for q in range(Q):
+        if feature[roots[t]] >= 0:
+            _walk_tree(roots[t], tree_out[t], left, right, feature, ratio, parent, slot, repeat, value, go_left_t,
+                       nodes, weights, out, P, lvl_slot, lvl_feat, lvl_r, lvl_a, from_level, inv0, inv1, sv, st_node,
+                       st_level)
+
+
+@njit(cache=CACHE, nogil=True)
+def _path_products(d: int, nodes: np.ndarray, P: np.ndarray, lvl_slot: np.ndarray, lvl_r: np.ndarray,
+                   lvl_a: np.ndarray, from_level: np.ndarray) -> None:  # pragma: no cover - compiled
+    """``P[d]``, the product over the path's factors recomputed (an edge that repeats a feature on the path)."""
+    b = P.shape[2]
+    ns = _latest_levels(lvl_slot, d, from_level)
+    for q in range(nodes.shape[0]):
+        u = nodes[q]
+        for j in range(b):
+            P[d, q, j] = 1.0
+        for i in range(ns):
+            h = from_level[i]
             for j in range(b):
-                P[0, q, j] = 1.0
-        st_node[0], st_level[0] = right[root], 1
-        st_node[1], st_level[1] = left[root], 1
-        top = 2
-        while top > 0:
-            top -= 1
-            c, d = st_node[top], st_level[top]
-            _enter(c, d, left, feature, ratio, parent, slot, repeat, go_left_t, nodes, P, lvl_slot, lvl_feat, lvl_r,
-                   lvl_a, from_level)
-            if feature[c] >= 0:
-                st_node[top], st_level[top] = right[c], d + 1
-                st_node[top + 1], st_level[top + 1] = left[c], d + 1
-                top += 2
-                continue
-            _leaf_shares(c, d, o_t, value, nodes, weights, P, lvl_slot, lvl_feat, lvl_r, lvl_a, from_level, inv0, inv1,
-                         sv, out)
+                P[d, q, j] *= lvl_r[h] + u * (lvl_a[h, j] - lvl_r[h])
+
+
+@njit(cache=CACHE, nogil=True)
+def _walk_tree(root: int, o_t: int, left: np.ndarray, right: np.ndarray, feature: np.ndarray, ratio: np.ndarray,
+               parent: np.ndarray, slot: np.ndarray, repeat: np.ndarray, value: np.ndarray, go_left_t: np.ndarray,
+               nodes: np.ndarray, weights: np.ndarray, out: np.ndarray, P: np.ndarray, lvl_slot: np.ndarray,
+               lvl_feat: np.ndarray, lvl_r: np.ndarray, lvl_a: np.ndarray, from_level: np.ndarray, inv0: np.ndarray,
+               inv1: np.ndarray, sv: np.ndarray, st_node: np.ndarray, st_level: np.ndarray) -> None:  # pragma: no cover
+    """One tree's depth-first walk for the block (the scratch arrays are :func:`path_dependent_walk`'s): at each
+    edge its slot's ``R``, per-row ``A`` and the prefix products ``P[d]``; at each leaf, every path feature's share."""
+    b = go_left_t.shape[1]
+    k = value.shape[1]
+    Q = nodes.shape[0]
+    for q in range(Q):
+        for j in range(b):
+            P[0, q, j] = 1.0
+    st_node[0], st_level[0] = right[root], 1
+    st_node[1], st_level[1] = left[root], 1
+    top = 2
+    while top > 0:
+        top -= 1
+        c, d = st_node[top], st_level[top]
+        p = parent[c]
+        went_left = left[p] == c
+        rc = ratio[c]
+        s = slot[c]
+        prev = -1
+        if repeat[c]:                            # merge with the same feature higher on the path
+            for h in range(d - 1, 0, -1):
+                if lvl_slot[h] == s:
+                    prev = h
+                    break
+            rc *= lvl_r[prev]
+        lvl_slot[d], lvl_feat[d], lvl_r[d] = s, feature[p], rc
+        for j in range(b):
+            aj = 1.0 if go_left_t[p, j] == went_left else 0.0
+            if prev >= 0:
+                aj *= lvl_a[prev, j]
+            lvl_a[d, j] = aj
+        if prev < 0:
+            for q in range(Q):
+                u = nodes[q]
+                for j in range(b):
+                    P[d, q, j] = P[d - 1, q, j] * (rc + u * (lvl_a[d, j] - rc))
+        else:
+            _path_products(d, nodes, P, lvl_slot, lvl_r, lvl_a, from_level)
+        if feature[c] >= 0:
+            st_node[top], st_level[top] = right[c], d + 1
+            st_node[top + 1], st_level[top + 1] = left[c], d + 1
+            top += 2
+            continue
+        # leaf: player f_i gets (A_i - R_i) int prod_{f != i} g_f = (A_i - R_i) sum_q w_q P(u_q) / g_i(u_q),
+        # with A_i in {0, 1}: 1 / g_i(u_q) is one of two numbers per factor, shared by all rows
+        ns = _latest_levels(lvl_slot, d, from_level)
+        for i in range(ns):
+            h = from_level[i]
+            ri = lvl_r[h]
+            for q in range(Q):
+                u = nodes[q]
+                g0 = ri * (1.0 - u)
+                inv0[q] = weights[q] / g0 if g0 != 0.0 else 0.0      # g = 0 only for A = R = 0: no share
+                inv1[q] = weights[q] / (ri + u * (1.0 - ri))
+            for j in range(b):
+                sv[j] = 0.0
+            for q in range(Q):
+                for j in range(b):
+                    sv[j] += P[d, q, j] * (inv1[q] if lvl_a[h, j] != 0.0 else inv0[q])
+            for j in range(b):
+                sv[j] *= lvl_a[h, j] - ri
+            fi = lvl_feat[h]
+            for o in range(k):
+                if o_t >= 0 and o != o_t:
+                    continue
+                vo = value[c, o]
+                for j in range(b):
+                    out[fi, o, j] += sv[j] * vo
 
 
 @njit(cache=CACHE, nogil=True)

@@ -4,7 +4,8 @@ Reading a large ensemble costs far more than explaining one row (0.1 s for 300 d
 trees), so :func:`prepared` keeps what was read for as long as the model object lives, and
 re-reads it when the model was refitted: the cache entry remembers the fitted state it was read
 from (its library's reader says what: the trees' containers by identity, the number of boosting
-rounds, the best iteration), and a new fit replaces them. ``TreeGame(model, x)`` in a loop over rows costs only the rows.
+rounds, the best iteration), and a new fit replaces them. ``TreeGame(model, x)`` in a loop over
+rows costs only the rows.
 """
 
 from __future__ import annotations
