@@ -369,7 +369,7 @@ def test_catboost_combination_classes_equal_catboosts_own_path_dependent_values(
     """Without a background: each combination class (the CTR projection's categorical features) is a player of the
     walk, its value shared equally among its features, as catboost's ShapValues; classes of two features occur."""
     cb = pytest.importorskip("catboost")
-    from fairshare.trees.read_catboost import read_catboost
+    from fairshare.trees.readers.catboost import read_catboost
 
     draw = np.random.default_rng(0)
     n = 1500
@@ -412,7 +412,7 @@ def test_catboost_category_hash_equals_catboosts_own():
     import os
     import tempfile
 
-    from fairshare.trees.catboost_hash import category_hash
+    from fairshare.trees.readers.catboost.hashing import category_hash
 
     model, _, _ = CASES["cb-categorical-ctr"]
     draw = np.random.default_rng(4)

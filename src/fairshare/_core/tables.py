@@ -3,24 +3,50 @@
 Every door that takes rows (``fs.explain`` for any model and for tree models, ``TreeGame``, ``tree_values``,
 the CLI) aligns them here, by name, to the features the model was fitted with. The model's names come
 from the model or the estimator behind a bound method (``model.predict_proba.__self__``): scikit-learn's
-``feature_names_in_`` (pipelines too), lightgbm's ``feature_name_`` (lightgbm replaces whitespace in names
-with ``_``; a frame with the original names still matches), xgboost's booster feature names and catboost's
-``feature_names_``. Columns in another order are reordered; missing or unexpected columns are refused
-with both lists. Infinite values are refused before any model call, naming the argument, row and
-column; NaN is refused too unless the model is known to take missing values (tree libraries, scikit-learn
+``feature_names_in_`` (pipelines too), else what the model's own library stores (lightgbm's ``feature_name_``,
+which replaces whitespace in names with ``_``: a frame with the original names still matches; xgboost's booster
+feature names; catboost's ``feature_names_``). Columns in another order are reordered; missing or unexpected
+columns are refused with both lists. Infinite values are refused before any model call, naming the argument, row
+and column; NaN is refused too unless the model is known to take missing values (tree libraries, scikit-learn
 estimators whose tags say so); a plain function is given what it was given.
+
+What a library says of its models is asked of its tree reader (:mod:`fairshare.trees.readers`), which sits above
+``_core`` and so registers itself here when imported (:func:`register_library_hooks`): importing ``fairshare``
+imports it.
 """
 
 from __future__ import annotations
 
 import inspect
-import re
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["as_rows", "is_sparse", "frame_info", "model_columns", "match_columns", "aligned", "accepts_missing", "check_finite",
-           "lightgbm_name", "target_of"]
+__all__ = ["as_rows", "is_sparse", "frame_info", "model_columns", "match_columns", "aligned", "accepts_missing",
+           "check_finite", "stored_names", "target_of", "register_library_hooks"]
+
+# what the libraries of models say of them (their feature names, whether they take NaN, how they store a name)
+_HOOKS: dict[str, Callable[..., Any]] = {"feature_names": lambda model: None, "accepts_missing": lambda model: None,
+                                         "stored_names": lambda name: []}
+
+
+def register_library_hooks(feature_names: Callable[[Any], tuple[list[str], str] | None],
+                           accepts_missing: Callable[[Any], bool | None],
+                           stored_names: Callable[[str], list[str]]) -> None:
+    """Let the model libraries' readers answer: ``feature_names(model)`` (the names the model's library stores and
+    where they come from, or None), ``accepts_missing(model)`` (True / False, or None when the library does not
+    say) and ``stored_names(name)`` (the names libraries store for a feature name, e.g. whitespace replaced).
+    :mod:`fairshare.trees.readers` registers its readers here when it is imported.
+
+    Examples
+    --------
+    >>> saved = dict(_HOOKS)
+    >>> register_library_hooks(lambda m: None, lambda m: None, lambda name: [name.upper()])
+    >>> stored_names("a")
+    ['A']
+    >>> _HOOKS.update(saved)
+    """
+    _HOOKS.update(feature_names=feature_names, accepts_missing=accepts_missing, stored_names=stored_names)
 
 
 def target_of(model: Any) -> Any:
@@ -83,15 +109,15 @@ def frame_info(obj: Any) -> tuple[list[str] | None, Any]:
     return None, None
 
 
-def lightgbm_name(name: str) -> str:
-    """A feature name as lightgbm stores it (whitespace replaced by ``_``).
+def stored_names(name: str) -> list[str]:
+    """The names under which model libraries store the feature name ``name`` (those that rewrite it).
 
     Examples
     --------
-    >>> lightgbm_name("mean radius")
-    'mean_radius'
+    >>> stored_names("mean radius")                     # lightgbm replaces whitespace
+    ['mean_radius']
     """
-    return re.sub(r"\s", "_", str(name))
+    return list(_HOOKS["stored_names"](str(name)))
 
 
 def model_columns(model: Any) -> tuple[list[str] | None, str]:
@@ -106,26 +132,17 @@ def model_columns(model: Any) -> tuple[list[str] | None, str]:
     (['a', 'b'], "the model's features (feature_names_in_)")
     """
     target = target_of(model)
-    module = type(target).__module__
     names = getattr(target, "feature_names_in_", None)
     if names is not None:
         return [str(c) for c in names], "the model's features (feature_names_in_)"
-    if module.startswith("lightgbm") and getattr(target, "feature_name_", None) is not None:
-        return [str(c) for c in target.feature_name_], "the model's features (lightgbm's feature_name_)"
-    if module.startswith("xgboost"):
-        booster = target if type(target).__name__ == "Booster" else getattr(target, "_Booster", None)
-        if booster is not None and booster.feature_names:
-            return [str(c) for c in booster.feature_names], "the model's features (the xgboost booster's names)"
-    if module.startswith("catboost") and getattr(target, "feature_names_", None):
-        names = [str(c) for c in target.feature_names_]
-        if not all(re.fullmatch(r"\d+", c) for c in names):            # catboost numbers unnamed features
-            return names, "the model's features (catboost's feature_names_)"
-    return None, ""
+    stored = _HOOKS["feature_names"](target)                 # what the model's own library stores
+    return stored if stored is not None else (None, "")
 
 
 def match_columns(columns: list[str], reference: list[str], name: str, source: str) -> list[int]:
     """For each name of ``reference``, the position of the column of ``columns`` that holds it (by name; a
-    column also matches its lightgbm-sanitized name); a clear error with both lists otherwise.
+    column also matches a name a library stores for it, :func:`stored_names`); a clear error with both lists
+    otherwise.
 
     Examples
     --------
@@ -142,10 +159,11 @@ def match_columns(columns: list[str], reference: list[str], name: str, source: s
     where = {c: i for i, c in enumerate(columns)}
     sanitized: dict[str, int] = {}
     for i, c in enumerate(columns):
-        sanitized.setdefault(lightgbm_name(c), i)
+        for stored in stored_names(c):
+            sanitized.setdefault(stored, i)
     order, missing = [], []
     for r in reference:
-        i = where.get(r, sanitized.get(r) if r == lightgbm_name(r) else None)
+        i = where.get(r, sanitized.get(r) if r in stored_names(r) else None)
         if i is None:
             missing.append(r)
         order.append(i)
@@ -186,8 +204,9 @@ def accepts_missing(model: Any) -> bool | None:
     """
     target = target_of(model)
     module = type(target).__module__
-    if module.startswith(("xgboost", "lightgbm", "catboost")):
-        return True
+    said = _HOOKS["accepts_missing"](target)                 # the model's own library, when it says
+    if said is not None:
+        return said
     if module.startswith("torch") or hasattr(target, "forward") and hasattr(target, "parameters"):
         return False
     if hasattr(target, "fit") and hasattr(target, "get_params"):

@@ -12,22 +12,31 @@ only with ``--trust-model``. Without it, it reads formats that carry data, not c
 | ``.pt2`` | a torch program saved with ``torch.export.save`` (export it with a dynamic batch dimension) |
 | ``.pt``, ``.pth``, ``.ts`` | a TorchScript module (``torch.jit.save``) |
 | ``.joblib``, ``.pkl``, ``.pickle`` | joblib / pickle, with ``--trust-model`` only |
+
+The tree libraries' own formats are read by their readers (:func:`fairshare.trees.readers.file_readers`: each
+reader's ``suffixes`` and ``load``); a new tree library's format needs no line here.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from ..trees.readers import file_readers
+
 __all__ = ["load_model", "SAFE_FORMATS", "PICKLE_SUFFIXES"]
 
-SAFE_FORMATS = {".json": "xgboost", ".ubj": "xgboost", ".txt": "lightgbm", ".cbm": "catboost", ".skops": "skops",
-                ".pt2": "export", ".pt": "torchscript", ".pth": "torchscript", ".ts": "torchscript"}
+_OTHER_FORMATS = {".skops": "skops", ".pt2": "export", ".pt": "torchscript", ".pth": "torchscript",
+                  ".ts": "torchscript"}
 PICKLE_SUFFIXES = (".joblib", ".pkl", ".pickle")
 
-_CLASSIFYING_LOSSES = ("Logloss", "CrossEntropy", "MultiClass", "MultiClassOneVsAll", "MultiLogloss",
-                       "MultiCrossEntropy")
+
+def _safe_formats() -> dict[str, str]:
+    """Suffix -> what reads it: a tree library's reader (by name), skops, torch.export or TorchScript."""
+    return {**{suffix: reader.name for suffix, reader in file_readers().items()}, **_OTHER_FORMATS}
+
+
+SAFE_FORMATS = _safe_formats()
 
 
 def load_model(path: str, flag: str = "--model", trust: bool = False) -> Any:
@@ -46,22 +55,27 @@ def load_model(path: str, flag: str = "--model", trust: bool = False) -> Any:
     if not Path(path).is_file():
         raise OSError(f"{flag} {path}: no such file")
     suffix = Path(path).suffix.lower()
-    if suffix in PICKLE_SUFFIXES or (trust and suffix not in SAFE_FORMATS):
+    trees, safe = file_readers(), _safe_formats()
+    if suffix in PICKLE_SUFFIXES or (trust and suffix not in safe):
         if not trust:
             raise ValueError(f"{flag} {path} is a pickle, which runs code when loaded: pass --trust-model if you trust "
                              f"who made it, or save the model as {_formats()}")
         return _read(path, flag, _joblib)
-    if suffix not in SAFE_FORMATS:
+    if suffix not in safe:
         raise ValueError(f"{flag} {path}: unknown model format {suffix or '(no suffix)'!r}; save the model as "
                          f"{_formats()}, or as .joblib with --trust-model")
-    reader = {"xgboost": _xgboost, "lightgbm": _lightgbm, "catboost": _catboost, "skops": _skops,
-              "torchscript": _torchscript, "export": _exported}[SAFE_FORMATS[suffix]]
+    if suffix in trees:
+        return _read(path, flag, trees[suffix].load)
+    reader = {"skops": _skops, "torchscript": _torchscript, "export": _exported}[safe[suffix]]
     return _read(path, flag, lambda p: reader(p, flag))
 
 
 def _formats() -> str:
-    return (".json / .ubj (xgboost), .txt (lightgbm), .cbm (catboost), .skops (scikit-learn), .pt2 (torch.export) or "
-            ".pt (TorchScript)")
+    libraries: dict[str, list[str]] = {}
+    for suffix, reader in file_readers().items():
+        libraries.setdefault(reader.title, []).append(suffix)
+    trees = ", ".join(f"{' / '.join(suffixes)} ({title})" for title, suffixes in libraries.items())
+    return f"{trees}, .skops (scikit-learn), .pt2 (torch.export) or .pt (TorchScript)"
 
 
 def _read(path: str, flag: str, reader: Any) -> Any:
@@ -80,38 +94,6 @@ def _joblib(path: str) -> Any:
     import joblib
 
     return joblib.load(path)
-
-
-def _xgboost(path: str, flag: str) -> Any:
-    import xgboost as xgb
-
-    booster = xgb.Booster()
-    booster.load_model(path)
-    objective = json.loads(booster.save_config())["learner"]["objective"]["name"]
-    model = xgb.XGBClassifier() if objective.startswith(("binary:", "multi:")) else xgb.XGBRegressor()
-    model.load_model(path)
-    return model
-
-
-def _lightgbm(path: str, flag: str) -> Any:
-    import lightgbm as lgb
-
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        head = fh.read(64)
-    if not head.startswith("tree"):
-        raise ValueError(f"{flag} {path}: not a lightgbm model file (it starts with {head[:20]!r}, not 'tree')")
-    return lgb.Booster(model_file=path)
-
-
-def _catboost(path: str, flag: str) -> Any:
-    import catboost
-
-    model = catboost.CatBoost()
-    model.load_model(path)
-    loss = str(model.get_all_params().get("loss_function", ""))
-    typed = catboost.CatBoostClassifier() if loss.split(":")[0] in _CLASSIFYING_LOSSES else catboost.CatBoostRegressor()
-    typed.load_model(path)
-    return typed
 
 
 def _skops(path: str, flag: str) -> Any:

@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from ..trees.readers import tree_levels
+
 __all__ = ["row_seconds", "fit_seconds", "torch_row_seconds", "table_seconds", "CELL_SECONDS"]
 
 #: handling one input cell (building a DataFrame, validating, converting): per row and feature
@@ -38,40 +40,6 @@ def _target(model: Any) -> Any:
     return getattr(model, "__self__", model) if inspect.ismethod(model) else model
 
 
-def _tree_levels(model: Any) -> float | None:
-    """Tree levels one row walks in a tree ensemble (trees x depth), or None when ``model`` is none."""
-    module = type(model).__module__
-    classes = max(1, int(getattr(model, "n_classes_", 1) or 1))
-    per_class = classes if classes > 2 else 1
-    if module.startswith("xgboost"):
-        try:
-            rounds = model.get_booster().num_boosted_rounds()
-        except Exception:                                     # noqa: BLE001 - an unfitted or odd model: unknown
-            return None
-        return float(rounds * per_class * (getattr(model, "max_depth", None) or 6))
-    if module.startswith("lightgbm"):
-        trees = getattr(model, "n_estimators_", None) or getattr(model, "n_estimators", 100)
-        leaves = getattr(model, "num_leaves", 31) or 31
-        return float(trees * per_class * max(1.0, np.log2(leaves)))
-    if module.startswith("catboost"):
-        return float(model.tree_count_ * (model.get_param("depth") or 6)) if hasattr(model, "tree_count_") else None
-    estimators = getattr(model, "estimators_", None)
-    if estimators is not None:
-        flat = np.ravel(np.asarray(estimators, dtype=object))
-        depths = [getattr(getattr(e, "tree_", None), "max_depth", None) for e in flat]
-        if depths and all(d is not None for d in depths):
-            return float(sum(depths))
-    if hasattr(model, "tree_"):
-        return float(model.tree_.max_depth)
-    if hasattr(model, "_predictors"):                          # HistGradientBoosting
-        return float(sum(len(p) for p in model._predictors) * (getattr(model, "max_depth", None) or 8))
-    trees = getattr(model, "n_estimators", None) or getattr(model, "max_iter", None)
-    if isinstance(trees, (int, np.integer)) and ("Forest" in type(model).__name__ or "Boost" in type(model).__name__
-                                                 or "Trees" in type(model).__name__):
-        return float(trees * (getattr(model, "max_depth", None) or 10))       # not fitted yet: its settings
-    return None
-
-
 def _work_seconds(model: Any, n_features: int) -> float:
     """Seconds of computation one row costs in ``model`` (its cells' handling not included)."""
     model = _target(model)
@@ -81,7 +49,7 @@ def _work_seconds(model: Any, n_features: int) -> float:
     transformers = getattr(model, "transformers_", None)
     if transformers is not None:                                   # a ColumnTransformer: a pass over the columns
         return sum(_work_seconds(t, n_features) for _, t, _ in transformers if not isinstance(t, str))
-    levels = _tree_levels(model)
+    levels = tree_levels(model)                                   # a tree ensemble: its library's reader says
     if levels is not None:
         return levels * _LEVEL_SECONDS
     if hasattr(model, "n_samples_fit_") and hasattr(model, "n_neighbors"):         # nearest neighbours

@@ -18,7 +18,7 @@ from ..trees.links import MODEL_OUTPUTS, log_loss, probability_link
 from ..trees.tabulate import TABLE_PLAYERS, interventional_table
 from ..trees.inputs import tree_rows
 from ..trees.paths import LeafPaths
-from ..trees.catboost_classes import catboost_class_explanation
+from ..trees.classes import class_explanation
 from ..trees.prepared import Prepared, prepared, unreadable
 from ..trees.values import leaf_semivalues, path_weights, sign_tables
 
@@ -362,8 +362,8 @@ def tree_explanation(model: Any, X: Any, index: str | Semivalue = "shapley", mod
     True
     """
     args = TREE_ARGUMENTS.check({"index": index, "mode": mode})
-    if args["mode"] == "path-dependent" and unreadable(model) is not None:     # catboost's combination classes
-        return catboost_class_explanation(model, X, args["index"])
+    if args["mode"] == "path-dependent" and unreadable(model) is not None:     # splits that read classes of features
+        return class_explanation(model, X, args["index"])
     prep, rows, bg = _tree_inputs(model, X, mode, background)
     ens = prep.ensemble
     sv = resolve_index(args["index"], ens.n_features)

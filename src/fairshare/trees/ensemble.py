@@ -1,4 +1,4 @@
-"""One flat array representation for tree ensembles (the readers in ``read_*.py`` build it).
+"""One flat array representation for tree ensembles (each library's reader in ``trees/readers/`` builds it).
 
 Every node of every tree is a row of the same arrays (children as global indices). Each
 model's own split rule is kept exactly: xgboost goes left when ``float32(x) < threshold``
@@ -89,9 +89,10 @@ class TreeEnsemble:
     sparse_missing : entries absent from a sparse matrix are missing (xgboost) rather than 0
     category_note : why the training categories could not be read, when they could not (rows with
         pandas categoricals are then refused with this message)
-    category_hash : ``"catboost"`` when ``category_maps`` hold the hashes of the categories the model
-        splits on (catboost stores no category strings): a row's value is hashed as catboost does and
-        coded by its hash's position; any other value gets a code in no split's set
+    category_hash : the name of the reader that codes categories by hash, when ``category_maps`` hold the
+        hashes of the categories the model splits on (catboost stores no category strings): a row's value is
+        coded by that reader's ``category_codes`` (its hash's position); any other value gets a code in no
+        split's set
     """
 
     feature: np.ndarray

@@ -3,8 +3,9 @@
 Reading a large ensemble costs far more than explaining one row (0.1 s for 300 deep xgboost
 trees), so :func:`prepared` keeps what was read for as long as the model object lives, and
 re-reads it when the model was refitted: the cache entry remembers the fitted state it was read
-from (the trees' containers by identity, the number of boosting rounds, the best iteration),
-and a new fit replaces them. ``TreeGame(model, x)`` in a loop over rows costs only the rows.
+from (its library's reader says what: the trees' containers by identity, the number of boosting
+rounds, the best iteration), and a new fit replaces them. ``TreeGame(model, x)`` in a loop over
+rows costs only the rows.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import numpy as np
 
 from .ensemble import TreeEnsemble, UnreadableSplits
 from .paths import LeafPaths, leaf_paths
-from .readers import read_ensemble
+from .readers import fit_state, read_ensemble
 
 __all__ = ["Prepared", "prepared", "remembered", "forget", "unreadable", "Layout"]
 
@@ -93,41 +94,6 @@ class Prepared:
         return Layout(ratio, parent, slot, repeat, max(1, int(n_slots.max(initial=0))))
 
 
-def _fit_state(model: Any) -> tuple:
-    """What changes when ``model`` is refitted: containers of its trees (compared by identity) and counts."""
-    state: list[Any] = [type(model)]
-    booster = None
-    if hasattr(model, "get_booster"):
-        try:
-            booster = model.get_booster()
-        except Exception:                        # noqa: BLE001 - not fitted: nothing to cache
-            return (object(),)
-        state += [getattr(model, "best_iteration", None), getattr(model, "missing", None)]
-    elif hasattr(model, "booster_"):
-        try:
-            booster = model.booster_
-        except Exception:                        # noqa: BLE001
-            return (object(),)
-    elif type(model).__name__ == "Booster":
-        booster = model
-    if booster is not None:
-        if booster is not model:                 # (the key itself must not be held by its own entry)
-            state.append(booster)
-        for counter in ("num_boosted_rounds", "current_iteration"):
-            if hasattr(booster, counter):
-                state.append(getattr(booster, counter)())
-        state.append(getattr(booster, "best_iteration", None))
-        return tuple(state)
-    if type(model).__module__.startswith("catboost"):
-        leaves = np.asarray(model.get_leaf_values()) if getattr(model, "is_fitted", lambda: False)() else None
-        return (type(model), getattr(model, "tree_count_", None),
-                None if leaves is None else hash(leaves.tobytes()))
-    for attr in ("tree_", "estimators_", "_predictors", "init_", "estimators_features_"):
-        state.append(getattr(model, attr, None))
-    state.append(getattr(model, "n_features_in_", None))
-    return tuple(state)
-
-
 def _same(a: tuple, b: tuple) -> bool:
     if len(a) != len(b):
         return False
@@ -164,7 +130,7 @@ def remembered(model: Any, kind: str, build: Any) -> Any:
     >>> remembered(model, "depth", lambda m: m.get_depth()), remembered(model, "depth", lambda m: -1)
     (1, 1)
     """
-    state = _fit_state(model)
+    state = fit_state(model)
     key = (id(model), kind)
     with _LOCK:
         entry = _CACHE.get(key)
@@ -210,8 +176,9 @@ def prepared(model: Any) -> Prepared:
 
 
 def unreadable(model: Any) -> str | None:
-    """Why the trees of ``model`` cannot be read (splits on several features at once: catboost's CTRs of feature
-    combinations), or None when they can; other reading errors are raised.
+    """Why the trees of ``model`` cannot be read (splits on several features at once, e.g. catboost's CTRs of
+    feature combinations: :func:`fairshare.trees.classes.class_explanation` explains those), or None when they
+    can; other reading errors are raised.
 
     Examples
     --------

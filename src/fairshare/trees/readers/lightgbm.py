@@ -1,4 +1,4 @@
-"""Reading lightgbm models (``Booster`` or the scikit-learn wrappers) into a :class:`TreeEnsemble`.
+"""The lightgbm reader: ``Booster`` or the scikit-learn wrappers read into a :class:`TreeEnsemble`, and their facts.
 
 From the model's text form (which, like ``predict``, uses the best iteration when early stopping
 set one): numerical splits with each node's missing-value rule (``NaN``, ``Zero``, ``None``),
@@ -12,13 +12,15 @@ categories stored in the model, as lightgbm does.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
 
-from .ensemble import MISSING_AS_ZERO, MISSING_NAN, MISSING_ZERO, TreeEnsemble, assemble
+from ..ensemble import MISSING_AS_ZERO, MISSING_NAN, MISSING_ZERO, TreeEnsemble, assemble
+from .base import Reader, booster_state
 
-__all__ = ["read_lightgbm", "lightgbm_margin"]
+__all__ = ["LightGBMReader", "read_lightgbm", "lightgbm_margin"]
 
 _MISSING = {"NaN": MISSING_NAN, "Zero": MISSING_ZERO, "None": MISSING_AS_ZERO}
 
@@ -168,3 +170,67 @@ def _tree(t: dict, out: int, k: int, scale: float) -> dict:
         value[n_int:, out] = const * scale
         tree.update(value=value, linear=linear, fallback=fallback)
     return tree
+
+
+class LightGBMReader(Reader):
+    """lightgbm's models: a ``Booster`` or a scikit-learn wrapper (``LGBMRegressor``, ``LGBMClassifier``, ...);
+    files ``.txt`` (``save_model``), loaded as a ``Booster``. lightgbm stores a feature name with each whitespace
+    replaced by ``_``, so a column keeps matching under either name."""
+
+    name = title = "lightgbm"
+    suffixes = (".txt",)
+    check_missing = True
+
+    def is_tree_model(self, model: Any) -> bool:
+        return hasattr(model, "booster_") or type(model).__name__ == "Booster" or hasattr(model, "fit")
+
+    def read(self, model: Any) -> TreeEnsemble:
+        return read_lightgbm(model)
+
+    def margin(self, model: Any, X: np.ndarray) -> np.ndarray:
+        return lightgbm_margin(model, X)
+
+    def feature_names(self, model: Any) -> tuple[list[str], str] | None:
+        if getattr(model, "feature_name_", None) is not None:
+            return [str(c) for c in model.feature_name_], "the model's features (lightgbm's feature_name_)"
+        return None
+
+    def accepts_missing(self, model: Any) -> bool | None:
+        return True
+
+    def stored_name(self, name: str) -> str | None:
+        """A feature name as lightgbm stores it (whitespace replaced by ``_``).
+
+        Examples
+        --------
+        >>> LightGBMReader().stored_name("mean radius")
+        'mean_radius'
+        """
+        return re.sub(r"\s", "_", str(name))
+
+    def tree_levels(self, model: Any) -> float | None:
+        classes = max(1, int(getattr(model, "n_classes_", 1) or 1))
+        per_class = classes if classes > 2 else 1
+        trees = getattr(model, "n_estimators_", None) or getattr(model, "n_estimators", 100)
+        leaves = getattr(model, "num_leaves", 31) or 31
+        return float(trees * per_class * max(1.0, np.log2(leaves)))
+
+    def fit_state(self, model: Any) -> tuple:
+        if hasattr(model, "booster_"):
+            try:
+                booster = model.booster_
+            except Exception:                        # noqa: BLE001 - not fitted: nothing to cache
+                return (object(),)
+            return booster_state(model, booster)
+        if type(model).__name__ == "Booster":
+            return booster_state(model, model)
+        return super().fit_state(model)
+
+    def load(self, path: str) -> Any:
+        import lightgbm as lgb
+
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            head = fh.read(64)
+        if not head.startswith("tree"):
+            raise ValueError(f"not a lightgbm model file (it starts with {head[:20]!r}, not 'tree')")
+        return lgb.Booster(model_file=path)

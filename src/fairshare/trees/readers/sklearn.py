@@ -1,4 +1,4 @@
-"""Reading scikit-learn tree models into a :class:`TreeEnsemble`.
+"""The scikit-learn reader: its tree models read into a :class:`TreeEnsemble`.
 
 Decision trees and extra trees, random forests and extra-trees ensembles (class probabilities
 for classifiers, averaged), bagging ensembles of trees (each tree on its own feature subset),
@@ -15,9 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from .ensemble import TreeEnsemble, assemble
+from ..ensemble import TreeEnsemble, assemble
+from .base import Reader
 
-__all__ = ["read_sklearn", "sklearn_raw_output", "is_sklearn_tree_model"]
+__all__ = ["SklearnReader", "read_sklearn", "sklearn_raw_output", "is_sklearn_tree_model"]
 
 _TREE_CLASSES = ("DecisionTreeClassifier", "DecisionTreeRegressor", "ExtraTreeClassifier", "ExtraTreeRegressor",
                  "RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier", "ExtraTreesRegressor",
@@ -252,3 +253,21 @@ def sklearn_raw_output(model: Any, X: np.ndarray) -> np.ndarray:
     else:
         out = model.predict(X)
     return np.asarray(out, dtype=float).reshape(X.shape[0], -1)
+
+
+class SklearnReader(Reader):
+    """scikit-learn's tree models (the families of the module docstring); its other estimators are no tree models.
+    Their other facts (feature names, NaN, cost, fitted state) come from scikit-learn's own conventions, which the
+    defaults of :class:`~fairshare.trees.readers.base.Reader` and :mod:`fairshare._core.tables` read."""
+
+    name = "sklearn"
+    title = "scikit-learn"
+
+    def is_tree_model(self, model: Any) -> bool:
+        return is_sklearn_tree_model(model)
+
+    def read(self, model: Any) -> TreeEnsemble:
+        return read_sklearn(model)
+
+    def margin(self, model: Any, X: np.ndarray) -> np.ndarray:
+        return sklearn_raw_output(model, X)

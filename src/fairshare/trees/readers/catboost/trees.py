@@ -1,4 +1,4 @@
-"""Reading catboost models into a :class:`TreeEnsemble`.
+"""Reading catboost models' trees (from the model's JSON) into a :class:`TreeEnsemble`.
 
 catboost grows *oblivious* trees: every node of a level splits on the same ``float32(x) >
 border``, and a leaf's index has bit ``i`` set when split ``i`` (in the model's order) went
@@ -10,7 +10,7 @@ left side; ``AsTrue``: the right side). The output is catboost's ``RawFormulaVal
 of leaves + bias``.
 
 *Categorical splits* read a row's category through its hash (catboost's ``CityHash64(str) &
-0xffffffff``, :mod:`fairshare.trees.catboost_hash`). A *one-hot* split goes right when the hash equals
+0xffffffff``, :mod:`fairshare.trees.readers.catboost.hashing`). A *one-hot* split goes right when the hash equals
 the split's value. A *CTR* split on one feature compares a target statistic of the category,
 ``((count + prior) / (total + prior denominator) + shift) * scale`` in float32 from the model's own
 table (``ctr_data``), with a border; since it is a function of that one feature's category, it is a
@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from .ensemble import TreeEnsemble, UnreadableSplits, assemble
+from ...ensemble import TreeEnsemble, UnreadableSplits, assemble
 
 __all__ = ["read_catboost", "catboost_margin"]
 
@@ -50,7 +50,7 @@ def read_catboost(model: Any, classes: bool = False) -> Any:
     on a CTR belongs to the *combination class* of its projection's categorical features; a class of one feature
     is that feature, a class of several is a player of its own, numbered from ``n_features`` on. Returns
     ``(ensemble, members of each such class)``; the ensemble's combination splits carry no rule (their decisions
-    come from the model, :mod:`fairshare.trees.catboost_classes`).
+    come from the model itself: ``CatBoostReader.split_decisions``).
     """
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "model.json")

@@ -1,4 +1,4 @@
-"""Reading xgboost models (``Booster`` or the scikit-learn wrappers) into a :class:`TreeEnsemble`.
+"""The xgboost reader: ``Booster`` or the scikit-learn wrappers read into a :class:`TreeEnsemble`, and their facts.
 
 From the model's JSON: gbtree and dart boosters (dart trees scaled by their drop weights), one
 tree per class or vector-leaf trees (``multi_strategy="multi_output_tree"``), numerical and
@@ -17,9 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from .ensemble import TreeEnsemble, assemble
+from ..dense import dense_from_sparse
+from ..ensemble import TreeEnsemble, assemble
+from .base import Reader, booster_state
 
-__all__ = ["read_xgboost", "xgboost_margin"]
+__all__ = ["XGBoostReader", "read_xgboost", "xgboost_margin"]
 
 
 def _booster(model: Any) -> Any:
@@ -145,3 +147,71 @@ def _tree(t: dict, out: int, scale: float, k: int) -> dict:
             listed[int(node)] = cats[int(start):int(start) + int(count)]
         tree.update(categorical=(split_type != 0) & ~leaf, cat_right=listed, cat_other_left=np.ones(size, bool))
     return tree
+
+
+class XGBoostReader(Reader):
+    """xgboost's models: a ``Booster`` or a scikit-learn wrapper (``XGBRegressor``, ``XGBClassifier``, ...) of
+    tree boosters; files ``.json`` / ``.ubj`` (``save_model``), loaded as the wrapper its objective calls for."""
+
+    name = title = "xgboost"
+    suffixes = (".json", ".ubj")
+    check_missing = True
+
+    def is_tree_model(self, model: Any) -> bool:
+        params = getattr(model, "get_params", lambda: {})() if hasattr(model, "get_booster") else {}
+        return params.get("booster") != "gblinear" and (hasattr(model, "get_booster") or
+                                                         type(model).__name__ == "Booster")
+
+    def readable(self, model: Any) -> bool:
+        return True                                      # read() says why a linear booster holds no trees
+
+    def read(self, model: Any) -> TreeEnsemble:
+        return read_xgboost(model)
+
+    def margin(self, model: Any, X: np.ndarray) -> np.ndarray:
+        return xgboost_margin(model, X)
+
+    def feature_names(self, model: Any) -> tuple[list[str], str] | None:
+        booster = model if type(model).__name__ == "Booster" else getattr(model, "_Booster", None)
+        if booster is not None and booster.feature_names:
+            return [str(c) for c in booster.feature_names], "the model's features (the xgboost booster's names)"
+        return None
+
+    def accepts_missing(self, model: Any) -> bool | None:
+        return True
+
+    def tree_levels(self, model: Any) -> float | None:
+        classes = max(1, int(getattr(model, "n_classes_", 1) or 1))
+        per_class = classes if classes > 2 else 1
+        try:
+            rounds = model.get_booster().num_boosted_rounds()
+        except Exception:                                     # noqa: BLE001 - an unfitted or odd model: unknown
+            return None
+        return float(rounds * per_class * (getattr(model, "max_depth", None) or 6))
+
+    def fit_state(self, model: Any) -> tuple:
+        if hasattr(model, "get_booster"):
+            try:
+                booster = model.get_booster()
+            except Exception:                        # noqa: BLE001 - not fitted: nothing to cache
+                return (object(),)
+            return booster_state(model, booster, (getattr(model, "best_iteration", None),
+                                                  getattr(model, "missing", None)))
+        if type(model).__name__ == "Booster":
+            return booster_state(model, model)
+        return super().fit_state(model)
+
+    def rows(self, X: Any, name: str) -> np.ndarray | None:
+        if type(X).__name__ == "DMatrix" and self.owns(X):
+            return dense_from_sparse(X.get_data(), True, name)          # a DMatrix stores only present values
+        return None
+
+    def load(self, path: str) -> Any:
+        import xgboost as xgb
+
+        booster = xgb.Booster()
+        booster.load_model(path)
+        objective = json.loads(booster.save_config())["learner"]["objective"]["name"]
+        model = xgb.XGBClassifier() if objective.startswith(("binary:", "multi:")) else xgb.XGBRegressor()
+        model.load_model(path)
+        return model

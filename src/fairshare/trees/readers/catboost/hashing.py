@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["category_hash", "category_string"]
+import numpy as np
+
+__all__ = ["category_hash", "category_string", "hash_codes"]
 
 _M = (1 << 64) - 1
 _K0 = 0xC3A5C85C97CB3127
@@ -169,3 +171,26 @@ def category_hash(value: Any) -> int:
     3052168893
     """
     return city_hash64(category_string(value).encode("utf-8")) & 0xFFFFFFFF
+
+
+def hash_codes(values: Any, hashes: np.ndarray, name: str, column: str) -> np.ndarray:
+    """catboost category codes of one column: the position of each value's hash among ``hashes`` (those the model
+    splits on), ``len(hashes)`` (in no split's set) for any other value. Each distinct value is hashed once.
+
+    Examples
+    --------
+    >>> hash_codes(["red", "blue", "red"], np.array([category_hash("red")]), "X", "colour")
+    array([0., 1., 0.])
+    """
+    import pandas as pd
+
+    inverse, distinct = pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=True)
+    if np.any(inverse < 0):
+        raise ValueError(f"{name} column {column!r} has a missing value; catboost takes no missing categories "
+                         "(it refuses them too): fill them with a string, e.g. 'none'")
+    position = {int(h): i for i, h in enumerate(hashes.tolist())}
+    try:
+        codes = np.array([position.get(category_hash(v), len(hashes)) for v in distinct], dtype=float)
+    except ValueError as exc:
+        raise ValueError(f"{name} column {column!r}: {exc}") from None
+    return codes[inverse] if inverse.size else np.zeros(0)

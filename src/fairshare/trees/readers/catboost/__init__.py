@@ -1,0 +1,113 @@
+"""The catboost reader: oblivious trees (:mod:`.trees`), categories read through catboost's hash (:mod:`.hashing`),
+and the combination classes of catboost's own path-dependent attribution.
+
+A split on a CTR of a feature *combination* reads several features at once, so it belongs to no single feature:
+catboost's TreeSHAP gives each *combination class* (the projection's categorical features) a value of its own and
+splits it equally among the class's features. The reader reads such a model with those classes as players
+(:meth:`CatBoostReader.read_classes`) and lets the model decide every split for the explained rows
+(:meth:`CatBoostReader.split_decisions`: ``calc_leaf_indexes`` gives the leaf of every tree, whose bits are the
+split decisions of an oblivious tree); :func:`fairshare.trees.classes.class_explanation` walks and shares the values.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+import numpy as np
+
+from ...ensemble import TreeEnsemble
+from ..base import Reader
+from .hashing import hash_codes
+from .trees import catboost_margin, read_catboost
+
+__all__ = ["CatBoostReader", "read_catboost", "catboost_margin"]
+
+_CLASSIFYING_LOSSES = ("Logloss", "CrossEntropy", "MultiClass", "MultiClassOneVsAll", "MultiLogloss",
+                       "MultiCrossEntropy")
+
+
+class CatBoostReader(Reader):
+    """catboost's models of oblivious trees, numerical and categorical features; files ``.cbm`` (``save_model``),
+    loaded as ``CatBoostClassifier`` or ``CatBoostRegressor`` by their loss."""
+
+    name = title = "catboost"
+    suffixes = (".cbm",)
+
+    def is_tree_model(self, model: Any) -> bool:
+        return hasattr(model, "save_model")
+
+    def read(self, model: Any) -> TreeEnsemble:
+        return read_catboost(model)
+
+    def margin(self, model: Any, X: np.ndarray) -> np.ndarray:
+        return catboost_margin(model, X)
+
+    def raw_output(self, model: Any) -> Callable[[Any], np.ndarray]:
+        def raw_formula_value(rows: Any) -> np.ndarray:       # catboost's margin, what its trees would give
+            return np.asarray(model.predict(rows, prediction_type="RawFormulaVal"), dtype=float)
+
+        return raw_formula_value
+
+    def feature_names(self, model: Any) -> tuple[list[str], str] | None:
+        if getattr(model, "feature_names_", None):
+            names = [str(c) for c in model.feature_names_]
+            if not all(re.fullmatch(r"\d+", c) for c in names):            # catboost numbers unnamed features
+                return names, "the model's features (catboost's feature_names_)"
+        return None
+
+    def accepts_missing(self, model: Any) -> bool | None:
+        return True
+
+    def tree_levels(self, model: Any) -> float | None:
+        return float(model.tree_count_ * (model.get_param("depth") or 6)) if hasattr(model, "tree_count_") else None
+
+    def fit_state(self, model: Any) -> tuple:
+        leaves = np.asarray(model.get_leaf_values()) if getattr(model, "is_fitted", lambda: False)() else None
+        return (type(model), getattr(model, "tree_count_", None),
+                None if leaves is None else hash(leaves.tobytes()))
+
+    def category_codes(self, values: Any, categories: np.ndarray, name: str, column: str) -> np.ndarray:
+        return hash_codes(values, categories, name, column)
+
+    def read_classes(self, model: Any) -> tuple[TreeEnsemble, list[list[int]]]:
+        return read_catboost(model, classes=True)
+
+    def model_rows(self, model: Any, X: Any) -> Any:
+        """``X`` in the model's column order, as catboost takes it (a frame keeps its names; one row becomes
+        two-dimensional)."""
+        names = list(getattr(model, "feature_names_", None) or [])
+        if hasattr(X, "columns") and names and set(names) <= set(map(str, X.columns)):
+            return X[[c for n in names for c in X.columns if str(c) == n]]
+        if hasattr(X, "to_frame") and hasattr(X, "index"):
+            return X.to_frame().T
+        return X if np.ndim(X) == 2 else np.asarray(X, dtype=object)[None, :]
+
+    def split_decisions(self, model: Any, X: Any, ensemble: TreeEnsemble) -> tuple[np.ndarray, np.ndarray]:
+        from catboost import Pool
+
+        ens = ensemble
+        pool = Pool(X, cat_features=list(model.get_cat_feature_indices()))
+        leaves = np.asarray(model.calc_leaf_indexes(pool), dtype=np.int64)          # (rows, trees)
+        go_left_t = np.zeros((ens.feature.size, leaves.shape[0]), dtype=np.bool_)
+        sizes = np.diff(np.append(ens.roots, ens.feature.size))
+        depths = np.log2(sizes + 1).astype(np.int64) - 1
+        for depth in np.unique(depths):               # the trees of one depth at once
+            trees = np.flatnonzero(depths == depth)
+            for lev in range(int(depth)):             # heap level lev splits on split depth - 1 - lev: that leaf bit
+                nodes = ens.roots[trees][:, None] + np.arange((1 << lev) - 1, (1 << (lev + 1)) - 1)[None, :]
+                bit = (leaves[:, trees] >> (depth - 1 - lev)) & 1 == 0                # (rows, trees)
+                go_left_t[nodes] = bit.T[:, None, :]
+        grand = np.asarray(model.predict(pool, prediction_type="RawFormulaVal"), dtype=float)
+        return go_left_t, grand.reshape(leaves.shape[0], -1)
+
+    def load(self, path: str) -> Any:
+        import catboost
+
+        model = catboost.CatBoost()
+        model.load_model(path)
+        loss = str(model.get_all_params().get("loss_function", ""))
+        typed = catboost.CatBoostClassifier() if loss.split(":")[0] in _CLASSIFYING_LOSSES else \
+            catboost.CatBoostRegressor()
+        typed.load_model(path)
+        return typed
