@@ -25,7 +25,7 @@ from ..indices.semivalues import Semivalue
 from ..results.explanation import Explanation
 from ..trees.links import log_loss
 from ..trees.prepared import unreadable
-from ..trees.readers import is_tree_model
+from ..trees.readers import is_tree_model, raw_output
 from .base import Input, Plan, output_names
 from .outputs import check_outputs, describe_output, labels_of
 
@@ -120,11 +120,7 @@ class TableInput(Input):
         self.groups, self.batch_size = groups, args["batch_size"]
         self.predict = None if self.tree else as_predict(model)
         if self.unread is not None and self.model_output in (None, "raw"):
-
-            def raw_formula_value(rows: Any) -> np.ndarray:       # catboost's margin, what its trees would give
-                return np.asarray(model.predict(rows, prediction_type="RawFormulaVal"), dtype=float)
-
-            self.predict = raw_formula_value
+            self.predict = raw_output(model)                 # the model's own margin, what its trees would give
         self.n_items = self.rows.shape[0]
         self.labels = labels_of(model, args["y"], self.n_items)
         index = getattr(self.X, "index", None)
