@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 import fairshare as fs
-from fairshare.engine.enumeration import all_coalitions
+from fairshare.engine.exact import all_coalitions
 from fairshare.trees import readers
 from fairshare.trees.ensemble import TreeEnsemble, assemble
 from fairshare.trees.readers.base import Reader
