@@ -115,9 +115,11 @@ def test_budgeted_evaluator_evaluates_each_coalition_once(monkeypatch, d, collid
     """Repeats within a call and across calls are answered from memory; with every hash colliding (forced), the
     keys themselves still tell coalitions apart."""
     from fairshare.engine import evaluation
+    from fairshare.store import coalitions
 
     if collide:
-        monkeypatch.setattr(evaluation, "_hashes", lambda keys: np.zeros(keys.size, dtype=np.uint64))
+        for module in (evaluation, coalitions):        # every hash collides: keys compared on equal hashes
+            monkeypatch.setattr(module, "key_hashes", lambda keys: np.zeros(keys.size, dtype=np.uint64))
     rng = np.random.default_rng(d)
     g = fs.games.AdditiveGame(rng.normal(size=d))
     ev = evaluation.BudgetedEvaluator(g, budget=None)
@@ -136,9 +138,11 @@ def test_coalition_store_finds_what_was_added_between_lookups(monkeypatch, colli
     """Adds one at a time and in blocks, lookups between them (the hashes merged late): every key finds its own
     value, absent keys find nothing, also with every hash colliding."""
     from fairshare.engine import evaluation
+    from fairshare.store import coalitions
 
     if collide:
-        monkeypatch.setattr(evaluation, "_hashes", lambda keys: np.zeros(keys.size, dtype=np.uint64))
+        for module in (evaluation, coalitions):        # every hash collides: keys compared on equal hashes
+            monkeypatch.setattr(module, "key_hashes", lambda keys: np.zeros(keys.size, dtype=np.uint64))
     rng = np.random.default_rng(7)
     X = np.unique(rng.random((300, 21)) < 0.5, axis=0)
     keys = evaluation.coalition_keys(X)

@@ -65,7 +65,7 @@ def dependence(expl: Any, feature: Any, color: Any = "auto", output: Any = None,
     ...                    empty_value=np.zeros(100), data=X, player_names=list("abc"), index="shapley")
     >>> ax = dependence(e, "a")
     >>> ax.get_xlabel(), ax.get_ylabel(), ax.collections[0].get_label()
-    ('a", "shapley value of a", "coloured by c')
+    ('a', 'shapley value of a', 'coloured by c')
     """
     values, stderr, label, _ = output_slice(expl, output)
     i = player_position(expl, feature)
