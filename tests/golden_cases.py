@@ -43,6 +43,12 @@ def _arrays(result: Any, prefix: str = "") -> dict[str, np.ndarray]:
     return out
 
 
+def _prototype_arrays(protos: Any, prefix: str) -> dict[str, np.ndarray]:
+    """The numbers of SBQ prototypes as recorded: their weights (since prototypes became results, also their
+    ``values``: the same array, recorded once under its own name), indices and objective path."""
+    return {prefix + name: np.asarray(getattr(protos, name)) for name in ("weights", "indices", "objective")}
+
+
 # ------------------------------------------------------------------------------------------------ games
 def _games() -> dict[str, fs.Game]:
     rng = np.random.default_rng(7)
@@ -299,9 +305,9 @@ def door_examples() -> dict[str, np.ndarray]:
                                                                                        seed=0))}
     for kernel in ("linear", "fisher", "rbf"):
         protos = select_prototypes(emb[:100], emb[100:], 6, kernel=kernel)
-        out.update(_arrays(protos, f"sbq/{kernel}/"))
+        out.update(_prototype_arrays(protos, f"sbq/{kernel}/"))
     stochastic = select_prototypes(emb[:100], emb[100:], 6, method="stochastic", seed=0)
-    out.update(_arrays(stochastic, "sbq/stochastic/"))
+    out.update(_prototype_arrays(stochastic, "sbq/stochastic/"))
     out["influence"] = np.asarray(influence(model, X[:100], y[:100], X[100:], y[100:]))
     out["self_influence"] = np.asarray(self_influence(model, X[:100], y[:100]))
     order, scores = rank_mislabeled(model, X[:100], y[:100], X[100:], y[100:])

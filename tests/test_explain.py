@@ -126,13 +126,13 @@ def test_explain_picks_exact_for_small_games_and_tree_models():
     model = xgb.XGBRegressor(n_estimators=20, max_depth=3).fit(X, y)
     tree = fs.explain(model, X[:5], progress=False)
     assert tree.method == "exact" and tree.info["tree_mode"] == "path-dependent"
-    ref = fs.games.tree_values(model, X[:5], "shapley")
+    ref = fs.games.tree_values(model, X[:5], "shapley").values
     np.testing.assert_allclose(tree.values, ref)
     # pandas in, interventional with a background: the same values as the TreeGame
     frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(10)])
     inter = fs.explain(model, frame.iloc[:2], background=frame.iloc[10:20], index="banzhaf", progress=False)
     np.testing.assert_allclose(inter.values, fs.games.tree_values(model, X[:2], "banzhaf", mode="interventional",
-                                                                   background=X[10:20]))
+                                                                   background=X[10:20]).values)
 
 
 def test_explain_requires_a_background_for_other_models(diabetes):

@@ -365,10 +365,10 @@ def test_tree_interactions_equal_shaps_and_sum_to_the_shapley_values(cancer):
     xgb = pytest.importorskip("xgboost")
     X, y = cancer
     model = xgb.XGBClassifier(n_estimators=60, max_depth=4).fit(X, y)
-    ours = fs.games.tree_interactions(model, X[:10])
+    ours = fs.games.tree_interactions(model, X[:10]).values
     theirs = shap.TreeExplainer(model).shap_interaction_values(X[:10])
     np.testing.assert_allclose(ours, theirs, atol=1e-5)
-    np.testing.assert_allclose(ours.sum(axis=2), fs.games.tree_values(model, X[:10]), atol=1e-9)
+    np.testing.assert_allclose(ours.sum(axis=2), fs.games.tree_values(model, X[:10]).values, atol=1e-9)
     # xgboost's own pred_interactions agree too (its last row and column hold the bias)
     booster = model.get_booster()
     native = booster.predict(xgb.DMatrix(X[:10]), pred_interactions=True)[:, :-1, :-1]
@@ -401,7 +401,7 @@ def test_interventional_pairs_interact_where_they_do():
     X = rng.integers(0, 2, size=(400, 3)).astype(float)
     model = DecisionTreeRegressor(max_depth=3).fit(X, X[:, 0] * X[:, 1])
     phi = fs.games.tree_interactions(model, np.array([[1.0, 1.0, 0.0]]), mode="interventional",
-                                     background=np.zeros((1, 3)))
+                                     background=np.zeros((1, 3))).values
     assert phi[0, 0, 1] == pytest.approx(0.5) and phi[0, 1, 0] == pytest.approx(0.5)
     assert phi[0, 0, 0] == pytest.approx(0.0) and phi[0, 2, 2] == 0.0
 
@@ -465,11 +465,11 @@ def test_explain_interactions_are_the_matrices_tree_interactions_gives(cancer):
     model = GradientBoostingRegressor(n_estimators=20, max_depth=3, random_state=0).fit(X, y)
     bg = X[100:108]
     tree = fs.explain(model, X[:3], interactions=2, progress=False)
-    np.testing.assert_allclose(tree.interactions, fs.games.tree_interactions(model, X[:3]), atol=1e-9)
+    np.testing.assert_allclose(tree.interactions, fs.games.tree_interactions(model, X[:3]).values, atol=1e-9)
     np.testing.assert_allclose(tree.interactions.sum(axis=2), tree.values, atol=1e-12)
     want = fs.games.tree_interactions(model, X[:3], mode="interventional", background=bg)
     with_bg = fs.explain(model, X[:3], background=bg, interactions=2, progress=False)
-    np.testing.assert_allclose(with_bg.interactions, want, atol=1e-9)
+    np.testing.assert_allclose(with_bg.interactions, want.values, atol=1e-9)
     box = fs.explain(model.predict, X[:3], background=bg, interactions=2, budget=1 << 7, seed=0, progress=False)
     assert box.info["interactions"]["choice"]["method"] == "exact"
     np.testing.assert_allclose(box.interactions, want, atol=1e-6)
@@ -527,7 +527,7 @@ def test_cli_writes_the_long_interaction_table(tmp_path, cancer):
                  str(tmp_path / "v.csv"), "--interactions", str(tmp_path / "i.csv"), "--quiet", "--trust-model"]) == 0
     table = pd.read_csv(tmp_path / "i.csv")
     assert list(table.columns) == ["row", "feature_i", "feature_j", "value", "stderr"] and len(table) == 4 * 21
-    matrices = fs.games.tree_interactions(model, frame.iloc[:4])               # shap's convention, as explain's
+    matrices = fs.games.tree_interactions(model, frame.iloc[:4]).values        # shap's convention, as explain's
     got = table[(table.feature_i == "f0") & (table.feature_j == "f1")]["value"].to_numpy()
     np.testing.assert_allclose(got, matrices[:, 0, 1], atol=1e-9)
     got = table[(table.feature_i == "f2") & (table.feature_j == "f2")]["value"].to_numpy()

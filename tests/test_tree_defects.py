@@ -144,7 +144,7 @@ def test_catboost_string_categorical_it_never_splits_on_is_explained_with_zeros(
     inter = fs.explain(model, X.iloc[[x_row]], background=X.iloc[b_rows], progress=False)
     np.testing.assert_allclose(inter.values[0], _brute_interventional(model, X, x_row, b_rows), atol=1e-9)
     assert inter.values[0, z] == 0.0
-    as_objects = fs.games.tree_values(model, rows.to_numpy(dtype=object))
+    as_objects = fs.games.tree_values(model, rows.to_numpy(dtype=object)).values
     np.testing.assert_allclose(as_objects, e.values, atol=1e-12)
     with pytest.raises(ValueError, match="column 'z'.*strings or integers, got 0.5"):
         fs.explain(model, rows.assign(z=0.5), progress=False)

@@ -286,7 +286,7 @@ def test_unseen_and_missing_categories(name):
     reference = frame.copy()
     reference["colour"] = pd.Categorical(["blue", None, "red", "amber", None, "green"], categories=CATS)
     np.testing.assert_allclose(ens.predict(tree_rows(odd, ens)), ens.predict(tree_rows(reference, ens)))
-    values = fs.games.tree_values(model, odd, "shapley", mode="interventional", background=X.iloc[:20])
+    values = fs.games.tree_values(model, odd, "shapley", mode="interventional", background=X.iloc[:20]).values
     gap = raw_output(model, reference, custom) - raw_output(model, X.iloc[:20], custom).mean(axis=0)
     np.testing.assert_allclose(values.reshape(6, N_FEATURES, -1).sum(axis=1), gap, atol=1e-4)
 
@@ -326,7 +326,7 @@ def test_catboost_path_dependent_values_equal_catboosts_own(name):
     cats = [c for c in CB_CATEGORIES if hasattr(X, "columns")]
     theirs = np.asarray(model.get_feature_importance(cb.Pool(rows, cat_features=cats or None), type="ShapValues"))
     theirs = theirs[:, :-1] if theirs.ndim == 2 else np.transpose(theirs[:, :, :-1], (0, 2, 1))   # drop the base
-    ours = np.asarray(fs.games.tree_values(model, rows, "shapley")).reshape(theirs.shape)
+    ours = fs.games.tree_values(model, rows, "shapley").values.reshape(theirs.shape)
     np.testing.assert_allclose(ours, theirs, atol=1e-5, rtol=0)
 
 
@@ -394,7 +394,7 @@ def test_catboost_combination_classes_equal_catboosts_own_path_dependent_values(
     rows = X.iloc[:30]
     theirs = np.asarray(model.get_feature_importance(cb.Pool(rows, cat_features=["a", "b", "d"]), type="ShapValues"))
     theirs = theirs[:, :-1] if theirs.ndim == 2 else np.transpose(theirs[:, :, :-1], (0, 2, 1))
-    np.testing.assert_allclose(fs.games.tree_values(model, rows), theirs, atol=1e-10)
+    np.testing.assert_allclose(fs.games.tree_values(model, rows).values, theirs, atol=1e-10)
     e = fs.explain(model, rows[["d", "c", "b", "a"]], progress=False)             # columns follow their names
     np.testing.assert_allclose(e.values, theirs, atol=1e-10)
     assert e.method == "exact" and "combination class" in e.info["choice"]["why"]
@@ -437,17 +437,17 @@ def test_sparse_rows_and_dmatrix_read_as_the_model_reads_them():
     xgb_model = xgb.XGBRegressor(n_estimators=20, max_depth=4).fit(sp.csr_matrix(dense), Y_REG)
     csr = sp.csr_matrix(dense[:30])
     # xgboost: entries absent from a sparse matrix are missing
-    ours = fs.games.tree_values(xgb_model, csr, "shapley")
+    ours = fs.games.tree_values(xgb_model, csr, "shapley").values
     np.testing.assert_allclose(ours.sum(axis=1) + fs.games.TreeGame(xgb_model, csr[0])(
         np.zeros((1, N_FEATURES), bool))[0], xgb_model.predict(csr, output_margin=True), atol=2e-5)
     dm = xgb.DMatrix(dense[:30], missing=0.0)
-    np.testing.assert_allclose(fs.games.tree_values(xgb_model, dm, "shapley"), ours, atol=1e-12)
+    np.testing.assert_allclose(fs.games.tree_values(xgb_model, dm, "shapley").values, ours, atol=1e-12)
     # scikit-learn: absent entries are zeros
     forest = ske.RandomForestRegressor(n_estimators=10, max_depth=4, random_state=0).fit(dense, Y_REG)
     np.testing.assert_allclose(fs.games.tree_values(forest, csr, "banzhaf", mode="interventional",
-                                                    background=sp.csr_matrix(dense[40:50])),
+                                                    background=sp.csr_matrix(dense[40:50])).values,
                                fs.games.tree_values(forest, dense[:30], "banzhaf", mode="interventional",
-                                                    background=dense[40:50]), atol=1e-12)
+                                                    background=dense[40:50]).values, atol=1e-12)
 
 
 def test_pandas_nullable_dtypes_and_reordered_columns():
@@ -456,10 +456,11 @@ def test_pandas_nullable_dtypes_and_reordered_columns():
     nullable = frame.astype("Float64")
     nullable["f2"] = (frame["f2"] * 3).round().astype("Int64")          # integers with pd.NA
     plain = nullable.astype(float)
-    np.testing.assert_allclose(fs.games.tree_values(model, nullable.iloc[:10]),
-                               fs.games.tree_values(model, plain.iloc[:10]), atol=1e-12)
+    np.testing.assert_allclose(fs.games.tree_values(model, nullable.iloc[:10]).values,
+                               fs.games.tree_values(model, plain.iloc[:10]).values, atol=1e-12)
     shuffled = frame.iloc[:10][["f3", "f0", "f5", "f1", "f4", "f2"]]
-    np.testing.assert_allclose(fs.games.tree_values(model, shuffled), fs.games.tree_values(model, frame.iloc[:10]))
+    np.testing.assert_allclose(fs.games.tree_values(model, shuffled).values,
+                               fs.games.tree_values(model, frame.iloc[:10]).values)
     with pytest.raises(ValueError, match=r"missing \['f5'\], unexpected \['g'\]"):
         fs.games.tree_values(model, frame.iloc[:3].rename(columns={"f5": "g"}))
     with pytest.raises(ValueError, match="column 'f1' holds"):
@@ -489,7 +490,7 @@ def test_the_parse_cache_reads_a_model_once_and_again_after_a_refit():
     model.fit(X_NUM, -Y_REG)
     again = prepared(model)
     assert again is not first
-    np.testing.assert_allclose(fs.games.tree_values(model, X_NUM[:3]).sum(axis=1),
+    np.testing.assert_allclose(fs.games.tree_values(model, X_NUM[:3]).values.sum(axis=1),
                                model.predict(X_NUM[:3], output_margin=True)
                                - fs.games.TreeGame(model, X_NUM[0])(np.zeros((1, N_FEATURES), bool))[0], atol=2e-5)
     booster = xgb.train({"max_depth": 2}, xgb.DMatrix(X_NUM, label=Y_REG), 3)
@@ -530,7 +531,8 @@ def test_agreement_with_shap_where_shap_reads_the_model(name, mode):
         theirs = np.asarray(explainer.shap_values(rows, check_additivity=False))
     except Exception as exc:  # noqa: BLE001 - shap refuses some configurations: nothing to compare
         pytest.skip(f"shap does not read this configuration: {type(exc).__name__}")
-    ours = fs.games.tree_values(model, rows, "shapley", mode=mode, background=bg if mode == "interventional" else None)
+    ours = fs.games.tree_values(model, rows, "shapley", mode=mode,
+                                background=bg if mode == "interventional" else None).values
     if theirs.shape != ours.shape:
         theirs = np.moveaxis(theirs, 0, -1)
     theirs = theirs.reshape(ours.shape)

@@ -138,7 +138,7 @@ def test_full_coalition_is_the_prediction(name, mode):
 
 def test_batch_values_match_one_game_per_row():
     model, X = ZOO["lightgbm"]
-    batch = fs.games.tree_values(model, X[:6], "banzhaf", mode="interventional", background=X[20:25])
+    batch = fs.games.tree_values(model, X[:6], "banzhaf", mode="interventional", background=X[20:25]).values
     for r in range(6):
         g = fs.games.TreeGame(model, X[r], mode="interventional", background=X[20:25])
         np.testing.assert_allclose(batch[r], fs.exact(g, "banzhaf").values, atol=1e-12)
@@ -187,7 +187,7 @@ def digits_forest():
 
 def test_shap_path_dependent_breast_cancer(breast_cancer_xgb):
     model, X = breast_cancer_xgb
-    ours = fs.games.tree_values(model, X[:10], "shapley", mode="path-dependent")
+    ours = fs.games.tree_values(model, X[:10], "shapley", mode="path-dependent").values
     theirs = shap.TreeExplainer(model, feature_perturbation="tree_path_dependent").shap_values(X[:10])
     np.testing.assert_allclose(ours, theirs, atol=2e-5)       # shap computes xgboost values in float32
 
@@ -195,14 +195,14 @@ def test_shap_path_dependent_breast_cancer(breast_cancer_xgb):
 def test_shap_interventional_breast_cancer(breast_cancer_xgb):
     model, X = breast_cancer_xgb
     bg = X[200:240]
-    ours = fs.games.tree_values(model, X[:5], "shapley", mode="interventional", background=bg)
+    ours = fs.games.tree_values(model, X[:5], "shapley", mode="interventional", background=bg).values
     explainer = shap.TreeExplainer(model, data=bg, feature_perturbation="interventional", model_output="raw")
     np.testing.assert_allclose(ours, explainer.shap_values(X[:5]), atol=2e-5)
 
 
 def test_shap_path_dependent_digits(digits_forest):
     model, X = digits_forest
-    ours = fs.games.tree_values(model, X[:5], "shapley")
+    ours = fs.games.tree_values(model, X[:5], "shapley").values
     theirs = _shap_array(shap.TreeExplainer(model).shap_values(X[:5]), ours.shape)
     np.testing.assert_allclose(ours, theirs, atol=1e-10)
 
@@ -210,7 +210,7 @@ def test_shap_path_dependent_digits(digits_forest):
 def test_shap_interventional_digits(digits_forest):
     model, X = digits_forest
     bg = X[500:520]
-    ours = fs.games.tree_values(model, X[:3], "shapley", mode="interventional", background=bg)
+    ours = fs.games.tree_values(model, X[:3], "shapley", mode="interventional", background=bg).values
     explainer = shap.TreeExplainer(model, data=bg, feature_perturbation="interventional")
     theirs = _shap_array(explainer.shap_values(X[:3]), ours.shape)
     # shap's interventional code rounds through float32 (its values miss efficiency by ~1e-8);

@@ -90,7 +90,7 @@ def tree_control_variate(coalitions: np.ndarray, values: np.ndarray, rng: np.ran
         import xgboost as xgb
     except ImportError as exc:  # pragma: no cover - the ml extra is installed in tests
         raise ImportError("the tree control variate needs xgboost: pip install 'fairshare[ml]'") from exc
-    from ..games.tree import tree_values
+    from ..games.tree import tree_values_array
     from ..trees import read_ensemble
 
     coalitions = np.asarray(coalitions, dtype=bool)
@@ -119,7 +119,7 @@ def tree_control_variate(coalitions: np.ndarray, values: np.ndarray, rng: np.ran
         model = xgb.XGBRegressor(n_estimators=trees, max_depth=depth, learning_rate=learning_rate, n_jobs=1,
                                  random_state=seed + f).fit(X[train], V[train] if V.shape[1] > 1 else V[train, 0])
         ens = read_ensemble(model, check=False)          # our own surrogate: no need to check it against itself
-        phi = tree_values(ens, ones, index, mode="interventional", background=zeros)[0].reshape(n, -1)   # (n, k)
+        phi = tree_values_array(ens, ones, index, mode="interventional", background=zeros)[0].reshape(n, -1)   # (n, k)
         G[test] = ens.predict(X[test]) - ens.predict(zeros)[0] - X[test] @ phi
     for j in range(V.shape[1]):
         rv, rg = _odd_residual(coalitions, V[:, j]), _odd_residual(coalitions, G[:, j])

@@ -16,12 +16,13 @@ the candidates (on a Dask cluster when given one) and again on the union of thei
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.linalg
 
 from .._core.arguments import check_int, check_rng
+from ..results.base import Result
 from .kernels import as_kernel
 
 __all__ = ["Prototypes", "select_prototypes", "greedy_on_embeddings"]
@@ -29,24 +30,63 @@ __all__ = ["Prototypes", "select_prototypes", "greedy_on_embeddings"]
 METHODS = ("greedy", "stochastic", "distributed")
 
 
-@dataclass
-class Prototypes:
-    """Selected prototypes.
+@dataclass(eq=False, kw_only=True, init=False)
+class Prototypes(Result):
+    """Selected prototypes: a :class:`~fairshare.results.base.Result` whose players are the selected training
+    points (named by their index) and whose values are their BQ weights.
 
     Attributes
     ----------
     indices : training indices, in selection order
-    weights : BQ weights ``K_SS^-1 z_S`` (the quadrature of the test mean)
+    weights : BQ weights ``K_SS^-1 z_S`` (the quadrature of the test mean); ``values`` is the same array (the
+        base's name; ``weights`` is the prototypes' own, and assigning either sets both)
     objective : ``v(S)`` of Eq. 6 before any selection and after each step (length ``len(indices) + 1``)
     method : "greedy", "stochastic" or "distributed"
+    cholesky, beta : the Cholesky factor of ``K_SS`` in selection order and the residuals it solves (for
+        :meth:`weights_at`); None for prototypes not made by :func:`select_prototypes`
+
+    Examples
+    --------
+    >>> p = Prototypes(indices=np.array([4, 1]), weights=np.array([0.7, 0.2]), objective=np.array([1.0, 0.4, 0.3]),
+    ...                method="greedy")
+    >>> p.values is p.weights, p.player_names
+    (True, ['4', '1'])
     """
 
     indices: np.ndarray
-    weights: np.ndarray
     objective: np.ndarray
-    method: str
     cholesky: np.ndarray | None = None
     beta: np.ndarray | None = None
+
+    _plot_family: ClassVar[str] = "prototypes"
+
+    def __init__(self, indices: np.ndarray, weights: np.ndarray | None = None, objective: np.ndarray | None = None,
+                 method: str = "greedy", cholesky: np.ndarray | None = None, beta: np.ndarray | None = None,
+                 **shared: Any) -> None:
+        if (weights is None) == ("values" not in shared):
+            raise TypeError("Prototypes() takes the BQ weights as weights= (or values=, the same array), once")
+        if objective is None:
+            raise TypeError("Prototypes() missing required argument: 'objective'")
+        self.indices, self.objective, self.cholesky, self.beta = indices, objective, cholesky, beta
+        values = shared.pop("values", weights)
+        Result.__init__(self, values, shared.pop("stderr", None), method=method, **shared)
+
+    @property
+    def weights(self) -> np.ndarray:
+        """The BQ weights (the same array as ``values``)."""
+        return self.values
+
+    @weights.setter
+    def weights(self, value: np.ndarray) -> None:
+        self.values = np.asarray(value, dtype=float)
+
+    def _count_players(self) -> int:
+        return int(np.size(self.indices))
+
+    def __post_init__(self) -> None:
+        if not self.player_names:
+            self.player_names = [str(int(i)) for i in np.ravel(self.indices)]
+        super().__post_init__()
 
     def weights_at(self, m: int) -> np.ndarray:
         """BQ weights of the first ``m`` prototypes alone (``K_SS^-1 z_S`` for ``S`` = the first ``m``).

@@ -8,10 +8,12 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._core.arguments import Arguments, Option
+from .._core.tables import model_columns
 from .base import Game
 from .cost import row_seconds, table_seconds
 from ..indices.interactions import InteractionIndex, resolve_interaction_index, subsets_up_to
-from ..results.interactions import Interactions
+from ..results.explanation import Explanation
+from ..results.interaction_rows import InteractionRows
 from ..indices.semivalues import Semivalue, resolve_index
 from ..trees.interactions import leaf_interactions
 from ..trees.links import MODEL_OUTPUTS, log_loss, probability_link
@@ -22,8 +24,8 @@ from ..trees.classes import class_explanation
 from ..trees.prepared import Prepared, prepared, unreadable
 from ..trees.values import leaf_semivalues, path_weights, sign_tables
 
-__all__ = ["TreeGame", "tree_values", "tree_explanation", "tree_interactions", "empty_value", "TREE_ARGUMENTS",
-           "TREE_INTERACTIONS", "MODES"]
+__all__ = ["TreeGame", "tree_values", "tree_values_array", "tree_explanation", "tree_interactions", "empty_value",
+           "TREE_ARGUMENTS", "TREE_INTERACTIONS", "MODES"]
 
 MODES = ("path-dependent", "interventional")
 _BLOCK_ELEMENTS = 1 << 22
@@ -326,22 +328,32 @@ def _tree_inputs(model: Any, X: Any, mode: str, background: Any) -> tuple[Prepar
 
 
 def tree_values(model: Any, X: Any, index: str | Semivalue = "shapley", mode: str = "path-dependent",
-                background: Any = None) -> np.ndarray:
-    """Exact values of a tree model for many rows at once: ``(rows, n_features)`` or ``(rows, n_features, k)``.
-
-    The model is read once (and cached while it lives); rows run in parallel. ``X`` and
-    ``background`` may be numpy arrays, pandas frames (aligned by column name; categoricals and
-    nullable dtypes), sparse matrices or an xgboost ``DMatrix``.
+                background: Any = None) -> Explanation:
+    """Exact values of a tree model for many rows at once, an :class:`~fairshare.Explanation`: ``values`` ``(rows,
+    n_features[, k])``, ``empty_value`` per row, ``grand_value`` (the raw output), ``data`` (the rows as the model
+    reads them); the array alone: :func:`tree_values_array`. The model is read once (cached while it lives). ``X``,
+    ``background``: arrays, frames (aligned by column name; categoricals, nullable dtypes), sparse, a ``DMatrix``.
 
     Examples
     --------
     >>> import numpy as np, fairshare as fs
     >>> from sklearn.tree import DecisionTreeRegressor
-    >>> X = np.random.default_rng(0).random((100, 4)); y = X[:, 0] - X[:, 3]
-    >>> model = DecisionTreeRegressor(max_depth=3).fit(X, y)
-    >>> fs.games.tree_values(model, X[:5], "banzhaf").shape
-    (5, 4)
+    >>> X = np.random.default_rng(0).random((100, 4)); model = DecisionTreeRegressor(max_depth=3).fit(X, X[:, 0])
+    >>> e = fs.games.tree_values(model, X[:5], "banzhaf")
+    >>> e.values.shape, bool(np.array_equal(e.values, tree_values_array(model, X[:5], "banzhaf")))
+    ((5, 4), True)
     """
+    out, frame = tree_explanation(model, X, index, mode, background), hasattr(X, "columns")
+    return Explanation.from_exact(out["values"], out["empty_value"], grand_value=out["grand_value"], data=out["rows"],
+                                  index=resolve_index(index, out["values"].shape[1]).name, options={"mode": mode},
+                                  player_names=model_columns(model)[0] or (list(X.columns) if frame else None),
+                                  row_names=X.index if frame else None, output_names=getattr(model, "classes_", None),
+                                  info={"via": "closed-form (tree walks, all rows)", "mode": mode})
+
+
+def tree_values_array(model: Any, X: Any, index: str | Semivalue = "shapley", mode: str = "path-dependent",
+                      background: Any = None) -> np.ndarray:
+    """:func:`tree_values`' array alone, ``(rows, n_features[, k])``: ``tree_values_array(model, X).shape``."""
     return tree_explanation(model, X, index, mode, background)["values"]
 
 
@@ -388,63 +400,51 @@ TREE_INTERACTIONS = Arguments("tree_interactions", (
 
 
 def tree_interactions(model: Any, X: Any, order: int | None = None, index: str = "shap",
-                      mode: str = "path-dependent", background: Any = None) -> Any:
-    """Exact interaction values of a tree model for many rows, any index and order, in polynomial time.
+                      mode: str = "path-dependent", background: Any = None) -> InteractionRows:
+    """Exact interaction values of a tree model (any reader's) for the rows ``X``, any index and order, in polynomial
+    time: :class:`~fairshare.results.interaction_rows.InteractionRows` (``rows[r]``: row ``r``'s Interactions).
 
     Parameters
     ----------
-    model : a tree ensemble the tree readers support (xgboost, lightgbm, catboost, scikit-learn)
-    X : rows to explain
     order : the largest subset size (default 2; ``index="shap"`` is pairwise only)
-    index : ``"shap"`` (default): shap's ``shap_interaction_values`` convention, an array ``(rows, n, n[, k])``
-        whose off-diagonal entries are half the Shapley interaction index of the pair and whose diagonal holds the
-        rest of each feature's Shapley value (each row sums to the Shapley values). Any other index
-        (``"k-sii"``, ``"sii"``, ``"stii"``, ``"fsii"``, ``"fbii"``, ``"bii"``, ``"moebius"``) gives one
-        :class:`~fairshare.Interactions` per row.
-    mode : ``"path-dependent"`` (the trees' cover, as shap's TreeExplainer) or ``"interventional"`` (averaged
-        over the ``background`` rows; pairs interact where shap returns zeros)
+    index : ``"shap"`` (default): shap's ``shap_interaction_values`` convention (index ``"sii-matrix"``), ``values``
+        ``(rows, n, n[, k])`` whose off-diagonal entries are half the Shapley interaction index of the pair and whose
+        diagonal holds the rest of each feature's Shapley value (each row sums to the Shapley values). Any other
+        index (``"k-sii"``, ``"sii"``, ``"stii"``, ``"fsii"``, ``"fbii"``, ``"bii"``, ``"moebius"``): ``values``
+        ``(rows, p[, k])``, one per row and subset of ``subsets``.
+    mode : ``"path-dependent"`` (the trees' cover, as shap's TreeExplainer) or ``"interventional"`` (over the
+        ``background`` rows; pairs interact where shap returns zeros)
 
     Examples
     --------
     >>> import numpy as np, fairshare as fs
     >>> from sklearn.ensemble import GradientBoostingRegressor
-    >>> X = np.random.default_rng(0).random((200, 4)); y = X[:, 0] * X[:, 1] + X[:, 2]
-    >>> model = GradientBoostingRegressor(n_estimators=20, max_depth=3).fit(X, y)
+    >>> X = np.random.default_rng(0).random((200, 4))
+    >>> model = GradientBoostingRegressor(n_estimators=20, max_depth=3).fit(X, X[:, 0] * X[:, 1] + X[:, 2])
     >>> phi = fs.games.tree_interactions(model, X[:3])
-    >>> phi.shape, bool(np.allclose(phi.sum(axis=2), fs.games.tree_values(model, X[:3])))
+    >>> phi.values.shape, bool(np.allclose(phi.values.sum(axis=2), fs.games.tree_values(model, X[:3]).values))
     ((3, 4, 4), True)
     """
     args = TREE_INTERACTIONS.check({"index": index, "order": order, "mode": mode})
     prep, rows, bg = _tree_inputs(model, X, mode, background)
-    ens = prep.ensemble
-    n = ens.n_features
+    ens, n, squeeze = prep.ensemble, prep.ensemble.n_features, prep.ensemble.n_outputs == 1
+    facts = dict(method="exact", info={"via": "tree", "mode": mode}, empty_value=empty_value(prep, mode, bg),
+                 grand_value=ens.predict(rows)[:, 0] if squeeze else ens.predict(rows), data=rows,
+                 player_names=list(ens.feature_names or [f"x{i}" for i in range(n)]))
     if index == "shap":
         if args["order"] not in (None, 2):
             raise ValueError(f"index='shap' gives pairwise values: order must be 2, got {args['order']}")
         pairs = leaf_interactions(prep, rows, InteractionIndex("sii", 2), mode, bg, min_size=2)   # (rows, p, k)
-        subsets = subsets_up_to(n, 2, 1)
+        subsets, diag, out = subsets_up_to(n, 2, 1), np.arange(n), np.zeros((rows.shape[0], n, n, ens.n_outputs))
         two = subsets[:, 1] >= 0
-        i, j = subsets[two, 0], subsets[two, 1]
-        out = np.zeros((rows.shape[0], n, n, ens.n_outputs))
-        out[:, i, j] = out[:, j, i] = pairs[:, two] / 2.0
-        shapley = _exact_rows(prep, rows, Semivalue.shapley(), mode, bg)                   # (rows, n, k)
-        diag = np.arange(n)
-        out[:, diag, diag] = shapley - out.sum(axis=2)
-        return out if ens.n_outputs > 1 else out[..., 0]
+        out[:, subsets[two, 0], subsets[two, 1]] = out[:, subsets[two, 1], subsets[two, 0]] = pairs[:, two] / 2.0
+        out[:, diag, diag] = _exact_rows(prep, rows, Semivalue.shapley(), mode, bg) - out.sum(axis=2)   # Shapley rest
+        out = out[..., 0] if squeeze else out
+        return InteractionRows(values=out, stderr=np.zeros_like(out), index="sii-matrix", order=2, **facts)
     ix = resolve_interaction_index(args["index"], args["order"])
     if ix.order > n:
         raise ValueError(f"order must be at most the number of features ({n}), got {ix.order}")
     values = leaf_interactions(prep, rows, ix, mode, bg)
-    empty = empty_value(prep, mode, bg)
-    grand = ens.predict(rows)
-    subsets = subsets_up_to(n, ix.order, 1)
-    squeeze = ens.n_outputs == 1
-    out = []
-    for r in range(rows.shape[0]):
-        vals = values[r, :, 0] if squeeze else values[r]
-        out.append(Interactions(values=vals, stderr=np.zeros_like(vals), subsets=subsets, index=ix.kind,
-                                order=ix.order, method="exact", info={"via": "tree"}, n_evaluations=0,
-                                empty_value=float(empty[0]) if squeeze else empty,
-                                grand_value=float(grand[r, 0]) if squeeze else grand[r],
-                                player_names=list(ens.feature_names or [f"x{i}" for i in range(n)])))
-    return out
+    values = values[..., 0] if squeeze else values
+    return InteractionRows(values=values, stderr=np.zeros_like(values), subsets=subsets_up_to(n, ix.order, 1),
+                           index=ix.kind, order=ix.order, **facts)

@@ -1,1 +1,2 @@
-"""What comes back: the result objects (values, stderr, empty_value, player_names, info) and their HTML."""
+"""What comes back: one result base (``base.py``: values, stderr, empty_value, player_names, info, save/load, plot,
+shap's names as read-only aliases), the results on it, how they are stored (``storage.py``) and their HTML."""

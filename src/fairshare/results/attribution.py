@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
+
+from .base import Result
+from .explanation import Explanation
 
 __all__ = ["Attribution", "value_columns"]
 
@@ -26,9 +29,11 @@ def value_columns(values: np.ndarray, stderr: np.ndarray | None) -> dict[str, np
             **{f"stderr_{j}": stderr[:, j] for j in range(values.shape[1])}}
 
 
-@dataclass(eq=False)
-class Attribution:
+@dataclass(eq=False, kw_only=True)
+class Attribution(Result):
     """Per-player values of one game, with standard errors where the method knows them.
+
+    A :class:`~fairshare.results.base.Result`: its fields are the base's, in the base's vocabulary.
 
     Attributes
     ----------
@@ -50,6 +55,8 @@ class Attribution:
     empty_value, grand_value : float or ndarray or None
         ``v(empty set)`` and ``v(all players)`` when the method evaluated them.
     player_names : list of str
+    base_values, feature_names
+        shap's names of ``empty_value`` and ``player_names`` (read-only aliases).
 
     Examples
     --------
@@ -61,32 +68,30 @@ class Attribution:
     {'x0': 1.0, 'x1': -2.0}
     """
 
-    values: np.ndarray
-    stderr: np.ndarray | None
-    index: str
-    method: str
-    options: dict = field(default_factory=dict)
-    info: dict = field(default_factory=dict)
-    n_evaluations: int = 0
-    empty_value: Any = None
-    grand_value: Any = None
-    player_names: list[str] = field(default_factory=list)
+    _required: ClassVar[tuple[str, ...]] = ("index", "method")
+    _plot_family: ClassVar[str] = "explanation"
+    _default_plot: ClassVar[str | None] = "bar"
 
-    def __post_init__(self) -> None:
-        self.values = np.asarray(self.values, dtype=float)
-        if self.stderr is not None:
-            self.stderr = np.asarray(self.stderr, dtype=float)
-            if self.stderr.shape != self.values.shape:
-                raise ValueError(f"stderr shape {self.stderr.shape} differs from values shape {self.values.shape}")
-        if not self.player_names:
-            self.player_names = [f"x{i}" for i in range(self.values.shape[0])]
-        if len(self.player_names) != self.values.shape[0]:
-            raise ValueError("player_names must have one entry per player")
+    def to_explanation(self) -> Explanation:
+        """These values as an :class:`~fairshare.Explanation` of one row (what its plots draw).
 
-    @property
-    def n_players(self) -> int:
-        """Number of players."""
-        return int(self.values.shape[0])
+        Examples
+        --------
+        >>> import fairshare as fs
+        >>> fs.exact(fs.games.AdditiveGame([1.0, 2.0]), "shapley").to_explanation().values
+        array([[1., 2.]])
+        """
+        empty = np.nan if self.empty_value is None else self.empty_value
+        return Explanation(values=self.values[None], stderr=None if self.stderr is None else self.stderr[None],
+                           empty_value=np.asarray(empty, dtype=float)[None], data=None,
+                           player_names=list(self.player_names), index=self.index, method=self.method,
+                           grand_value=None if self.grand_value is None else
+                           np.asarray(self.grand_value, dtype=float)[None],
+                           n_evaluations=np.array([self.n_evaluations]), options=dict(self.options),
+                           info=dict(self.info))
+
+    def _plotted(self) -> Explanation:
+        return self.to_explanation()
 
     def __getitem__(self, player: str | int) -> Any:
         """Value of one player, by name or position.

@@ -3,13 +3,14 @@ flagged points (:func:`detection_auc`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
 
 import numpy as np
 
 from .._core.arguments import check_int
 from .attribution import Attribution
+from .base import Result
 
 __all__ = ["DataValues", "detection_auc"]
 
@@ -36,9 +37,10 @@ def detection_auc(values: Any, flag: Any) -> float:
     return float((ranks[f].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, kw_only=True)
 class DataValues(Attribution):
-    """Values of training points (an :class:`~fairshare.Attribution` with the facts of the fits).
+    """Values of training points (an :class:`~fairshare.Attribution`, so a
+    :class:`~fairshare.results.base.Result`, with the facts of the fits).
 
     Attributes (beyond Attribution's)
     ---------------------------------
@@ -62,6 +64,25 @@ class DataValues(Attribution):
     degenerate: dict = field(default_factory=dict)
     seconds: float = 0.0
 
+    _plot_family: ClassVar[str] = "data values"
+    _default_plot: ClassVar[str | None] = "values"
+
+    @classmethod
+    def from_attribution(cls, phi: Attribution, **facts: Any) -> DataValues:
+        """The data values of an :class:`~fairshare.Attribution` of a data game: its fields, with ``facts`` of the
+        fits (``n_fits``, ``reused_fits``, ``degenerate``, ``seconds``) or any field replaced.
+
+        Examples
+        --------
+        >>> import fairshare as fs
+        >>> phi = fs.exact(fs.games.AdditiveGame([1.0, -1.0]), "shapley")
+        >>> dv = DataValues.from_attribution(phi, n_fits=4)
+        >>> dv.values.tolist(), dv.n_fits, dv.method
+        ([1.0, -1.0], 4, 'exact')
+        """
+        shared = {f.name: getattr(phi, f.name) for f in fields(Attribution) if f.init}
+        return cls(**{**shared, **facts})
+
     def lowest(self, k: int) -> np.ndarray:
         """Positions of the ``k`` lowest-valued points, lowest first (candidates for label errors)."""
         k = check_int(k, "k", minimum=0)
@@ -74,6 +95,7 @@ class DataValues(Attribution):
     def plot(self, flag: Any = None, ax: Any = None, flag_label: str = "flagged") -> Any:
         """Values with two-standard-error bars, sorted; points where ``flag`` is true in red, with the detection AUC
         in the title (:func:`fairshare.plots.data_values`)."""
-        from .plotting import draw
+        return Result.plot(self, "values", flag=flag, ax=ax, flag_label=flag_label)
 
-        return draw("data values", "values", self, flag=flag, ax=ax, flag_label=flag_label)
+    def _plotted(self) -> DataValues:
+        return self                                   # drawn as data values, not as a row of an Explanation

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
+
+from .base import Result
 
 __all__ = ["Explanation"]
 
 
-@dataclass(eq=False)
-class Explanation:
+@dataclass(eq=False, kw_only=True)
+class Explanation(Result):
     """Values for many explained rows.
 
     The same vocabulary as :class:`~fairshare.Attribution` (one per row), with what is per row as arrays.
@@ -39,6 +39,13 @@ class Explanation:
         Shapley interaction index (SII) in both off-diagonal cells, the rest of each Shapley value on the diagonal,
         so each row sums to ``values``; for Banzhaf values the same with the Banzhaf interaction index (BII)
     interactions_stderr : their standard errors, laid out the same way
+    base_values, feature_names : shap's names of ``empty_value`` (one per row: ``(rows,)`` or ``(rows, outputs)``)
+        and ``player_names``, read-only aliases
+
+    ``plot(kind, ...)`` draws with :mod:`fairshare.plots`: ``kind`` = bar, waterfall, beeswarm, dependence (alias
+    ``scatter``, as shap calls it), heatmap, decision, text; it returns the axes (``ax=`` draws on given ones).
+    ``save(path)`` writes one ``.npz`` file, ``Explanation.load(path)`` reads it back (files written by earlier
+    versions too).
 
     Examples
     --------
@@ -48,46 +55,80 @@ class Explanation:
     array([1., 4.])
     >>> e[1].values
     array([[3., 4., 5.]])
+    >>> e.base_values, e.feature_names
+    (array([0., 0.]), ['a', 'b', 'c'])
+    >>> import tempfile, os
+    >>> Explanation.load(e.save(os.path.join(tempfile.mkdtemp(), "e.npz"))).values
+    array([[0., 1., 2.],
+           [3., 4., 5.]])
     """
 
-    values: np.ndarray
-    stderr: np.ndarray | None
-    empty_value: np.ndarray
-    data: np.ndarray | None
-    player_names: list[str]
-    index: str
-    method: str = "unknown"
+    data: np.ndarray | None = None
     output_names: list[str] | None = None
     row_names: list[str] | None = None
-    grand_value: np.ndarray | None = None
-    n_evaluations: np.ndarray | None = None
-    options: dict = field(default_factory=dict)
-    info: dict = field(default_factory=dict)
     interactions: np.ndarray | None = None          # (rows, n, n[, k]) shap's interaction matrices: half each pair's
     # SII (Banzhaf values: BII) in both off-diagonal cells, the rest of each value on the diagonal; rows sum to values
     interactions_stderr: np.ndarray | None = None
+
+    _required: ClassVar[tuple[str, ...]] = ("empty_value", "index")
+    _plot_family: ClassVar[str] = "explanation"
+    _default_plot: ClassVar[str | None] = "bar"
 
     def __post_init__(self) -> None:
         self.values = np.asarray(self.values, dtype=float)
         if self.values.ndim not in (2, 3):
             raise ValueError(f"values must be (rows, players) or (rows, players, outputs), got {self.values.shape}")
-        rows, players = self.values.shape[:2]
-        if self.stderr is not None:
-            self.stderr = np.asarray(self.stderr, dtype=float)
-            if self.stderr.shape != self.values.shape:
-                raise ValueError("stderr must have the shape of values")
+        if self.method is None:
+            self.method = "unknown"
+        super().__post_init__()
+        rows = self.values.shape[0]
         self.empty_value = np.asarray(self.empty_value, dtype=float)
         if self.grand_value is not None:
             self.grand_value = np.asarray(self.grand_value, dtype=float)
-        if len(self.player_names) != players:
-            raise ValueError(f"player_names must have {players} names, got {len(self.player_names)}")
         self.row_names = [str(r) for r in self.row_names] if self.row_names is not None else \
             [str(r) for r in range(rows)]
         if len(self.row_names) != rows:
             raise ValueError(f"row_names must have {rows} names, got {len(self.row_names)}")
-        if self.n_evaluations is None:
-            self.n_evaluations = np.zeros(rows, dtype=np.int64)
         self.n_evaluations = np.asarray(self.n_evaluations)
+
+    def _count_players(self) -> int:
+        return int(self.values.shape[1])
+
+    def _no_evaluations(self) -> np.ndarray:
+        return np.zeros(self.values.shape[0], dtype=np.int64)
+
+    def _per_row(self, empty_value: Any) -> Any:
+        """shap's ``base_values``: ``(rows,)`` or ``(rows, outputs)``, the empty coalition's value of each row."""
+        try:
+            return np.broadcast_to(empty_value, self.values.shape[:1] + self.values.shape[2:])
+        except ValueError:
+            return empty_value
+
+    @classmethod
+    def from_exact(cls, values: np.ndarray, empty_value: Any, *, index: str, grand_value: Any = None,
+                   data: Any = None, player_names: Any = None, row_names: Any = None, output_names: Any = None,
+                   options: dict | None = None, info: dict | None = None) -> Explanation:
+        """The Explanation of exact values computed for every row at once (``values`` ``(rows, n[, k])``; no
+        evaluations, zero standard errors): ``empty_value`` (the same for every row) is given to each row; names
+        that do not fit (None, another length) give way to the defaults.
+
+        Examples
+        --------
+        >>> e = Explanation.from_exact(np.ones((2, 3)), 0.5, index="shapley")
+        >>> e.empty_value, e.player_names, e.n_evaluations
+        (array([0.5, 0.5]), ['x0', 'x1', 'x2'], array([0, 0]))
+        """
+        values = np.asarray(values, dtype=float)
+        rows, outputs = values.shape[0], values.shape[2:]
+
+        def fit(names: Any, size: int) -> list[str] | None:
+            return [str(v) for v in names] if names is not None and len(names) == size else None
+
+        return cls(values=values, stderr=np.zeros_like(values), index=index, method="exact",
+                   empty_value=np.broadcast_to(np.asarray(empty_value, dtype=float), (rows,) + outputs).copy(),
+                   grand_value=grand_value, data=data, player_names=fit(player_names, values.shape[1]),
+                   row_names=fit(row_names, rows), output_names=fit(output_names, outputs[0]) if outputs else None,
+                   n_evaluations=np.zeros(rows, dtype=np.int64), options=options or {}, info=info or {})
 
     def _repr_html_(self) -> str | None:
         """A text's tokens shaded by their values in notebooks (other explanations: the plain repr)."""
@@ -256,55 +297,7 @@ class Explanation:
             return list(self.player_names)
         return [f"{f}[{o}]" for f in self.player_names for o in self._outputs()]
 
-    # ------------------------------------------------------------------------------- storage
-    def save(self, path: str | Path) -> Path:
-        """Save to ``path`` (``.npz``); :meth:`load` reads it back.
-
-        Examples
-        --------
-        >>> import tempfile, os
-        >>> e = Explanation(values=[[1.0]], stderr=None, empty_value=[0.0], data=None, player_names=["a"], index="banzhaf")
-        >>> p = e.save(os.path.join(tempfile.mkdtemp(), "e.npz"))
-        >>> Explanation.load(p).values
-        array([[1.]])
-        """
-        path = Path(path)
-        meta = dict(player_names=self.player_names, index=self.index, method=self.method,
-                    output_names=self.output_names, row_names=self.row_names, options=self.options, info=self.info)
-        arrays = dict(values=self.values, empty_value=self.empty_value, n_evaluations=self.n_evaluations,
-                      meta=np.array(json.dumps(meta, default=str)))
-        if self.stderr is not None:
-            arrays["stderr"] = self.stderr
-        if self.grand_value is not None:
-            arrays["grand_value"] = self.grand_value
-        if self.data is not None:
-            arrays["data"] = np.asarray(self.data, dtype=float) if np.asarray(self.data).dtype != object else \
-                np.asarray(self.data).astype(str)
-        with open(path, "wb") as fh:
-            np.savez(fh, **arrays)
-        return path
-
-    @classmethod
-    def load(cls, path: str | Path) -> Explanation:
-        """Read an explanation written by :meth:`save`."""
-        with np.load(Path(path), allow_pickle=False) as z:
-            meta = json.loads(str(z["meta"]))
-            return cls(values=z["values"], stderr=z["stderr"] if "stderr" in z else None,
-                       empty_value=z["empty_value"], grand_value=z["grand_value"] if "grand_value" in z else None,
-                       data=z["data"] if "data" in z else None, player_names=meta["player_names"],
-                       index=meta["index"], method=meta["method"], output_names=meta["output_names"],
-                       row_names=meta["row_names"], n_evaluations=z["n_evaluations"], options=meta["options"],
-                       info=meta["info"])
-
     def __repr__(self) -> str:
         outputs = f", outputs={self.values.shape[2]}" if self.values.ndim == 3 else ""
         return (f"Explanation(index={self.index!r}, rows={len(self)}, players={self.values.shape[1]}{outputs}, "
                 f"method={self.method!r}, mean evaluations={float(np.mean(self.n_evaluations)):.0f})")
-
-    # --------------------------------------------------------------------------------- plots
-    def plot(self, kind: str = "bar", **kwargs: Any) -> Any:
-        """Plot with :mod:`fairshare.plots` (``kind`` = bar, waterfall, beeswarm, dependence (alias ``scatter``, as
-        shap calls it), heatmap, decision, text); returns the axes (``ax=`` draws on given ones)."""
-        from .plotting import draw
-
-        return draw("explanation", kind, self, **kwargs)

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 
 from .attribution import value_columns
+from .base import Result
 from ..indices.moebius import SubsetIndex
 
 __all__ = ["Interactions"]
 
 
-@dataclass(eq=False)
-class Interactions:
+@dataclass(eq=False, kw_only=True)
+class Interactions(Result):
     """Interaction values of one game: a value per subset of 1..order players, with standard errors.
 
     Attributes
@@ -31,7 +32,9 @@ class Interactions:
         or ``"bii-matrix"`` (the same with BII and the Banzhaf values).
     order : int
     method, options, info, n_evaluations, empty_value, grand_value, player_names
-        As in :class:`~fairshare.Attribution`.
+        As in :class:`~fairshare.Attribution` (the fields of :class:`~fairshare.results.base.Result`).
+    base_values, feature_names
+        shap's names of ``empty_value`` and ``player_names`` (read-only aliases).
 
     Examples
     --------
@@ -42,36 +45,24 @@ class Interactions:
     (2.0, 0.0, 0.0)
     """
 
-    values: np.ndarray
-    stderr: np.ndarray | None
     subsets: np.ndarray
-    index: str
     order: int
-    method: str
-    options: dict = field(default_factory=dict)
-    info: dict = field(default_factory=dict)
-    n_evaluations: int = 0
-    empty_value: Any = None
-    grand_value: Any = None
-    player_names: list[str] = field(default_factory=list)
+
+    _required: ClassVar[tuple[str, ...]] = ("index", "method")
+    _plot_family: ClassVar[str] = "interactions"
 
     def __post_init__(self) -> None:
-        self.values = np.asarray(self.values, dtype=float)
         self.subsets = np.asarray(self.subsets, dtype=np.int64)
-        if self.stderr is not None:
-            self.stderr = np.asarray(self.stderr, dtype=float)
+        super().__post_init__()
         if self.values.shape[0] != self.subsets.shape[0]:
             raise ValueError("values must have one row per subset")
-        if not self.player_names:
-            n = int(self.subsets.max(initial=-1)) + 1
-            self.player_names = [f"x{i}" for i in range(n)]
         self._where = SubsetIndex(self.subsets)
 
-    # ------------------------------------------------------------------------------------ lookups
-    @property
-    def n_players(self) -> int:
-        return len(self.player_names)
+    def _count_players(self) -> int | None:
+        """Players named by the subsets (names given are not checked against them: a player may be in none)."""
+        return None if len(self.player_names or []) else int(self.subsets.max(initial=-1)) + 1
 
+    # ------------------------------------------------------------------------------------ lookups
     def _position(self, subset: Any) -> int | None:
         """Row of ``subset`` (names or positions, any order); None for the empty set; KeyError if not valued."""
         if isinstance(subset, (str, int, np.integer)):

@@ -48,8 +48,9 @@ def kinds(family: str) -> list[str]:
     return [k for f, k in _PLOTS if f == family]
 
 
-def draw(family: str, kind: str, result: Any, **kwargs: Any) -> Any:
-    """Draw ``result`` as plot ``kind`` (or one of its :data:`ALIASES`) of its ``family``.
+def draw(family: str, kind: str, result: Any, *args: Any, **kwargs: Any) -> Any:
+    """Draw ``result`` as plot ``kind`` (or one of its :data:`ALIASES`) of its ``family``; ``args`` and ``kwargs``
+    go to the plotting function (``draw("explanation", "scatter", e, "age")`` is shap's ``scatter`` of ``age``).
 
     Examples
     --------
@@ -59,6 +60,8 @@ def draw(family: str, kind: str, result: Any, **kwargs: Any) -> Any:
     ValueError: kind must be one of ['bar', 'waterfall', 'beeswarm', 'dependence', 'heatmap', 'decision', 'text'] or an alias ['scatter'], got 'pie'
     """
     fn = _PLOTS.get((family, ALIASES.get(kind, kind)))
+    if fn is None and not kinds(family):
+        raise ValueError(f"no plot kinds are registered for {family or 'these'} results, got {kind!r}")
     if fn is None:
         raise ValueError(f"kind must be one of {kinds(family)} or an alias {list(ALIASES)}, got {kind!r}")
-    return fn(result, **kwargs)
+    return fn(result, *args, **kwargs)

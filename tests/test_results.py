@@ -1,0 +1,338 @@
+"""One result base (issue 36, items 5 and 6): every result is a ``Result``; one ``.npz`` format saves and loads every
+kind of result field for field, bit for bit, without pickle (and still reads the Explanation files written before
+it); shap's names are read-only aliases; the tree door returns result objects whose values are the arrays it used
+to return."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+
+import numpy as np
+import pytest
+
+import fairshare as fs
+from fairshare.examples import Prototypes, select_prototypes
+from fairshare.games.tree import tree_explanation, tree_values_array
+from fairshare.results.base import Result
+from fairshare.results.interaction_rows import InteractionRows
+
+HOSTILE = '<img src=x onerror="alert(1)">'
+
+
+# ------------------------------------------------------------------------------------------------- helpers
+def assert_same(a, b, where="result"):
+    """``a`` and ``b`` hold the same thing: arrays of the same dtype and shape with the same bytes (object arrays:
+    the same elements of the same types), dicts, lists and tuples element by element, scalars of the same type."""
+    assert type(a) is type(b), f"{where}: {type(a).__name__} != {type(b).__name__}"
+    if isinstance(a, np.ndarray):
+        assert a.dtype == b.dtype and a.shape == b.shape, f"{where}: {a.dtype}{a.shape} != {b.dtype}{b.shape}"
+        if a.dtype == object:
+            for k, (x, y) in enumerate(zip(a.ravel(), b.ravel())):
+                assert_same(x, y, f"{where}[{k}]")
+        else:
+            assert a.tobytes() == b.tobytes(), f"{where}: the bytes differ"
+    elif isinstance(a, dict):
+        assert list(a) == list(b), f"{where}: keys {list(a)} != {list(b)}"
+        for key in a:
+            assert_same(a[key], b[key], f"{where}[{key!r}]")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), f"{where}: lengths {len(a)} != {len(b)}"
+        for k, (x, y) in enumerate(zip(a, b)):
+            assert_same(x, y, f"{where}[{k}]")
+    elif isinstance(a, float) and np.isnan(a):
+        assert np.isnan(b), where
+    else:
+        assert a == b, f"{where}: {a!r} != {b!r}"
+
+
+def assert_round_trip(result, tmp_path, name="r.npz"):
+    loaded = type(result).load(result.save(tmp_path / name))
+    assert type(loaded) is type(result)
+    for f in fields(result):
+        if f.init:
+            assert_same(getattr(loaded, f.name), getattr(result, f.name), f"{type(result).__name__}.{f.name}")
+    return loaded
+
+
+@pytest.fixture(scope="module")
+def tree_model():
+    from sklearn.ensemble import GradientBoostingRegressor
+
+    X = np.random.default_rng(0).normal(size=(200, 4))
+    return GradientBoostingRegressor(n_estimators=15, max_depth=3, random_state=0).fit(X, X[:, 0] * X[:, 1] + X[:, 2]), X
+
+
+@pytest.fixture(scope="module")
+def results(tree_model):
+    """One result of every kind, as the doors give them."""
+    from sklearn.neighbors import KNeighborsClassifier
+
+    model, X = tree_model
+    rng = np.random.default_rng(1)
+    Xd = rng.normal(size=(12, 2))
+    yd = (Xd[:, 0] > 0).astype(int)
+    return {
+        "attribution": fs.estimate(fs.games.SOUMGame.random(6, n_terms=8, seed=0), "shapley", method="kernelshap",
+                                   budget=40, seed=0),
+        "explanation": fs.explain(lambda A: A @ [1.0, -2.0, 0.5] + A[:, 0] * A[:, 1], rng.normal(size=(3, 3)),
+                                  rng.normal(size=(5, 3)), budget=30, seed=0, progress=False),
+        "interactions": fs.interactions(fs.games.SOUMGame.random(6, n_terms=8, seed=0), "k-sii", order=2, budget=60,
+                                        seed=0),
+        "data values": fs.value_data(KNeighborsClassifier(1), Xd[:6], yd[:6], Xd[6:], yd[6:], progress=False),
+        "prototypes": select_prototypes(rng.normal(size=(40, 3)), rng.normal(size=(10, 3)), k=3),
+        "tree values": fs.games.tree_values(model, X[:3]),
+        "tree interactions": fs.games.tree_interactions(model, X[:3]),
+        "tree k-sii": fs.games.tree_interactions(model, X[:2], index="k-sii", order=3),
+    }
+
+
+# ------------------------------------------------------------------------------------------------ the base
+def test_every_result_is_a_result_with_the_base_vocabulary(results):
+    expected = {"attribution": fs.Attribution, "explanation": fs.Explanation, "interactions": fs.Interactions,
+                "data values": fs.DataValues, "prototypes": Prototypes, "tree values": fs.Explanation,
+                "tree interactions": InteractionRows, "tree k-sii": InteractionRows}
+    for name, result in results.items():
+        assert type(result) is expected[name] and isinstance(result, Result), name
+        for field in ("values", "stderr", "empty_value", "player_names", "info", "method", "n_evaluations", "index"):
+            assert hasattr(result, field), (name, field)
+        np.testing.assert_array_equal(np.asarray(result), result.values)
+    assert isinstance(results["data values"], fs.Attribution)
+    protos = results["prototypes"]
+    assert protos.values is protos.weights and protos.player_names == [str(i) for i in protos.indices]
+
+
+def test_constructors_keep_their_keywords_and_refuse_what_they_cannot_place():
+    phi = fs.Attribution(values=[1.0, 2.0], stderr=None, index="shapley", method="exact", n_evaluations=4,
+                         empty_value=0.5, player_names=["a", "b"])
+    assert phi.n_evaluations == 4 and phi.base_values == 0.5 and phi.feature_names == ["a", "b"]
+    assert fs.Attribution([1.0], None, index="banzhaf", method="exact").values.tolist() == [1.0]
+    with pytest.raises(TypeError, match="positional"):                # beyond values and stderr: keywords
+        fs.Attribution(np.ones(2), None, "shapley", "exact")
+    with pytest.raises(TypeError, match="missing required keyword argument.*'index'"):
+        fs.Attribution(values=np.ones(2), stderr=None, method="exact")
+    with pytest.raises(TypeError, match="'empty_value'"):
+        fs.Explanation(values=np.ones((1, 2)), stderr=None, data=None, player_names=["a", "b"], index="shapley")
+    with pytest.raises(ValueError, match=r"stderr shape \(3,\) differs from values shape \(2,\)"):
+        fs.Interactions(values=np.ones(2), stderr=np.ones(3), subsets=[[0, -1], [1, -1]], index="sii", order=2,
+                        method="exact")
+    p = Prototypes(np.array([3, 1]), np.array([0.5, 0.25]), np.array([1.0, 0.5, 0.4]), "greedy")   # as before
+    assert p.weights.tolist() == [0.5, 0.25] and p.method == "greedy" and p.cholesky is None
+    p.weights = [0.1, 0.2]
+    assert p.values.tolist() == [0.1, 0.2]
+
+
+def test_data_values_take_an_attributions_fields_without_copying_them_by_hand():
+    phi = fs.exact(fs.games.AdditiveGame([1.0, -1.0, 0.5]), "banzhaf")
+    dv = fs.DataValues.from_attribution(phi, n_fits=8, seconds=0.5)
+    for f in fields(fs.Attribution):
+        assert_same(getattr(dv, f.name), getattr(phi, f.name), f.name)
+    assert (dv.n_fits, dv.seconds, dv.reused_fits) == (8, 0.5, 0)
+
+
+# --------------------------------------------------------------------------------------------- save / load
+@pytest.mark.parametrize("name", ["attribution", "explanation", "interactions", "data values", "prototypes",
+                                  "tree values", "tree interactions", "tree k-sii"])
+def test_save_and_load_give_every_field_back_bit_for_bit(results, name, tmp_path):
+    loaded = assert_round_trip(results[name], tmp_path)
+    assert type(Result.load(tmp_path / "r.npz")) is type(results[name])     # the file names its kind
+    if name == "prototypes":
+        np.testing.assert_array_equal(loaded.weights_at(2), results[name].weights_at(2))
+    if name == "tree k-sii":
+        assert_same(loaded[1].values, results[name][1].values)
+
+
+def test_texts_sequences_and_interaction_matrices_round_trip(tree_model, tmp_path):
+    model, X = tree_model
+    text = fs.explain(lambda ts: [t.count("a") + 2.0 * t.count("<") for t in ts], f"a {HOSTILE} a", progress=False)
+    assert text.data.dtype == object and text.is_text
+    back = assert_round_trip(text, tmp_path, "text.npz")
+    assert back.tokens == text.tokens and back._repr_html_() == text._repr_html_()
+    seq = fs.explain(lambda A: A.sum(axis=(1, 2)), np.arange(12.0).reshape(2, 3, 2), np.zeros((1, 3, 2)),
+                     groups="time", progress=False)
+    back = assert_round_trip(seq, tmp_path, "seq.npz")
+    assert_same(back.input_values(), seq.input_values())
+    pairs = fs.explain(model, X[:2], interactions=2, progress=False)
+    assert pairs.interactions is not None
+    assert_round_trip(pairs, tmp_path, "pairs.npz")
+
+
+def test_facts_of_every_type_come_back_as_they_were(tmp_path):
+    info = {"groups": np.array([[0, 0], [1, 1]]), "shape": (3, 2), "scale": np.float32(0.1), "nan": float("nan"),
+            "by_size": {1: 0.5, (2, 3): [np.int64(4), None, True]}, "tagged": {"__ndarray__": "a plain key"},
+            "when": np.array(["2024-01-02T03:04:05"], dtype="datetime64[s]"), "names": np.array(["a", "b"])}
+    phi = fs.Attribution(values=[1.0, -0.0], stderr=[np.inf, 0.0], index="shapley", method="exact",
+                         empty_value=np.float64(0.25), grand_value=np.array([1.25]), info=info,
+                         options={"paired": True, "lam": 0.5}, player_names=["a", HOSTILE])
+    back = assert_round_trip(phi, tmp_path)
+    assert str(back.values[1]) == "-0.0" and back.player_names[1] == HOSTILE
+    phi.options["stop"] = fs.stopping.MaxEvaluations(10)              # no data: kept as what it says of itself
+    assert Result.load(phi.save(tmp_path / "s.npz")).options["stop"] == str(phi.options["stop"])
+
+
+def _save_as_before(e, path):
+    """What ``Explanation.save`` wrote before the one result base (its code, kept here as the old format's spec)."""
+    meta = dict(player_names=e.player_names, index=e.index, method=e.method, output_names=e.output_names,
+                row_names=e.row_names, options=e.options, info=e.info)
+    arrays = dict(values=e.values, empty_value=e.empty_value, n_evaluations=e.n_evaluations,
+                  meta=np.array(json.dumps(meta, default=str)))
+    if e.stderr is not None:
+        arrays["stderr"] = e.stderr
+    if e.grand_value is not None:
+        arrays["grand_value"] = e.grand_value
+    if e.data is not None:
+        arrays["data"] = np.asarray(e.data, dtype=float) if np.asarray(e.data).dtype != object else \
+            np.asarray(e.data).astype(str)
+    with open(path, "wb") as fh:
+        np.savez(fh, **arrays)
+
+
+def test_explanation_load_reads_the_files_written_before(results, tmp_path):
+    e = fs.Explanation(values=np.arange(6.0).reshape(2, 3), stderr=np.full((2, 3), 0.1), empty_value=[0.5, 0.25],
+                       data=np.ones((2, 3)), player_names=["a", "b", "c"], index="shapley", method="exact",
+                       grand_value=[1.0, 2.0], row_names=["r0", "r1"], n_evaluations=[8, 8], options={"paired": True},
+                       info={"budget": 8, "choice": {"method": "exact", "why": "small"}})
+    _save_as_before(e, tmp_path / "old.npz")
+    old = fs.Explanation.load(tmp_path / "old.npz")
+    for f in fields(e):
+        if f.init:
+            assert_same(getattr(old, f.name), getattr(e, f.name), f.name)
+    _save_as_before(results["explanation"], tmp_path / "run.npz")
+    run = fs.Explanation.load(tmp_path / "run.npz")
+    for name in ("values", "stderr", "empty_value", "grand_value", "data", "n_evaluations"):
+        assert_same(getattr(run, name), getattr(results["explanation"], name), name)
+    assert run.info["choice"] == results["explanation"].info["choice"]
+    text = fs.explain(lambda ts: [t.count("a") for t in ts], "a b a", progress=False)
+    _save_as_before(text, tmp_path / "text.npz")
+    old_text = fs.Explanation.load(tmp_path / "text.npz")
+    assert old_text.tokens == text.tokens and np.array_equal(old_text.values, text.values)
+
+
+def test_load_reads_no_pickle_and_refuses_other_files(results, tmp_path):
+    import io
+    import zipfile
+
+    results["attribution"].save(tmp_path / "phi.npz")
+    owner = io.BytesIO()
+    np.lib.format.write_array(owner, np.array("run 1 row 0"), allow_pickle=False)
+    with zipfile.ZipFile(tmp_path / "phi.npz", "a") as z:            # what a cache keeps beside a result: left there
+        z.writestr("owner.npy", owner.getvalue())
+    assert_same(fs.Attribution.load(tmp_path / "phi.npz").values, results["attribution"].values)
+    with pytest.raises(TypeError, match="holds a result of kind Attribution, not Explanation"):
+        fs.Explanation.load(tmp_path / "phi.npz")
+    np.savez(tmp_path / "plain.npz", values=np.ones(3))
+    with pytest.raises(ValueError, match="not a fairshare result file"):
+        Result.load(tmp_path / "plain.npz")
+    np.savez(tmp_path / "pickled.npz", meta=np.array([{"a": 1}], dtype=object))
+    with pytest.raises(ValueError, match="pickle"):                       # np.load refuses: nothing is unpickled
+        Result.load(tmp_path / "pickled.npz")
+    forged = {"format": "fairshare-result", "version": 1, "kind": "os.system", "fields": {}}
+    np.savez(tmp_path / "forged.npz", meta=np.array(json.dumps(forged)), values=np.ones(2))
+    with pytest.raises(ValueError, match="holds a os.system result, which is not loaded"):
+        Result.load(tmp_path / "forged.npz")
+
+
+def test_names_read_back_from_a_file_are_escaped_in_html(tmp_path):
+    e = fs.explain(lambda ts: [t.count("x") for t in ts], f"x {HOSTILE}", progress=False)
+    e.index = HOSTILE                                                  # a field written by anyone, read back
+    back = fs.Explanation.load(e.save(tmp_path / "e.npz"))
+    html = back._repr_html_()
+    assert "<img" not in html and "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in html
+
+
+# ------------------------------------------------------------------------------------------ shap's aliases
+@pytest.mark.parametrize("name", ["attribution", "explanation", "interactions", "data values", "prototypes",
+                                  "tree values", "tree interactions", "tree k-sii"])
+def test_shaps_names_are_the_fields_and_refuse_assignment(results, name):
+    result = results[name]
+    assert result.feature_names is result.player_names
+    if isinstance(result, (fs.Explanation, InteractionRows)):             # one base value per row, as shap's
+        outputs = result.values.shape[2:] if isinstance(result, fs.Explanation) else result.values.shape[3:]
+        assert result.base_values.shape == (len(result),) + outputs
+        np.testing.assert_array_equal(result.base_values, result.empty_value)
+    else:
+        assert result.base_values is result.empty_value
+    with pytest.raises(AttributeError, match="base_values is a read-only alias of empty_value"):
+        result.base_values = 0.0
+    with pytest.raises(AttributeError, match="feature_names is a read-only alias of player_names"):
+        result.feature_names = ["z"]
+    with pytest.raises(AttributeError, match="alias of empty_value"):
+        del result.base_values
+
+
+def test_base_values_broadcast_one_base_value_to_every_row():
+    e = fs.Explanation(values=np.zeros((3, 2, 2)), stderr=None, empty_value=[0.25, 0.75], data=None,
+                       player_names=["a", "b"], index="shapley")
+    np.testing.assert_array_equal(e.base_values, [[0.25, 0.75]] * 3)
+    assert not e.base_values.flags.writeable
+
+
+def test_shap_style_code_runs(results):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    e = fs.explain(lambda A: A[:, 0] * A[:, 1] + A[:, 2], np.random.default_rng(0).normal(size=(30, 3)),
+                   np.zeros((1, 3)), progress=False)
+    np.testing.assert_allclose(e.values.sum(axis=1) + e.base_values, e.grand_value)
+    assert e.feature_names == ["x0", "x1", "x2"] and e.data.shape == (30, 3)
+    _, (left, right) = plt.subplots(1, 2)
+    assert e.plot("scatter", "x0", ax=left) is left
+    e.plot("dependence", "x0", ax=right)
+    np.testing.assert_array_equal(left.collections[0].get_offsets(), right.collections[0].get_offsets())
+    assert left.get_ylabel() == right.get_ylabel() == "shapley value of x0"
+    tree = results["tree values"]                                     # the tree door's result plots the same way
+    ax = tree.plot("scatter", "x2")
+    np.testing.assert_array_equal(ax.collections[0].get_offsets()[:, 1], tree.values[:, 2])
+    bar = results["attribution"].plot("bar")                          # one game: a row of an Explanation
+    assert len(bar.patches) == results["attribution"].n_players
+    with pytest.raises(ValueError, match="no plot kinds are registered for interactions results"):
+        results["interactions"].plot("scatter")
+    plt.close("all")
+
+
+# --------------------------------------------------------------------------------------------- tree door
+def test_tree_values_are_an_explanation_of_the_arrays_it_returned(tree_model):
+    import pandas as pd
+    from sklearn.ensemble import GradientBoostingClassifier
+
+    model, X = tree_model
+    e = fs.games.tree_values(model, X[:5], "banzhaf", mode="interventional", background=X[50:60])
+    old = tree_explanation(model, X[:5], "banzhaf", "interventional", X[50:60])     # what tree_values' body was
+    assert_same(e.values, old["values"])
+    assert_same(tree_values_array(model, X[:5], "banzhaf", "interventional", X[50:60]), old["values"])
+    assert e.method == "exact" and e.index == "banzhaf" and e.info["mode"] == "interventional"
+    assert_same(e.grand_value, old["grand_value"])
+    np.testing.assert_allclose(e.grand_value, model.predict(X[:5]), atol=1e-12)
+    np.testing.assert_array_equal(e.empty_value, np.full(5, old["empty_value"]))
+    np.testing.assert_array_equal(e.stderr, 0.0)
+    frame = pd.DataFrame(X[:40], columns=["a", "b", "c", "d"], index=range(100, 140))
+    clf = GradientBoostingClassifier(n_estimators=5, max_depth=2).fit(frame, frame.a > 0)
+    e = fs.games.tree_values(clf, frame.iloc[:3])
+    assert e.player_names == ["a", "b", "c", "d"] and e.row_names == ["100", "101", "102"]
+    np.testing.assert_allclose(e.values.sum(axis=1) + e.base_values, clf.decision_function(frame.iloc[:3]))
+
+
+def test_tree_interactions_are_results_whose_rows_are_the_interactions_they_were(tree_model):
+    model, X = tree_model
+    rows = fs.games.tree_interactions(model, X[:4])
+    assert rows.values.shape == (4, 4, 4) and rows.index == "sii-matrix" and len(rows) == 4
+    np.testing.assert_allclose(rows.values.sum(axis=2), fs.games.tree_values(model, X[:4]).values, atol=1e-12)
+    for r, row in enumerate(rows):                                    # each row: its matrix, bit for bit
+        assert isinstance(row, fs.Interactions) and row.index == "sii-matrix"
+        assert_same(row.matrix(), rows.values[r])
+        assert row.empty_value == rows.empty_value[r] and row.grand_value == pytest.approx(model.predict(X[r:r + 1])[0])
+    ksii = fs.games.tree_interactions(model, X[:2], index="k-sii", order=3, mode="interventional", background=X[9:14])
+    assert ksii.values.shape == (2, ksii.subsets.shape[0]) and ksii.order == 3
+    for r in range(2):
+        game = fs.games.TreeGame(model, X[r], mode="interventional", background=X[9:14])
+        want = fs.interactions(game, "k-sii", order=3, method="exact")
+        assert_same(ksii[r].subsets, want.subsets)
+        np.testing.assert_allclose(ksii[r].values, want.values, atol=1e-12)
+        assert ksii[r].info == {"via": "tree", "mode": "interventional"} and ksii[r].n_evaluations == 0
+    assert [type(x) for x in ksii] == [fs.Interactions, fs.Interactions]
+    with pytest.raises(TypeError, match="rows are taken by position"):
+        ksii[0, 1]
+    with pytest.raises(IndexError):
+        ksii[2]
