@@ -287,7 +287,8 @@ def test_shap_style_code_runs(results):
     np.testing.assert_array_equal(ax.collections[0].get_offsets()[:, 1], tree.values[:, 2])
     bar = results["attribution"].plot("bar")                          # one game: a row of an Explanation
     assert len(bar.patches) == results["attribution"].n_players
-    with pytest.raises(ValueError, match="no plot kinds are registered for interactions results"):
+    assert results["interactions"].plot("heatmap").get_title() == "k-sii (order 2)"
+    with pytest.raises(ValueError, match=r"kind must be one of \['heatmap', 'network'\]"):
         results["interactions"].plot("scatter")
     plt.close("all")
 

@@ -30,6 +30,7 @@ from .indices.interactions import InteractionIndex
 from .indices.semivalues import Semivalue
 from .results.attribution import Attribution
 from .results.explanation import Explanation
+from .results.base import Result
 from .results.interactions import Interactions
 
 __version__ = "0.1.0"
@@ -49,5 +50,5 @@ def __getattr__(name: str):
 
 
 __all__ = ["Attribution", "BudgetError", "DataValues", "Explanation", "FairshareWarning", "Game", "InteractionIndex",
-           "Interactions", "Semivalue", "estimate", "exact", "explain", "games", "interactions", "methods", "metrics",
+           "Interactions", "Result", "Semivalue", "estimate", "exact", "explain", "games", "interactions", "methods", "metrics",
            "plots", "stopping", "value_data"]

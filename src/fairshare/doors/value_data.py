@@ -120,11 +120,10 @@ def value_data(model: Any, X_train: Any, y_train: Any, X_val: Any, y_val: Any, i
         if report is not None:
             report.close()
     fits = getattr(game, "n_fits", 0)
-    return DataValues(values=phi.values, stderr=phi.stderr, index=phi.index, method=phi.method, options=phi.options,
-                      info=phi.info, n_evaluations=phi.n_evaluations, empty_value=phi.empty_value,
-                      grand_value=phi.grand_value, player_names=list(names), n_fits=fits,
-                      reused_fits=getattr(game, "reused", 0), degenerate=dict(getattr(game, "degenerate", {})),
-                      seconds=time.perf_counter() - started)
+    return DataValues.from_attribution(phi, player_names=list(names), n_fits=fits,
+                                       reused_fits=getattr(game, "reused", 0),
+                                       degenerate=dict(getattr(game, "degenerate", {})),
+                                       seconds=time.perf_counter() - started)
 
 
 def _knn_neighbours(model: Any) -> int | None:

@@ -15,7 +15,7 @@ from .noisy import NoisyGame
 from .restricted import RestrictedGame
 from .symmetric import AdversarialGame, SymmetricGame
 from .torch_game import TorchGame
-from .tree import TreeGame, tree_interactions, tree_values
+from .tree import TreeGame, tree_interactions, tree_values, tree_values_array
 from .unanimity import SOUMGame, UnanimityGame, unanimity_share
 from .voting import WeightedVotingGame
 
@@ -47,5 +47,6 @@ __all__ = [
     "knn_shapley",
     "tree_interactions",
     "tree_values",
+    "tree_values_array",
     "unanimity_share",
 ]

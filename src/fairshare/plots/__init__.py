@@ -19,3 +19,5 @@ for _kind, _fn in {"bar": bar, "waterfall": waterfall, "beeswarm": beeswarm, "de
                    "heatmap": heatmap, "decision": decision, "text": text}.items():
     register("explanation", _kind)(_fn)
 register("data values", "values")(data_values)
+for _kind, _fn in {"heatmap": interaction_heatmap, "network": interaction_network}.items():
+    register("interactions", _kind)(_fn)
