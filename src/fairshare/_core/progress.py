@@ -7,9 +7,11 @@ unit of work (evaluations for ``fs.estimate`` and ``fs.value_data``, rows for ``
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["Reporter", "reporter"]
+__all__ = ["Reporter", "reporter", "reporting"]
 
 
 class Reporter:
@@ -58,3 +60,21 @@ def reporter(progress: Any, desc: str, unit: str) -> Reporter | None:
     if progress is False or progress is None:
         return None
     return Reporter(progress, desc, unit)
+
+
+@contextmanager
+def reporting(progress: Any, desc: str, unit: str) -> Iterator[Reporter | None]:
+    """:func:`reporter` for the code inside, its bar closed however that code ends.
+
+    Examples
+    --------
+    >>> with reporting(False, "estimating", "evaluation") as report:
+    ...     report is None
+    True
+    """
+    report = reporter(progress, desc, unit)
+    try:
+        yield report
+    finally:
+        if report is not None:
+            report.close()

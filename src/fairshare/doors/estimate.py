@@ -12,7 +12,7 @@ from ..engine.registry import method_names
 from ..engine.stopping import StoppingRule, as_rule
 from ..games.base import Game
 from ..indices.hierarchy import check_partition, check_value_index, resolve_value_index
-from .._core.progress import reporter
+from .._core.progress import reporting
 from ..indices.semivalues import Semivalue
 
 __all__ = ["estimate", "ESTIMATE", "common_arguments"]
@@ -108,9 +108,5 @@ def estimate(game: Game, index: str | Semivalue = "shapley", method: str = "auto
     sv = resolve_value_index(args["index"], game.n_players, args["partition"])
     rule = as_rule(args["stop"], args["tol"])
     choice = choose(game, sv, args["method"], args["budget"], rule, options)
-    report = reporter(args["progress"], "estimating", "evaluation")
-    try:
+    with reporting(args["progress"], "estimating", "evaluation") as report:
         return run(game, sv, choice, seed, rule, progress=report)
-    finally:
-        if report is not None:
-            report.close()

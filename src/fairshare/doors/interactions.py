@@ -17,7 +17,7 @@ from ..indices.interactions import (INTERACTION_INDEX_NAMES, MATRIX_INDEX_NAMES,
                                     resolve_interaction_index, subsets_up_to)
 from ..results.interactions import Interactions
 from ..indices.moebius import SubsetIndex
-from .._core.progress import reporter
+from .._core.progress import reporting
 
 __all__ = ["interactions", "run_interactions", "INTERACTIONS", "interaction_arguments"]
 
@@ -105,12 +105,8 @@ def interactions(game: Game, index: str | InteractionIndex = "k-sii", order: int
         raise ValueError(f"order must be at most the number of players ({n}), got {ix.order}")
     rule = as_rule(args["stop"], args["tol"])
     choice = choose(game, ix, args["method"], args["budget"], rule, options)
-    report = reporter(args["progress"], "interactions", "evaluation")
-    try:
+    with reporting(args["progress"], "interactions", "evaluation") as report:
         return run_interactions(game, ix, choice, seed, rule, progress=report)
-    finally:
-        if report is not None:
-            report.close()
 
 
 def run_interactions(game: Game, ix: InteractionIndex, choice: Choice, seed: SeedLike = None,

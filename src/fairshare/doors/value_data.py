@@ -21,7 +21,7 @@ from .estimate import common_arguments
 from ..engine.choice import choose
 from ..engine.engine import run
 from ..engine.stopping import as_rule
-from .._core.progress import reporter
+from .._core.progress import reporting
 from ..indices.semivalues import resolve_index
 
 __all__ = ["value_data", "DataValues", "detection_auc", "VALUE_DATA"]
@@ -113,12 +113,8 @@ def value_data(model: Any, X_train: Any, y_train: Any, X_val: Any, y_val: Any, i
     sv = resolve_index(args["index"], game.n_players)
     rule = as_rule(args["stop"], args["tol"])
     choice = choose(game, sv, args["method"], args["budget"], rule, options)
-    report = reporter(args["progress"] if choice.method != "exact" else False, "valuing data", "fit")
-    try:
+    with reporting(args["progress"] if choice.method != "exact" else False, "valuing data", "fit") as report:
         phi = run(game, sv, choice, seed, rule, progress=report)
-    finally:
-        if report is not None:
-            report.close()
     fits = getattr(game, "n_fits", 0)
     return DataValues.from_attribution(phi, player_names=list(names), n_fits=fits,
                                        reused_fits=getattr(game, "reused", 0),
