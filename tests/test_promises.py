@@ -86,7 +86,7 @@ class Counting:
 
 def _methods_for(index: str) -> list[str]:
     sv = fs.indices.semivalues.resolve_index(index)
-    return ["auto"] + [m for m in method_names() if get_method(m).supports(sv)]
+    return ["auto"] + [m for m in method_names() if get_method(m).supports(sv) and not get_method(m).requires]
 
 
 # ------------------------------------------------------------------------------ same seed, same values
@@ -291,7 +291,7 @@ def test_the_tables_declare_what_the_doors_take():
 
 
 _SMALL = [(m, i, n) for m in method_names() for i in INDICES + ["loo"] for n in (2, 3, 5, 7)
-          if get_method(m).supports(fs.indices.semivalues.resolve_index(i))]
+          if get_method(m).supports(fs.indices.semivalues.resolve_index(i)) and not get_method(m).requires]
 
 
 @pytest.mark.parametrize("method, index, n", _SMALL, ids=[f"{m}-{i}-{n}" for m, i, n in _SMALL])
