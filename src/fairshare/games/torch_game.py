@@ -142,7 +142,8 @@ class TorchGame(Game):
             yield
             return
         saved = [(m, m.training) for m in self.module.modules()]
-        self.module.eval()
+        for m, _ in saved:                  # as module.eval() does (which a torch.export program refuses)
+            m.training = False
         try:
             yield
         finally:
