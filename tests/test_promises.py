@@ -147,6 +147,9 @@ _CHECKED_BY = {        # bad values for the arguments declared with a check of t
     "index": ["owen", 3], "seed": ["abc", -1, 2.5], "stop": ["soon", 3], "progress": ["yes", 3],
     "client": [3, "tcp://nowhere"], "cache": [3], "feature_names": ["abc", 5], "tol": [-0.1, "x", float("nan")],
     "partition": ["blocks", 3, [[0, 0]]], "tokenizer": [3, "(unclosed"], "mask_token": [0],
+    "batch_size": ["x", 0, 2.5, True], "baseline": ["sky", float("nan"), [1, 2]],
+    "output": ["bottom", -1, 2.5, [], [1, 1]], "patch_size": ["x", 0, 2.5, (2, 0)],
+    "sigma": ["x", 0, -1.0, float("nan")], "slic": ["many", {"colour": 3}],
 }
 
 
