@@ -157,12 +157,14 @@ def _min_budget(n: int, sv: Any, options: dict) -> int:
 
 
 SPECS = [
-    MethodSpec("integrated-gradients", ("shapley",), "integrated gradients (Aumann-Shapley values of the model's "
-               "path from the baseline), stratified points; needs gradients (torch modules)", sampler=None,
+    MethodSpec("integrated-gradients", ("shapley",), "integrated gradients: the Aumann-Shapley values of the model "
+               "on the straight path from the baseline (equal to Shapley values for additive models only), "
+               "stratified points; needs gradients (torch modules)", sampler=None,
                solver=None, options=_options("one per stratum"), min_budget=_min_budget, requires=(GRADIENT,),
                direct=integrated_gradients),
-    MethodSpec("gradient-shap", ("shapley",), "expected gradients over the background (captum's GradientShap "
-               "without noise), stratified points; needs gradients (torch modules)", sampler=None, solver=None,
+    MethodSpec("gradient-shap", ("shapley",), "expected gradients: integrated gradients averaged over background "
+               "inputs drawn per point (captum's GradientShap without noise); needs gradients (torch modules)",
+               sampler=None, solver=None,
                options=_options("each with a background input drawn"), min_budget=_min_budget,
                requires=(GRADIENT,), direct=gradient_shap),
 ]
