@@ -134,3 +134,7 @@ def test_the_budget_is_spent_as_the_ends_and_the_points_of_the_path():
     again = fs.estimate(fs.games.TorchGame(mlp(), torch.ones(8), batch_size=3), method="integrated-gradients",
                         budget=50, seed=0, n_points=8)
     np.testing.assert_allclose(again.values, few.values, atol=1e-6)
+    background = torch.randn(5, 8, generator=torch.Generator().manual_seed(0))
+    shap_like = [fs.estimate(fs.games.TorchGame(mlp(), torch.ones(8), baseline=background, batch_size=b),
+                             method="gradient-shap", budget=30, seed=0) for b in (None, 9)]
+    np.testing.assert_allclose(shap_like[0].values, shap_like[1].values, atol=1e-6)

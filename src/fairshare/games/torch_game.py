@@ -93,6 +93,8 @@ class TorchGame(Game):
         self.outputs, self._columns = _outputs(outputs)
         self.eval_mode = bool(eval_mode)
         self._auto = batch_size == "auto" and self.device.type == "cuda"      # fitted at the first forward pass
+        self._auto_gradient = self._auto                                    # and at the first backward pass
+        self._gradient_chunk: int | None = None
         if batch_size is not None and batch_size != "auto" and (isinstance(batch_size, bool) or not isinstance(
                 batch_size, (int, np.integer)) or batch_size < 1):
             raise ValueError(f"batch_size must be a positive integer or 'auto', got {batch_size!r}")
@@ -252,16 +254,20 @@ class TorchGame(Game):
         if picks is not None and (tuple(picks.shape) != (P.shape[0],) or P.shape[0] and (
                 int(picks.min()) < 0 or int(picks.max()) >= self.n_background)):
             raise ValueError(f"background must hold one index in 0..{self.n_background - 1} per point")
-        chunk = max(1, (self.row_batch if picks is not None else self.coalition_batch) // 4)
+        per_point = 1 if picks is not None else self.n_background
+        chunk = self._gradient_chunk or max(1, self.row_batch // per_point // 4)   # a backward pass holds activations
         values, grads = [], []
         self._sync()
         start = time.perf_counter()
         with torch.enable_grad(), self._modes(), _without_cudnn(self.device):
-            for lo in range(0, P.shape[0], chunk):
-                m = P[lo:lo + chunk].detach().requires_grad_(True)
+            lo = 0
+            while lo < P.shape[0]:
+                size = 2 if self._auto_gradient else chunk
+                peak = _peak_start(self.device) if self._auto_gradient else 0
+                m = P[lo:lo + size].detach().requires_grad_(True)
                 mask = m[:, self.owner].reshape((-1,) + tuple(self.x.shape))
-                base = None if picks is None else self.baseline[picks[lo:lo + chunk]] if self.n_background > 1 \
-                    else self.baseline
+                base = None if picks is None else self.baseline[picks[lo:lo + m.shape[0]]] \
+                    if self.n_background > 1 else self.baseline
                 out = self._forward(self._masked(mask, base))
                 if picks is None and self.n_background > 1:
                     out = out.reshape(m.shape[0], self.n_background, -1).mean(dim=1)
@@ -269,6 +275,11 @@ class TorchGame(Game):
                 g = [torch.autograd.grad(out[:, j].sum(), m, retain_graph=j < k - 1)[0] for j in range(k)]
                 values.append(out.detach().to(torch.float64))
                 grads.append(torch.stack(g, dim=-1).to(torch.float64))
+                if self._auto_gradient:                 # points per backward pass fitted to half the free memory
+                    used = max(torch.cuda.max_memory_allocated(self.device) - peak, 1)
+                    chunk = max(1, int(0.5 * torch.cuda.mem_get_info(self.device)[0] * m.shape[0] / used))
+                    self._gradient_chunk, self._auto_gradient = chunk, False
+                lo += m.shape[0]
         self._sync()
         self.seconds += time.perf_counter() - start
         self.n_evaluations += int(P.shape[0])
