@@ -109,6 +109,10 @@ def test_channels_last_arrays_lists_and_label_arrays_read_as_the_same_images():
     np.testing.assert_array_equal(per_image.values, ref.values)
     with pytest.raises(ValueError, match="layout='NHWC'"):
         fs.explain(net, hwc, groups="patches", progress=False)
+    named = fs.explain(net, X, groups="patches", patch_size=8, feature_names=list("abcd"), seed=0, progress=False)
+    assert named.player_names == list("abcd")
+    with pytest.raises(ValueError, match="feature_names must name the 4 patches"):
+        fs.explain(net, X, groups="patches", patch_size=8, feature_names=list("abc"), progress=False)
 
 
 def test_a_background_batch_is_averaged_over_as_baseline_or_background():

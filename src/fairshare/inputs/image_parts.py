@@ -215,9 +215,18 @@ def image_players(groups: Any, images: Any, patch_size: Any, slic: Any, feature_
     ([0, 0, 1, 1, 2, 2], ['patch 0,0', 'patch 0,1'])
     """
     n, c, h, w = (int(d) for d in images.shape)
+    if feature_names is not None and (groups is None or groups == "superpixels"):
+        raise ValueError("feature_names name shared players (patches, label arrays); "
+                         f"{'every element' if groups is None else 'superpixels differ between images'}: leave it None")
     if isinstance(groups, str):
         if groups == "patches":
-            return _patches(images, patch_size)
+            players = _patches(images, patch_size)
+            if feature_names is not None:
+                if len(feature_names) != len(players.names[0]):
+                    raise ValueError(f"feature_names must name the {len(players.names[0])} patches, got "
+                                     f"{len(feature_names)}")
+                players.names = [list(feature_names)] * n
+            return players
         if groups == "superpixels":
             return _superpixels(images, slic)
         raise ValueError(f"groups of images must be 'patches', 'superpixels', integer labels or lists of element "
