@@ -12,7 +12,7 @@ DATASETS = Path(os.environ.get("FAIRSHARE_DATASETS", ROOT.parent / "shared" / "d
 
 
 @pytest.mark.parametrize("name", ["shapley", "banzhaf", "trees", "sgd", "examples", "highdim", "engine", "datavalue",
-                                  "interactions", "imputation", "text"])
+                                  "interactions", "imputation", "text", "deep"])
 def test_benchmark_runs_on_a_tiny_configuration(tmp_path, name):
     pytest.importorskip("shap")
     pytest.importorskip("shapiq")
