@@ -12,6 +12,7 @@ from typing import Any
 
 from .._core.arguments import SeedLike
 from ..engine.stopping import StoppingRule, as_rule
+from ..games.base import Game
 from ..indices.semivalues import Semivalue
 from ..inputs.base import default_budget
 from ..inputs.registry import read_input
@@ -24,8 +25,8 @@ from .scheduler import run_values, schedule
 __all__ = ["explain", "default_budget", "EXPLAIN"]
 
 
-def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalue = "shapley", method: str = "auto",
-            budget: int | None = None, seed: SeedLike = None, tol: float | None = None,
+def explain(model: Any, X: Any = None, background: Any = None, *, index: str | Semivalue = "shapley",
+            method: str = "auto", budget: int | None = None, seed: SeedLike = None, tol: float | None = None,
             stop: StoppingRule | None = None, n_jobs: int | None = None, client: Any = None, cache: Any = None,
             progress: Any = True, imputation: str | None = None, groups: Any = None, batch_size: int | None = None,
             feature_names: Any = None, interactions: int | None = None, model_output: str | None = None,
@@ -38,6 +39,9 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
                               interactions=interactions, model_output=model_output, y=y, link=link,
                               partition=partition, tokenizer=tokenizer, mask_token=mask_token))
     rule = as_rule(args["stop"], args["tol"])
+    if X is None and not isinstance(model, Game):
+        raise ValueError(f"X: give the data to explain (rows, texts, inputs); only a fairshare Game is explained "
+                         f"without X, got a {type(model).__name__}")
     data = read_input(model, X, background, args)
     data.check(args)
     try:
@@ -73,7 +77,7 @@ def _key(data: Any, runner: Any, args: dict, seed: Any) -> str | None:
                        seed=str(seed), model=model_key(data.model), pairs=getattr(data, "pair_kind", None))
 
 
-explain.__doc__ = f"""Explain the predictions of ``model`` on every item of ``X``: its rows, texts or inputs.
+explain.__doc__ = f"""Explain the predictions of ``model`` on every item of ``X``: its rows, texts or inputs; or a game.
 
     Parameters
     ----------
@@ -83,7 +87,9 @@ explain.__doc__ = f"""Explain the predictions of ``model`` on every item of ``X`
     X : rows (numpy array, DataFrame whose columns are matched to the model's features by name, scipy sparse; a
         Series or a 1-D array is one row); texts (a string, or a list of them, for a model of a list of strings:
         the players are each text's tokens, one Explanation per text); inputs of more dimensions (sequences,
-        images) whose cells or groups of cells are the players
+        images) whose cells or groups of cells are the players; None when ``model`` is a Game (e.g.
+        ``fs.games.GenerationGame``: the spans of a prompt, the log-probability of an answer), explained as it is
+        (one Explanation; a long game with a hierarchy gets Owen values over it, ``owen-adaptive`` by default)
     background : baseline row(s) for absent features, required unless ``model`` is a tree model (then None means
         path-dependent tree values); for torch inputs a number, one input or a batch averaged over
 {EXPLAIN.numpydoc()}
