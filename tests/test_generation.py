@@ -164,7 +164,8 @@ def _direct(model, game, S):
 
     out = []
     for keep in game.keep(S):
-        shown = np.concatenate([[True], keep if game.removal is None else np.ones_like(keep), [True] * game.target.size])
+        shown = np.concatenate([[True], keep if game.removal is None else np.ones_like(keep),
+                                [True] * game.target.size])
         ids = np.concatenate([game.start, game.prompt if game.removal is None else
                               np.where(keep, game.prompt, game.removal), game.target])
         mask = np.concatenate([[1], keep, np.ones(game.target.size)]).astype(np.int64)
