@@ -68,6 +68,7 @@ def test_a_long_prompt_gets_owen_adaptive_over_its_hierarchy_and_finds_the_plant
     assert fs.explain(short, budget=400, seed=0, progress=False).index == "owen"        # 100 players > 64
     shapley = fs.explain(short, method="kernelshap", budget=400, seed=0, progress=False)
     assert (shapley.index, shapley.method) == ("shapley", "kernelshap") and 37 <= np.argmax(shapley.values) < 41
+    assert shapley.info["forward_passes"] == shapley.n_evaluations[0] <= 400      # this run's passes only
 
 
 def test_same_seed_same_bits_cache_resume_and_dask(tmp_path):

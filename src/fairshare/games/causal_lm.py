@@ -76,7 +76,10 @@ class CausalLM:
         self.kv_note = "used" if self.kv_cache else ("off (kv_cache=False)" if not kv_cache else
                                                        "the model's forward takes no cache")
         device = getattr(model, "device", None)
-        self.device = device if device is not None else next(iter(model.parameters())).device
+        if device is None:                           # where its first weight lives (a module of none: the CPU)
+            first = next(iter(model.parameters()), None)
+            device = first.device if first is not None else torch.device("cpu")
+        self.device = device
         head = model.get_output_embeddings() if callable(getattr(model, "get_output_embeddings", None)) else None
         self.vocab_size = _config(model, "vocab_size") or (int(head.weight.shape[0]) if head is not None else None)
         self.context = _config(model, "n_positions", "max_position_embeddings", "n_ctx", "seq_length")

@@ -217,10 +217,10 @@ class GenerationGame(Game):
                              "(token ids, or a string with the tokenizer)")
         eos = getattr(self.tokenizer, "eos_token_id", None)
         eos = eos if eos is not None else getattr(getattr(self.model, "config", None), "eos_token_id", None)
-        before = self.lm.passes
         out = self.lm.greedy(np.concatenate([self.start, self.prompt]), max_new_tokens,
                              eos if isinstance(eos, (int, np.integer)) else None)
-        self.generation_passes = self.lm.passes - before
+        self.generation_passes = self.lm.passes            # the scorer's counts start after them
+        self.lm.passes = self.lm.calls = 0
         return out
 
     def keep(self, coalitions: np.ndarray) -> np.ndarray:
@@ -280,8 +280,8 @@ class GenerationGame(Game):
         Examples
         --------
         >>> g = GenerationGame(lambda ts, t: np.zeros((len(ts), len(t))), prompt=list(range(20)), target=[1])
-        >>> g.hierarchy()[:2]
-        [[0, 1, 2], [3, 4, 5]]
+        >>> g.hierarchy()[:2]                   # 20 tokens of one sentence: 8 runs of consecutive tokens
+        [[0, 1], [2, 3, 4]]
         """
         return span_hierarchy(self.ranges, self.pieces, self.branching)
 
@@ -294,8 +294,10 @@ class GenerationGame(Game):
         return self.text if self.text is not None else "".join(self.pieces)
 
     def info(self) -> dict:
-        """What the game ran: forward passes (sequences through the model, the greedy continuation's included),
-        model calls, and for causal LMs the positions computed and whether the KV cache served a prefix."""
+        """What the game ran to score coalitions: forward passes (sequences through the model: one per coalition,
+        and one of the whole prompt where the KV cache serves a prefix), model calls, and for causal LMs the
+        positions computed (and without the cache) and whether the KV cache served a prefix; and the forward passes
+        of the greedy continuation, when the game was made (``generation_passes``)."""
         if self.lm is not None:
             ran = self.lm.info()
         else:

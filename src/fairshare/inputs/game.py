@@ -62,6 +62,7 @@ class GameInput(Input):
             raise ValueError(f"{', '.join(given)}: not used when explaining a game (its players and values are its "
                              "own; a generation game takes batch_size itself); leave them out")
         self.game_, self.model, self.client = model, _identity(model), args.get("client")
+        self.before = _counts(model)                   # a game explained again: its counts of this run only
         self.n_items, self.item_names = 1, ["0"]
         self.why_index = ""
 
@@ -110,8 +111,9 @@ class GameInput(Input):
         r, plan, game = results[0], plans[0], self.game_
         k = r["values"].shape[1] if r["values"].ndim == 2 else None
         ran = dict(game.info()) if callable(getattr(game, "info", None)) else {}
+        ran.update({k: v - self.before[k] for k, v in _counts(game).items()})
         if ran and self.client:                  # the game ran on the cluster: each coalition one sequence there
-            ran["forward_passes"] = int(ran.get("generation_passes", 0)) + int(r["n_evaluations"])
+            ran["forward_passes"] = int(r["n_evaluations"])
             ran["forward_passes_counted"] = "on the cluster, one sequence per coalition evaluated there"
         text = {"text": game.prompt_text()} if callable(getattr(game, "prompt_text", None)) else {}
         names = None
@@ -135,6 +137,15 @@ def _hierarchy(nested: Any, n: int) -> Any:
     if all(isinstance(b, (int, np.integer)) for b in nested):
         nested = [[p] for p in nested]
     return Hierarchy(nested, n)
+
+
+#: what a game's ``info()`` counts, of which a result reports its own run's share
+_COUNTED = ("forward_passes", "model_calls", "positions_computed", "positions_without_kv_cache")
+
+
+def _counts(game: Game) -> dict:
+    info = game.info() if callable(getattr(game, "info", None)) else {}
+    return {k: int(info[k]) for k in _COUNTED if isinstance(info.get(k), (int, np.integer))}
 
 
 def _identity(game: Game) -> Any:
