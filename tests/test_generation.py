@@ -61,6 +61,7 @@ def test_a_long_prompt_gets_owen_adaptive_over_its_hierarchy_and_finds_the_plant
     with pytest.warns(fs.FairshareWarning, match="blocks the budget did not open"):
         e = fs.explain(game, budget=1000, seed=0, progress=False)
     assert (e.index, e.method) == ("owen", "owen-adaptive") and "4000 players > 64" in e.info["index_choice"]
+    assert e.options["walks"] == game.walks == 8
     assert 2417 <= int(np.argmax(e.values[0])) < 2421
     assert e.info["forward_passes"] == e.n_evaluations[0] <= 1000
     assert e.values[0].sum() == pytest.approx(float(e.grand_value[0] - e.empty_value[0]))

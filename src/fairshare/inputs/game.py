@@ -13,6 +13,7 @@ the KV cache's passes are counted too).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -89,9 +90,16 @@ class GameInput(Input):
         return resolve_value_index(index, game.n_players, partition)
 
     def plans(self, args: dict, rule: Any, options: dict) -> list[Plan | None]:
+        """The one plan: the index, the budget and the method chosen once; ``owen-adaptive`` takes the game's own
+        number of ``walks`` (a generation game's ``GenerationGame.walks``) unless they are given."""
         sv = self.value_index(args)
         budget = args["budget"] if args["budget"] is not None else default_budget(self.game_.n_players)
-        return [Plan(sv, choose(self.game_, sv, args["method"], budget, rule, options), budget)]
+        choice = choose(self.game_, sv, args["method"], budget, rule, options)
+        walks = getattr(self.game_, "walks", None)
+        if choice.method == "owen-adaptive" and "walks" not in options and isinstance(walks, int):
+            choice = replace(choice, options={**choice.options, "walks": walks},
+                             reason=f"{choice.reason}; {walks} walks a block (the game's)")
+        return [Plan(sv, choice, budget)]
 
     def key(self) -> tuple[tuple, dict]:
         game = self.game_
