@@ -2,9 +2,10 @@
 43: "no new door can accept what another refuses").
 
 One table, ``INPUTS``: for each input kind (numpy tables, DataFrames, sparse tables, texts, sequences, images for
-torch modules, interactions, Owen partitions, conditional imputation) the ways its inputs go wrong, each a function
-of where the fault lies (drawn by hypothesis) that calls a door with a counting model. The same faults (NaN, inf,
-a word among numbers, a wrong shape, an empty input) are listed for every kind that can hold them.
+torch modules, prompts of language models, interactions, Owen partitions, conditional imputation) the ways its
+inputs go wrong, each a function of where the fault lies (drawn by hypothesis) that calls a door with a counting
+model. The same faults (NaN, inf, a word among numbers, a wrong shape, an empty input) are listed for every kind that
+can hold them.
 """
 
 from __future__ import annotations
@@ -98,6 +99,46 @@ class Calls:
 
         return Conv().eval()
 
+    def logprobs(self, token_lists, target):
+        self.n += 1
+        return np.full((len(token_lists), len(target)), -1.0)
+
+    def lm(self, vocab: int = 20, context: int = 16):
+        """A causal LM of ``vocab`` tokens and a context of ``context`` (a torch module with a config)."""
+        import types
+
+        import torch
+
+        calls = self
+
+        class LM(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.config = types.SimpleNamespace(vocab_size=vocab, n_positions=context, bos_token_id=0)
+                self.head = torch.nn.Embedding(vocab, vocab)
+
+            def forward(self, input_ids, attention_mask):
+                calls.n += 1
+                return self.head(input_ids)
+
+        return LM()
+
+
+class WordTokenizer:
+    """A tokenizer of ``size`` words ``w0 .. w{size-1}`` (not the model's when its vocabulary differs)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    def __len__(self) -> int:
+        return self.size
+
+    def encode(self, text, add_special_tokens=False):
+        return [int(w[1:]) for w in text.split()]
+
+    def decode(self, ids):
+        return " ".join(f"w{i}" for i in ids)
+
 
 def _poked(X: np.ndarray, where: int, value) -> np.ndarray:
     out = np.array(X, dtype=object if isinstance(value, str) else float)
@@ -143,6 +184,12 @@ def _negative(where: int) -> np.ndarray:
 
 def _patches(c, X, **kw):
     return _explain(c.conv(), X, **({"groups": "patches", "patch_size": 2} | kw))
+
+
+def _generation(c, where: int, model=None, **kw):
+    """A generation game of a log-probability function (or ``model``) explained by the game door."""
+    args = {"prompt": [1, 2, 3, 4, 5][: 3 + where % 3], "target": [6, 7]} | kw
+    return _explain(fs.games.GenerationGame(c.logprobs if model is None else model, **args), None)
 
 
 #: input kind -> fault -> (the argument the error names, a function of (calls, where) that calls the door)
@@ -212,6 +259,21 @@ INPUTS = {
                                                                       baseline=np.zeros((3, 4, 5 + w % 2)))),
         "inf in baseline": ("baseline", lambda c, w: _patches(c, _pictures(w, 0.5), baseline=_pictures(w, np.inf))),
     },
+    "prompts": {           # (a function that answers the wrong shape or NaN is refused on its first batch:
+        #                       tests/test_generation.py)
+        "empty prompt": ("prompt", lambda c, w: _generation(c, w, prompt=["", " \n", []][w % 3],
+                                                             tokenizer=WordTokenizer(9))),
+        "empty target": ("target", lambda c, w: _generation(c, w, target=["", []][w % 2], tokenizer=WordTokenizer(9))),
+        "target ids outside the vocabulary": ("target", lambda c, w: _generation(c, w, c.lm(), target=[3, 20 + w % 9])),
+        "prompt longer than the context": ("prompt", lambda c, w: _generation(c, w, c.lm(), prompt=[1] * (14 + w % 9),
+                                                                               target=[2, 3])),
+        "spans overlap": ("spans", lambda c, w: _generation(c, w, spans=[(0, 2), (w % 2, 3)])),
+        "spans past the prompt": ("spans", lambda c, w: _generation(c, w, spans=[(0, 1), (1, 6 + w % 4)])),
+        "a tokenizer that disagrees with the ids": ("tokenizer", lambda c, w: _generation(
+            c, w, c.lm() if w % 2 else None, prompt=[1, 2, 12 + w % 4], tokenizer=WordTokenizer(10))),
+        "a tokenizer of another model": ("tokenizer", lambda c, w: _generation(c, w, c.lm(), prompt="w1 w2",
+                                                                               tokenizer=WordTokenizer(21 + w % 5))),
+    },
     "interactions": {
         "budget below the minimum": ("budget", lambda c, w: fs.interactions(
             fs.games.FunctionGame(c.cells, n_players=12), "k-sii", order=2, budget=5 + w % 40)),
@@ -243,7 +305,7 @@ CASES = [(kind, fault) for kind, faults in INPUTS.items() for fault in faults]
 @pytest.mark.parametrize("kind, fault", CASES, ids=[f"{k}: {f}" for k, f in CASES])
 @given(where=st.integers(0, 10**6))
 def test_every_bad_input_is_refused_naming_its_argument_before_any_model_call(kind, fault, where):
-    if kind in ("torch images", "images"):
+    if kind in ("torch images", "images", "prompts"):
         pytest.importorskip("torch")
     argument, call = INPUTS[kind][fault]
     calls = Calls()

@@ -196,6 +196,7 @@ DOORS = {
     "explain": (EXPLAIN, lambda m, **kw: _explain(m, **kw)),
     "explain texts": (EXPLAIN, _texts),
     "explain sequences": (EXPLAIN, _sequences),
+    "explain game": (EXPLAIN, lambda m, **kw: fs.explain(m.game, **({"budget": 50, "progress": False} | kw))),
     "estimate": (ESTIMATE, lambda m, **kw: fs.estimate(m.game, **({"budget": 50} | kw))),
     "exact": (EXACT, lambda m, **kw: fs.exact(m.game, **kw)),
     "value_data": (VALUE_DATA, lambda m, **kw: fs.value_data(m, X6.iloc[:30], Y.iloc[:30], X6.iloc[30:60],
@@ -251,8 +252,8 @@ def test_every_method_refuses_a_wrong_option_value_before_any_evaluation(method,
     assert model.game.calls == 0
 
 
-@pytest.mark.parametrize("door", ["explain", "explain texts", "explain sequences", "estimate", "exact",
-                                  "value_data", "tree_values", "interactions", "tree_interactions"])
+@pytest.mark.parametrize("door", ["explain", "explain texts", "explain sequences", "explain game", "estimate",
+                                  "exact", "value_data", "tree_values", "interactions", "tree_interactions"])
 def test_every_door_refuses_an_unknown_keyword_before_any_model_call(door):
     model = Counting()
     model.game = CountingGame(5, 0)

@@ -1,4 +1,5 @@
-"""The ``fairshare`` command line: ``methods``, ``demo``, ``explain``, ``value-data``, ``bench``.
+"""The ``fairshare`` command line: ``methods``, ``demo``, ``explain``, ``explain-generation``, ``value-data``,
+``bench``.
 
 Every error is one line on stderr naming the flag (``fairshare: error: --rows 99 is past the end ...``) and exit
 status 2; nothing is written before every path and flag has been checked.
@@ -13,6 +14,7 @@ from ..indices.semivalues import INDEX_NAMES
 from .basic import add_demo, add_methods
 from .bench import add_bench
 from .explain import add_explain
+from .explain_generation import add_explain_generation
 from .files import read_texts
 from .value_data import add_value_data
 
@@ -42,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_methods(sub)
     add_demo(sub)
     add_explain(sub, _INDEX_HELP)
+    add_explain_generation(sub, _INDEX_HELP)
     add_value_data(sub, _INDEX_HELP)
     add_bench(sub)
     return parser

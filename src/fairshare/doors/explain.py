@@ -12,6 +12,7 @@ from typing import Any
 
 from .._core.arguments import SeedLike
 from ..engine.stopping import StoppingRule, as_rule
+from ..games.base import Game
 from ..indices.semivalues import Semivalue
 from ..inputs.base import default_budget
 from ..inputs.registry import read_input
@@ -24,11 +25,12 @@ from .scheduler import run_values, schedule
 __all__ = ["explain", "default_budget", "EXPLAIN"]
 
 
-def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalue = "shapley", method: str = "auto",
-            budget: int | None = None, seed: SeedLike = None, tol: float | None = None,
+def explain(model: Any, X: Any = None, background: Any = None, *, index: str | Semivalue = "shapley",
+            method: str = "auto", budget: int | None = None, seed: SeedLike = None, tol: float | None = None,
             stop: StoppingRule | None = None, n_jobs: int | None = None, client: Any = None, cache: Any = None,
             progress: Any = True, imputation: str | None = None, groups: Any = None,
-            batch_size: int | str | None = None, feature_names: Any = None, interactions: int | None = None, model_output: str | None = None,
+            batch_size: int | str | None = None, feature_names: Any = None, interactions: int | None = None,
+            model_output: str | None = None,
             y: Any = None, link: str = "identity", partition: Any = None, tokenizer: Any = None,
             mask_token: str | None = None, layout: str | None = None, baseline: Any = None, output: Any = None,
             patch_size: Any = None, sigma: float | None = None, slic: dict | None = None,
@@ -41,6 +43,9 @@ def explain(model: Any, X: Any, background: Any = None, *, index: str | Semivalu
                               partition=partition, tokenizer=tokenizer, mask_token=mask_token, layout=layout,
                               baseline=baseline, output=output, patch_size=patch_size, sigma=sigma, slic=slic))
     rule = as_rule(args["stop"], args["tol"])
+    if X is None and not isinstance(model, Game):
+        raise ValueError(f"X: give the data to explain (rows, texts, inputs); only a fairshare Game is explained "
+                         f"without X, got a {type(model).__name__}")
     data = read_input(model, X, background, args)
     data.check(args)
     try:
@@ -76,7 +81,7 @@ def _key(data: Any, runner: Any, args: dict, seed: Any) -> str | None:
                        seed=str(seed), model=model_key(data.model), pairs=getattr(data, "pair_kind", None))
 
 
-explain.__doc__ = f"""Explain the predictions of ``model`` on every item of ``X``: its rows, texts or inputs.
+explain.__doc__ = f"""Explain the predictions of ``model`` on every item of ``X``: its rows, texts or inputs; or a game.
 
     Parameters
     ----------
@@ -87,7 +92,10 @@ explain.__doc__ = f"""Explain the predictions of ``model`` on every item of ``X`
         Series or a 1-D array is one row); texts (a string, or a list of them, for a model of a list of strings:
         the players are each text's tokens, one Explanation per text); inputs of more dimensions (sequences,
         images) whose cells or groups of cells are the players; images ``(N, C, H, W)`` for a torch module (a tensor,
-        an array, a list of images; ``layout``, ``groups``, ``baseline``, ``output`` below)
+        an array, a list of images; ``layout``, ``groups``, ``baseline``, ``output`` below); None when ``model`` is
+        a Game (e.g. ``fs.games.GenerationGame``: the spans of a prompt, the log-probability of an answer), explained
+        as it is (one Explanation; a long game with a hierarchy gets Owen values over it, ``owen-adaptive`` by
+        default)
     background : baseline row(s) for absent features, required unless ``model`` is a tree model (then None means
         path-dependent tree values); for torch inputs a number, one input or a batch averaged over
 {EXPLAIN.numpydoc()}

@@ -1,11 +1,12 @@
-"""Games: model-free set functions (FunctionGame), models (ModelGame, TreeGame, TorchGame), data valuation
-(DataGame, KNNGame), and synthetic games with known values."""
+"""Games: model-free set functions (FunctionGame), models (ModelGame, TreeGame, TorchGame), language models'
+answers (GenerationGame), data valuation (DataGame, KNNGame), and synthetic games with known values."""
 
 from .additive import AdditiveGame
 from .data import DataGame
 from .airport import AirportGame
 from .function import FunctionGame
 from .gaussian import GaussianLinearGame
+from .generation import GenerationGame
 from .distributed import DistributedGame
 from .knn import KNNGame, knn_shapley
 from .hastie import HastieClassificationGame, RadialGame
@@ -27,6 +28,7 @@ __all__ = [
     "EmpiricalImputer",
     "GaussianImputer",
     "GaussianLinearGame",
+    "GenerationGame",
     "Imputer",
     "DataGame",
     "DistributedGame",

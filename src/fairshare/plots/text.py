@@ -1,4 +1,4 @@
-"""A text drawn token by token, each shaded by its value."""
+"""A text drawn token by token, each shaded by its value; a generated answer's prompt once per answer token."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..results.html import shade, text_values
+from ..results.html import TOTAL, answer_outputs, base_value, shade, text_values
 from .common import pyplot, plain
 
 __all__ = ["text"]
@@ -16,6 +16,10 @@ def text(expl: Any, output: Any = None, width: float = 9.0, ax: Any = None) -> A
     """The text drawn token by token, each on a background shaded by its value (red raises the output, blue
     lowers it), a token within two standard errors of zero outlined dotted; lines wrap at the axes' width.
 
+    A generated answer explained token by token (``GenerationGame(..., per_token=True)``) is drawn once per answer
+    token, one panel each, which spans drive which token (returns their axes); ``output`` picks one answer token
+    (its position or name) or ``"total"`` (the whole answer, the sum of its tokens' values), as does ``ax=``.
+
     Examples
     --------
     >>> import fairshare as fs
@@ -23,10 +27,32 @@ def text(expl: Any, output: Any = None, width: float = 9.0, ax: Any = None) -> A
     >>> ax = text(e)
     """
     plt = pyplot()
+    answer = answer_outputs(expl)
+    if answer and output is None and ax is None:
+        pieces = [str(p) for p in expl.data[0]]
+        lines = _lines(pieces, width)
+        fig, axes = plt.subplots(len(answer), 1, figsize=(width, len(answer) * (0.6 + 0.3 * lines)), squeeze=False)
+        for j, a in enumerate(axes[:, 0]):
+            text(expl, j, width, a)
+        fig.tight_layout()
+        return axes[:, 0]
+    if answer and output is None:
+        output = TOTAL
     pieces, v, se, label = text_values(expl, output)
     if ax is None:
-        lines = sum(len(p) for p in pieces) / (11 * width) + sum(p.count("\n") for p in pieces) + 1
-        _, ax = plt.subplots(figsize=(width, 0.5 + 0.3 * lines))
+        _, ax = plt.subplots(figsize=(width, 0.5 + 0.3 * _lines(pieces, width)))
+    _draw(ax, pieces, v, se)
+    ax.set_title(plain(f"{expl.index} values{label}") + f", base {base_value(expl, output):.3g}: red raises, blue "
+                 "lowers; dotted: |value| < 2 s.e.", fontsize=9, loc="left")
+    return ax
+
+
+def _lines(pieces: list[str], width: float) -> float:
+    return sum(len(p) for p in pieces) / (11 * width) + sum(p.count("\n") for p in pieces) + 1
+
+
+def _draw(ax: Any, pieces: list[str], v: np.ndarray, se: np.ndarray) -> None:
+    """The pieces on ``ax``, wrapped at its width, each shaded by its value."""
     ax.set_axis_off()
     fig = ax.figure
     renderer = fig.canvas.get_renderer()
@@ -54,8 +80,4 @@ def text(expl: Any, output: Any = None, width: float = 9.0, ax: Any = None) -> A
         x += w + (space if piece != piece.rstrip() else 0.15 * space)
         if "\n" in piece[len(piece.rstrip()):]:
             x, y = 0.0, y - line_height
-    ax.set_ylim(min(0.0, y - line_height), 1.0)
-    base = np.asarray(expl.empty_value, dtype=float).reshape(-1)
-    ax.set_title(plain(f"{expl.index} values{label}") + f", base {base[-1]:.3g}: red raises, blue lowers; dotted: |value| < 2 s.e.",
-                 fontsize=9, loc="left")
-    return ax
+    ax.set_ylim(min(0.0, y - (line_height or 0.0)), 1.0)

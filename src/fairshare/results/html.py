@@ -11,7 +11,11 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["escape", "output_slice", "text_values", "text_html", "texts_page"]
+__all__ = ["escape", "output_slice", "text_values", "text_html", "texts_page", "answer_outputs", "base_value",
+           "TOTAL"]
+
+#: the ``output`` of a generated answer's whole log-probability, when each answer token is an output
+TOTAL = "total"
 
 
 def escape(value: Any) -> str:
@@ -68,6 +72,10 @@ def text_values(expl: Any, output: Any) -> tuple[list[str], np.ndarray, np.ndarr
     """
     if not getattr(expl, "is_text", False):
         raise ValueError("the text plot takes the Explanation of one text (fs.explain(model, text))")
+    if answer_outputs(expl) and (output is None or output == TOTAL):
+        # the answer's values are the sum of its tokens' (the game is their sum); their errors are not independent
+        return [str(p) for p in expl.data[0]], expl.values[0].sum(axis=1), np.full(expl.values.shape[1], np.nan), \
+            " (the whole answer)"
     values, stderr, label, _ = output_slice(expl, output)
     se = stderr[0] if stderr is not None else np.zeros_like(values[0])
     return [str(p) for p in expl.data[0]], values[0], se, label
@@ -79,10 +87,27 @@ def shade(v: float, scale: float) -> tuple[float, float, float, float]:
     return rgb + (0.1 + 0.8 * min(1.0, abs(v) / scale) if scale > 0 else 0.1,)
 
 
+def answer_outputs(expl: Any) -> list[str]:
+    """The answer tokens that are the outputs of a generated answer explained token by token (``per_token=True``),
+    else ``[]``."""
+    per_token = bool(getattr(expl, "info", {}).get("per_token")) and np.ndim(expl.values) == 3
+    return list(expl._outputs()) if per_token else []
+
+
+def base_value(expl: Any, output: Any) -> float:
+    """The base value shown with a text: an answer's (the sum of its tokens') or one answer token's; else the last
+    output's."""
+    base = np.asarray(expl.empty_value, dtype=float).reshape(-1)
+    if answer_outputs(expl):
+        return float(base.sum()) if output is None or output == TOTAL else float(base[output_slice(expl, output)[3]])
+    return float(base[-1])
+
+
 def text_html(expl: Any, output: Any = None) -> str:
     """The text as HTML, each token shaded by its value (red raises the output, blue lowers it); a token whose
     value is within two standard errors of zero is underlined dotted (so is one in a block the budget did not open,
-    whose standard error is infinite); hovering shows value +- 2 stderr.
+    whose standard error is infinite); hovering shows value +- 2 stderr. A generated answer explained token by
+    token shows the whole answer's values, then each answer token's (``output``: one of them, or ``"total"``).
 
     Examples
     --------
@@ -91,6 +116,17 @@ def text_html(expl: Any, output: Any = None) -> str:
     >>> text_html(e).count("<span")
     3
     """
+    answer = answer_outputs(expl)
+    if answer and output is None:
+        parts = [f"<details><summary>answer token {escape(name)}</summary>{_highlight(expl, j)}</details>"
+                 for j, name in enumerate(answer)]
+        said = " ".join(escape(str(name).split(":", 1)[-1]) for name in answer)
+        return f"<div><small>answer: {said}</small></div>" + _highlight(expl, TOTAL) + "".join(parts)
+    return _highlight(expl, output)
+
+
+def _highlight(expl: Any, output: Any) -> str:
+    """One output's values over the text (see :func:`text_html`)."""
     pieces, v, se, label = text_values(expl, output)
     scale = float(np.abs(v).max()) if v.size else 0.0
     spans = []
@@ -103,8 +139,8 @@ def text_html(expl: Any, output: Any = None) -> str:
                                  f" ± {2 * err:.2g}" if err > 0 else "")
         spans.append(f'<span title="{escape(tip)}" style="background:rgba({int(255 * r)},{int(255 * g)},'
                      f'{int(255 * b)},{a:.2f});{unsure}">{escape(core)}</span>{escape(gap)}')
-    base = np.asarray(expl.empty_value, dtype=float).reshape(-1)
-    head = f"<div><small>{escape(expl.index)} values{escape(label)}; base value {base[-1]:.4g}</small></div>"
+    head = f"<div><small>{escape(expl.index)} values{escape(label)}; base value {base_value(expl, output):.4g}" \
+           "</small></div>"
     return head + '<div style="white-space:pre-wrap;line-height:1.8">' + "".join(spans) + "</div>"
 
 

@@ -1,0 +1,250 @@
+"""Language models: GenerationGame on synthetic log-probability functions whose answer rests on planted spans (exact
+values known), and on a tiny GPT-2 with random weights and a tokenizer built here from a small vocabulary (no
+download); fs.explain(game) with the door's guarantees; the text plot and HTML per answer token; the CLI."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fairshare as fs
+from fairshare.games.spans import span_hierarchy, spans_of, unit_starts
+
+WORDS = ("the a cat dog sat on mat ran fast slow red blue and is was Paris France capital of river city old new "
+         "<script> . , ?").split()
+
+
+# ---------------------------------------------------------------------------------------- synthetic models
+def needs(sources: list, weight: float = 2.0):
+    """A log-probability function: answer token ``j`` is likely (log 0) when every id of ``sources[j]`` is kept,
+    else unlikely (-weight); its exact Shapley values: ``weight / len(sources[j])`` to each of them."""
+    def logprobs(token_lists, target):
+        return np.array([[0.0 if all(s in t for s in need) else -weight for need in sources] for t in token_lists])
+
+    return logprobs
+
+
+def test_values_add_up_and_go_to_the_planted_tokens():
+    game = fs.games.GenerationGame(needs([[7], [7, 3]]), prompt=[1, 7, 5, 3, 9], target=[20, 21])
+    e = fs.explain(game, progress=False)
+    assert e.method == "exact" and e.index == "shapley"
+    np.testing.assert_allclose(e.values[0], [0.0, 3.0, 0.0, 1.0, 0.0], atol=1e-12)
+    assert e.values[0].sum() == pytest.approx(float(e.grand_value[0] - e.empty_value[0]))
+    assert e.grand_value[0] == 0.0 and e.empty_value[0] == -4.0         # log p(target | prompt) - | nothing kept
+    per = fs.explain(fs.games.GenerationGame(needs([[7], [7, 3]]), prompt=[1, 7, 5, 3, 9], target=[20, 21],
+                                             per_token=True), progress=False)
+    np.testing.assert_allclose(per.values[0, :, 0], [0, 2, 0, 0, 0], atol=1e-12)
+    np.testing.assert_allclose(per.values[0, :, 1], [0, 1, 0, 1, 0], atol=1e-12)
+    np.testing.assert_allclose(per.values[0].sum(axis=1), e.values[0], atol=1e-12)
+    assert per.output_names == ["0:[20]", "1:[21]"] and per.info["per_token"]
+
+
+def test_spans_and_replacement_tokens():
+    game = fs.games.GenerationGame(needs([[7]]), prompt=[1, 7, 5, 3], target=[2], spans=[(0, 2), (3, 4)],
+                                   removal=0)
+    assert game.token_lists(np.array([[False, True]]))[0].tolist() == [0, 0, 5, 3]   # token 2 is in no span: kept
+    np.testing.assert_allclose(fs.explain(game, progress=False).values[0], [2.0, 0.0])
+
+
+def test_a_long_prompt_gets_owen_adaptive_over_its_hierarchy_and_finds_the_planted_span():
+    rng = np.random.default_rng(0)
+    prompt = rng.integers(100, 5000, 4000)
+    prompt[2417:2421] = [7, 8, 9, 11]                              # the planted source of the answer
+    source = [7, 8, 9, 11]
+
+    def logprobs(token_lists, target):                              # saturating in the source tokens kept
+        kept = np.array([np.isin(source, t).sum() for t in token_lists], dtype=float)
+        noise = np.array([0.001 * (t[t % 97 == 0].size % 5) for t in token_lists])
+        return np.repeat((-3.0 + 3.0 * np.tanh(kept / 2.0) - noise)[:, None], len(target), axis=1)
+
+    game = fs.games.GenerationGame(logprobs, prompt=prompt, target=[1, 2])
+    with pytest.warns(fs.FairshareWarning, match="blocks the budget did not open"):
+        e = fs.explain(game, budget=1000, seed=0, progress=False)
+    assert (e.index, e.method) == ("owen", "owen-adaptive") and "4000 players > 64" in e.info["index_choice"]
+    assert e.options["walks"] == game.walks == 8
+    assert 2417 <= int(np.argmax(e.values[0])) < 2421
+    assert e.info["forward_passes"] == e.n_evaluations[0] <= 1000
+    assert e.values[0].sum() == pytest.approx(float(e.grand_value[0] - e.empty_value[0]))
+    short = fs.games.GenerationGame(logprobs, prompt=prompt[2380:2480], target=[1, 2])
+    assert fs.explain(short, budget=400, seed=0, progress=False).index == "owen"        # 100 players > 64
+    shapley = fs.explain(short, method="kernelshap", budget=400, seed=0, progress=False)
+    assert (shapley.index, shapley.method) == ("shapley", "kernelshap") and 37 <= np.argmax(shapley.values) < 41
+    assert shapley.info["forward_passes"] == shapley.n_evaluations[0] <= 400      # this run's passes only
+
+
+def test_same_seed_same_bits_cache_resume_and_dask(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    rng = np.random.default_rng(1)
+    prompt = rng.integers(10, 90, 120)
+
+    def make():
+        return fs.games.GenerationGame(needs([[int(prompt[5]), int(prompt[70])], [int(prompt[100])]]), prompt=prompt,
+                                       target=[1, 2], per_token=True)
+
+    args = dict(budget=300, seed=3, progress=False)
+    first = fs.explain(make(), cache=tmp_path / "c", **args)
+    again = make()
+    resumed = fs.explain(again, cache=tmp_path / "c", **args)
+    np.testing.assert_array_equal(first.values, resumed.values)
+    np.testing.assert_array_equal(first.stderr, resumed.stderr)
+    assert again.sequences == 0                                      # every value read from the cache
+    np.testing.assert_array_equal(first.values, fs.explain(make(), **args).values)
+    with distributed.Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None) as client:
+        remote = fs.explain(make(), client=client, **args)
+    np.testing.assert_array_equal(first.values, remote.values)
+
+
+def test_a_function_that_returns_the_wrong_shape_or_nan_is_refused_on_its_first_batch():
+    calls = []
+
+    def wrong(token_lists, target):
+        calls.append(len(token_lists))
+        return np.zeros(len(token_lists))
+
+    with pytest.raises(ValueError, match=r"model: .*returned shape \(8,\) for 8 prompts and a target of 2 tokens"):
+        fs.explain(fs.games.GenerationGame(wrong, prompt=[1, 2, 3], target=[4, 5]), progress=False)
+    assert calls == [8]
+    nan = fs.games.GenerationGame(lambda ts, t: np.full((len(ts), len(t)), np.nan), prompt=[1, 2], target=[3])
+    with pytest.raises(ValueError, match="model: .*NaN"):
+        fs.explain(nan, progress=False)
+    with pytest.raises(ValueError, match="model: .*> 0"):
+        fs.explain(fs.games.GenerationGame(lambda ts, t: np.full((len(ts), len(t)), 0.5), prompt=[1], target=[3]),
+                   progress=False)
+
+
+def test_the_door_refuses_what_a_game_does_not_take():
+    game = fs.games.GenerationGame(needs([[7]]), prompt=[1, 7], target=[2])
+    with pytest.raises(ValueError, match="background"):
+        fs.explain(game, background=np.zeros((1, 2)))
+    with pytest.raises(ValueError, match="^X: "):
+        fs.explain(lambda X: X.sum(axis=1))
+    with pytest.raises(ValueError, match="target: a log-probability function cannot continue"):
+        fs.games.GenerationGame(needs([[7]]), prompt=[1, 7])
+    with pytest.raises(ValueError, match="spans='words' reads the prompt's text"):
+        fs.games.GenerationGame(needs([[7]]), prompt=[1, 7], target=[2], spans="words")
+
+
+# ------------------------------------------------------------------------------------------ spans and text
+def test_words_sentences_and_paragraphs_of_subword_pieces():
+    pieces = ["Par", "is", " is", " big", ".", " It", " rains", ",", " often", ".\n\n", "Yes", "!"]
+    starts = unit_starts(pieces)
+    assert np.flatnonzero(starts["words"]).tolist() == [0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
+    assert np.flatnonzero(starts["sentences"]).tolist() == [0, 5, 10]
+    assert np.flatnonzero(starts["paragraphs"]).tolist() == [0, 10]
+    assert spans_of("sentences", pieces) == [(0, 5), (5, 10), (10, 12)]
+    assert span_hierarchy(spans_of("words", pieces), pieces) == [[[0, 1, 2, 3], [4, 5, 6, 7, 8]], [9, 10]]
+    assert span_hierarchy(spans_of("tokens", pieces), pieces) == [[[[0, 1], 2, 3, 4], [5, 6, 7, 8, 9]], [10, 11]]
+
+
+# ------------------------------------------------------------------------------------------- a tiny GPT-2
+@pytest.fixture(scope="module")
+def tiny():
+    """A 2-layer GPT-2 with random weights and a word-level tokenizer of :data:`WORDS` (built here, no download)."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    tokenizers = pytest.importorskip("tokenizers")
+    vocab = {"<bos>": 0, "<pad>": 1, "<unk>": 2, **{w: i + 3 for i, w in enumerate(WORDS)}}
+    core = tokenizers.Tokenizer(tokenizers.models.WordLevel(vocab, unk_token="<unk>"))
+    core.pre_tokenizer = tokenizers.pre_tokenizers.WhitespaceSplit()
+    tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_object=core, bos_token="<bos>", pad_token="<pad>",
+                                                     unk_token="<unk>")
+    config = transformers.GPT2Config(vocab_size=len(vocab), n_positions=64, n_embd=32, n_layer=2, n_head=2,
+                                     bos_token_id=0, eos_token_id=0)
+    torch.manual_seed(0)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)              # a tiny model: one thread (spinning threads on a busy machine cost 100x)
+    yield transformers.GPT2LMHeadModel(config).eval(), tokenizer
+    torch.set_num_threads(threads)
+
+
+PROMPT = "the old cat sat on the mat . the dog ran fast , and slow .\n\nParis is the capital of France ."
+
+
+def _direct(model, game, S):
+    """log p(target | kept) of each coalition, one unpadded sequence at a time."""
+    import torch
+
+    out = []
+    for keep in game.keep(S):
+        shown = np.concatenate([[True], keep if game.removal is None else np.ones_like(keep),
+                                [True] * game.target.size])
+        ids = np.concatenate([game.start, game.prompt if game.removal is None else
+                              np.where(keep, game.prompt, game.removal), game.target])
+        mask = np.concatenate([[1], keep, np.ones(game.target.size)]).astype(np.int64)
+        ids, mask = ids[shown], (mask[shown] if game.removal is not None else np.ones(shown.sum(), np.int64))
+        with torch.inference_mode():
+            logp = model(input_ids=torch.as_tensor(ids[None]), attention_mask=torch.as_tensor(mask[None]),
+                         position_ids=torch.arange(ids.size)[None]).logits[0].log_softmax(-1)
+        c = ids.size - game.target.size
+        out.append(sum(float(logp[c - 1 + j, t]) for j, t in enumerate(game.target)))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("removal", ["drop", 1])
+def test_tiny_gpt2_batches_with_padding_and_kv_cache_match_one_sequence_at_a_time(tiny, removal):
+    model, tokenizer = tiny
+    rng = np.random.default_rng(0)
+    S = rng.random((30, 23)) < 0.6
+    S[:6, :12] = True                                                 # long kept prefixes: the KV cache serves them
+    S[6] = False
+    for kv in (True, False):
+        game = fs.games.GenerationGame(model, PROMPT, target="Paris is old", tokenizer=tokenizer, removal=removal,
+                                       kv_cache=kv, batch_size=4)
+        assert game.n_players == 23 and game.target.size == 3
+        np.testing.assert_allclose(game(S), _direct(model, game, S), atol=2e-5)
+        assert game.info()["kv_cache"] == ("used" if kv else "off (kv_cache=False)")
+        if kv:
+            assert game.info()["positions_computed"] < game.info()["positions_without_kv_cache"]
+
+
+def test_tiny_gpt2_continuation_spans_and_values(tiny):
+    torch = pytest.importorskip("torch")
+    model, tokenizer = tiny
+    game = fs.games.GenerationGame(model, PROMPT, tokenizer=tokenizer, spans="sentences", max_new_tokens=4,
+                                   per_token=True)
+    with torch.inference_mode():
+        generated = model.generate(torch.as_tensor(np.concatenate([[0], game.prompt])[None]), max_new_tokens=4,
+                                   do_sample=False, pad_token_id=1)[0, game.prompt.size + 1:]
+    stop = np.flatnonzero(generated.numpy() == 0)
+    assert game.target.tolist() == generated.numpy()[:stop[0] + 1 if stop.size else None].tolist()
+    assert game.info()["generation_passes"] == game.target.size
+    assert [t.strip() for t in game.span_texts] == ["the old cat sat on the mat .", "the dog ran fast , and slow .",
+                                                    "Paris is the capital of France ."]
+    e = fs.explain(game, progress=False)
+    assert e.method == "exact" and e.values.shape == (1, 3, game.target.size)
+    np.testing.assert_allclose(e.values[0].sum(axis=0), e.grand_value[0] - e.empty_value[0], atol=1e-9)
+    full = game(np.ones((1, 3), bool))[0]
+    assert e.grand_value[0] == pytest.approx(full)
+    ax = e.plot("text")
+    assert len(ax) == game.target.size
+    html = e._repr_html_()
+    assert html.count("<details>") == game.target.size and "the whole answer" in html
+
+
+def test_text_html_escapes_prompts_and_answers(tiny):
+    model, tokenizer = tiny
+    game = fs.games.GenerationGame(model, "the <script> cat .", target="<script> Paris", tokenizer=tokenizer,
+                                   spans="words", per_token=True)
+    html = fs.explain(game, progress=False)._repr_html_()
+    assert "<script>" not in html and "&lt;script&gt;" in html
+
+
+def test_cli_explain_generation(tiny, tmp_path, capsys):
+    import pandas as pd
+
+    from fairshare.cli import main
+
+    model, tokenizer = tiny
+    model.save_pretrained(tmp_path / "lm")
+    tokenizer.save_pretrained(tmp_path / "lm")
+    (tmp_path / "prompt.txt").write_text(PROMPT, encoding="utf-8")
+    assert main(["explain-generation", "--model", str(tmp_path / "lm"), "--prompt", str(tmp_path / "prompt.txt"),
+                 "--target", "Paris is", "--spans", "sentences", "--out", str(tmp_path / "o.csv"), "--html",
+                 str(tmp_path / "o.html"), "--quiet"]) == 0
+    frame = pd.read_csv(tmp_path / "o.csv")
+    assert frame["text"].tolist()[2] == "Paris is the capital of France ." and frame.shape == (3, 6)
+    assert "explained 3 spans of a 23-token prompt" in capsys.readouterr().out
+    assert (tmp_path / "o.html").read_text(encoding="utf-8").count("<span") == 3
+    assert main(["explain-generation", "--model", str(tmp_path), "--prompt", str(tmp_path / "prompt.txt"),
+                 "--out", str(tmp_path / "p.csv")]) == 2
+    assert "no config.json" in capsys.readouterr().err
