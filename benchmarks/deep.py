@@ -151,19 +151,26 @@ class Explicand:
             with torch.inference_mode():
                 for lo in range(0, len(Z), self.batch):
                     keep = torch.as_tensor(np.asarray(Z[lo:lo + self.batch]) > 0.5, device=self.device)
-                    images = torch.where(keep[:, self.owner].reshape(-1, 1, *self.x.shape[1:]), self.x, self.base)
+                    images = self.compose(keep)
                     outs.append(module(images)[:, self.target].double().cpu().numpy())
             return np.concatenate(outs)
 
         return f
+
+    def compose(self, keep):
+        """Images ``(c, C, H, W)`` of coalitions ``keep`` (boolean ``(c, n)``): as the game composes them (one
+        channel's mask gathered as bytes, broadcast over the channels)."""
+        import torch
+
+        mask = torch.index_select(keep.to(torch.uint8), 1, self.owner).view(-1, 1, *self.x.shape[1:]).bool()
+        return torch.where(mask, self.x, self.base)
 
     def floor(self, m: int) -> float:
         """Seconds of ``m`` forward passes alone: a batch of composed images timed (best of 3), scaled."""
         import torch
 
         b = min(self.batch, m)
-        keep = torch.rand((b, self.n), device=self.device) < 0.5
-        images = torch.where(keep[:, self.owner].reshape(-1, 1, *self.x.shape[1:]), self.x, self.base)
+        images = self.compose(torch.rand((b, self.n), device=self.device) < 0.5)
         best = float("inf")
         with torch.inference_mode():
             for _ in range(3):

@@ -40,6 +40,26 @@ def test_the_game_is_the_model_on_masked_inputs():
     np.testing.assert_allclose(values.numpy(), g(S), atol=1e-12)
 
 
+def test_masks_are_gathered_once_for_the_dimensions_where_the_players_do_not_change():
+    """Labels shared by every channel (patches) or every feature of a step (sequences) give the mask of one channel or
+    one feature, broadcast by torch.where; the masked inputs are those composed on every element, bit for bit."""
+    rng = np.random.default_rng(4)
+    patches = np.broadcast_to(np.arange(4).repeat(2)[None, :, None] * np.ones((1, 1, 8), dtype=np.int64), (3, 8, 8))
+    steps = np.arange(5)[:, None].repeat(3, axis=1)
+    cases = [((3, 8, 8), patches, (1, 8, 1)), ((5, 3), steps, (5, 1)), ((3, 4, 4), quadrants(), (3, 1, 4)),
+             ((2, 3), None, (2, 3))]
+    for shape, groups, reduced in cases:
+        x, base = torch.rand(shape), torch.rand((4,) + shape)
+        for baseline in (base[0], base):
+            g = fs.games.TorchGame(lambda z: z.reshape(z.shape[0], -1), x, baseline=baseline, groups=groups)
+            assert g.mask_shape == reduced, (shape, reduced)
+            S = rng.random((6, g.n_players)) < 0.5
+            owner = np.arange(x.numel()) if groups is None else np.unique(groups, return_inverse=True)[1].reshape(-1)
+            keep = torch.as_tensor(S[:, owner].reshape((6, 1) + shape))
+            by_hand = torch.where(keep, x, baseline).reshape(6, -1, x.numel()).double().mean(dim=1).numpy()
+            np.testing.assert_array_equal(g(S), by_hand)
+
+
 @pytest.mark.parametrize("method", ["regression", "kernelshap", "matrix-vector", "leverageshap"])
 def test_the_tensor_path_is_exact_at_a_full_budget_and_counts_evaluations(method):
     net = cnn()

@@ -92,6 +92,10 @@ class TorchGame(Game):
         numel = xt.numel()
         owner, n_players = self._owners(groups, numel, tuple(xt.shape))
         self.owner = torch.as_tensor(owner, device=self.device)                 # player of each element
+        #: the shape of a coalition's mask: x's, with 1 along the dimensions where no player changes (the channels of
+        #: patches, the features of a step), which torch.where broadcasts; its elements' players
+        self.mask_shape, mask_owner = _mask_players(owner, tuple(xt.shape))
+        self._mask_owner = torch.as_tensor(mask_owner, device=self.device)
         super().__init__(n_players, player_names=player_names, batch_size=None)
         self.outputs, self._columns = _outputs(outputs)
         self.eval_mode = bool(eval_mode)
@@ -192,13 +196,13 @@ class TorchGame(Game):
         outs = []
         self._sync()
         start = time.perf_counter()
-        shape, B = tuple(self.x.shape), self.n_background
+        B, S8 = self.n_background, S.to(torch.uint8)        # index_select gathers bytes ~5x faster than booleans
         with torch.inference_mode(), self._modes():
             lo = 0
             while lo < S.shape[0]:
                 size = min(self.coalition_batch, 8) if self._auto else self.coalition_batch
                 peak = _peak_start(self.device) if self._auto else 0
-                mask = S[lo:lo + size][:, self.owner].reshape((-1,) + shape)
+                mask = torch.index_select(S8[lo:lo + size], 1, self._mask_owner).view((-1,) + self.mask_shape).bool()
                 out = self._forward(self._masked(mask)).to(torch.float64)
                 if self._auto:
                     self._fit_batch(mask.shape[0] * B, peak)
@@ -289,6 +293,24 @@ class TorchGame(Game):
         self.n_evaluations += int(P.shape[0])
         v, d = torch.cat(values), torch.cat(grads)
         return (v.cpu().numpy(), d.cpu().numpy()) if host else (v, d)
+
+
+def _mask_players(owner: np.ndarray, shape: tuple) -> tuple[tuple, np.ndarray]:
+    """The mask's shape (``shape`` with 1 along each dimension where the players of ``owner``, one per element, do
+    not change) and the players of its elements.
+
+    Examples
+    --------
+    >>> shape, owner = _mask_players(np.array([0, 0, 1, 1, 0, 0, 1, 1]), (2, 2, 2))   # channels, rows, columns
+    >>> shape, owner.tolist()
+    ((1, 2, 1), [0, 1])
+    """
+    labels = np.asarray(owner).reshape(shape)
+    for d in range(labels.ndim):
+        first = np.take(labels, [0], axis=d)
+        if labels.shape[d] > 1 and np.array_equal(labels, np.broadcast_to(first, labels.shape)):
+            labels = first
+    return tuple(labels.shape), labels.reshape(-1)
 
 
 def _outputs(outputs: Any) -> tuple[Any, Any]:
