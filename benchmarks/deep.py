@@ -14,7 +14,8 @@ and GradientShap: m points, each a forward and a backward pass):
 Error: the normalized squared error ``||phi - ref||^2 / ||ref||^2`` against an independent reference (exact values
 by enumeration at 16 patches, else fairshare's antithetic permutation sampling at 30x the largest budget), median
 over explicands. Time: seconds per explicand and as a multiple of the model floor, m forward passes alone (composed
-images, the game's batch size). Model rows: what each library actually sent to the network.
+images, the game's batch size), and as a multiple of its own forward passes (the time the network took inside the
+run: on a shared machine this ratio is steadier). Model rows: what each library actually sent to the network.
 
 Sizes: a CPU size (a small CNN trained on the CIFAR-sized digits, 32 x 32, 16 and 64 patches) and a GPU size
 (ResNet-50, random weights, 224 x 224, 196 patches of 16 x 16, blur baseline, m = 1k / 4k / 16k) with
@@ -109,11 +110,16 @@ class Counted:
         class Wrapped(torch.nn.Module):
             def __init__(self, inner) -> None:
                 super().__init__()
-                self.inner, self.rows = inner, 0
+                self.inner, self.rows, self.seconds = inner, 0, 0.0
 
             def forward(self, x):
                 self.rows += int(x.shape[0])
-                return self.inner(x)
+                _sync(x.device.type)
+                start = time.perf_counter()
+                out = self.inner(x)
+                _sync(x.device.type)
+                self.seconds += time.perf_counter() - start
+                return out
 
         self.module = Wrapped(net).eval()
 
@@ -285,10 +291,10 @@ RUNNERS = {"fairshare default (auto)": _ours("auto"), "fairshare regression": _o
 
 
 # ------------------------------------------------------------------------------------------------ the runs
-def _measure(fn, exps: list, refs: list, counted, m: int) -> tuple[list, list, list, list]:
-    errors, seconds, ratios, rows = [], [], [], []
+def _measure(fn, exps: list, refs: list, counted, m: int) -> tuple[list, list, list, list, list]:
+    errors, seconds, ratios, rows, own = [], [], [], [], []
     for i, e in enumerate(exps):
-        counted.rows = 0
+        counted.rows, counted.seconds = 0, 0.0
         _sync(e.device)
         start = time.perf_counter()
         values = fn(e, counted, m, i)
@@ -297,7 +303,8 @@ def _measure(fn, exps: list, refs: list, counted, m: int) -> tuple[list, list, l
         ratios.append(seconds[-1] / e.floor(m))
         errors.append(fs.metrics.relative_squared_error(np.asarray(values, dtype=float), refs[i]))
         rows.append(counted.rows)
-    return errors, seconds, ratios, rows
+        own.append(seconds[-1] / max(counted.seconds, 1e-9))
+    return errors, seconds, ratios, rows, own
 
 
 def run_game(cfg: dict, device: str, large: tuple = ()) -> tuple[list, dict, str]:
@@ -312,20 +319,21 @@ def run_game(cfg: dict, device: str, large: tuple = ()) -> tuple[list, dict, str
         try:
             fn(exps[0], counted, min(cfg["budgets"]), 99)                 # untimed: imports and first calls
         except Exception as exc:  # noqa: BLE001 - a peer that does not run on this game is reported, not fatal
-            rows.append(["-", name, "-", float("nan"), float("nan"), float("nan"), f"does not run: {exc}"[:90]])
+            rows.append(["-", name, "-", float("nan"), float("nan"), float("nan"), float("nan"),
+                         f"does not run: {exc}"[:90]])
             continue
         for m in cfg["budgets"] + (large if name.startswith("fairshare") else ()):
-            errors, seconds, ratios, used = _measure(fn, exps, refs, counted, m)
+            errors, seconds, ratios, used, own = _measure(fn, exps, refs, counted, m)
             rows.append([m, name, int(np.median(used)), float(np.mean(seconds)), float(np.median(ratios)),
-                         float(np.median(errors)), ""])
+                         float(np.median(own)), float(np.median(errors)), ""])
             curves.setdefault(name, ([], []))
             curves[name][0].append(m)
             curves[name][1].append(float(np.median(errors)))
-            print(f"   {cfg['net']} n={exps[0].n} {name} @ {m}: NMSE {rows[-1][5]:.3g}, {rows[-1][4]:.2f}x floor",
-                  flush=True)
-    ours = {r[0]: r[5] for r in rows if r[1] == "fairshare default (auto)"}
+            print(f"   {cfg['net']} n={exps[0].n} {name} @ {m}: NMSE {rows[-1][6]:.3g}, {rows[-1][4]:.2f}x floor, "
+                  f"{rows[-1][5]:.2f}x own forward passes", flush=True)
+    ours = {r[0]: r[6] for r in rows if r[1] == "fairshare default (auto)"}
     for r in rows:
-        r[6] = r[6] or (r[5] / ours[r[0]] if r[0] in ours and ours[r[0]] > 0 else float("nan"))
+        r[7] = r[7] or (r[6] / ours[r[0]] if r[0] in ours and ours[r[0]] > 0 else float("nan"))
     size = f"{images.shape[-1]} x {images.shape[-1]}"
     what = {"digits": "a small CNN (two conv layers) trained on the CIFAR-sized digits",
             "tiny": "a tiny CNN (one conv layer, random weights)",
@@ -351,7 +359,8 @@ def sections(size: str, device: str, cfg: dict) -> list[str]:
     if device == "cuda" or size == "quick":
         games.append((cfg["gpu"], device))
     out = []
-    headers = ["m", "library", "model rows", "s / explicand", "time / floor", "median NMSE vs reference",
+    headers = ["m", "library", "model rows", "s / explicand", "time / floor", "time / own forward passes",
+               "median NMSE vs reference",
                "NMSE / fairshare default"]
     for k, (game, dev) in enumerate(games):
         print(f"== game {k + 1}: {game['net']}, patches of {game['patch']}", flush=True)
@@ -383,7 +392,9 @@ def main(size: str = "default", seeds: int | None = None, out: str | None = None
         write_report("deep", "fairshare bench deep", [f"left out: {exc.name} is not installed (extra `bench`)."], out)
         return
     notes = ("Time / floor: seconds per explicand over m forward passes of composed images alone (the game's batch "
-             "size); gradient methods also run a backward pass per point. OpenMP workers wait passively "
+             "size); gradient methods also run a backward pass per point. Time / own forward passes: the same seconds "
+             "over the time the network's forward passes took inside that run (measured under the same load; a "
+             "backward pass counts on the other side). OpenMP workers wait passively "
              f"(OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}): numba's spinning pool slows torch's forward "
              "passes 20-70x on a 2-core machine.")
     write_report("deep", "fairshare bench deep", [notes] + sections(size, device, cfg), out)
