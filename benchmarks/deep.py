@@ -168,8 +168,8 @@ class Explicand:
         channel's mask gathered as bytes, broadcast over the channels)."""
         import torch
 
-        mask = torch.index_select(keep.to(torch.uint8), 1, self.owner).view(-1, 1, *self.x.shape[1:]).bool()
-        return torch.where(mask, self.x, self.base)
+        mask = torch.index_select(keep.to(torch.uint8), 1, self.owner).view(-1, 1, *self.x.shape[1:])
+        return torch.where(mask.view(torch.bool), self.x, self.base)
 
     def floor(self, m: int) -> float:
         """Seconds of ``m`` forward passes alone: a batch of composed images timed (best of 3), scaled."""

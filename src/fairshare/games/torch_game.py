@@ -202,7 +202,8 @@ class TorchGame(Game):
             while lo < S.shape[0]:
                 size = min(self.coalition_batch, 8) if self._auto else self.coalition_batch
                 peak = _peak_start(self.device) if self._auto else 0
-                mask = torch.index_select(S8[lo:lo + size], 1, self._mask_owner).view((-1,) + self.mask_shape).bool()
+                mask = torch.index_select(S8[lo:lo + size], 1, self._mask_owner).view((-1,) + self.mask_shape)
+                mask = mask.view(torch.bool)                # the bytes 0 / 1 read as booleans, no copy
                 out = self._forward(self._masked(mask)).to(torch.float64)
                 if self._auto:
                     self._fit_batch(mask.shape[0] * B, peak)
