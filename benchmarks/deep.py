@@ -7,7 +7,8 @@ and GradientShap: m points, each a forward and a backward pass):
 
 - fairshare: the image door's default (``fs.explain``, ``method="auto"``) and plain regression;
 - captum: ShapleyValueSampling, KernelShap (patches as its feature mask), IntegratedGradients (pixels summed over
-  each patch), GradientShap (its one baseline, the blur; no noise);
+  each patch; midpoint rule: its default Gauss-Legendre nodes cost an m x m eigenvalue problem, minutes per call at
+  m = 8192), GradientShap (its one baseline, the blur; no noise);
 - shap: the Permutation explainer and the Partition explainer (Owen values of a spatial hierarchy of the patches) on
   the patch game (a function of 0/1 patch masks), where they run.
 
@@ -250,9 +251,9 @@ def _captum_gradients(kind: str):
 
         torch.manual_seed(seed)
         chunk = max(1, e.batch // 4)                         # a backward pass holds the activations
-        if kind == "ig":
+        if kind == "ig":                 # midpoints: its default Gauss-Legendre nodes solve an m x m eigenproblem
             a = IntegratedGradients(module).attribute(e.x[None], baselines=e.base[None], target=e.target, n_steps=m,
-                                                      internal_batch_size=chunk)
+                                                      internal_batch_size=chunk, method="riemann_middle")
             return e.per_patch(a[0])
         total, left = 0.0, m                                 # GradientShap repeats the input n_samples times at once
         while left > 0:
