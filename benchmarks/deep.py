@@ -30,7 +30,7 @@ import os
 import time
 import warnings
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")     # numba's OpenMP workers must not spin beside torch (see README)
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")     # idle OpenMP workers (numba, torch) must not spin
 
 import numpy as np  # noqa: E402
 
@@ -396,6 +396,5 @@ def main(size: str = "default", seeds: int | None = None, out: str | None = None
              "size); gradient methods also run a backward pass per point. Time / own forward passes: the same seconds "
              "over the time the network's forward passes took inside that run (measured under the same load; a "
              "backward pass counts on the other side). OpenMP workers wait passively "
-             f"(OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}): numba's spinning pool slows torch's forward "
-             "passes 20-70x on a 2-core machine.")
+             f"(OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}).")
     write_report("deep", "fairshare bench deep", [notes] + sections(size, device, cfg), out)

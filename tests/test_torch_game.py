@@ -60,6 +60,27 @@ def test_masks_are_gathered_once_for_the_dimensions_where_the_players_do_not_cha
             np.testing.assert_array_equal(g(S), by_hand)
 
 
+def test_explaining_keeps_torchs_thread_count():
+    """numba's OpenMP pool, started by the first compiled kernel of a run, shares torch's OpenMP runtime and set
+    torch's threads (OMP_NUM_THREADS=1) to numba's count: forward passes then ran 5-15x slower on two busy cores. A
+    fresh process, since the pool starts once."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import torch, numpy as np, fairshare as fs\n"
+            "assert torch.get_num_threads() == 1\n"
+            "net = torch.nn.Sequential(torch.nn.Conv2d(3, 2, 3), torch.nn.Flatten(), torch.nn.Linear(72, 3)).eval()\n"
+            "x = torch.rand(1, 3, 8, 8, generator=torch.Generator().manual_seed(0))\n"
+            "fs.explain(net, x, groups='patches', patch_size=2, output=0, budget=200, seed=0, progress=False)\n"
+            "fs.estimate(fs.games.TorchGame(net, x[0], outputs=1), method='integrated-gradients', budget=9, seed=0)\n"
+            "print(torch.get_num_threads())\n")
+    env = dict(os.environ, OMP_NUM_THREADS="1", NUMBA_NUM_THREADS="2")       # torch's threads as a user sets them
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split()[-1] == "1"
+
+
 @pytest.mark.parametrize("method", ["regression", "kernelshap", "matrix-vector", "leverageshap"])
 def test_the_tensor_path_is_exact_at_a_full_budget_and_counts_evaluations(method):
     net = cnn()

@@ -110,6 +110,7 @@ class TorchGame(Game):
         self.row_batch = int(batch_size) if fixed else max(1, elements // numel)
         self.coalition_batch = max(1, self.row_batch // self.n_background)     # coalitions per forward pass
         self.seconds = 0.0              # time spent in masking and forward passes (the model's share of a run)
+        self._threads = torch.get_num_threads()     # torch's threads as the caller has them, kept (see _sync)
 
     @staticmethod
     def _owners(groups: Any, numel: int, shape: tuple) -> tuple[np.ndarray, int]:
@@ -140,9 +141,14 @@ class TorchGame(Game):
         return one * self.n_background
 
     def _sync(self) -> None:
-        if self.device.type == "cuda":
-            import torch
+        """Wait for the device; and keep torch's threads as the caller had them: numba's OpenMP pool (fairshare's
+        compiled kernels), started by the run's first kernel, shares torch's OpenMP runtime and sets its threads to
+        numba's count (torch with OMP_NUM_THREADS=1 then ran on two threads, 5-15x slower on two busy cores)."""
+        import torch
 
+        if torch.get_num_threads() != self._threads:
+            torch.set_num_threads(self._threads)
+        if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
 
     @contextmanager
