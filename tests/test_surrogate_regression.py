@@ -157,3 +157,13 @@ def test_bad_options_are_refused_before_any_evaluation(options, match):
 def test_budgets_below_the_design_are_refused_naming_the_minimum(index, options, minimum):
     with pytest.raises(BudgetError, match=str(minimum)):
         fs.estimate(Refusing(10), index=index, method="surrogate-regression", budget=minimum - 1, seed=0, **options)
+
+
+def test_trees_surrogate_is_the_cross_fitted_tree_control_variate():
+    pytest.importorskip("xgboost")
+    game = walsh_game(10, seed=1)
+    est = fs.estimate(game, index="shapley", method="surrogate-regression", budget=400, seed=0, surrogate="trees",
+                      replacement=True)
+    ref = fs.estimate(game, index="shapley", method="regression-cv", budget=400, seed=0, folds=4)
+    assert est.info["surrogate"] == {"kind": "trees"} and np.array_equal(est.values, ref.values)
+    assert rel_error(est.values, fs.exact(game, index="shapley").values) < 0.02

@@ -1,17 +1,17 @@
 """The surrogate regression as a method: the linear estimators' design and solver, with the penalized interaction
 surrogate of :mod:`fairshare.engine.surrogate_fit` (or the cross-fitted tree control variate) in the solve.
 
-``surrogate-regression`` is ``auto``'s estimator for Shapley values, Banzhaf values and every semivalue it applies
-to (:mod:`fairshare.engine.choice`). Its design is the plain regression's (leverage-score sizes, distinct
-coalitions, complementary pairs where the semivalue is symmetric, whole size levels at small budgets), so where the
-surrogate does not pay the result is the plain regression's, bit for bit; ``e.info["surrogate"]`` says which
-surrogate was taken, its penalty and the estimated gain (the plain fit's leave-one-out error and estimated variance
-over the chosen one's).
+``surrogate-regression`` estimates Shapley values, Banzhaf values and every semivalue; ``auto`` does not pick it
+(:mod:`fairshare.engine.choice`; ``benchmarks/default.py`` measures it against plain regression). Its design is the
+plain regression's (leverage-score sizes, distinct coalitions, complementary pairs where the semivalue is symmetric,
+whole size levels at small budgets), so where the surrogate does not pay the result is the plain regression's, bit
+for bit; ``e.info["surrogate"]`` says which surrogate was taken, its penalty and the estimated gain (the plain fit's
+leave-one-out error and estimated variance over the chosen one's; one report per output where there are several).
 
 Options: ``surrogate`` (``"walsh"``: the penalized Walsh products; ``"trees"``: the cross-fitted xgboost control
 variate, which needs paired draws with replacement; ``"none"``: the plain regression), ``surrogate_order`` (the most
-players in one Walsh product: 3 or 5 on paired designs, 2 or 3 on unpaired ones) and ``folds`` (the trees'
-cross-fitting folds). An unpaired design (``paired=False``, or a semivalue that is not symmetric) fits the products
+players in one Walsh product: 3 or 5 on paired designs, 2 or 3 on unpaired ones; ``"auto"``: 5 and 3) and
+``folds`` (the trees' cross-fitting folds). An unpaired design (``paired=False``, or a semivalue that is not symmetric) fits the products
 of two players as well and needs ``2 + n + C(n, 2)`` evaluations; a smaller budget is refused, naming that minimum.
 """
 
