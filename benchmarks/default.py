@@ -340,10 +340,11 @@ def _rows_of(pair: Pair, games: list, cells: dict) -> tuple[list, list]:
         z = np.asarray(cell["z"], float)
         cover = float(np.mean(z[np.isfinite(z)] <= 1.96)) if z.size else float("nan")
         kinds = max(set(cell["kinds"]), key=cell["kinds"].count)
-        ratio = med[best] / ours if ours > 0 else float("inf")
         plain = med["fairshare regression"]
+        # errors below 1e-20 are rounding: both exact (a budget above 2^n), a tie
+        ratio = 1.0 if max(ours, med[best]) < 1e-20 else (med[best] / ours if ours > 0 else float("inf"))
         main.append([pair.name + (" (tuned)" if pair.tuned else ""), games[0][0].n_players, f"{mult}n", ours,
-                     med[best], best, ratio, plain, plain / ours if ours > 0 else float("inf"),
+                     med[best], best, ratio, plain, 1.0 if max(ours, plain) < 1e-20 else plain / max(ours, 1e-300),
                      f"{med['fairshare default']:.3g} ({cell['default_method']})", _median(cell["seconds"]) * 1e3,
                      _median(cell["plain_seconds"]) * 1e3, cover, kinds])
         peers.append([pair.name, f"{mult}n"] + [med[k] for k in PEERS])
@@ -383,6 +384,8 @@ def main(size: str = "default", seeds: int | None = None, out: str | None = None
     warnings.simplefilter("ignore")
     cfg = dict(SIZES[size])
     seeds = seeds or cfg["seeds"]
+    reduced = "" if (seeds, rows or cfg["rows"]) == (cfg["seeds"], cfg["rows"]) else \
+        f" (reduced from the size's {cfg['seeds']} seeds x {cfg['rows']} rows: `benchmarks/default.py`'s main(rows=...))"
     cfg["rows"] = rows or cfg["rows"]
     names = cfg["pairs"] or [p.name for p in PAIRS if not p.tuned] + (cfg["tuned"] if cfg["tuned"] is not None else
                                                                        [p.name for p in PAIRS if p.tuned])
@@ -404,7 +407,7 @@ def main(size: str = "default", seeds: int | None = None, out: str | None = None
                "budget (x n evaluations)", "error ratio (> 1: ours lower)", series)
     sections = [
         f"Run with `fairshare bench default --size {size}` in {time.perf_counter() - start:.0f} s: {seeds} seeds x "
-        f"{cfg['rows']} rows per pair, background of {_BACKGROUND} rows. " + __doc__.split("\n\n", 1)[1].strip(),
+        f"{cfg['rows']} rows per pair{reduced}, background of {_BACKGROUND} rows. " + __doc__.split("\n\n", 1)[1].strip(),
         "## Targets (pairs not tuned on)\n\n" + _summary(main_rows),
         "## Ours against the best peer configuration\n\n"
         "`ours` = `surrogate-regression`'s median error. `ratio` = best peer's median error / ours (> 1: ours is "
