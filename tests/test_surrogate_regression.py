@@ -167,3 +167,56 @@ def test_trees_surrogate_is_the_cross_fitted_tree_control_variate():
     ref = fs.estimate(game, index="shapley", method="regression-cv", budget=400, seed=0, folds=4)
     assert est.info["surrogate"] == {"kind": "trees"} and np.array_equal(est.values, ref.values)
     assert rel_error(est.values, fs.exact(game, index="shapley").values) < 0.02
+
+
+
+class FakeBlas:
+    """A process-wide BLAS thread count and a threadpoolctl-like controller over it."""
+
+    def __init__(self) -> None:
+        self.threads = 2
+
+    def limit(self, limits: int, user_api: str):
+        blas, saved = self, self.threads
+        self.threads = limits
+
+        class Limiter:
+            def restore_original_limits(self) -> None:
+                blas.threads = saved
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc) -> None:
+                self.restore_original_limits()
+        return Limiter()
+
+
+def test_one_thread_holds_one_limit_while_fits_overlap_in_threads(monkeypatch):
+    import threading
+
+    from fairshare.engine import ridge_path
+
+    blas = FakeBlas()
+    monkeypatch.setattr(ridge_path, "_controller", lambda: blas)
+    a_in, b_in, a_left, inside = threading.Event(), threading.Event(), threading.Event(), []
+
+    def first():
+        with ridge_path.one_thread():
+            a_in.set()
+            b_in.wait()
+        a_left.set()
+
+    def second():
+        a_in.wait()
+        with ridge_path.one_thread():
+            b_in.set()
+            a_left.wait()
+            inside.append(blas.threads)             # still fitting after the first fit left: still one thread
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=10)
+    assert inside == [1] and blas.threads == 2

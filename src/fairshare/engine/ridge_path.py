@@ -22,6 +22,7 @@ of order 650: 0.07 s on one thread, 0.1-5 s on two).
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -59,15 +60,34 @@ def _controller() -> Any:
     return ThreadpoolController()
 
 
+_LOCK = threading.Lock()
+_HELD: dict = {"depth": 0, "limiter": None}
+
+
 @contextlib.contextmanager
 def one_thread() -> Iterator[None]:
-    """Run the BLAS and LAPACK calls inside on one thread (where threadpoolctl is installed)."""
+    """Run the BLAS and LAPACK calls inside on one thread (where threadpoolctl is installed).
+
+    The limit is the process's: fits that overlap in threads (rows explained with ``n_jobs`` threads) share one,
+    set by the first to enter and lifted by the last to leave (nested limits, each restoring what it found, would
+    lift it under a fit still running, or leave the process on one thread for good).
+    """
     controller = _controller()
     if controller is None:                  # pragma: no cover
         yield
         return
-    with controller.limit(limits=1, user_api="blas"):
+    with _LOCK:
+        if _HELD["depth"] == 0:
+            _HELD["limiter"] = controller.limit(limits=1, user_api="blas")
+        _HELD["depth"] += 1
+    try:
         yield
+    finally:
+        with _LOCK:
+            _HELD["depth"] -= 1
+            if _HELD["depth"] == 0:
+                _HELD["limiter"].restore_original_limits()
+                _HELD["limiter"] = None
 
 
 def _svd(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
