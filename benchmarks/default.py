@@ -15,7 +15,9 @@ PermutationSamplingSV; captum's KernelShap and ShapleyValueSampling. The best pe
 least median error there. Seconds: our estimator's own time per row (model calls excluded).
 
 The pairs marked *tuned* (built-in scikit-learn datasets, not in ``shared/datasets``) are the ones the surrogate's
-settings were chosen on; every other pair was run only to be reported.
+settings (candidates, penalties, feature caps) were chosen on: scikit-learn's breast cancer with xgboost and an MLP,
+wine with an SVM (and diabetes with an MLP, not in this table); every pair from ``shared/datasets`` was run only to
+be reported.
 """
 
 from __future__ import annotations
