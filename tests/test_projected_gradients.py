@@ -101,3 +101,57 @@ def test_bad_inputs_are_refused_before_any_gradient(kw, error, argument):
     with pytest.raises(error, match=argument):
         fisher_embedding(net, X, labels, **kw)
     assert net.calls == 0
+
+
+# ------------------------------------------------------------------------------- influence in k dimensions
+def _trained_mlp(n: int = 240, flipped: int = 24, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 6)).astype(np.float32)
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    noisy = y.copy()
+    noisy[:flipped] = 1 - noisy[:flipped]
+    torch.manual_seed(seed)
+    net = torch.nn.Sequential(torch.nn.Linear(6, 32), torch.nn.Tanh(), torch.nn.Linear(32, 2))
+    opt = torch.optim.Adam(net.parameters(), lr=0.02)
+    Xt, yt = torch.as_tensor(X), torch.as_tensor(noisy)
+    for _ in range(150):
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(net(Xt), yt).backward()
+        opt.step()
+    return net, X, y, noisy
+
+
+def test_projected_influence_is_the_fisher_influence_of_the_projected_embeddings():
+    from fairshare.examples import influence
+
+    net, X, _, noisy = _trained_mlp()
+    got = influence(net, X, noisy, X[:5], noisy[:5], hessian="fisher", damping=1e-2, projection=40, seed=3,
+                    projection_kind="rademacher")
+    F = fisher_embedding(net, X, noisy, projection=40, seed=3, projection_kind="rademacher")
+    H = F.T @ F / len(F) + 1e-2 * np.eye(40)
+    np.testing.assert_allclose(got, -(np.linalg.solve(H, F[:5].T).T @ F.T), rtol=1e-4, atol=1e-6)   # float32 rows
+
+
+def test_flipped_labels_are_ranked_first_from_projected_embeddings():
+    from scipy.stats import spearmanr
+
+    from fairshare.examples import rank_mislabeled, self_influence
+
+    net, X, y, noisy = _trained_mlp()
+    found = {}
+    for name, kw in {"full": {}, "gaussian 128": dict(projection=128), "countsketch 64": dict(
+            projection=64, projection_kind="countsketch")}.items():
+        order, _ = rank_mislabeled(net, X, noisy, X[200:], y[200:], **kw)
+        found[name] = int(np.sum(order[:24] < 24))                    # 24 flipped of 240; chance finds ~2.4
+    assert found["full"] >= 12 and found["gaussian 128"] >= found["full"] - 2 and found["countsketch 64"] >= 9
+    full = self_influence(net, X, noisy, hessian="fisher", damping=1e-2)
+    projected = self_influence(net, X, noisy, hessian="fisher", damping=1e-2, projection=96)
+    assert spearmanr(full, projected)[0] > 0.9
+
+
+def test_a_hessian_of_parameter_space_is_refused_with_a_projection():
+    from fairshare.examples import influence
+
+    net, X, _, noisy = _trained_mlp(n=20, flipped=2)
+    with pytest.raises(ValueError, match="hessian='exact' works in parameter space"):
+        influence(net, X, noisy, X[:2], noisy[:2], projection=8)
