@@ -66,3 +66,18 @@ def test_the_planted_sentence_ranks_first_and_more_budget_does_not_rank_it_worse
     docs = [document(np.random.default_rng(seed)) for seed in range(12)]
     first = {budget: sum(sentence_first(text, where, budget) for text, where in docs) for budget in (300, 1200)}
     assert first[1200] >= 11 and first[1200] >= first[300]
+
+
+def test_refine_adds_up_same_seed_same_bits_and_walks_open_blocks_again():
+    from test_owen import soum
+
+    partition = [[[0, 1], [2, 3, 4]], [[5, 6], [7]], [[8, 9, 10, 11]]]
+    g = fs.games.FunctionGame(soum(12, 3), n_players=12)
+    exact = fs.exact(g, "owen", partition=partition).values
+    runs = [fs.estimate(g, "owen", partition=partition, budget=3000, seed=0, method="owen-adaptive", refine=True)
+            for _ in range(2)]
+    np.testing.assert_array_equal(runs[0].values, runs[1].values)
+    a = runs[0]
+    assert a.values.sum() == pytest.approx(a.grand_value - a.empty_value, abs=1e-9) and a.n_evaluations <= 3000
+    assert a.info["n_walks"] > 4 * 6                       # blocks walked again: more than 4 walks of each of 6
+    assert np.all(np.isfinite(a.stderr)) and np.max(np.abs(a.values - exact)) < 4 * np.max(a.stderr) + 1e-9

@@ -14,6 +14,13 @@ from the start, when the budget pays for two whole orders) it walks whole orders
 which is the optimized permutation walk over block-preserving orders; what is left of the budget goes to a
 partial order over the blocks with the largest values.
 
+With ``refine`` (a generation game's default), a larger budget also sharpens the values of the blocks open
+already: before opening the next block, the open block whose parts have the largest standard error (root of the
+sum of squares) is walked as many times again if that error exceeds the next block's value; and no whole orders
+are walked before every block is open. Without it, every block is walked ``walks`` times and never again, so the
+values of the upper levels (to which the parts' values are made to add up) stop improving however large the
+budget; and a budget for two whole orders walks just those two (each block's value from two samples).
+
 The solver averages each node's samples, then makes them add up top down: the children of an opened block
 are shifted to sum to the block's value, each by a share proportional to its variance. Players in a block
 that was never opened get an equal share of its value and an infinite standard error (their own values were
@@ -26,6 +33,7 @@ import heapq
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import gammaln
 
 from .._core.arguments import Option
 from ..indices.hierarchy import Hierarchy, OwenIndex
@@ -181,6 +189,7 @@ class OwenWalks(Sampler):
         self.walks = int(walks)
         self.refine = bool(refine)
         self.target = np.full(self.tree.n_nodes, self.walks)          # walks each block is due
+        self.log_walks = _log_distinct_walks(self.tree) if self.refine else None
         self.unit_cost = max(int(self.tree.n_children[0]) - 1, 1)     # the cheapest walk: the root's
         n = self.d
         # a budget for two whole orders walks them from the start (no discovery), unless refining
@@ -213,9 +222,11 @@ class OwenWalks(Sampler):
         """The block to walk next with ``refine``: ``u`` (the block to open, of estimated value ``value``), unless
         an open block's parts have a larger standard error (root of the sum of their squares) than ``value``:
         then that block, its walks doubled (the values of blocks open already are what the ranking of the next
-        ones rests on, and what the values of their parts are made to add up to)."""
+        ones rests on, and what the values of their parts are made to add up to). A block walked as often as its
+        walks can differ is not walked again (they would repeat coalitions already evaluated)."""
         tree = self.tree
-        done = tree.internal[(walked[tree.internal] >= self.target[tree.internal]) & (walked[tree.internal] > 0)]
+        done = tree.internal[(walked[tree.internal] >= self.target[tree.internal]) & (walked[tree.internal] > 0)
+                             & (np.log(np.maximum(walked[tree.internal], 1)) < self.log_walks[tree.internal])]
         if not done.size:
             return u
         se = np.nan_to_num(self.samples.stderr(), posinf=0.0)
@@ -351,6 +362,15 @@ class OwenWalkSolver:
                               "budget did not open (info['unresolved_blocks']): each has an equal share of its "
                               "block's value")
         return value[leaves], np.sqrt(variance[leaves]), info
+
+
+def _log_distinct_walks(tree: BlockTree) -> np.ndarray:
+    """Log of how many walks of each node differ in their coalitions (at most): the orders of its children, times
+    the sets of siblings before each block on its path from the root."""
+    prefix = np.zeros(tree.n_nodes)
+    for nodes in tree.levels[1:]:
+        prefix[nodes] = prefix[tree.parent[nodes]] + (tree.n_children[tree.parent[nodes]] - 1) * np.log(2.0)
+    return gammaln(tree.n_children + 1.0) + prefix
 
 
 def _group_sum(groups: np.ndarray, rows: np.ndarray, m: int) -> np.ndarray:
