@@ -32,6 +32,8 @@ def main(size: str = "default", seeds: int | None = None, out: str | None = None
         if name == "exact":
             continue
         spec = fs.engine.registry.get_method(name)
+        if spec.requires:                          # the gradient explainers (bench deep measures those)
+            continue
         index = next((i for i, sv in indices.items() if spec.supports(sv)), None)
         if index is None:                          # an interaction estimator (bench interactions measures those)
             continue

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-import numpy as np
-import pytest
+import os
 
-import fairshare as fs
-from fairshare.engine.exact import all_coalitions
+# Idle OpenMP workers sleep instead of spinning: numba's OpenMP pool (started by the first parallel kernel) spins
+# between kernels, and on a machine of 2 cores that starves torch's forward passes 20-70x (measured: a small
+# convolution 0.4 ms alone, 20-30 ms after one regression solve). Read when each OpenMP runtime loads, so set
+# before fairshare (numba) and torch are imported.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import fairshare as fs  # noqa: E402
+from fairshare.engine.exact import all_coalitions  # noqa: E402
 
 
 def table_game(table: np.ndarray, n: int) -> fs.games.FunctionGame:

@@ -72,6 +72,8 @@ def registry_methods() -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
     for game_name, game in _games().items():
         for method in fs.methods():
+            if fs.engine.registry.get_method(method.name).requires:      # gradient methods: no gradients here
+                continue
             indices = sorted({i for family in method.indices for i in _FAMILY_INDICES.get(family, [])})
             for index in indices:
                 phi = fs.exact(game, index) if method.name == "exact" else \

@@ -81,6 +81,24 @@ class Calls:
 
         return Net()
 
+    def conv(self):
+        """A counting CNN of images (3, 4, 4): a convolution, then a linear layer of 3 outputs."""
+        import torch
+
+        calls = self
+
+        class Conv(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.conv = torch.nn.Conv2d(3, 2, 3, padding=1)
+                self.linear = torch.nn.Linear(2 * 4 * 4, 3)
+
+            def forward(self, x):
+                calls.n += 1
+                return self.linear(self.conv(x).flatten(1))
+
+        return Conv().eval()
+
     def logprobs(self, token_lists, target):
         self.n += 1
         return np.full((len(token_lists), len(target)), -1.0)
@@ -150,6 +168,24 @@ def _images(where: int, value: float):
     return images
 
 
+def _pictures(where: int, value: float, channels: int = 3):
+    import torch
+
+    pictures = torch.rand(2, channels, 4, 4, generator=torch.Generator().manual_seed(0))
+    pictures.reshape(-1)[where % pictures.numel()] = value
+    return pictures
+
+
+def _negative(where: int) -> np.ndarray:
+    labels = np.arange(16).reshape(4, 4) // 4
+    labels.reshape(-1)[where % 16] = -1 - where % 3
+    return labels
+
+
+def _patches(c, X, **kw):
+    return _explain(c.conv(), X, **({"groups": "patches", "patch_size": 2} | kw))
+
+
 def _generation(c, where: int, model=None, **kw):
     """A generation game of a log-probability function (or ``model``) explained by the game door."""
     args = {"prompt": [1, 2, 3, 4, 5][: 3 + where % 3], "target": [6, 7]} | kw
@@ -208,6 +244,21 @@ INPUTS = {
         "labels of other shape": ("groups", lambda c, w: _explain(c.module(), _images(w, 0.5),
                                                                   groups=np.zeros((3, 5), dtype=int))),
     },
+    "images": {
+        "NaN": ("X", lambda c, w: _patches(c, _pictures(w, float("nan")))),
+        "inf": ("X", lambda c, w: _patches(c, _pictures(w, float("-inf")))),
+        "wrong channel count": ("X", lambda c, w: _patches(c, _pictures(w, 0.5, channels=1 + w % 2))),
+        "images of different sizes": ("X", lambda c, w: _patches(c, [_pictures(w, 0.5)[0],
+                                                                      _pictures(w, 0.5)[1, :, :, : 2 + w % 2]])),
+        "labels of other shape": ("groups", lambda c, w: _patches(c, _pictures(w, 0.5), patch_size=None,
+                                                                  groups=np.zeros((4, 5 + w % 2), dtype=int))),
+        "negative labels": ("groups", lambda c, w: _patches(c, _pictures(w, 0.5), patch_size=None,
+                                                            groups=_negative(w))),
+        "output out of range": ("output", lambda c, w: _patches(c, _pictures(w, 0.5), output=3 + w % 5)),
+        "baseline of other shape": ("baseline", lambda c, w: _patches(c, _pictures(w, 0.5),
+                                                                      baseline=np.zeros((3, 4, 5 + w % 2)))),
+        "inf in baseline": ("baseline", lambda c, w: _patches(c, _pictures(w, 0.5), baseline=_pictures(w, np.inf))),
+    },
     "prompts": {           # (a function that answers the wrong shape or NaN is refused on its first batch:
         #                       tests/test_generation.py)
         "empty prompt": ("prompt", lambda c, w: _generation(c, w, prompt=["", " \n", []][w % 3],
@@ -254,7 +305,7 @@ CASES = [(kind, fault) for kind, faults in INPUTS.items() for fault in faults]
 @pytest.mark.parametrize("kind, fault", CASES, ids=[f"{k}: {f}" for k, f in CASES])
 @given(where=st.integers(0, 10**6))
 def test_every_bad_input_is_refused_naming_its_argument_before_any_model_call(kind, fault, where):
-    if kind in ("torch images", "prompts"):
+    if kind in ("torch images", "images", "prompts"):
         pytest.importorskip("torch")
     argument, call = INPUTS[kind][fault]
     calls = Calls()
@@ -267,10 +318,10 @@ def test_every_bad_input_is_refused_naming_its_argument_before_any_model_call(ki
 def test_the_same_fault_is_refused_at_every_kind_that_can_hold_it():
     """NaN, inf, a word among numbers and a background of the wrong shape are listed for every input kind that
     can hold them, so a new kind that forgets one fails the table's own check."""
-    holds = {"NaN": ["numpy table", "DataFrame", "sequences", "torch images"],
-             "inf": ["numpy table", "sparse table", "torch images"],
+    holds = {"NaN": ["numpy table", "DataFrame", "sequences", "torch images", "images"],
+             "inf": ["numpy table", "sparse table", "torch images", "images"],
              "word among numbers": ["numpy table", "DataFrame"],
-             "of other": ["numpy table", "sparse table", "sequences", "torch images"]}
+             "of other": ["numpy table", "sparse table", "sequences", "torch images", "images"]}
     for fault, kinds in holds.items():
         for kind in kinds:
             assert any(fault in name for name in INPUTS[kind]), (kind, fault)

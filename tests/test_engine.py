@@ -12,7 +12,7 @@ from fairshare.engine.registry import get_method, method_names, methods_markdown
 from fairshare.stopping import MaxEvaluations, MaxTime, RankStable, RelativeError, StandardError
 
 ROOT = Path(__file__).resolve().parents[1]
-ESTIMATORS = [m for m in method_names() if m != "exact"]
+ESTIMATORS = [m for m in method_names() if m != "exact" and not get_method(m).requires]   # requires: gradients
 
 
 class Counting(fs.Game):

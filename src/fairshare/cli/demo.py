@@ -73,7 +73,7 @@ def run_demo(budget: int = DEMO_BUDGET, seed: int = 0) -> tuple[list[DemoRow], d
 
     game = ModelGame(model.decision_function, row, baseline, groups=groups)
     plan = [(name, idx, get_method(name).budget_needed(game, resolve_index(idx)))
-            for name in method_names() if name != "exact"
+            for name in method_names() if name != "exact" and not get_method(name).requires
             for idx in INDICES if get_method(name).supports(resolve_index(idx))]
     smallest = min(need for _, _, need in plan)
     if budget < smallest:

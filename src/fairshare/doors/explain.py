@@ -28,16 +28,20 @@ __all__ = ["explain", "default_budget", "EXPLAIN"]
 def explain(model: Any, X: Any = None, background: Any = None, *, index: str | Semivalue = "shapley",
             method: str = "auto", budget: int | None = None, seed: SeedLike = None, tol: float | None = None,
             stop: StoppingRule | None = None, n_jobs: int | None = None, client: Any = None, cache: Any = None,
-            progress: Any = True, imputation: str | None = None, groups: Any = None, batch_size: int | None = None,
-            feature_names: Any = None, interactions: int | None = None, model_output: str | None = None,
+            progress: Any = True, imputation: str | None = None, groups: Any = None,
+            batch_size: int | str | None = None, feature_names: Any = None, interactions: int | None = None,
+            model_output: str | None = None,
             y: Any = None, link: str = "identity", partition: Any = None, tokenizer: Any = None,
-            mask_token: str | None = None, **options: Any) -> Explanation | list[Explanation]:
+            mask_token: str | None = None, layout: str | None = None, baseline: Any = None, output: Any = None,
+            patch_size: Any = None, sigma: float | None = None, slic: dict | None = None,
+            **options: Any) -> Explanation | list[Explanation]:
     """Explain the predictions of ``model`` on every item of ``X``."""
     args = EXPLAIN.check(dict(index=index, method=method, budget=budget, seed=seed, tol=tol, stop=stop,
                               n_jobs=n_jobs, client=client, cache=cache, progress=progress, imputation=imputation,
                               groups=groups, batch_size=batch_size, feature_names=feature_names,
                               interactions=interactions, model_output=model_output, y=y, link=link,
-                              partition=partition, tokenizer=tokenizer, mask_token=mask_token))
+                              partition=partition, tokenizer=tokenizer, mask_token=mask_token, layout=layout,
+                              baseline=baseline, output=output, patch_size=patch_size, sigma=sigma, slic=slic))
     rule = as_rule(args["stop"], args["tol"])
     if X is None and not isinstance(model, Game):
         raise ValueError(f"X: give the data to explain (rows, texts, inputs); only a fairshare Game is explained "
@@ -87,9 +91,11 @@ explain.__doc__ = f"""Explain the predictions of ``model`` on every item of ``X`
     X : rows (numpy array, DataFrame whose columns are matched to the model's features by name, scipy sparse; a
         Series or a 1-D array is one row); texts (a string, or a list of them, for a model of a list of strings:
         the players are each text's tokens, one Explanation per text); inputs of more dimensions (sequences,
-        images) whose cells or groups of cells are the players; None when ``model`` is a Game (e.g.
-        ``fs.games.GenerationGame``: the spans of a prompt, the log-probability of an answer), explained as it is
-        (one Explanation; a long game with a hierarchy gets Owen values over it, ``owen-adaptive`` by default)
+        images) whose cells or groups of cells are the players; images ``(N, C, H, W)`` for a torch module (a tensor,
+        an array, a list of images; ``layout``, ``groups``, ``baseline``, ``output`` below); None when ``model`` is
+        a Game (e.g. ``fs.games.GenerationGame``: the spans of a prompt, the log-probability of an answer), explained
+        as it is (one Explanation; a long game with a hierarchy gets Owen values over it, ``owen-adaptive`` by
+        default)
     background : baseline row(s) for absent features, required unless ``model`` is a tree model (then None means
         path-dependent tree values); for torch inputs a number, one input or a batch averaged over
 {EXPLAIN.numpydoc()}

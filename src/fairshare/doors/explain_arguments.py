@@ -3,7 +3,10 @@ its docstring's parameters are written from it."""
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
+
+import numpy as np
 
 from .._core.arguments import Arguments, Option, check_client, check_progress
 from ..games.imputers import Imputer
@@ -43,6 +46,69 @@ def check_imputation(value: Any) -> Any:
                      f"got {value!r}")
 
 
+def _batch_size(value: Any) -> Any:
+    if value is None or value == "auto":
+        return value
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"batch_size must be a positive integer or 'auto', got {value!r}")
+    if value < 1:
+        raise ValueError(f"batch_size must be >= 1 or 'auto', got {value!r}")
+    return int(value)
+
+
+def _baseline(value: Any) -> Any:
+    if value is None or isinstance(value, str) and value in ("blur", "mean"):
+        return value
+    if isinstance(value, str) or isinstance(value, bool) or not (isinstance(value, numbers.Real) or
+                                                                 hasattr(value, "shape")):
+        raise ValueError(f"baseline must be 'blur', 'mean', a number, one image or a batch of images, got {value!r}")
+    if isinstance(value, numbers.Real) and not np.isfinite(value):
+        raise ValueError(f"baseline must be finite, got {value!r}")
+    return value
+
+
+def _index(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 0
+
+
+def _output(value: Any) -> Any:
+    if value is None or value == "top" or _index(value):
+        return value if not _index(value) else int(value)
+    if isinstance(value, (list, tuple)) and value and all(_index(j) for j in value) and len(set(value)) == len(value):
+        return [int(j) for j in value]
+    raise ValueError(f"output must be an output's index (>= 0), a list of distinct indices or 'top', got {value!r}")
+
+
+def _patch_size(value: Any) -> Any:
+    sizes = value if isinstance(value, tuple) else (value,)
+    if value is None:
+        return None
+    if len(sizes) not in (1, 2) or not all(_index(v) and v >= 1 for v in sizes):
+        raise ValueError(f"patch_size must be a number of pixels >= 1 or (height, width), got {value!r}")
+    return int(sizes[0]) if len(sizes) == 1 else (int(sizes[0]), int(sizes[1]))
+
+
+def _sigma(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or value <= 0:
+        raise ValueError(f"sigma must be a number of pixels > 0, got {value!r}")
+    return float(value)
+
+
+def _slic(value: Any) -> Any:
+    from ..inputs.image_parts import SLIC_PARAMETERS
+
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise TypeError(f"slic must be a dict of scikit-image SLIC parameters, got {type(value).__name__}")
+    unknown = sorted(set(value) - set(SLIC_PARAMETERS))
+    if unknown:
+        raise ValueError(f"slic: unknown SLIC parameter(s) {unknown}; known: {list(SLIC_PARAMETERS)}")
+    return dict(value)
+
+
 #: fs.explain's arguments (besides the model, the data, the background and the method's own options)
 EXPLAIN = Arguments("explain", common_arguments() + (
     Option("n_jobs", None, "items (rows, texts, inputs) explained in parallel threads, the same values whatever "
@@ -64,14 +130,17 @@ EXPLAIN = Arguments("explain", common_arguments() + (
            "conditional on the known features: conditional (= gaussian), gaussian, copula, empirical, or an Imputer",
            check=check_imputation),
     Option("groups", None, "lists of features (positions or names), each one player; inputs of more dimensions: "
-           "'time', ('time', w) windows, 'features' channels or integer labels shaped like one input"),
+           "'time', ('time', w) windows, 'features' channels or integer labels shaped like one input; images: "
+           "'patches' (of patch_size), 'superpixels' (SLIC, per image), integer labels of pixels (H, W) or per image "
+           "(N, H, W); None: every element"),
     Option("partition", None, "index='owen': blocks of players (positions or names; nested lists: a hierarchy), or "
            "'correlation' (a hierarchy clustered from the background's feature correlations); texts: 'sentences'",
            check=_partition_arg),
     Option("tokenizer", None, "texts: None (words and punctuation), a regular expression whose matches are the "
            "tokens, or a callable text -> tokens", check=check_tokenizer),
     Option("mask_token", None, "texts: None deletes a removed token, a string replaces it", check=check_mask_token),
-    Option("batch_size", None, "most model rows per call", kind="int", minimum=1, none_ok=True),
+    Option("batch_size", None, "most model rows per call; torch models: 'auto' fits the device's free memory (on "
+           "a GPU; the CPU: a fixed number of input elements)", check=_batch_size),
     Option("feature_names", None, "one name per feature (default: the columns of X)", check=_names),
     Option("interactions", None, "2 adds shap's pairwise interaction matrices per row (e.interactions, (rows, n, n"
            "[, k]), the same as fairshare.games.tree_interactions): half of each pair's SII (Banzhaf values: BII) "
@@ -79,4 +148,18 @@ EXPLAIN = Arguments("explain", common_arguments() + (
            "the pair index, so both stay within the budget (default: 2n + 2048, or twice the pairs' minimum when "
            "more); exact for trees; other indices: fs.interactions(game, index=...)", kind="int", minimum=2,
            maximum=2, none_ok=True),
+    Option("layout", None, "images: None or 'NCHW' for (N, C, H, W), 'NHWC' for channels last (arrays from image "
+           "files)", allowed=(None, "NCHW", "NHWC")),
+    Option("baseline", None, "images: what absent pixels take: 'blur' (each image blurred, a Gaussian of sigma "
+           "pixels), 'mean' (each image's mean colour), a number, one image, or a batch of background images "
+           "averaged over (the same as background=)", check=_baseline),
+    Option("output", None, "images: the output explained: None (all), an index, a list of indices, or 'top' (each "
+           "image's predicted class); checked against the model's last linear layer before any call",
+           check=_output),
+    Option("patch_size", None, "images, groups='patches': the patches' size in pixels, or (height, width); default "
+           "at most 8 x 8 patches", check=_patch_size),
+    Option("sigma", None, "images, baseline='blur': the Gaussian's sigma in pixels (default min(H, W) / 16, at "
+           "least 1)", check=_sigma),
+    Option("slic", None, "images, groups='superpixels': scikit-image SLIC parameters (default n_segments=50, "
+           "compactness=10)", check=_slic),
 ))

@@ -230,6 +230,7 @@ def _asked(game: Game, sv: Semivalue, method: str, budget: int | None, cap: int 
     opts = spec.resolve(options, n, sv)
     if spec.exact is not None:
         return _asked_exact(game, sv, spec, opts, budget, stop)
+    _check_requires(game, spec, stop)
     need = _need(spec, game, sv, opts, active)
     if cap is None:
         if spec.needs_budget:
@@ -243,6 +244,19 @@ def _asked(game: Game, sv: Semivalue, method: str, budget: int | None, cap: int 
         raise BudgetError(f"budget={cap} is too small for method {method!r} with {active} players; it needs at "
                           f"least {need} evaluations" + ("" if budget == cap else f" (MaxEvaluations caps at {cap})"))
     return Choice(method, opts, cap, "asked for")
+
+
+def _check_requires(game: Game, spec: MethodSpec, stop: StoppingRule | None) -> None:
+    """Refuse a method that needs what the game does not give (the gradients of a differentiable model), or a
+    direct method (no rounds) with a stopping rule other than a cap on evaluations."""
+    lacking = [c for c in spec.requires if not callable(getattr(game, c, None))]
+    if lacking:
+        raise ValueError(f"method {spec.name!r} needs a game that gives {' and '.join(lacking)} (the gradients of a "
+                         f"differentiable model: fs.games.TorchGame, or fs.explain of a torch module); this "
+                         f"{type(game).__name__} gives none: use a sampling method such as 'regression'")
+    if spec.direct is not None and stop is not None and (stop.needs_rounds or stop.evaluation_cap() is None):
+        raise ValueError(f"method {spec.name!r} takes no stopping rule but a cap on evaluations (MaxEvaluations): "
+                         "it spends its points in one pass")
 
 
 def _asked_exact(game: Game, sv: Semivalue, spec: MethodSpec, opts: dict, budget: int | None,

@@ -63,7 +63,7 @@ def execute(game: Game, index: Any, choice: Choice, seed: SeedLike = None, stop:
     n = game.n_players
     sampler_rng, solver_rng = streams(generator(seed), 2)
     target, target_index, active = game, index, None
-    nulls = game.null_players() if spec.exact is None else None
+    nulls = game.null_players() if spec.exact is None and spec.direct is None else None
     if nulls is not None and nulls.any() and not nulls.all():
         active = np.flatnonzero(~nulls)
         target = RestrictedGame(game, active)
@@ -80,6 +80,8 @@ def execute(game: Game, index: Any, choice: Choice, seed: SeedLike = None, stop:
         active = np.zeros(0, dtype=np.int64)
     elif spec.exact is not None:
         result = spec.exact(target, target_index, evaluator, choice.options)
+    elif spec.direct is not None:
+        result = spec.direct(target, target_index, evaluator, dict(choice.options), sampler_rng)
     else:
         device = getattr(target, "device", None) if getattr(target, "on_device", False) else None
         setup = Setup(target.n_players, target_index, choice.budget, dict(choice.options), sampler_rng, solver_rng,

@@ -99,6 +99,12 @@ class MethodSpec:
         enumeration; no sampler, no rounds)
     plan : ``f(setup) -> dict``: settings decided from the options and the budget before the sampler and the
         solver are built (e.g. a fallback that a small budget forces); stored in ``setup.plan``
+    requires : capabilities the game must have besides its values (names of its methods: ``"gradient"``, which
+        :class:`~fairshare.games.TorchGame` gives); :func:`~fairshare.engine.choice.choose` refuses the method for
+        a game without them, and ``auto`` never picks it
+    direct : ``f(game, index, evaluator, options, rng) -> Estimate`` for a method that is no sampler and solver on
+        the driver (the gradient explainers): it spends its evaluations through ``evaluator`` (``charge`` for those
+        it makes itself) and draws from ``rng``
     """
 
     name: str
@@ -116,6 +122,8 @@ class MethodSpec:
     upgrades: str | None = None
     needs_budget: bool = True
     plan: Callable[[Setup], dict] | None = None
+    requires: tuple[str, ...] = ()
+    direct: Callable[..., Estimate] | None = None
 
     def supports(self, sv: Semivalue) -> bool:
         """True when the method can estimate the semivalue ``sv``."""

@@ -9,7 +9,9 @@ on tensors (fairshare's linear estimators do) runs end to end on a GPU.
 
 from __future__ import annotations
 
-from typing import Any
+import time
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -34,9 +36,15 @@ class TorchGame(Game):
     groups : players as groups of elements: an integer array shaped like ``x`` (a group label per element,
         e.g. superpixels) or a list of lists of flat element indices; default, every element is a player
     device : where the computation runs (default: the module's parameters' device, else ``x``'s)
-    batch_size : most inputs per forward pass (default: about 16 million elements)
+    batch_size : most inputs per forward pass: an integer, None (about 16 million input elements) or ``"auto"``
+        (on a GPU: fitted to the device's free memory from the first forward pass's peak; on the CPU: None's
+        element budget)
     on_device : draw the coalitions and solve on ``device`` too (torch tensors end to end); default: when the
         device is a GPU (on the CPU numpy's packed iterative solver is faster)
+    outputs : the model outputs the game keeps: None (all of them), an index (one output: a scalar game) or a list
+        of indices
+    eval_mode : whether the module runs in eval mode during every evaluation (BatchNorm's running statistics, no
+        dropout), each of its submodules' own mode restored after
 
     Examples
     --------
@@ -56,7 +64,8 @@ class TorchGame(Game):
     on_batch: Any = None
 
     def __init__(self, module: Any, x: Any, baseline: Any = 0.0, groups: Any = None, device: Any = None,
-                 batch_size: int | None = None, player_names: Any = None, on_device: bool | None = None) -> None:
+                 batch_size: int | str | None = None, player_names: Any = None, on_device: bool | None = None,
+                 outputs: Any = None, eval_mode: bool = False) -> None:
         import torch
 
         if device is None:
@@ -81,9 +90,16 @@ class TorchGame(Game):
         owner, n_players = self._owners(groups, numel, tuple(xt.shape))
         self.owner = torch.as_tensor(owner, device=self.device)                 # player of each element
         super().__init__(n_players, player_names=player_names, batch_size=None)
-        if batch_size is not None and (not isinstance(batch_size, (int, np.integer)) or batch_size < 1):
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
-        self.row_batch = int(batch_size) if batch_size is not None else max(1, _BATCH_ELEMENTS // numel)
+        self.outputs, self._columns = _outputs(outputs)
+        self.eval_mode = bool(eval_mode)
+        self._auto = batch_size == "auto" and self.device.type == "cuda"      # fitted at the first forward pass
+        self._auto_gradient = self._auto                                    # and at the first backward pass
+        self._gradient_chunk: int | None = None
+        if batch_size is not None and batch_size != "auto" and (isinstance(batch_size, bool) or not isinstance(
+                batch_size, (int, np.integer)) or batch_size < 1):
+            raise ValueError(f"batch_size must be a positive integer or 'auto', got {batch_size!r}")
+        fixed = batch_size is not None and batch_size != "auto"
+        self.row_batch = int(batch_size) if fixed else max(1, _BATCH_ELEMENTS // numel)
         self.coalition_batch = max(1, self.row_batch // self.n_background)     # coalitions per forward pass
         self.seconds = 0.0              # time spent in masking and forward passes (the model's share of a run)
 
@@ -121,10 +137,51 @@ class TorchGame(Game):
 
             torch.cuda.synchronize(self.device)
 
-    def _evaluate(self, coalitions: Any) -> Any:
+    @contextmanager
+    def _modes(self) -> Iterator[None]:
+        """The module in eval mode inside (where ``eval_mode``), each submodule's own mode restored after."""
+        if not self.eval_mode or not hasattr(self.module, "modules"):
+            yield
+            return
+        saved = [(m, m.training) for m in self.module.modules()]
+        for m, _ in saved:                  # as module.eval() does (which a torch.export program refuses)
+            m.training = False
+        try:
+            yield
+        finally:
+            for m, training in saved:
+                m.training = training
+
+    def _forward(self, inputs: Any) -> Any:
+        """The module's outputs ``(rows, k)`` on a batch of inputs, only the kept outputs; an index past the model's
+        outputs is refused naming ``outputs``."""
+        out = self.module(inputs)
+        out = out.reshape(out.shape[0], -1)
+        if self.outputs is None:
+            return out
+        if self._columns.max() >= out.shape[1]:
+            raise ValueError(f"outputs {self.outputs!r}: the model gives {out.shape[1]} outputs (indices 0.."
+                             f"{out.shape[1] - 1})")
+        return out[:, self._columns.to(out.device)]
+
+    def _masked(self, mask: Any, base: Any | None = None) -> Any:
+        """Inputs where ``mask`` (coalitions' elements, ``(c, *x.shape)``, boolean or in [0, 1]) keeps ``x`` and
+        the rest comes from the baseline (``base``: one per row; default the game's, every background input for each
+        row of a background batch: ``(c * B, *x.shape)``)."""
         import torch
 
-        import time
+        shape = tuple(self.x.shape)
+        if base is None and self.n_background > 1:
+            mask = mask[:, None]
+            base = self.baseline[None]
+        elif base is None:
+            base = self.baseline
+        if mask.dtype == torch.bool:
+            return torch.where(mask, self.x, base).reshape((-1,) + shape)
+        return (base + mask * (self.x - base)).reshape((-1,) + shape)
+
+    def _evaluate(self, coalitions: Any) -> Any:
+        import torch
 
         host = not torch.is_tensor(coalitions)
         S = torch.as_tensor(coalitions, device=self.device) if host else coalitions.to(self.device)
@@ -132,21 +189,134 @@ class TorchGame(Game):
         self._sync()
         start = time.perf_counter()
         shape, B = tuple(self.x.shape), self.n_background
-        with torch.inference_mode():
-            for lo in range(0, S.shape[0], self.coalition_batch):
-                mask = S[lo:lo + self.coalition_batch][:, self.owner].reshape((-1,) + shape)
-                if B == 1:
-                    inputs = torch.where(mask, self.x, self.baseline)
-                else:                                       # every coalition over every background input
-                    inputs = torch.where(mask[:, None], self.x, self.baseline[None]).reshape((-1,) + shape)
-                out = self.module(inputs)
-                out = out.reshape(out.shape[0], -1).to(torch.float64)
+        with torch.inference_mode(), self._modes():
+            lo = 0
+            while lo < S.shape[0]:
+                size = min(self.coalition_batch, 8) if self._auto else self.coalition_batch
+                peak = _peak_start(self.device) if self._auto else 0
+                mask = S[lo:lo + size][:, self.owner].reshape((-1,) + shape)
+                out = self._forward(self._masked(mask)).to(torch.float64)
+                if self._auto:
+                    self._fit_batch(mask.shape[0] * B, peak)
                 outs.append(out if B == 1 else out.reshape(-1, B, out.shape[1]).mean(dim=1))
                 if host and self.on_batch is not None:
                     done = outs[-1].cpu().numpy()
-                    self.on_batch(coalitions[lo:lo + self.coalition_batch], done[:, 0] if done.shape[1] == 1 else done)
+                    self.on_batch(coalitions[lo:lo + size], done[:, 0] if done.shape[1] == 1 else done)
+                lo += size
         values = torch.cat(outs) if outs else torch.zeros((0, 1), dtype=torch.float64, device=self.device)
         self._sync()
         self.seconds += time.perf_counter() - start
         values = values[:, 0] if values.shape[1] == 1 else values
         return values.cpu().numpy() if host else values
+
+    def _fit_batch(self, rows: int, peak_before: int) -> None:
+        """``batch_size="auto"`` on a GPU: rows per forward pass fitted to half the free memory, from the peak
+        memory that ``rows`` rows took (measured once, on the first forward pass)."""
+        import torch
+
+        used = max(torch.cuda.max_memory_allocated(self.device) - peak_before, 1)
+        free, _ = torch.cuda.mem_get_info(self.device)
+        self.row_batch = max(1, int(0.5 * free * rows / used))
+        self.coalition_batch = max(1, self.row_batch // self.n_background)
+        self._auto = False
+
+    def gradient(self, points: Any, background: Any = None) -> tuple[Any, Any]:
+        """Values and gradients of the game's continuous extension ``F(m) = module(b + m (x - b))`` (each player's
+        elements scaled by its ``m_j`` in [0, 1]: 0 the baseline, 1 the input) at ``points``: what integrated and
+        expected gradients integrate (their sum along a path from 0 to 1 is ``F(1) - F(0)``).
+
+        Parameters
+        ----------
+        points : ``(p, n_players)`` numbers in [0, 1] (array or tensor)
+        background : None (``F`` averages over every background input, as the game's values do) or ``(p,)``
+            indices of one background input per point
+
+        Returns
+        -------
+        values ``(p, k)`` and gradients ``(p, n_players, k)`` as float64 (numpy; tensors where ``points`` is one);
+        each point counts as one evaluation of the game
+
+        Examples
+        --------
+        >>> import torch, fairshare as fs
+        >>> g = fs.games.TorchGame(torch.nn.Linear(3, 1), torch.ones(3))
+        >>> values, grads = g.gradient(np.full((2, 3), 0.5))
+        >>> np.allclose(grads[0, :, 0], g.module.weight.detach().numpy()[0])
+        True
+        """
+        import torch
+
+        host = not torch.is_tensor(points)
+        P = torch.as_tensor(np.asarray(points) if host else points).to(self.device, torch.float32)
+        if P.ndim != 2 or P.shape[1] != self.n_players:
+            raise ValueError(f"points must be (p, {self.n_players}) numbers in [0, 1], got {tuple(P.shape)}")
+        picks = None if background is None else torch.as_tensor(np.asarray(background), device=self.device).long()
+        if picks is not None and (tuple(picks.shape) != (P.shape[0],) or P.shape[0] and (
+                int(picks.min()) < 0 or int(picks.max()) >= self.n_background)):
+            raise ValueError(f"background must hold one index in 0..{self.n_background - 1} per point")
+        per_point = 1 if picks is not None else self.n_background
+        chunk = self._gradient_chunk or max(1, self.row_batch // per_point // 4)   # a backward pass holds activations
+        values, grads = [], []
+        self._sync()
+        start = time.perf_counter()
+        with torch.enable_grad(), self._modes(), _without_cudnn(self.device):
+            lo = 0
+            while lo < P.shape[0]:
+                size = 2 if self._auto_gradient else chunk
+                peak = _peak_start(self.device) if self._auto_gradient else 0
+                m = P[lo:lo + size].detach().requires_grad_(True)
+                mask = m[:, self.owner].reshape((-1,) + tuple(self.x.shape))
+                base = None if picks is None else self.baseline[picks[lo:lo + m.shape[0]]] \
+                    if self.n_background > 1 else self.baseline
+                out = self._forward(self._masked(mask, base))
+                if picks is None and self.n_background > 1:
+                    out = out.reshape(m.shape[0], self.n_background, -1).mean(dim=1)
+                k = out.shape[1]
+                g = [torch.autograd.grad(out[:, j].sum(), m, retain_graph=j < k - 1)[0] for j in range(k)]
+                values.append(out.detach().to(torch.float64))
+                grads.append(torch.stack(g, dim=-1).to(torch.float64))
+                if self._auto_gradient:                 # points per backward pass fitted to half the free memory
+                    used = max(torch.cuda.max_memory_allocated(self.device) - peak, 1)
+                    chunk = max(1, int(0.5 * torch.cuda.mem_get_info(self.device)[0] * m.shape[0] / used))
+                    self._gradient_chunk, self._auto_gradient = chunk, False
+                lo += m.shape[0]
+        self._sync()
+        self.seconds += time.perf_counter() - start
+        self.n_evaluations += int(P.shape[0])
+        v, d = torch.cat(values), torch.cat(grads)
+        return (v.cpu().numpy(), d.cpu().numpy()) if host else (v, d)
+
+
+def _outputs(outputs: Any) -> tuple[Any, Any]:
+    """``outputs`` checked (None, an index or a list of indices) and its columns as a tensor."""
+    import torch
+
+    if outputs is None:
+        return None, None
+    listed = [outputs] if isinstance(outputs, (int, np.integer)) and not isinstance(outputs, bool) else outputs
+    if isinstance(listed, (str, bytes)) or not hasattr(listed, "__iter__"):
+        raise ValueError(f"outputs must be an index or a list of indices, got {outputs!r}")
+    listed = list(listed)
+    if not listed or any(isinstance(j, bool) or not isinstance(j, (int, np.integer)) or j < 0 for j in listed):
+        raise ValueError(f"outputs must be an index >= 0 or a non-empty list of them, got {outputs!r}")
+    return outputs, torch.as_tensor([int(j) for j in listed])
+
+
+def _peak_start(device: Any) -> int:
+    """The memory allocated now on a GPU, its peak counter reset (what a forward pass adds is measured from it)."""
+    import torch
+
+    torch.cuda.reset_peak_memory_stats(device)
+    return int(torch.cuda.memory_allocated(device))
+
+
+@contextmanager
+def _without_cudnn(device: Any) -> Iterator[None]:
+    """cuDNN off for gradients on a GPU: its recurrent layers (LSTM, GRU) give none in eval mode."""
+    import torch
+
+    if device.type != "cuda":
+        yield
+        return
+    with torch.backends.cudnn.flags(enabled=False):
+        yield

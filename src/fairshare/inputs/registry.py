@@ -7,6 +7,7 @@ from typing import Any
 
 from .base import Input
 from .frame import FrameInput
+from .image import IMAGE_ARGUMENTS, ImageInput
 from .game import GameInput
 from .sequence import SequenceInput
 from .sparse import SparseInput
@@ -17,7 +18,7 @@ from .torch import TorchInput
 __all__ = ["KINDS", "read_input", "register"]
 
 #: the kinds, most specific first (a Game with no X is explained as it is; TableInput takes any table)
-KINDS: list[type[Input]] = [GameInput, TextInput, TorchInput, SequenceInput, SparseInput, FrameInput, TableInput]
+KINDS: list[type[Input]] = [GameInput, TextInput, ImageInput, TorchInput, SequenceInput, SparseInput, FrameInput, TableInput]
 
 
 def register(kind: type[Input], before: type[Input] | None = None) -> type[Input]:
@@ -50,4 +51,10 @@ def read_input(model: Any, X: Any, background: Any, args: dict) -> Input:
     kind = next(k for k in KINDS if k.accepts(model, X, background))
     if kind is not TextInput and (args.get("tokenizer") is not None or args.get("mask_token") is not None):
         raise ValueError("tokenizer and mask_token are for texts; X holds no texts")
+    given = [name for name in IMAGE_ARGUMENTS if args.get(name) is not None]
+    if kind is not ImageInput and given:
+        raise ValueError(f"{', '.join(given)}: for images (a torch module and images (N, C, H, W)); X is read as "
+                         f"{kind.kind} data")
+    if args.get("batch_size") == "auto" and not issubclass(kind, TorchInput):
+        args = {**args, "batch_size": None}            # 'auto' fits a device's memory; other kinds: their default
     return kind(model, X, background, args)

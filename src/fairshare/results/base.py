@@ -235,7 +235,7 @@ class Result:
         >>> fs.interactions(fs.games.SOUMGame([[True, True]], [1.0]), "sii", method="exact").plot("pie")
         Traceback (most recent call last):
         ...
-        ValueError: no plot kinds are registered for interactions results, got 'pie'
+        ValueError: kind must be one of ['heatmap', 'network'] or an alias ['scatter'], got 'pie'
         """
         from .plotting import draw
 

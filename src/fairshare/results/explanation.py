@@ -161,7 +161,8 @@ class Explanation(Result):
     def input_values(self, stderr: bool = False) -> np.ndarray:
         """The values (or standard errors) in the shape of the explained inputs, ``(rows, *input_shape[, k])``,
         for inputs of more than one dimension (sequences, images) explained cell by cell; grouped inputs
-        (``groups="time"``...) give each cell its group's value.
+        (``groups="time"``...) give each cell its group's value; images explained by pixels (patches, superpixels,
+        labels) give ``(rows, H, W[, k])``.
 
         Examples
         --------
@@ -179,7 +180,10 @@ class Explanation(Result):
         if source is None:
             raise ValueError("input_values: this explanation has no standard errors")
         groups = self.info.get("input_groups")
-        if groups is not None:
+        if groups is not None and np.ndim(groups) == len(shape) + 1:         # labels per row (images' superpixels)
+            labels = np.asarray(groups).reshape(len(source), -1)
+            source = source[np.arange(len(source))[:, None], labels]
+        elif groups is not None:
             source = source[:, np.asarray(groups).reshape(-1)]
         elif source.shape[1] != int(np.prod(shape)):
             raise ValueError(f"input_values: {source.shape[1]} players are groups given as lists, not the "
@@ -223,7 +227,7 @@ class Explanation(Result):
                            row_names=[self.row_names[i] for i in idx_rows],
                            grand_value=None if self.grand_value is None else self.grand_value[idx_rows],
                            n_evaluations=self.n_evaluations[idx_rows], options=dict(self.options),
-                           info=dict(self.info))
+                           info=_rows_of(self.info, idx_rows))
 
     def interactions_frame(self) -> Any:
         """The pairwise interaction values as a long table: one row per explained row and pair of features
@@ -301,3 +305,14 @@ class Explanation(Result):
         outputs = f", outputs={self.values.shape[2]}" if self.values.ndim == 3 else ""
         return (f"Explanation(index={self.index!r}, rows={len(self)}, players={self.values.shape[1]}{outputs}, "
                 f"method={self.method!r}, mean evaluations={float(np.mean(self.n_evaluations)):.0f})")
+
+
+def _rows_of(info: dict, rows: np.ndarray) -> dict:
+    """``info`` of the rows ``rows``: the entries it names in ``info["per_row"]`` (one per row: images, their labels)
+    taken at those rows, the rest as it is."""
+    out = dict(info)
+    for key in info.get("per_row", ()):
+        value = info.get(key)
+        if value is not None:
+            out[key] = np.asarray(value)[rows] if isinstance(value, np.ndarray) else [value[int(r)] for r in rows]
+    return out

@@ -57,7 +57,7 @@ def draw(family: str, kind: str, result: Any, *args: Any, **kwargs: Any) -> Any:
     >>> draw("explanation", "pie", None)
     Traceback (most recent call last):
     ...
-    ValueError: kind must be one of ['bar', 'waterfall', 'beeswarm', 'dependence', 'heatmap', 'decision', 'text'] or an alias ['scatter'], got 'pie'
+    ValueError: kind must be one of ['bar', 'waterfall', 'beeswarm', 'dependence', 'heatmap', 'decision', 'text', 'image'] or an alias ['scatter'], got 'pie'
     """
     fn = _PLOTS.get((family, ALIASES.get(kind, kind)))
     if fn is None and not kinds(family):

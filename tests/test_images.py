@@ -1,0 +1,206 @@
+"""The image door (issue 37): ``fs.explain(model, images, groups=..., baseline=..., output=...)`` for a torch module;
+values checked against Shapley values computed by hand on images composed by hand, baselines against scipy, superpixels
+against scikit-image, the model's modes, the plot and the command line."""
+
+from __future__ import annotations
+
+import warnings
+from itertools import combinations
+from math import factorial
+
+import numpy as np
+import pytest
+
+import fairshare as fs
+
+torch = pytest.importorskip("torch")
+
+
+def cnn(classes: int = 5, seed: int = 0):
+    torch.manual_seed(seed)
+    return torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+                               torch.nn.Flatten(), torch.nn.Linear(4 * 8 * 8, classes)).eval()
+
+
+def images(n: int = 2, seed: int = 1):
+    return torch.rand(n, 3, 16, 16, generator=torch.Generator().manual_seed(seed))
+
+
+def shapley_by_hand(v, n: int) -> np.ndarray:
+    """Shapley values of ``v`` (a function of a tuple of players) by the formula, over every coalition."""
+    values = []
+    for i in range(n):
+        others = [p for p in range(n) if p != i]
+        values.append(sum(factorial(k) * factorial(n - 1 - k) / factorial(n) * (v(S + (i,)) - v(S))
+                          for k in range(n) for S in combinations(others, k)))
+    return np.array(values)
+
+
+def masked(x, base, labels, S):
+    keep = torch.as_tensor(np.isin(labels, S))
+    return torch.where(keep, x, base)
+
+
+def test_blur_is_scipys_gaussian_filter_and_the_values_are_those_of_images_composed_by_hand():
+    from scipy.ndimage import gaussian_filter
+
+    net, X = cnn(), images()
+    e = fs.explain(net, X, groups="patches", patch_size=8, baseline="blur", sigma=2.0, output=1, seed=0,
+                   progress=False)
+    assert e.method == "exact" and e.values.shape == (2, 4) and e.player_names[1] == "patch 0,1"
+    labels = (np.arange(16)[:, None] // 8) * 2 + np.arange(16)[None, :] // 8
+    for i in range(2):
+        base = torch.as_tensor(gaussian_filter(X[i].numpy(), sigma=(0, 2.0, 2.0), mode="nearest", truncate=3.0))
+
+        def v(S):
+            with torch.no_grad():
+                return float(net(masked(X[i], base, labels, S)[None])[0, 1])
+
+        np.testing.assert_allclose(e.values[i], shapley_by_hand(v, 4), atol=1e-5)
+        assert e.empty_value[i] == pytest.approx(v(()), abs=1e-5)
+    np.testing.assert_array_equal(e.input_values()[0], e.values[0][labels])
+    assert e.info["input_shape"] == [16, 16] and "sigma 2" in e.info["imputation"]
+
+
+def test_outputs_top_an_index_and_a_list_are_columns_of_all_outputs():
+    net, X = cnn(), images(3)
+    every = fs.explain(net, X, groups="patches", patch_size=8, seed=0, progress=False)
+    top = fs.explain(net, X, groups="patches", patch_size=8, output="top", seed=0, progress=False)
+    picked = fs.explain(net, X, groups="patches", patch_size=8, output=[4, 0], seed=0, progress=False)
+    with torch.no_grad():
+        classes = net(X).argmax(dim=1).tolist()
+    assert top.info["classes"] == classes and every.values.shape == (3, 4, 5)
+    np.testing.assert_allclose(top.values, every.values[np.arange(3), :, classes], atol=1e-12)
+    np.testing.assert_allclose(picked.values, every.values[..., [4, 0]], atol=1e-12)
+    assert picked.output_names == ["4", "0"] and top[1].info["classes"] == [classes[1]]
+
+
+def test_superpixels_are_slic_segments_of_each_image():
+    from skimage.segmentation import slic
+
+    net, X = cnn(), images(2)
+    e = fs.explain(net, X, groups="superpixels", slic={"n_segments": 6, "compactness": 5.0}, baseline="mean",
+                   output=2, budget=200, seed=0, progress=False)
+    counts = e.info["players_per_image"]
+    for i in range(2):
+        labels = slic(X[i].permute(1, 2, 0).double().numpy(), n_segments=6, compactness=5.0, start_label=0,
+                      channel_axis=-1)
+        ours = np.asarray(e.info["input_groups"][i])
+        assert counts[i] == len(np.unique(labels))
+        same = {(a, b) for a, b in zip(labels.ravel(), ours.ravel())}
+        assert len(same) == counts[i]                                   # the same segments, relabelled
+        np.testing.assert_allclose(e.input_values()[i], e.values[i][ours], atol=0)
+        assert np.all(e.values[i, counts[i]:] == 0)                     # padding: null players
+    np.testing.assert_allclose(e.values.sum(axis=1), e.grand_value - e.empty_value, atol=1e-9)
+    np.testing.assert_allclose(e[1].input_values()[0], e.input_values()[1])
+
+
+def test_channels_last_arrays_lists_and_label_arrays_read_as_the_same_images():
+    net, X = cnn(), images(2)
+    ref = fs.explain(net, X, groups="patches", patch_size=8, seed=0, progress=False)
+    hwc = X.permute(0, 2, 3, 1).numpy()
+    np.testing.assert_array_equal(fs.explain(net, hwc, groups="patches", patch_size=8, layout="NHWC", seed=0,
+                                             progress=False).values, ref.values)
+    np.testing.assert_array_equal(fs.explain(net, [x.numpy() for x in X], groups="patches", patch_size=8, seed=0,
+                                             progress=False).values, ref.values)
+    labels = (np.arange(16)[:, None] // 8) * 2 + np.arange(16)[None, :] // 8
+    np.testing.assert_array_equal(fs.explain(net, X, groups=labels, seed=0, progress=False).values, ref.values)
+    per_image = fs.explain(net, X, groups=[labels, labels], seed=0, progress=False)
+    np.testing.assert_array_equal(per_image.values, ref.values)
+    with pytest.raises(ValueError, match="layout='NHWC'"):
+        fs.explain(net, hwc, groups="patches", progress=False)
+    named = fs.explain(net, X, groups="patches", patch_size=8, feature_names=list("abcd"), seed=0, progress=False)
+    assert named.player_names == list("abcd")
+    with pytest.raises(ValueError, match="feature_names must name the 4 patches"):
+        fs.explain(net, X, groups="patches", patch_size=8, feature_names=list("abc"), progress=False)
+
+
+def test_a_background_batch_is_averaged_over_as_baseline_or_background():
+    net, X = cnn(), images(1)
+    batch = torch.rand(4, 3, 16, 16, generator=torch.Generator().manual_seed(5))
+    a = fs.explain(net, X, groups="patches", patch_size=8, baseline=batch, output=0, seed=0, progress=False)
+    b = fs.explain(net, X, batch, groups="patches", patch_size=8, output=0, seed=0, progress=False)
+    np.testing.assert_array_equal(a.values, b.values)
+    with torch.no_grad():
+        assert a.empty_value[0] == pytest.approx(float(net(batch)[:, 0].mean()), abs=1e-6)
+    assert "4 background images" in a.info["imputation"]
+    with pytest.raises(ValueError, match="baseline and background"):
+        fs.explain(net, X, batch, baseline="blur", progress=False)
+
+
+def test_a_model_in_train_mode_is_explained_in_eval_mode_and_its_modes_restored():
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.BatchNorm2d(4), torch.nn.ReLU(),
+                              torch.nn.Dropout(0.5), torch.nn.Flatten(), torch.nn.Linear(4 * 16 * 16, 3))
+    with torch.no_grad():
+        net(torch.rand(8, 3, 16, 16) * 3)                         # running statistics away from (0, 1)
+    net[3].eval()                                                 # a submodule's own mode is kept too
+    X = images(2)
+    with pytest.warns(fs.FairshareWarning, match=r"layers in train mode \(1\)"):
+        trained = fs.explain(net, X, groups="patches", patch_size=8, seed=0, progress=False)
+    assert net.training and net[1].training and not net[3].training
+    evaluated = fs.explain(net.eval(), X, groups="patches", patch_size=8, seed=0, progress=False)
+    np.testing.assert_array_equal(trained.values, evaluated.values)
+
+
+def test_batch_size_auto_on_the_cpu_is_the_element_budget():
+    net, X = cnn(), images(1)
+    game = fs.games.TorchGame(net, X[0], batch_size="auto")
+    assert game.row_batch == fs.games.TorchGame(net, X[0]).row_batch
+    auto = fs.explain(net, X, groups="patches", patch_size=4, batch_size="auto", budget=100, seed=0, progress=False)
+    small = fs.explain(net, X, groups="patches", patch_size=4, batch_size=7, budget=100, seed=0, progress=False)
+    np.testing.assert_allclose(auto.values, small.values, atol=1e-6)
+    with pytest.raises(ValueError, match="batch_size must be a positive integer or 'auto'"):
+        fs.games.TorchGame(net, X[0], batch_size="big")
+
+
+def test_image_arguments_are_refused_for_other_data():
+    with pytest.raises(ValueError, match="layout, output: for images"):
+        fs.explain(lambda A: A.sum(axis=1), np.ones((2, 3)), np.zeros((1, 3)), layout="NHWC", output=0)
+
+
+def test_the_image_plot_draws_values_over_the_image():
+    pytest.importorskip("matplotlib")
+    net, X = cnn(), images(2)
+    e = fs.explain(net, X, groups="patches", patch_size=8, output=[1, 3], seed=0, progress=False)
+    ax = e.plot("image", row=1, output="3")
+    assert "output 3" in ax.get_title() and len(ax.images) == 2
+    np.testing.assert_allclose(np.asarray(ax.images[1].get_array()), e.input_values()[1, ..., 1])
+    with pytest.raises(ValueError, match="draws explanations of images"):
+        fs.explain(lambda A: A.sum(axis=1), np.ones((1, 3)), np.zeros((1, 3)), progress=False).plot("image")
+
+
+def test_the_cli_explains_a_torchscript_model_on_an_npy_file_and_an_image_folder(tmp_path):
+    import pandas as pd
+    from PIL import Image
+
+    from fairshare.cli import main
+
+    net, X = cnn(), images(2)
+    program = torch.export.export(net, (X,), dynamic_shapes=({0: torch.export.Dim("n")},))
+    torch.export.save(program, tmp_path / "net.pt2")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        torch.jit.save(torch.jit.trace(net, X), tmp_path / "net.pt")
+    np.save(tmp_path / "images.npy", X.numpy())
+    flags = ["--groups", "patches", "--patch-size", "8", "--output", "top", "--quiet"]
+    args = ["explain", "--model", str(tmp_path / "net.pt2")] + flags
+    assert main(args + ["--images", str(tmp_path / "images.npy"), "--out", str(tmp_path / "a.csv"),
+                        "--plot", str(tmp_path / "a.png"), "--pixels", str(tmp_path / "a.npy")]) == 0
+    table = pd.read_csv(tmp_path / "a.csv")
+    ref = fs.explain(net, X, groups="patches", patch_size=8, output="top", seed=0, progress=False)
+    np.testing.assert_allclose(table["value"].to_numpy().reshape(2, 4), ref.values, atol=1e-6)
+    assert (tmp_path / "a.png").stat().st_size > 0 and np.load(tmp_path / "a.npy").shape == (2, 16, 16)
+    folder = tmp_path / "pictures"
+    folder.mkdir()
+    pixels = (X.permute(0, 2, 3, 1).numpy() * 255).round().astype(np.uint8)
+    for i, picture in enumerate(pixels):
+        Image.fromarray(picture).save(folder / f"{i}.png")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        assert main(["explain", "--model", str(tmp_path / "net.pt")] + flags + ["--images", str(folder), "--out",
+                                                                              str(tmp_path / "b.csv")]) == 0
+    again = fs.explain(net, torch.as_tensor(pixels / 255.0, dtype=torch.float32).permute(0, 3, 1, 2),
+                       groups="patches", patch_size=8, output="top", seed=0, progress=False)
+    np.testing.assert_allclose(pd.read_csv(tmp_path / "b.csv")["value"].to_numpy().reshape(2, 4), again.values,
+                               atol=1e-6)
