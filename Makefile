@@ -23,8 +23,9 @@ $(VENV)/.installed-all: pyproject.toml | $(PY)
 demo: $(VENV)/.installed-demo
 	$(VENV)/bin/fairshare demo
 
+# Two workers (pytest-xdist), work stolen from the busier one: the suite is CPU-bound and CI has 2 cores.
 test: $(VENV)/.installed-all
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2 --dist worksteal
 
 # pyDVL, the data-valuation peer of `fairshare bench datavalue` (optional): its 0.10 release pins numpy < 2,
 # which it does not need, so it goes in without its pins and with the libraries it imports.

@@ -4,7 +4,7 @@
     diabetes flipped (subsampled training sets), logistic regression and a small gradient-boosted
     model; the AUC of finding the flipped points from the lowest values up, and the F1 of flagging the
     lowest 10%. Ours: Kernel Banzhaf, MSR, TMC, beta-Shapley (16, 1), KNN-Shapley (closed form),
-    leave-one-out; pyDVL's MSR Banzhaf, TMC-Shapley, Beta Shapley and KNN-Shapley, each stopped when
+    leave-one-out, Data-OOB (bootstrap fits, no validation set); pyDVL's MSR Banzhaf, TMC-Shapley, Beta Shapley and KNN-Shapley, each stopped when
     the model has been fitted as often as ours (a fit counter shared by the clones).
 (b) Point removal: test accuracy after removing the highest-valued training points first.
 (c) The enron1 mislabel task of ``fairshare bench examples`` (section 6.2 of the Fisher-kernel paper):
@@ -131,7 +131,8 @@ def _ours(model_name, task, fits, seed):
              ("TMC-Shapley", dict(index="shapley", method="tmc", budget=fits)),
              ("beta-Shapley(16,1)", dict(index=fs.Semivalue.beta_shapley(16, 1), method="semivalue-regression",
                                          budget=fits)),
-             ("leave-one-out", dict(index="loo"))]
+             ("leave-one-out", dict(index="loo")),
+             ("Data-OOB", dict(index="data-oob", budget=fits))]
     for label, kw in plans:
         _Counter.fits = 0
         start = time.perf_counter()

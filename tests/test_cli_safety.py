@@ -150,7 +150,75 @@ def test_a_torch_state_dict_is_refused_with_the_way_out(table, tmp_path, capsys)
     torch.save(torch.nn.Linear(4, 1).state_dict(), tmp_path / "w.pt")
     assert main(["explain", "--model", str(tmp_path / "w.pt"), "--data", str(folder / "rows.csv"), "--out",
                  str(tmp_path / "o.csv"), "--quiet"]) == 2
-    assert "state dict" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "state dict" in err and "--architecture" in err
+
+
+_NET = """
+import torch
+
+
+class Net(torch.nn.Sequential):
+    def __init__(self):
+        super().__init__(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+
+
+def wide():
+    return torch.nn.Sequential(torch.nn.Linear(4, 9), torch.nn.Tanh(), torch.nn.Linear(9, 1))
+"""
+
+
+@pytest.mark.parametrize("spec", ["file", "module"])
+def test_a_state_dict_is_read_into_the_architecture_named(table, tmp_path, monkeypatch, spec):
+    torch = pytest.importorskip("torch")
+    folder, X, _ = table
+    (tmp_path / "fs_cli_net.py").write_text(_NET)
+    torch.manual_seed(3)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+    torch.save(model.state_dict(), tmp_path / "w.pt")
+    if spec == "module":
+        monkeypatch.syspath_prepend(str(tmp_path))
+    architecture = f"{tmp_path / 'fs_cli_net.py'}:Net" if spec == "file" else "fs_cli_net:Net"
+    out = tmp_path / "o.csv"
+    assert main(["explain", "--model", str(tmp_path / "w.pt"), "--architecture", architecture, "--data",
+                 str(folder / "rows.csv"), "--background", str(folder / "bg.csv"), "--budget", "64", "--out",
+                 str(out), "--quiet"]) == 0
+    values = pd.read_csv(out).drop(columns=["row"]).to_numpy()
+    np.testing.assert_allclose(values, _direct(model.eval(), X), rtol=1e-6, atol=1e-6)
+    assert np.abs(values).max() > 1e-3                                 # the trained weights, not fresh ones
+
+
+@pytest.mark.parametrize("case, what", [
+    ("weights of another network", "does not fit --architecture"),
+    ("a pickled module", "not a state dict of tensors"),
+    ("no such name", "has no class or function 'Nope'"),
+    ("not a network", "not a torch.nn.Module"),
+    ("no colon", "must be MODULE:NAME or FILE.py:NAME"),
+])
+def test_a_state_dict_that_does_not_fit_is_one_line_naming_the_flag(table, tmp_path, capsys, case, what):
+    torch = pytest.importorskip("torch")
+    folder, _, _ = table
+    net = tmp_path / "net.py"
+    net.write_text(_NET + "\n\ndef number():\n    return 3\n")
+    marker = tmp_path / "ran.txt"
+    weights, name = tmp_path / "w.pt", "Net"
+    torch.save(torch.nn.Linear(4, 1).state_dict(), weights)
+    if case == "weights of another network":
+        name = "wide"
+        torch.save(torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1)).state_dict(),
+                   weights)
+    elif case == "a pickled module":
+        torch.save({"w": _Marker(str(marker))}, weights)
+    elif case == "no such name":
+        name = "Nope"
+    elif case == "not a network":
+        name = "number"
+    spec = f"{net}" if case == "no colon" else f"{net}:{name}"
+    out = tmp_path / "o.csv"
+    assert main(["explain", "--model", str(weights), "--architecture", spec, "--data", str(folder / "rows.csv"),
+                 "--background", str(folder / "bg.csv"), "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert what in err and len(err.splitlines()) == 1 and not out.exists() and not marker.exists()
 
 
 # ------------------------------------------------------------------------------------- files and paths

@@ -18,10 +18,14 @@ def add_explain(sub: argparse._SubParsersAction, index_help: str) -> None:
     """The ``explain`` command's flags."""
     p = sub.add_parser("explain", help="explain a saved model's predictions on rows of a CSV file, or on texts")
     p.add_argument("--model", required=True, help="the model: .json / .ubj (xgboost), .txt (lightgbm), .cbm "
-                   "(catboost), .skops (scikit-learn), .pt2 (torch.export, dynamic batch) or .pt (TorchScript); a .joblib / .pkl file runs code when "
-                   "loaded and is read only with --trust-model")
+                   "(catboost), .skops (scikit-learn), .pt2 (torch.export, dynamic batch), .pt (TorchScript, or a "
+                   "state dict with --architecture); a .joblib / .pkl file runs code when loaded and is read only "
+                   "with --trust-model")
     p.add_argument("--trust-model", action="store_true", help="read a joblib / pickle --model (it runs whatever "
                    "code its maker put in it: only for files you trust)")
+    p.add_argument("--architecture", default=None, help="a torch state dict --model (.pt / .pth, read as tensors "
+                   "only): the code that builds its network, MODULE:NAME or FILE.py:NAME (a class or function "
+                   "called with no arguments)")
     p.add_argument("--data", default=None, help="CSV with the rows to explain (the model's feature columns)")
     p.add_argument("--texts", default=None, help="instead of --data: a file of texts, one per line (\\n for a line "
                    "break) or .jsonl; the model takes a list of strings (e.g. a scikit-learn text pipeline)")
@@ -66,6 +70,11 @@ def add_explain(sub: argparse._SubParsersAction, index_help: str) -> None:
     p.set_defaults(func=run_explain)
 
 
+def _model(args: argparse.Namespace) -> Any:
+    """The --model file, read as its flags say (--trust-model, --architecture)."""
+    return load_model(args.model, trust=args.trust_model, architecture=args.architecture)
+
+
 def run_explain(args: argparse.Namespace) -> int:
     """Run ``fairshare explain``: every path and flag checked before the model is read."""
     check_paths({"--model": args.model, "--data": args.data, "--background": args.background, "--texts": args.texts,
@@ -90,11 +99,11 @@ def run_explain(args: argparse.Namespace) -> int:
     if args.texts:
         texts = read_texts(args.texts)
         numbers = parse_rows(args.rows, len(texts), "texts")
-        return _explain_texts(load_model(args.model, trust=args.trust_model), args, partition, texts, numbers)
+        return _explain_texts(_model(args), args, partition, texts, numbers)
     frame = read_csv(args.data, "--data")
     picked = parse_rows(args.rows, len(frame))
     background = None if args.background is None else read_csv(args.background, "--background")
-    model = load_model(args.model, trust=args.trust_model)
+    model = _model(args)
     data = aligned(frame, model, "--data", args.data)
     if background is not None:
         background = aligned(background, model, "--background", args.background, [str(c) for c in data.columns])
@@ -237,7 +246,7 @@ def _explain_images(args: argparse.Namespace) -> int:
     images, names = read_images(args.images)
     layout = args.layout or ("NHWC" if Path(args.images).is_dir() else None)
     numbers = parse_rows(args.rows, len(images), "images")
-    model = load_model(args.model, trust=args.trust_model)
+    model = _model(args)
     e = explain(model, images[numbers], layout=layout, index=args.index, method=args.method, budget=args.budget,
                 seed=args.seed, progress=not args.quiet, **flags)
     frame = pd.DataFrame({"image": np.repeat([names[i] for i in numbers], len(e.player_names)),

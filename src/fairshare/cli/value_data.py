@@ -22,11 +22,12 @@ def add_value_data(sub: argparse._SubParsersAction, index_help: str) -> None:
     p.add_argument("--trust-model", action="store_true", help="read a joblib / pickle --model (it runs whatever "
                    "code its maker put in it: only for files you trust)")
     p.add_argument("--train", required=True, help="CSV of training rows (features and the target column)")
-    p.add_argument("--val", required=True, help="CSV of validation rows (same columns)")
+    p.add_argument("--val", default=None, help="CSV of validation rows (same columns); not used by --index data-oob")
     p.add_argument("--target", required=True, help="name of the label column")
     p.add_argument("--flag", default=None, help="a 0/1 column of --train to check the values against (not a feature)")
-    p.add_argument("--index", default=None, help=f"{index_help} (default: shapley for --model knn, its closed "
-                   "form with no fits; banzhaf otherwise)")
+    p.add_argument("--index", default=None, help=f"{index_help}, or data-oob (out-of-bag scores of --budget "
+                   "bootstrap fits, default 200; no --val) (default: shapley for --model knn, its closed form with no "
+                   "fits; banzhaf otherwise)")
     p.add_argument("--method", default="auto", help="a method from `fairshare methods`, or auto (default)")
     p.add_argument("--budget", type=int, default=None, help="most model fits (not needed for --index loo, nor for "
                    "--model knn with the Shapley index: exact values)")
@@ -68,9 +69,14 @@ def run_value_data(args: argparse.Namespace) -> int:
     model_file = None if args.model in NAMED_MODELS else args.model
     check_paths({"--model": model_file, "--train": args.train, "--val": args.val, "--cache": args.cache},
                 {"--out": args.out, "--plot": args.plot}, args.overwrite)
+    oob = str(args.index).strip().lower() == "data-oob"
+    if args.val is None and not oob:
+        raise ValueError("--val (a CSV of validation rows) is required; only --index data-oob values points without")
     train = read_csv(args.train, "--train")
-    val = read_csv(args.val, "--val")
+    val = None if args.val is None else read_csv(args.val, "--val")
     for frame, flag_name, path in ((train, "--train", args.train), (val, "--val", args.val)):
+        if frame is None:
+            continue
         if args.target not in frame.columns:
             raise ValueError(f"--target {args.target!r} is not a column of {flag_name} {path}; columns: "
                              f"{[str(c) for c in frame.columns][:20]}")
@@ -80,11 +86,12 @@ def run_value_data(args: argparse.Namespace) -> int:
             raise ValueError(f"--flag {args.flag!r} is not a column of --train {args.train}")
         flag = train[args.flag].to_numpy().astype(bool)
     features = [c for c in train.columns if c not in (args.target, args.flag)]
-    missing = [c for c in features if c not in val.columns]
+    missing = [] if val is None else [c for c in features if c not in val.columns]
     if missing:
         raise ValueError(f"--val {args.val} lacks the training feature column(s) {missing[:10]}")
     model = _model(args.model, args.trust_model)
-    dv = value_data(model, train[features], train[args.target], val[features], val[args.target], index=args.index,
+    held = (None, None) if val is None else (val[features], val[args.target])
+    dv = value_data(model, train[features], train[args.target], *held, index=args.index,
                     method=args.method, budget=args.budget, seed=args.seed, cache=args.cache,
                     progress=not args.quiet)
     frame = dv.to_frame().reset_index(drop=True)

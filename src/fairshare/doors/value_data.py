@@ -15,7 +15,9 @@ from typing import Any
 import numpy as np
 
 from .._core.arguments import Arguments, Option, check_client, check_int, check_progress
+from ..games.data import _n_rows
 from ..results.data_values import DataValues, detection_auc
+from .data_oob import data_oob
 from ..store.cache import cache_folder
 from .estimate import common_arguments
 from ..engine.choice import choose
@@ -27,10 +29,16 @@ from ..indices.semivalues import resolve_index
 __all__ = ["value_data", "DataValues", "detection_auc", "VALUE_DATA"]
 
 
+def _index_or_oob(check: Any) -> Any:
+    """The semivalue check, letting Data-OOB's name through."""
+    return lambda value: value if _is_oob(value) else check(value)
+
+
 #: fs.value_data's arguments (besides the model, the data and the method's own options)
 VALUE_DATA = Arguments("value_data", tuple(
-    Option("index", None, o.doc + "; None: shapley for a KNN classifier (closed form), else banzhaf", check=o.check,
-           none_ok=True) if o.name == "index" else o for o in common_arguments()) + (
+    Option("index", None, o.doc + "; data-oob (out-of-bag scores of bootstrap fits, budget = fits); None: shapley "
+           "for a KNN classifier (closed form), else banzhaf", check=_index_or_oob(o.check), none_ok=True)
+    if o.name == "index" else o for o in common_arguments()) + (
     Option("scoring", None, "None (the model's score), a scikit-learn scorer name or scorer(model, X, y)"),
     Option("groups", None, "lists of training-row indices, each valued as one player"),
     Option("degenerate", None, "the value of a coalition the model cannot be fitted on (None: the constant "
@@ -41,6 +49,10 @@ VALUE_DATA = Arguments("value_data", tuple(
 ))
 
 
+def _is_oob(index: Any) -> bool:
+    return isinstance(index, str) and index.strip().lower() in ("data-oob", "dataoob", "oob")
+
+
 def _names(X: Any, n: int) -> list[str]:
     index = getattr(X, "index", None)
     if index is not None and len(index) == n:
@@ -48,7 +60,7 @@ def _names(X: Any, n: int) -> list[str]:
     return [f"row{i}" for i in range(n)]
 
 
-def value_data(model: Any, X_train: Any, y_train: Any, X_val: Any, y_val: Any, index: Any = None,
+def value_data(model: Any, X_train: Any, y_train: Any, X_val: Any = None, y_val: Any = None, index: Any = None,
                method: str = "auto", budget: int | None = None, stop: Any = None, tol: float | None = None,
                scoring: Any = None, groups: Any = None, degenerate: float | None = None, client: Any = None,
                cache: Any = None, seed: Any = None, progress: Any = True, **options: Any) -> DataValues:
@@ -59,10 +71,11 @@ def value_data(model: Any, X_train: Any, y_train: Any, X_val: Any, y_val: Any, i
     model : a scikit-learn estimator or any ``fit`` / ``predict`` object (cloned for every fit); a
         ``KNeighborsClassifier`` with the default scoring is valued through its closed form
         (:class:`~fairshare.games.KNNGame`, Jia et al. 2019: exact Shapley values, no fits)
-    X_train, y_train, X_val, y_val : arrays or pandas objects
+    X_train, y_train, X_val, y_val : arrays or pandas objects (the validation set is not used by "data-oob")
     index : "banzhaf" (robust to the noise of refitting), "shapley", "beta-shapley" (Beta(16, 1)), "loo"
-        (leave-one-out), any index name of ``fs.estimate`` or a :class:`~fairshare.Semivalue`; default (None):
-        "shapley" for a ``KNeighborsClassifier`` (its closed form: exact, no fits), else "banzhaf"
+        (leave-one-out), any index name of ``fs.estimate``, a :class:`~fairshare.Semivalue`, or "data-oob"
+        (:mod:`fairshare.doors.data_oob`: out-of-bag scores of ``budget`` bootstrap fits, 200 by default);
+        default: "shapley" for a ``KNeighborsClassifier`` (its closed form, no fits), else "banzhaf"
     method : a registry key or "auto" (Banzhaf: ``kernel-banzhaf``, Shapley: ``tmc``, leave-one-out:
         ``loo``, others: ``semivalue-regression``; exact for a KNN model; see :mod:`fairshare.engine.choice`)
     budget : most model fits (required, except for leave-one-out and the KNN closed form)
@@ -100,6 +113,11 @@ def value_data(model: Any, X_train: Any, y_train: Any, X_val: Any, y_val: Any, i
     args = VALUE_DATA.check(dict(index=index, method=method, budget=budget, seed=seed, tol=tol, stop=stop,
                                  scoring=scoring, groups=groups, degenerate=degenerate, client=client, cache=cache,
                                  progress=progress))
+    if _is_oob(args["index"]):
+        return _data_oob(model, X_train, y_train, args)
+    if X_val is None or y_val is None:
+        raise ValueError(f"{'X_val' if X_val is None else 'y_val'}: required for index={args['index']!r} (only "
+                         "index='data-oob' values points without a validation set)")
     knn = _knn_neighbours(model) if scoring is None and groups is None else None
     if args["index"] is None:
         args["index"] = "shapley" if knn is not None else "banzhaf"
@@ -120,6 +138,14 @@ def value_data(model: Any, X_train: Any, y_train: Any, X_val: Any, y_val: Any, i
                                        reused_fits=getattr(game, "reused", 0),
                                        degenerate=dict(getattr(game, "degenerate", {})),
                                        seconds=time.perf_counter() - started)
+
+
+def _data_oob(model: Any, X_train: Any, y_train: Any, args: dict) -> DataValues:
+    """value_data(index="data-oob"): :func:`fairshare.doors.data_oob.data_oob` with the door's checked arguments."""
+    with reporting(args["progress"], "valuing data (data-oob)", "fit") as report:
+        return data_oob(model, X_train, y_train, budget=args["budget"], seed=args["seed"], client=args["client"],
+                        cache=args["cache"], groups=args["groups"], scoring=args["scoring"], progress=report,
+                        names=_names(X_train, _n_rows(X_train)))
 
 
 def _knn_neighbours(model: Any) -> int | None:

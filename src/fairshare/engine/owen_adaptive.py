@@ -14,6 +14,13 @@ from the start, when the budget pays for two whole orders) it walks whole orders
 which is the optimized permutation walk over block-preserving orders; what is left of the budget goes to a
 partial order over the blocks with the largest values.
 
+With ``refine`` (a generation game's default), a larger budget also sharpens the values of the blocks open
+already: before opening the next block, the open block whose parts have the largest standard error (root of the
+sum of squares) is walked as many times again if that error exceeds the next block's value; and no whole orders
+are walked before every block is open. Without it, every block is walked ``walks`` times and never again, so the
+values of the upper levels (to which the parts' values are made to add up) stop improving however large the
+budget; and a budget for two whole orders walks just those two (each block's value from two samples).
+
 The solver averages each node's samples, then makes them add up top down: the children of an opened block
 are shifted to sum to the block's value, each by a share proportional to its variance. Players in a block
 that was never opened get an equal share of its value and an infinite standard error (their own values were
@@ -26,6 +33,7 @@ import heapq
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import gammaln
 
 from .._core.arguments import Option
 from ..indices.hierarchy import Hierarchy, OwenIndex
@@ -175,13 +183,17 @@ class OwenWalks(Sampler):
     """
 
     def __init__(self, rng: np.random.Generator, hierarchy: Hierarchy, budget: int, walks: int = 4,
-                 tree: BlockTree | None = None) -> None:
+                 tree: BlockTree | None = None, refine: bool = False) -> None:
         super().__init__(rng, hierarchy.n_players)
         self.tree = tree if tree is not None else BlockTree(hierarchy)
         self.walks = int(walks)
+        self.refine = bool(refine)
+        self.target = np.full(self.tree.n_nodes, self.walks)          # walks each block is due
+        self.log_walks = _log_distinct_walks(self.tree) if self.refine else None
         self.unit_cost = max(int(self.tree.n_children[0]) - 1, 1)     # the cheapest walk: the root's
         n = self.d
-        self.whole = budget >= WHOLE_ORDERS * max(n - 1, 1) + 2        # budget for 2 whole orders: no discovery
+        # a budget for two whole orders walks them from the start (no discovery), unless refining
+        self.whole = not self.refine and budget >= WHOLE_ORDERS * max(n - 1, 1) + 2
         self.samples: NodeSamples | None = None
         self.seen = 0
         self.opened = 0
@@ -206,6 +218,25 @@ class OwenWalks(Sampler):
             return np.zeros(self.tree.n_nodes)
         return np.linalg.norm(self.samples.mean, axis=1)
 
+    def _refined(self, u: int, value: float, walked: np.ndarray) -> int:
+        """The block to walk next with ``refine``: ``u`` (the block to open, of estimated value ``value``), unless
+        an open block's parts have a larger standard error (root of the sum of their squares) than ``value``:
+        then that block, its walks doubled (the values of blocks open already are what the ranking of the next
+        ones rests on, and what the values of their parts are made to add up to). A block walked as often as its
+        walks can differ is not walked again (they would repeat coalitions already evaluated)."""
+        tree = self.tree
+        done = tree.internal[(walked[tree.internal] >= self.target[tree.internal]) & (walked[tree.internal] > 0)
+                             & (np.log(np.maximum(walked[tree.internal], 1)) < self.log_walks[tree.internal])]
+        if not done.size:
+            return u
+        se = np.nan_to_num(self.samples.stderr(), posinf=0.0)
+        error = np.sqrt(_group_sum(tree.parent[1:], (se[1:] ** 2).sum(axis=1, keepdims=True), tree.n_nodes)[:, 0])
+        w = int(done[np.argmax(error[done])])
+        if error[w] <= value:
+            return u
+        self.target[w] = 2 * walked[w]
+        return w
+
     def _nodes(self, nodes: np.ndarray | None, t: int) -> OwenWalkBatch:
         """``t`` walks of every node in ``nodes`` (None: every block, whole orders) on each of ``t`` fresh orders."""
         tree = self.tree
@@ -219,13 +250,16 @@ class OwenWalks(Sampler):
         tree, n = self.tree, self.d
         walked = self._walked()
         if not self.whole:
-            ready = tree.internal[walked[tree.internal] < self.walks]
+            ready = tree.internal[walked[tree.internal] < self.target[tree.internal]]
             ready = ready[(ready == 0) | (walked[tree.parent[ready]] >= self.walks)]
             if ready.size:
                 priority = self._priority()[ready]
-                u = int(ready[np.argmax(np.where(ready == 0, np.inf, priority))])
+                first = (ready == 0) | (self.refine & (walked[ready] > 0))     # refining: walks due go first
+                u = int(ready[np.argmax(np.where(first, np.inf, priority))])
+                if self.refine and walked[u] == 0:
+                    u = self._refined(u, float(priority[ready == u][0]), walked)
                 cost = int(tree.n_children[u]) + (1 if u else -1)           # the root's ends are known
-                t = min(self.walks - int(walked[u]), allowance // cost)
+                t = min(int(self.target[u] - walked[u]), allowance // cost)
                 if t < 1:
                     return None
                 self.opened += 1
@@ -330,6 +364,15 @@ class OwenWalkSolver:
         return value[leaves], np.sqrt(variance[leaves]), info
 
 
+def _log_distinct_walks(tree: BlockTree) -> np.ndarray:
+    """Log of how many walks of each node differ in their coalitions (at most): the orders of its children, times
+    the sets of siblings before each block on its path from the root."""
+    prefix = np.zeros(tree.n_nodes)
+    for nodes in tree.levels[1:]:
+        prefix[nodes] = prefix[tree.parent[nodes]] + (tree.n_children[tree.parent[nodes]] - 1) * np.log(2.0)
+    return gammaln(tree.n_children + 1.0) + prefix
+
+
 def _group_sum(groups: np.ndarray, rows: np.ndarray, m: int) -> np.ndarray:
     """Sum of ``rows`` (r, c) by ``groups`` (r,) into ``(m, c)``."""
     out = np.zeros((m, rows.shape[1]))
@@ -343,7 +386,7 @@ def _plan(setup: Setup) -> dict:
 
 def _sampler(setup: Setup) -> OwenWalks:
     return OwenWalks(setup.sampler_rng, setup.semivalue.hierarchy, setup.budget, setup.options["walks"],
-                     tree=setup.plan["tree"])
+                     tree=setup.plan["tree"], refine=setup.options["refine"])
 
 
 def _min_budget(n: int, ix: OwenIndex, opts: dict) -> int:
@@ -357,5 +400,8 @@ SPECS = [MethodSpec(
                 "O(log n) openings; whole block-preserving orders once every block is open",
     sampler=_sampler, solver=OwenWalkSolver, plan=_plan,
     options=(Option("walks", 4, "walks of a block before its children's values rank the blocks to open next "
-                    "(fewer open more blocks, on noisier rankings)", kind="int", minimum=2),),
+                    "(fewer open more blocks, on noisier rankings)", kind="int", minimum=2),
+             Option("refine", False, "double the walks of an open block when its parts' standard error exceeds the "
+                    "value of the next block to open (more budget then sharpens the values already ranked, not only "
+                    "deeper ones), and no whole orders before every block is open", kind="bool")),
     min_budget=_min_budget, default_for={"owen": 20})]

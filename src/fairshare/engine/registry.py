@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import (exact, gradients, interaction_permutation, interaction_regression, leave_one_out, montecarlo, owen,
-               owen_adaptive, regression, sgd)
+               owen_adaptive, regression, sgd, surrogate_regression)
 from .spec import INDEX_FAMILIES, MethodSpec
 
 __all__ = ["MethodInfo", "get_method", "methods", "method_names", "methods_markdown", "registered"]
@@ -31,7 +31,8 @@ def _build(specs: list[MethodSpec]) -> dict[str, MethodSpec]:
     return out
 
 
-_REGISTRY = _build(exact.SPECS + montecarlo.SPECS[:2] + regression.SPECS + montecarlo.SPECS[2:] + sgd.SPECS
+_REGISTRY = _build(exact.SPECS + montecarlo.SPECS[:2] + regression.SPECS + surrogate_regression.SPECS
+                   + montecarlo.SPECS[2:] + sgd.SPECS
                    + leave_one_out.SPECS + interaction_regression.SPECS
                    + interaction_permutation.SPECS + owen.SPECS + owen_adaptive.SPECS + gradients.SPECS)
 

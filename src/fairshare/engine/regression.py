@@ -30,6 +30,7 @@ from ..indices.semivalues import Semivalue
 from .formulations import SemivalueDesign, SemivalueRegression, ShapleyKernel
 from .iterative import PackedDesign, solve_regression_iterative, use_iterative
 from .samplers import CoalitionDesign, NeymanSizes
+from .shrink import james_stein
 from .solve import Design, group_stderr, indicator_product, merge, solve_matrix_vector, solve_regression, subsample
 from .._core.arguments import Option
 from .spec import MethodSpec, Setup
@@ -111,6 +112,9 @@ class RegressionSolver:
             stderr = np.full_like(values, np.inf)
             info["stderr"] = ("not estimable: the budget took some coalition sizes whole and left the others "
                               "unsampled, a deterministic design whose error the sample cannot show")
+        if self.setup.options.get("shrink", False) and sample.coverage != "all":
+            values, stderr, info["shrinkage"] = james_stein(values + offset, stderr)
+            return values, stderr, info
         return values + offset, stderr, info
 
     def fit(self, sample: CoalitionSample, target: np.ndarray, total: np.ndarray,
@@ -217,6 +221,9 @@ COMPLETE = Option("complete", "auto", "take whole size levels (1 and n-1 first) 
 CONTROL = Option("control_variate", None, "None, 'trees' (cross-fitted xgboost surrogates), 'auto' (matrix-vector: an "
                  "additive fit on the other half of the units), a Game with known values, or proxy values",
                  check=_check_control)
+SHRINK = Option("shrink", False, "move the values toward equal shares by their own standard errors (James-Stein: "
+                "lower squared error where the errors are as large as the values' spread; biased; still adding up)",
+                kind="bool")
 FOLDS = Option("folds", 10, "cross-fitting folds of control_variate='trees'", kind="int", minimum=2)
 SOLVE = Option("solve", "auto", "linear algebra: 'dense' (Gram matrix, O(m n^2)), 'iterative' (conjugate gradients on the "
                "packed coalitions, O(m n) a pass) or 'auto' (the cheaper)", allowed=("auto", "dense", "iterative"))
@@ -348,7 +355,8 @@ SPECS = [
         name="regression", indices=("shapley",),
         description="regression estimator phi^R_lambda with a choice of sampling distribution, replacement, pairing",
         **_linear("regression"),
-        options=_SHAPLEY_OPTIONS, min_budget=_min_regression, default_for={"shapley": 20}, validate=_validate),
+        options=_SHAPLEY_OPTIONS + (SHRINK,), min_budget=_min_regression, default_for={"shapley": 20},
+        validate=_validate),
     MethodSpec(
         name="regression-cv", indices=("shapley",),
         description="regression on v - beta g, g the Shapley-zero part of cross-fitted xgboost surrogates (paired draws "

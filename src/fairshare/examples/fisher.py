@@ -1,10 +1,14 @@
-"""Fisher embeddings: per-example gradients of the log-likelihood at the fitted parameters."""
+"""Fisher embeddings: per-example gradients of the log-likelihood at the fitted parameters (closed forms for
+scikit-learn's linear models; torch modules in :mod:`fairshare.examples.gradients`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
+
+from .gradients import torch_embedding
+from .projection import PROJECTIONS
 
 __all__ = ["fisher_embedding", "parameters_of"]
 
@@ -23,21 +27,28 @@ def parameters_of(model: Any) -> np.ndarray:
 
 
 def fisher_embedding(model: Any, X: Any, y: Any, *, log_likelihood: Any = None, projection: int | None = None,
-                     seed: int | None = 0, batch_size: int = 256) -> np.ndarray:
+                     seed: int | None = 0, batch_size: int = 256, projection_kind: str = "gaussian",
+                     layers: Any = None) -> np.ndarray:
     """Per-example gradient of ``log p(y_i | x_i, theta)`` at the fitted ``theta``, one row per example.
 
     Closed forms for scikit-learn ``LogisticRegression`` (binary: ``(y - p) [x, 1]``; multinomial:
     ``(onehot(y) - softmax) outer [x, 1]``) and linear regressors (Gaussian likelihood with the
     residual variance: ``(y - y_hat) / sigma^2 [x, 1]``); torch modules through ``torch.func``
     (``vmap`` of ``grad``), with ``log_likelihood(output, y)`` (default: log-softmax of the label
-    for outputs with several columns, a unit-variance Gaussian otherwise).
+    for outputs with several columns, a unit-variance Gaussian otherwise), streamed: a batch of per-example
+    gradients at a time (fewer examples per batch for larger networks), projected on the fly, so neither the
+    gradient matrix nor the projection matrix is ever held whole.
 
     Parameters
     ----------
+    X : rows (n, d) for scikit-learn models; for torch modules any inputs (n, ...) (images, sequences)
     projection : int, optional
-        Project the gradients onto this many random Gaussian directions (scaled by
-        ``1/sqrt(projection)``; inner products are preserved in expectation), for models with many
-        parameters. Same ``seed``, same projection.
+        Project the gradients to this many dimensions (at most the number of parameters); inner products are
+        preserved in expectation. Same ``seed``, same projection.
+    projection_kind : "gaussian" (default), "rademacher" or "countsketch" (:mod:`fairshare.examples.projection`)
+    layers : torch modules: None (every parameter that requires a gradient) or names of submodules or parameters
+        (``model.named_modules()`` / ``named_parameters()``) whose parameters alone are differentiated
+    batch_size : most examples per batch of gradients
 
     Examples
     --------
@@ -46,13 +57,18 @@ def fisher_embedding(model: Any, X: Any, y: Any, *, log_likelihood: Any = None, 
     >>> fisher_embedding(LogisticRegression().fit(X, y), X, y).shape
     (50, 4)
     """
+    if projection_kind not in PROJECTIONS:
+        raise ValueError(f"projection_kind must be one of {', '.join(PROJECTIONS)}, got {projection_kind!r}")
+    module = type(model).__module__
+    if module.startswith("torch") or (hasattr(model, "parameters") and hasattr(model, "forward")):
+        return torch_embedding(model, X, y, log_likelihood=log_likelihood, projection=projection, seed=seed,
+                               batch_size=batch_size, kind=projection_kind, layers=layers)
+    if layers is not None:
+        raise ValueError("layers is for torch modules (the parameters of a scikit-learn model are all differentiated)")
     X_arr = np.asarray(getattr(X, "values", X), dtype=float)
     y_arr = np.asarray(getattr(y, "values", y))
     if X_arr.ndim != 2 or y_arr.shape[0] != X_arr.shape[0]:
         raise ValueError(f"X must be 2-D with one label per row; got X {X_arr.shape} and y {y_arr.shape}")
-    module = type(model).__module__
-    if module.startswith("torch") or (hasattr(model, "parameters") and hasattr(model, "forward")):
-        return _torch_embedding(model, X_arr, y_arr, log_likelihood, projection, seed, batch_size)
     from sklearn.linear_model import LogisticRegression
 
     intercept = bool(getattr(model, "fit_intercept", True))
@@ -73,54 +89,23 @@ def fisher_embedding(model: Any, X: Any, y: Any, *, log_likelihood: Any = None, 
     else:
         raise TypeError(f"fisher_embedding supports scikit-learn LogisticRegression, linear regressors and torch "
                         f"modules, got {type(model).__name__}")
-    return _project(G, projection, seed)
+    return _project(G, projection, seed, projection_kind)
 
 
-def _project(G: np.ndarray, projection: int | None, seed: int | None) -> np.ndarray:
+def _project(G: np.ndarray, projection: int | None, seed: int | None, kind: str = "gaussian") -> np.ndarray:
     if projection is None:
         return G
-    if projection < 1:
-        raise ValueError(f"projection must be >= 1, got {projection}")
-    R = np.random.default_rng(seed).standard_normal((G.shape[1], projection)) / np.sqrt(projection)
+    if isinstance(projection, bool) or not isinstance(projection, (int, np.integer)):
+        raise TypeError(f"projection must be an integer, got {type(projection).__name__}")
+    if not 1 <= projection <= G.shape[1]:
+        raise ValueError(f"projection must be in [1, {G.shape[1]}] (the number of parameters), got {projection}")
+    rng = np.random.default_rng(seed)
+    if kind == "countsketch":
+        bucket, sign = rng.integers(0, projection, G.shape[1]), rng.integers(0, 2, G.shape[1]) * 2.0 - 1.0
+        out = np.zeros((G.shape[0], projection))
+        np.add.at(out.T, bucket, (G * sign).T)
+        return out
+    if kind == "rademacher":
+        return G @ ((rng.integers(0, 2, (G.shape[1], projection)) * 2.0 - 1.0) / np.sqrt(projection))
+    R = rng.standard_normal((G.shape[1], projection)) / np.sqrt(projection)
     return G @ R
-
-
-def _torch_embedding(model: Any, X: np.ndarray, y: np.ndarray, log_likelihood: Any, projection: int | None,
-                     seed: int | None, batch_size: int) -> np.ndarray:
-    import torch
-    from torch.func import functional_call, grad, vmap
-
-    params = {k: v.detach() for k, v in model.named_parameters()}
-    names = list(params)
-    sizes = [params[k].numel() for k in names]
-    P = int(sum(sizes))
-    R = None
-    if projection is not None:
-        if projection < 1:
-            raise ValueError(f"projection must be >= 1, got {projection}")
-        gen = torch.Generator().manual_seed(int(seed or 0))
-        R = torch.randn(P, projection, generator=gen, dtype=torch.float64) / np.sqrt(projection)
-
-    def loglik(p: dict, x: Any, target: Any) -> Any:
-        out = functional_call(model, p, (x.unsqueeze(0),)).squeeze(0)
-        if log_likelihood is not None:
-            return log_likelihood(out, target)
-        if out.ndim >= 1 and out.shape[-1] > 1:
-            onehot = (torch.arange(out.shape[-1]) == target.long()).to(out.dtype)     # vmap-safe one-hot
-            return (torch.log_softmax(out, dim=-1) * onehot).sum()
-        return -0.5 * (out.reshape(()) - target.to(out.dtype)) ** 2
-
-    per_example = vmap(grad(loglik), in_dims=(None, 0, 0))
-    was_training = model.training
-    model.eval()
-    blocks = []
-    try:
-        for start in range(0, X.shape[0], batch_size):
-            xb = torch.as_tensor(X[start:start + batch_size], dtype=next(iter(params.values())).dtype)
-            yb = torch.as_tensor(y[start:start + batch_size])
-            g = per_example(params, xb, yb)
-            flat = torch.cat([g[k].reshape(g[k].shape[0], -1) for k in names], dim=1).to(torch.float64)
-            blocks.append((flat @ R if R is not None else flat).numpy())
-    finally:
-        model.train(was_training)
-    return np.concatenate(blocks)

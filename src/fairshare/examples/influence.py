@@ -78,6 +78,18 @@ def hessian_matrix(model: Any, X: Any, y: Any) -> np.ndarray:
     raise TypeError(f"no Hessian for {type(model).__name__}")
 
 
+def _embedder(hessian: str, projection: int | None, kind: str, layers: Any, seed: int) -> Any:
+    """The embedding every argument of one call shares (the same projection matrix for every set); a Hessian of
+    parameter space is refused with a projection, naming ``hessian``."""
+    if hessian not in HESSIANS:
+        raise ValueError(f"hessian must be one of {HESSIANS}, got {hessian!r}")
+    if projection is not None and hessian not in ("fisher", "identity"):
+        raise ValueError(f"hessian={hessian!r} works in parameter space; with projection={projection} use "
+                         "hessian='fisher' (formed and damped in the projection's dimensions) or 'identity'")
+    return lambda model, X, y: fisher_embedding(model, X, y, projection=projection, projection_kind=kind,
+                                                layers=layers, seed=seed)
+
+
 def _solver(model: Any, X_train: Any, y_train: Any, F: np.ndarray, hessian: str, damping: float,
             iterations: int) -> Any:
     """A function solving ``H x = B`` for a block of right-hand sides ``B`` (p, m)."""
@@ -101,11 +113,15 @@ def _solver(model: Any, X_train: Any, y_train: Any, F: np.ndarray, hessian: str,
 
 
 def influence(model: Any, X_train: Any, y_train: Any, X_test: Any, y_test: Any, *, hessian: str = "exact",
-              damping: float = 0.0, iterations: int = 100) -> np.ndarray:
+              damping: float = 0.0, iterations: int = 100, projection: int | None = None,
+              projection_kind: str = "gaussian", layers: Any = None, seed: int = 0) -> np.ndarray:
     """Influence of up-weighting each training point on each test loss: ``(n_test, n_train)``.
 
     Negative values mean the training point helps the test prediction (its up-weighting lowers the
-    test loss).
+    test loss). With ``projection=k`` (and ``projection_kind``, ``layers``, ``seed`` of :func:`fisher_embedding`)
+    every embedding is projected by the same seeded matrix and the ``"fisher"`` (or ``"identity"``) Hessian is
+    formed and damped in those ``k`` dimensions: a deep net's influence without its ``P x P`` Hessian nor its
+    gradient matrix.
 
     Examples
     --------
@@ -114,18 +130,19 @@ def influence(model: Any, X_train: Any, y_train: Any, X_test: Any, y_test: Any, 
     >>> influence(LogisticRegression().fit(X, y), X, y, X[:2], y[:2]).shape
     (2, 60)
     """
-    if hessian not in HESSIANS:
-        raise ValueError(f"hessian must be one of {HESSIANS}, got {hessian!r}")
-    F_train = fisher_embedding(model, X_train, y_train)
-    F_test = fisher_embedding(model, X_test, y_test)
+    embed = _embedder(hessian, projection, projection_kind, layers, seed)
+    F_train = embed(model, X_train, y_train)
+    F_test = embed(model, X_test, y_test)
     solve = _solver(model, X_train, y_train, F_train, hessian, damping, iterations)
     # grad L = -f, so I = -(-f_test)^T H^-1 (-f_train) = -f_test^T H^-1 f_train
     return -(solve(F_test.T).T @ F_train.T)
 
 
 def self_influence(model: Any, X_train: Any, y_train: Any, *, hessian: str = "exact", damping: float = 0.0,
-                   iterations: int = 100) -> np.ndarray:
-    """``grad L(z)^T H^-1 grad L(z)`` for every training point (large: unusual or mislabeled).
+                   iterations: int = 100, projection: int | None = None, projection_kind: str = "gaussian",
+                   layers: Any = None, seed: int = 0) -> np.ndarray:
+    """``grad L(z)^T H^-1 grad L(z)`` for every training point (large: unusual or mislabeled); ``projection``
+    and the rest as :func:`influence`.
 
     Examples
     --------
@@ -134,9 +151,7 @@ def self_influence(model: Any, X_train: Any, y_train: Any, *, hessian: str = "ex
     >>> bool(np.all(self_influence(LogisticRegression().fit(X, y), X, y) >= 0))
     True
     """
-    if hessian not in HESSIANS:
-        raise ValueError(f"hessian must be one of {HESSIANS}, got {hessian!r}")
-    F = fisher_embedding(model, X_train, y_train)
+    F = _embedder(hessian, projection, projection_kind, layers, seed)(model, X_train, y_train)
     solve = _solver(model, X_train, y_train, F, hessian, damping, iterations)
     out = np.empty(F.shape[0])
     for start in range(0, F.shape[0], 512):
@@ -146,7 +161,8 @@ def self_influence(model: Any, X_train: Any, y_train: Any, *, hessian: str = "ex
 
 
 def rank_mislabeled(model: Any, X_train: Any, y_train: Any, X_clean: Any = None, y_clean: Any = None, *,
-                    hessian: str = "fisher", damping: float = 1e-2, iterations: int = 100) -> tuple[np.ndarray, np.ndarray]:
+                    hessian: str = "fisher", damping: float = 1e-2, iterations: int = 100,
+                    **projected: Any) -> tuple[np.ndarray, np.ndarray]:
     """Training points in the order to check their labels, most suspect first: ``(order, scores)``.
 
     With a small correctly labeled set (``X_clean``, ``y_clean``), a point's score is its influence on
@@ -165,6 +181,7 @@ def rank_mislabeled(model: Any, X_train: Any, y_train: Any, X_clean: Any = None,
     X_clean, y_clean : optional correctly labeled points (they may be part of the training data)
     hessian, damping, iterations : as :func:`influence` (default: the regularized empirical Fisher,
         the full Fisher kernel, which ranked best in the benchmark)
+    **projected : ``projection``, ``projection_kind``, ``layers``, ``seed`` as :func:`influence`
 
     Examples
     --------
@@ -176,17 +193,21 @@ def rank_mislabeled(model: Any, X_train: Any, y_train: Any, X_clean: Any = None,
     >>> int(np.sum(order[:30] < 15)) >= 12
     True
     """
-    if hessian not in HESSIANS:
-        raise ValueError(f"hessian must be one of {HESSIANS}, got {hessian!r}")
+    unknown = sorted(set(projected) - {"projection", "projection_kind", "layers", "seed"})
+    if unknown:
+        raise TypeError(f"rank_mislabeled got unexpected keyword argument(s) {unknown}")
+    embed = _embedder(hessian, projected.get("projection"), projected.get("projection_kind", "gaussian"),
+                      projected.get("layers"), projected.get("seed", 0))
     if (X_clean is None) != (y_clean is None):
         raise ValueError("X_clean and y_clean go together: give both or neither")
     if X_clean is not None and (np.shape(X_clean)[0] if hasattr(X_clean, "shape") else len(X_clean)) == 0:
         raise ValueError("X_clean holds no rows")
     if X_clean is None:
-        scores = self_influence(model, X_train, y_train, hessian=hessian, damping=damping, iterations=iterations)
+        scores = self_influence(model, X_train, y_train, hessian=hessian, damping=damping, iterations=iterations,
+                                **projected)
     else:
-        F_train = fisher_embedding(model, X_train, y_train)
-        F_clean = fisher_embedding(model, X_clean, y_clean)
+        F_train = embed(model, X_train, y_train)
+        F_clean = embed(model, X_clean, y_clean)
         solve = _solver(model, X_train, y_train, F_train, hessian, damping, iterations)
         h = solve(F_clean.mean(axis=0)[:, None])[:, 0]
         scores = -(F_train @ h)

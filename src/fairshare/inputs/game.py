@@ -90,15 +90,18 @@ class GameInput(Input):
         return resolve_value_index(index, game.n_players, partition)
 
     def plans(self, args: dict, rule: Any, options: dict) -> list[Plan | None]:
-        """The one plan: the index, the budget and the method chosen once; ``owen-adaptive`` takes the game's own
-        number of ``walks`` (a generation game's ``GenerationGame.walks``) unless they are given."""
+        """The one plan: the index, the budget and the method chosen once; the method takes the game's own
+        settings of its options (a generation game's ``GenerationGame.walks`` and ``.refine`` for
+        ``owen-adaptive``, ``.shrink`` for ``regression``) unless they are given."""
         sv = self.value_index(args)
         budget = args["budget"] if args["budget"] is not None else default_budget(self.game_.n_players)
         choice = choose(self.game_, sv, args["method"], budget, rule, options)
-        walks = getattr(self.game_, "walks", None)
-        if choice.method == "owen-adaptive" and "walks" not in options and isinstance(walks, int):
-            choice = replace(choice, options={**choice.options, "walks": walks},
-                             reason=f"{choice.reason}; {walks} walks a block (the game's)")
+        takes = {o.name for o in get_method(choice.method).options}
+        own = {name: getattr(self.game_, name, None) for name in ("walks", "refine", "shrink") if name in takes}
+        own = {k: v for k, v in own.items() if k not in options and isinstance(v, int)}    # a bool is an int
+        if own:
+            said = ", ".join(f"{k}={v}" for k, v in own.items())
+            choice = replace(choice, options={**choice.options, **own}, reason=f"{choice.reason}; {said} (the game's)")
         return [Plan(sv, choice, budget)]
 
     def key(self) -> tuple[tuple, dict]:

@@ -130,6 +130,37 @@ class Explanation(Result):
                    row_names=fit(row_names, rows), output_names=fit(output_names, outputs[0]) if outputs else None,
                    n_evaluations=np.zeros(rows, dtype=np.int64), options=options or {}, info=info or {})
 
+    def to_shap(self) -> Any:
+        """This explanation as a ``shap.Explanation`` (values, base_values, data, feature_names, output_names,
+        standard errors as ``error_std``) that shap's plots take; needs shap
+        (:func:`fairshare.results.shap_interop.to_shap`).
+
+        Examples
+        --------
+        >>> e = Explanation.from_exact(np.ones((2, 3)), 0.5, index="shapley")
+        >>> e.to_shap().base_values.tolist()
+        [0.5, 0.5]
+        """
+        from .shap_interop import to_shap
+
+        return to_shap(self)
+
+    @classmethod
+    def from_shap(cls, shap_explanation: Any, index: str = "shapley") -> Explanation:
+        """shap's result as ours (single or multi-output), so our plots, files and reports take it; shapes that
+        do not fit are refused naming ``shap_explanation``.
+
+        Examples
+        --------
+        >>> import shap
+        >>> e = Explanation.from_shap(shap.Explanation(np.ones((2, 3)), base_values=np.zeros(2)))
+        >>> e.values.shape, e.method, e.player_names
+        ((2, 3), 'shap', ['x0', 'x1', 'x2'])
+        """
+        from .shap_interop import from_shap
+
+        return cls(**from_shap(shap_explanation, index))
+
     def _repr_html_(self) -> str | None:
         """A text's tokens shaded by their values in notebooks (other explanations: the plain repr)."""
         if not self.is_text:

@@ -1,0 +1,110 @@
+"""shap interop: an :class:`~fairshare.results.explanation.Explanation` as a ``shap.Explanation`` and back, so
+shap's plots take our results and our plots and files take shap's (shap stays optional: imported only here, only
+when asked)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["to_shap", "from_shap"]
+
+
+def _shap() -> Any:
+    try:
+        import shap
+    except ImportError as exc:
+        raise ImportError("to_shap needs shap: pip install shap (fairshare does not need it otherwise)") from exc
+    return shap
+
+
+def to_shap(e: Any) -> Any:
+    """``e`` as a ``shap.Explanation``: its values, ``base_values`` (one per row), ``data``, ``feature_names``,
+    ``output_names``, the row names as ``instance_names`` and the standard errors as ``error_std``.
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> e = fs.explain(lambda X: X.sum(axis=1), np.ones((2, 3)), np.zeros((1, 3)), progress=False)
+    >>> s = to_shap(e)
+    >>> type(s).__name__, s.values.shape, s.base_values.tolist(), s.feature_names
+    ('Explanation', (2, 3), [0.0, 0.0], ['x0', 'x1', 'x2'])
+    """
+    shap = _shap()
+    data = None if e.data is None else np.asarray(e.data)
+    if data is not None and data.shape[:2] != e.values.shape[:2]:
+        data = None
+    return shap.Explanation(values=np.array(e.values), base_values=np.array(e.base_values), data=data,
+                            feature_names=list(e.player_names), output_names=e.output_names,
+                            instance_names=list(e.row_names),
+                            error_std=None if e.stderr is None else np.array(e.stderr))
+
+
+def _values(explanation: Any) -> np.ndarray:
+    raw = explanation.values
+    try:
+        values = np.asarray(raw, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError("shap_explanation: its values are ragged (texts of different lengths?); convert one row "
+                         "at a time, Explanation.from_shap(shap_explanation[i])") from None
+    if values.ndim == 1:
+        values = values[None]
+    if values.ndim not in (2, 3):
+        raise ValueError(f"shap_explanation: values must be (players,), (rows, players) or (rows, players, "
+                         f"outputs), got shape {values.shape}")
+    return values
+
+
+def _base(explanation: Any, values: np.ndarray) -> np.ndarray:
+    base = np.asarray(0.0 if explanation.base_values is None else explanation.base_values, dtype=float)
+    want = values.shape[:1] + values.shape[2:]
+    if base.ndim == len(want) - 1 and values.shape[0] == 1:
+        base = base[None]
+    try:
+        return np.broadcast_to(base, want).copy()
+    except ValueError:
+        raise ValueError(f"shap_explanation: base_values of shape {base.shape} do not fit values of shape "
+                         f"{values.shape} (one base value per row, and per output)") from None
+
+
+def _names(names: Any, size: int, what: str, prefix: str | None) -> list[str] | None:
+    if names is None or isinstance(names, str) or not hasattr(names, "__len__"):
+        return None if prefix is None else [f"{prefix}{i}" for i in range(size)]
+    names = [str(v) for v in names]
+    if len(names) != size:
+        raise ValueError(f"shap_explanation: {len(names)} {what} for {size}")
+    return names
+
+
+def from_shap(explanation: Any, index: str = "shapley") -> dict:
+    """The fields of our Explanation of a ``shap.Explanation`` (single or multi-output), checked: values, base
+    values, data, names and ``error_std`` (as standard errors) must fit together, else a ValueError names
+    ``shap_explanation``. :meth:`fairshare.Explanation.from_shap` builds the result.
+
+    Examples
+    --------
+    >>> import shap
+    >>> f = from_shap(shap.Explanation(np.ones((2, 3)), base_values=np.zeros(2), feature_names=["a", "b", "c"]))
+    >>> f["values"].shape, f["player_names"], f["empty_value"].tolist()
+    ((2, 3), ['a', 'b', 'c'], [0.0, 0.0])
+    """
+    if not all(hasattr(explanation, a) for a in ("values", "base_values", "data")):
+        raise TypeError(f"shap_explanation must be a shap.Explanation, got {type(explanation).__name__}")
+    values = _values(explanation)
+    rows, n = values.shape[:2]
+    data = None if explanation.data is None else np.asarray(explanation.data)
+    if data is not None:
+        data = data[None] if data.ndim == 1 and rows == 1 else data
+        if data.shape[:2] != (rows, n):
+            raise ValueError(f"shap_explanation: data of shape {data.shape} for values of shape {values.shape}")
+    stderr = getattr(explanation, "error_std", None)
+    if stderr is not None:
+        stderr = np.asarray(stderr, dtype=float).reshape(values.shape) if np.size(stderr) == values.size else None
+    outputs = values.shape[2] if values.ndim == 3 else None
+    output_names = getattr(explanation, "output_names", None)
+    return dict(values=values, stderr=stderr, empty_value=_base(explanation, values), data=data, index=index,
+                method="shap", player_names=_names(explanation.feature_names, n, "feature names", "x"),
+                output_names=None if outputs is None else _names(output_names, outputs, "output names", None),
+                row_names=None, n_evaluations=np.zeros(rows, dtype=np.int64),
+                info={"source": "shap.Explanation (values computed by shap)"})

@@ -1,0 +1,85 @@
+"""shap interop (issue 40, item 3): our results through shap's plots, shap's results through ours, shapes that do
+not fit refused naming the argument."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import fairshare as fs  # noqa: E402
+
+shap = pytest.importorskip("shap")
+xgb = pytest.importorskip("xgboost")
+
+
+@pytest.fixture(scope="module")
+def model():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    y = X[:, 0] + 2 * X[:, 1] * (X[:, 2] > 0)
+    return xgb.XGBRegressor(n_estimators=20, max_depth=3).fit(X, y), X
+
+
+def test_our_explanation_goes_through_shaps_plots(model):
+    m, X = model
+    e = fs.explain(m, X[:30], X[200:240], progress=False)
+    s = e.to_shap()
+    assert np.array_equal(s.values, e.values) and np.array_equal(s.base_values, e.base_values)
+    assert np.array_equal(s.error_std, e.stderr) and s.feature_names == e.player_names
+    reference = shap.TreeExplainer(m, X[200:240], feature_perturbation="interventional")(X[:30])
+    np.testing.assert_allclose(s.values, reference.values, atol=1e-5)
+    for plot in (shap.plots.beeswarm, shap.plots.bar):
+        plot(s, show=False)
+        assert plt.gcf().axes and plt.gcf().axes[0].get_yticklabels()
+        plt.close("all")
+    shap.plots.waterfall(s[0], show=False)
+    plt.close("all")
+
+
+def test_shaps_explanation_comes_back_with_its_numbers_and_plots(model):
+    m, X = model
+    s = shap.TreeExplainer(m)(X[:25])
+    e = fs.Explanation.from_shap(s)
+    assert np.array_equal(e.values, s.values) and np.array_equal(e.base_values, s.base_values)
+    assert np.array_equal(e.data, s.data) and e.method == "shap" and e.stderr is None
+    for kind in ("bar", "beeswarm", "waterfall"):
+        assert e.plot(kind) is not None
+        plt.close("all")
+    back = fs.Explanation.from_shap(fs.explain(m, X[:5], X[200:240], progress=False).to_shap())
+    assert back.stderr is not None and back.values.shape == (5, 4)
+
+
+def test_multi_output_results_round_trip():
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.5)
+    clf = LogisticRegression().fit(X, y)
+    e = fs.explain(clf.predict_proba, X[:6], X[100:120], budget=64, seed=0, progress=False)
+    assert e.values.shape == (6, 3, 3)
+    s = e.to_shap()
+    shap.plots.beeswarm(s[:, :, 1], show=False)
+    plt.close("all")
+    back = fs.Explanation.from_shap(s)
+    assert np.array_equal(back.values, e.values) and np.array_equal(back.empty_value, e.empty_value)
+    assert np.array_equal(back.stderr, e.stderr)
+
+
+@pytest.mark.parametrize("fault, match", [
+    (dict(base_values=np.zeros(3)), "base_values of shape"),
+    (dict(data=np.zeros((2, 5))), "data of shape"),
+    (dict(feature_names=["a", "b"]), "2 feature names for 3"),
+    (dict(values=np.zeros((2, 3, 4, 5))), "values must be"),
+])
+def test_a_shap_explanation_that_does_not_fit_is_refused(fault, match):
+    args = dict(values=np.ones((2, 3)), base_values=np.zeros(2)) | fault
+    with pytest.raises(ValueError, match=f"shap_explanation: {match}"):
+        fs.Explanation.from_shap(shap.Explanation(**args))
+    with pytest.raises(TypeError, match="shap_explanation must be a shap.Explanation"):
+        fs.Explanation.from_shap(np.ones((2, 3)))

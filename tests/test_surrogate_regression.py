@@ -1,0 +1,222 @@
+"""The surrogate regression (issue 42): Walsh products and their exact semivalues, the penalized fit with exact
+leave-one-out residuals, and the ``surrogate-regression`` method against plain regression and exact values."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fairshare as fs
+from fairshare.engine.evaluation import BudgetError
+from fairshare.engine.ridge_path import RidgePath
+from fairshare.engine.walsh import semivalue_of_walsh, top_subsets, walsh_products
+
+SEMIVALUES = {"shapley": fs.Semivalue.shapley(), "banzhaf": fs.Semivalue.banzhaf(),
+              "beta(4,1)": fs.Semivalue.beta_shapley(4, 1), "beta(16,1)": fs.Semivalue.beta_shapley(16, 1)}
+
+
+def walsh_game(n: int, seed: int, triples: int = 6, pairs: int = 0, outputs: int = 1) -> fs.games.FunctionGame:
+    """An additive game plus Walsh products of three players (and of two)."""
+    rng = np.random.default_rng(seed)
+    T3 = np.array([rng.choice(n, 3, replace=False) for _ in range(triples)]).reshape(-1, 3)
+    T2 = np.array([rng.choice(n, 2, replace=False) for _ in range(pairs)]).reshape(-1, 2)
+    a, c3, c2 = rng.normal(size=(n, outputs)), rng.normal(size=(triples, outputs)), rng.normal(size=(pairs, outputs))
+
+    def f(Z):
+        s = 2.0 * Z - 1.0
+        out = Z @ a + walsh_products(s, T3) @ c3 + walsh_products(s, T2) @ c2
+        return out[:, 0] if outputs == 1 else out
+
+    return fs.games.FunctionGame(f, n_players=n)
+
+
+def rel_error(estimate, truth) -> float:
+    return float(np.sum((np.asarray(estimate) - truth) ** 2) / np.sum(truth ** 2))
+
+
+@pytest.mark.parametrize("name", list(SEMIVALUES))
+def test_walsh_product_values_match_enumeration(name):
+    sv, n = SEMIVALUES[name], 7
+    for k in range(1, 6):
+        T = np.array([[1, 3, 4, 5, 6][:k]])
+        game = fs.games.FunctionGame(lambda Z: walsh_products(2.0 * Z - 1.0, T).ravel(), n_players=n)
+        exact = fs.exact(game, index=sv).values.ravel()
+        expected = np.zeros(n)
+        expected[T[0]] = semivalue_of_walsh(sv, n, k)
+        np.testing.assert_allclose(exact, expected, atol=1e-12)
+
+
+def test_walsh_products_of_enumerated_coalitions():
+    Z = np.array([[1, 0, 1, 1], [0, 0, 0, 0], [1, 1, 1, 1], [0, 1, 1, 0]], dtype=bool)
+    W = walsh_products(2.0 * Z - 1.0, np.array([[0, 1, 2], [1, 3, 0]]))
+    assert W.tolist() == [[-1.0, -1.0], [-1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]]
+    assert top_subsets(np.array([0.1, 3.0, 2.0, 0.5, 1.0]), 2, 3).tolist() == [[1, 2], [1, 4], [2, 4]]
+
+
+def test_ridge_path_leave_one_out_equals_refits():
+    rng = np.random.default_rng(0)
+    A, F = rng.normal(size=(30, 3)), rng.normal(size=(30, 8))
+    Y = A @ rng.normal(size=(3, 2)) + F @ rng.normal(size=(8, 2)) + 0.1 * rng.normal(size=(30, 2))
+    path = RidgePath(A, F, Y)
+    point = path.fit(1e-2)
+    lam = 1e-2 * path.scale
+    for j in (0, 7, 29):
+        keep = np.arange(30) != j
+        M = np.hstack([A[keep], F[keep]])
+        penalty = np.diag([0.0] * 3 + [lam] * 8)
+        coef = np.linalg.solve(M.T @ M + penalty, M.T @ Y[keep])
+        np.testing.assert_allclose(point.loo[j], Y[j] - np.hstack([A[j], F[j]]) @ coef, rtol=1e-8, atol=1e-10)
+    X, C = path.maps(1e-2)
+    np.testing.assert_allclose(X @ Y, point.x, atol=1e-10)
+    np.testing.assert_allclose(C @ Y, point.c, atol=1e-10)
+
+
+@pytest.mark.parametrize("index, plain", [("shapley", "regression"), ("banzhaf", "kernel-banzhaf")])
+def test_no_surrogate_taken_is_the_plain_regression_bit_for_bit(index, plain):
+    game = walsh_game(12, seed=1)
+    ref = fs.estimate(game, index=index, method=plain, budget=80, seed=0)
+    for options in ({}, {"surrogate": "none"}):
+        est = fs.estimate(game, index=index, method="surrogate-regression", budget=80, seed=0, **options)
+        assert est.info["surrogate"]["kind"] == "none"
+        assert np.array_equal(est.values, ref.values) and np.array_equal(est.stderr, ref.stderr)
+
+
+@pytest.mark.parametrize("index, plain", [("shapley", "regression"), ("banzhaf", "kernel-banzhaf")])
+def test_surrogate_is_exact_on_additive_plus_three_player_products(index, plain):
+    game = walsh_game(12, seed=1)
+    truth = fs.exact(game, index=index).values
+    est = fs.estimate(game, index=index, method="surrogate-regression", budget=1200, seed=0)
+    base = fs.estimate(game, index=index, method=plain, budget=1200, seed=0)
+    assert est.info["surrogate"]["kind"].startswith("walsh-3")
+    assert rel_error(est.values, truth) < 1e-7 < 1e-4 < rel_error(base.values, truth)
+    assert est.info["surrogate"]["estimated_gain"] > 1e3
+    assert np.all(est.stderr < 1e-3 * np.abs(truth).max())
+    mid = fs.estimate(game, index=index, method="surrogate-regression", budget=360, seed=0)
+    assert rel_error(mid.values, truth) < 0.7 * rel_error(fs.estimate(game, index=index, method=plain,
+                                                                      budget=360, seed=0).values, truth)
+
+
+def test_unpaired_design_fits_two_player_products_for_an_asymmetric_semivalue():
+    game, sv = walsh_game(10, seed=1, triples=0, pairs=5), SEMIVALUES["beta(4,1)"]
+    truth = fs.exact(game, index=sv).values
+    est = fs.estimate(game, index=sv, method="surrogate-regression", budget=200, seed=0)
+    base = fs.estimate(game, index=sv, method="semivalue-regression", budget=200, seed=0)
+    assert est.info["surrogate"]["kind"].startswith("walsh-2")
+    assert rel_error(est.values, truth) < 1e-5 < 1e-2 < rel_error(base.values, truth)
+
+
+def test_two_outputs_and_same_seed_same_bits():
+    game = walsh_game(10, seed=2, outputs=2)
+    truth = fs.exact(game, index="shapley").values
+    runs = [fs.estimate(game, index="shapley", method="surrogate-regression", budget=600, seed=5) for _ in range(2)]
+    assert runs[0].values.shape == (10, 2) and rel_error(runs[0].values, truth) < 1e-8
+    assert np.array_equal(runs[0].values, runs[1].values) and np.array_equal(runs[0].stderr, runs[1].stderr)
+    assert runs[0].info["surrogate"] == runs[1].info["surrogate"]
+
+
+def test_error_bars_cover_with_the_surrogate():
+    rng = np.random.default_rng(3)
+    n = 10
+    T3, T5 = (np.array([rng.choice(n, k, replace=False) for _ in range(r)]) for k, r in ((3, 6), (5, 4)))
+    a, c3, c5 = rng.normal(size=n), rng.normal(size=6), 0.5 * rng.normal(size=4)
+    game = fs.games.FunctionGame(lambda Z: Z @ a + walsh_products(2.0 * Z - 1, T3) @ c3
+                                 + walsh_products(2.0 * Z - 1, T5) @ c5 + 0.3 * np.sin(3 * Z @ a), n_players=n)
+    truth = fs.exact(game, index="shapley").values.ravel()
+    z, taken = [], 0
+    for seed in range(12):
+        est = fs.estimate(game, index="shapley", method="surrogate-regression", budget=300, seed=seed)
+        z.append(np.abs(est.values.ravel() - truth) / est.stderr.ravel())
+        taken += est.info["surrogate"]["kind"] != "none"
+    assert taken >= 3 and np.mean(np.concatenate(z) <= 1.96) >= 0.9
+
+
+class Refusing(fs.games.FunctionGame):
+    """A game that fails the test if it is ever evaluated."""
+
+    def __init__(self, n: int) -> None:
+        super().__init__(lambda Z: pytest.fail("the game was evaluated"), n_players=n)
+
+
+@pytest.mark.parametrize("options, match", [
+    ({"surrogate": "polynomial"}, "surrogate"),
+    ({"surrogate_order": 4}, "surrogate_order"),
+    ({"surrogate_order": 2}, "surrogate_order=2 fits no odd product"),
+    ({"surrogate_order": 5, "paired": False}, "surrogate_order=5"),
+    ({"surrogate": "trees"}, "replacement"),
+    ({"folds": 1}, "folds"),
+    ({"lam": "beta"}, "lam"),
+])
+def test_bad_options_are_refused_before_any_evaluation(options, match):
+    with pytest.raises(ValueError, match=match):
+        fs.estimate(Refusing(10), index="shapley", method="surrogate-regression", budget=500, seed=0, **options)
+
+
+@pytest.mark.parametrize("index, options, minimum", [
+    ("shapley", {}, 22), ("shapley", {"paired": False}, 57), ("banzhaf", {}, 12),
+    (SEMIVALUES["beta(4,1)"], {}, 57), (SEMIVALUES["beta(4,1)"], {"surrogate": "none"}, 12)])
+def test_budgets_below_the_design_are_refused_naming_the_minimum(index, options, minimum):
+    with pytest.raises(BudgetError, match=str(minimum)):
+        fs.estimate(Refusing(10), index=index, method="surrogate-regression", budget=minimum - 1, seed=0, **options)
+
+
+def test_trees_surrogate_is_the_cross_fitted_tree_control_variate():
+    pytest.importorskip("xgboost")
+    game = walsh_game(10, seed=1)
+    est = fs.estimate(game, index="shapley", method="surrogate-regression", budget=400, seed=0, surrogate="trees",
+                      replacement=True)
+    ref = fs.estimate(game, index="shapley", method="regression-cv", budget=400, seed=0, folds=4)
+    assert est.info["surrogate"] == {"kind": "trees"} and np.array_equal(est.values, ref.values)
+    assert rel_error(est.values, fs.exact(game, index="shapley").values) < 0.02
+
+
+
+class FakeBlas:
+    """A process-wide BLAS thread count and a threadpoolctl-like controller over it."""
+
+    def __init__(self) -> None:
+        self.threads = 2
+
+    def limit(self, limits: int, user_api: str):
+        blas, saved = self, self.threads
+        self.threads = limits
+
+        class Limiter:
+            def restore_original_limits(self) -> None:
+                blas.threads = saved
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc) -> None:
+                self.restore_original_limits()
+        return Limiter()
+
+
+def test_one_thread_holds_one_limit_while_fits_overlap_in_threads(monkeypatch):
+    import threading
+
+    from fairshare.engine import ridge_path
+
+    blas = FakeBlas()
+    monkeypatch.setattr(ridge_path, "_controller", lambda: blas)
+    a_in, b_in, a_left, inside = threading.Event(), threading.Event(), threading.Event(), []
+
+    def first():
+        with ridge_path.one_thread():
+            a_in.set()
+            b_in.wait()
+        a_left.set()
+
+    def second():
+        a_in.wait()
+        with ridge_path.one_thread():
+            b_in.set()
+            a_left.wait()
+            inside.append(blas.threads)             # still fitting after the first fit left: still one thread
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=10)
+    assert inside == [1] and blas.threads == 2
