@@ -43,6 +43,15 @@ def _peer_available() -> bool:
     return hasattr(sage, "PermutationEstimator") and hasattr(sage, "MarginalImputer")
 
 
+def _peer_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("sage-importance")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 def _setup(name: str, rows: int, background: int):
     """The fitted model's prediction function, the explained rows, their targets, the background, the loss."""
     from sklearn.ensemble import GradientBoostingClassifier, GradientBoostingRegressor
@@ -64,10 +73,12 @@ def _setup(name: str, rows: int, background: int):
     return predict, X[explained], target, X[bg_rows], loss, peer_loss
 
 
-def _ours(predict, X, y, bg, loss, budget: int, seed: int) -> tuple[np.ndarray, int]:
+def _ours(predict, X, y, bg, loss, budget: int, seed: int) -> tuple[np.ndarray, int, str]:
     counted = TimedFunction(predict)
-    e = fs.global_importance(counted, X, y, loss=loss, background=bg, budget=budget, seed=seed, folds=0)
-    return e.values, counted.rows
+    with warnings.catch_warnings():                     # infinite standard errors at the smallest budgets
+        warnings.simplefilter("ignore", fs.FairshareWarning)
+        e = fs.global_importance(counted, X, y, loss=loss, background=bg, budget=budget, seed=seed, folds=0)
+    return e.values, counted.rows, e.method
 
 
 def _peer(predict, X, y, bg, peer_loss, model_rows: int, seed: int) -> tuple[np.ndarray, int]:
@@ -95,8 +106,8 @@ def _dataset(name: str, cfg: dict, peer: bool) -> tuple[list[list], dict, list[l
     rows, series, checks = [], {"fairshare": ([], []), "sage-importance": ([], [])}, []
     for budget in cfg["budgets"]:
         ours = [_ours(predict, X, y, bg, loss, budget, seed) for seed in range(cfg["seeds"])]
-        our_rows = int(np.median([r for _, r in ours]))
-        our_err = float(np.median([_error(v, exact) for v, _ in ours]))
+        our_rows = int(np.median([r for _, r, _ in ours]))
+        our_err = float(np.median([_error(v, exact) for v, _, _ in ours]))
         series["fairshare"][0].append(our_rows)
         series["fairshare"][1].append(our_err)
         if peer:
@@ -108,7 +119,7 @@ def _dataset(name: str, cfg: dict, peer: bool) -> tuple[list[list], dict, list[l
         else:
             peer_rows, peer_err = "-", float("nan")
         ratio = peer_err / our_err if peer and our_err > 0 else float("nan")
-        rows.append([name, d, budget, our_rows, our_err, peer_rows, peer_err, ratio])
+        rows.append([name, d, budget, ours[0][2], our_rows, our_err, peer_rows, peer_err, ratio])
     if peer and cfg["check"]:
         big = 20 * int(series["fairshare"][0][-1])
         values, used = _peer(predict, X, y, bg, peer_loss, big, 0)
@@ -133,10 +144,12 @@ def main(size: str = "default", seeds: int | None = None, out: str | None = None
         "trees of depth 3, fitted on up to 4000 other rows) per dataset (MSE for california and diabetes, cross "
         "entropy for pima). Budget: coalitions of `fs.global_importance` (auto method); the peer gets the same "
         "model rows. Error: relative to the exact "
-        "SAGE values of the same game (all 2^d coalitions), median over seeds; ratio = peer's error / ours.",
-        "The peer (`sage-importance`) " + ("ran." if peer else "is not importable here: its columns are empty "
-                                         "(`pip install sage-importance` to compare)."),
-        table(["dataset", "d", "budget (coalitions)", "model rows (fairshare)", "error (fairshare)",
+        "SAGE values of the same game (all 2^d coalitions), median over seeds; ratio = peer's error / ours. At the "
+        "smallest budget `auto` runs one permutation over all rows (the peer's design: no gain expected); from two "
+        "permutations' worth of coalitions on, the regression estimator.",
+        "The peer (`sage-importance`) " + (f"ran: version {_peer_version()}." if peer else "is not importable "
+                                         "here: its columns are empty (`pip install sage-importance` to compare)."),
+        table(["dataset", "d", "budget (coalitions)", "method (auto)", "model rows (fairshare)", "error (fairshare)",
                "model rows (sage-importance)", "error (sage-importance)", "ratio"], rows),
     ]
     if checks:

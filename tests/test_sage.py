@@ -79,7 +79,11 @@ def test_linear_model_mse_marginal_matches_the_closed_form():
     assert w.info["loss_of_model"] == pytest.approx(np.mean(eps ** 2), rel=1e-9)
 
 
-@pytest.mark.parametrize("imputation", ["marginal", "conditional"])
+def _banzhaf(values: dict, d: int) -> np.ndarray:
+    return np.array([np.mean([values[S | {j}] - values[S] for S in values if j not in S]) for j in range(d)])
+
+
+@pytest.mark.parametrize("imputation", ["marginal", "conditional", "copula"])
 def test_exact_enumeration_equals_brute_force_and_adds_up(imputation):
     rng = np.random.default_rng(1)
     X = rng.multivariate_normal([0, 0, 1], [[1, 0.6, 0], [0.6, 1, 0.3], [0, 0.3, 1]], size=40)
@@ -89,7 +93,7 @@ def test_exact_enumeration_equals_brute_force_and_adds_up(imputation):
         return R[:, 0] * R[:, 1] + np.sin(R[:, 2])
 
     bg = X[:25]
-    brute = _brute(f, X, y, bg, "gaussian" if imputation == "conditional" else "marginal")
+    brute = _brute(f, X, y, bg, "gaussian" if imputation == "conditional" else imputation)
     e = fs.global_importance(f, X, y, background=bg, imputation=imputation, budget=8, seed=0)
     np.testing.assert_allclose(e.values, _shapley(brute, 3), rtol=1e-9, atol=1e-12)
     full = brute[frozenset(range(3))]
@@ -99,6 +103,8 @@ def test_exact_enumeration_equals_brute_force_and_adds_up(imputation):
         mean_pred = f(bg).mean()
         assert full == pytest.approx(np.mean((mean_pred - y) ** 2) - np.mean((f(X) - y) ** 2), rel=1e-10)
     assert e.player_names == ["x0", "x1", "x2"] and e.info["rows"] == 40
+    b = fs.global_importance(f, X, y, background=bg, imputation=imputation, index="banzhaf", budget=8, seed=0)
+    np.testing.assert_allclose(b.values, _banzhaf(brute, 3), rtol=1e-9, atol=1e-12)
 
 
 def test_same_seed_same_bits_and_the_budget_counts_coalitions():

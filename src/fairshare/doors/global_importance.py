@@ -33,10 +33,21 @@ def _check_loss(value: Any) -> Any:
                      f"got {value!r}")
 
 
+def _check_index(value: Any) -> Any:
+    resolve_index(value)                      # refuses what is not a semivalue, naming index
+    return value
+
+
+def _check_folds(value: int) -> int:
+    if value == 1:
+        raise ValueError("folds must be 0 (none) or >= 2, got 1")
+    return value
+
+
 #: fs.global_importance's arguments (besides the model, the rows and their targets)
 GLOBAL_IMPORTANCE = Arguments("global_importance", tuple(o for o in common_arguments() if o.name != "index") + (
     Option("index", "shapley", "the semivalue of the loss reduction: shapley (SAGE), banzhaf, beta-shapley(a,b), "
-           "weighted-banzhaf(w), loo or a Semivalue", check=lambda v: resolve_index(v) and v),
+           "weighted-banzhaf(w), loo or a Semivalue", check=_check_index),
     Option("loss", "mse", "mse, log_loss, zero_one (on predict_proba) or loss(predictions, y) -> one loss per row",
            check=_check_loss),
     Option("background", None, "rows the features outside a coalition are imputed from (None: X, or 100 of its "
@@ -44,8 +55,9 @@ GLOBAL_IMPORTANCE = Arguments("global_importance", tuple(o for o in common_argum
     Option("imputation", "marginal", "marginal (the background's rows) or conditional (= gaussian), gaussian, copula "
            "(drawn given the known features)", allowed=IMPUTATIONS),
     Option("folds", 5, "independent folds of the rows for the data-sampling error (0: none)", kind="int", minimum=0,
-           check=lambda v: v if v != 1 else (_ for _ in ()).throw(ValueError("folds must be 0 or >= 2, got 1"))),
-    Option("batch_size", 1 << 16, "most model rows per model call", kind="int", minimum=1),
+           check=_check_folds),
+    Option("batch_size", 1 << 16, "most model rows per model call (at least one row's imputed rows)", kind="int",
+           minimum=1),
     Option("progress", False, "True for a bar, or progress(evaluations, cap, relative_error)", check=check_progress),
 ))
 
@@ -242,7 +254,8 @@ def _result(phi: Attribution, game: LossGame, args: dict) -> Attribution:
     empty = game.empty_losses()
     info.update(
         stderr_covers="stderr: the estimator's error on the game of the rows used (zero when exact); data_stderr: "
-                      "the error of drawing those rows, from the spread of the values of independent folds",
+                      "the error of drawing those rows, from the spread of the values of independent folds (each "
+                      "fold's estimator error included: conservative at small budgets); total_stderr: both",
         loss=args["loss"] if isinstance(args["loss"], str) else getattr(args["loss"], "__name__", "callable"),
         imputation=args["imputation"] if game.imputer is None else game.imputer.describe(),
         rows=int(game.X.shape[0]), background_rows=int(game.background.shape[0]), folds=args["folds"],
