@@ -28,6 +28,7 @@ from fairshare.engine.exact import all_coalitions
 from fairshare.engine.registry import get_method, method_names
 from fairshare.doors.exact import EXACT
 from fairshare.doors.explain import EXPLAIN
+from fairshare.doors.global_importance import GLOBAL_IMPORTANCE
 from fairshare.games.tree import TREE_ARGUMENTS, TREE_INTERACTIONS
 from fairshare.indices.interactions import INTERACTION_INDEX_NAMES
 from fairshare.doors.interactions import INTERACTIONS
@@ -150,6 +151,7 @@ _CHECKED_BY = {        # bad values for the arguments declared with a check of t
     "batch_size": ["x", 0, 2.5, True], "baseline": ["sky", float("nan"), [1, 2]],
     "output": ["bottom", -1, 2.5, [], [1, 1]], "patch_size": ["x", 0, 2.5, (2, 0)],
     "sigma": ["x", 0, -1.0, float("nan")], "slic": ["many", {"colour": 3}],
+    "loss": ["hinge", 3], "background": [np.full((3, 6), np.nan), "rows"],
 }
 
 
@@ -207,6 +209,8 @@ DOORS = {
         FOREST, X6.iloc[0], **{k: v for k, v in kw.items() if k != "index"})),
     "interactions": (INTERACTIONS, lambda m, **kw: fs.interactions(m.game, **({"budget": 50} | kw))),
     "tree_interactions": (TREE_INTERACTIONS, lambda m, **kw: fs.games.tree_interactions(FOREST, X6.iloc[:2], **kw)),
+    "global_importance": (GLOBAL_IMPORTANCE, lambda m, **kw: fs.global_importance(
+        m, X6.iloc[:20], Y.iloc[:20], **({"budget": 20, "loss": "log_loss"} | kw))),
 }
 BAD = [(door, name, value) for door, (table, _) in DOORS.items() for name, value in _cases(table)]
 
@@ -253,7 +257,8 @@ def test_every_method_refuses_a_wrong_option_value_before_any_evaluation(method,
 
 
 @pytest.mark.parametrize("door", ["explain", "explain texts", "explain sequences", "explain game", "estimate",
-                                  "exact", "value_data", "tree_values", "interactions", "tree_interactions"])
+                                  "exact", "value_data", "tree_values", "interactions", "tree_interactions",
+                                  "global_importance"])
 def test_every_door_refuses_an_unknown_keyword_before_any_model_call(door):
     model = Counting()
     model.game = CountingGame(5, 0)
@@ -288,7 +293,8 @@ def test_the_tables_declare_what_the_doors_take():
                             (EXACT, fs.exact, {"game"}),
                             (VALUE_DATA, fs.value_data, {"model", "X_train", "y_train", "X_val", "y_val", "options"}),
                             (INTERACTIONS, fs.interactions, {"game", "options"}),
-                            (TREE_INTERACTIONS, fs.games.tree_interactions, {"model", "X", "background"})):
+                            (TREE_INTERACTIONS, fs.games.tree_interactions, {"model", "X", "background"}),
+                            (GLOBAL_IMPORTANCE, fs.global_importance, {"model", "X", "y", "options"})):
         params = set(inspect.signature(fn).parameters) - skip
         assert params == set(table.names()), (table.door, params ^ set(table.names()))
     assert pd.api.types.is_list_like(BAD) and len(BAD) > 60

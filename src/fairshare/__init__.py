@@ -20,6 +20,7 @@ from .doors import metrics
 from .doors.estimate import estimate
 from .doors.exact import exact
 from .doors.explain import explain
+from .doors.global_importance import global_importance
 from .doors.interactions import interactions
 from .doors.value_data import DataValues, value_data
 from .engine import stopping
@@ -50,5 +51,5 @@ def __getattr__(name: str):
 
 
 __all__ = ["Attribution", "BudgetError", "DataValues", "Explanation", "FairshareWarning", "Game", "InteractionIndex",
-           "Interactions", "Result", "Semivalue", "estimate", "exact", "explain", "games", "interactions", "methods", "metrics",
+           "Interactions", "Result", "Semivalue", "estimate", "exact", "explain", "games", "global_importance", "interactions", "methods", "metrics",
            "plots", "stopping", "value_data"]

@@ -8,6 +8,7 @@ from .function import FunctionGame
 from .gaussian import GaussianLinearGame
 from .generation import GenerationGame
 from .distributed import DistributedGame
+from .loss import LossGame
 from .knn import KNNGame, knn_shapley
 from .hastie import HastieClassificationGame, RadialGame
 from .imputers import CopulaImputer, EmpiricalImputer, GaussianImputer, Imputer
@@ -35,6 +36,7 @@ __all__ = [
     "FunctionGame",
     "HastieClassificationGame",
     "KNNGame",
+    "LossGame",
     "ModelError",
     "ModelGame",
     "NoisyGame",

@@ -1,0 +1,266 @@
+"""``fairshare.global_importance``: SAGE, the Shapley (or any semivalue) values of a model's loss reduction
+(Covert, Lundberg and Lee 2020), estimated on the shared engine."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._core.arguments import Arguments, Option, SeedLike, check_progress
+from .._core.progress import reporting
+from .._core.seeds import generator, streams
+from .._core.tables import as_rows, frame_info, is_sparse
+from ..engine.choice import choose
+from ..engine.engine import run
+from ..engine.stopping import as_rule
+from ..games.imputers import make_imputer
+from ..games.loss import LOSSES, LossGame, row_losses
+from ..games.model import as_predict
+from ..indices.semivalues import resolve_index
+from ..results.attribution import Attribution
+from .estimate import common_arguments
+
+__all__ = ["global_importance", "GLOBAL_IMPORTANCE"]
+
+IMPUTATIONS = ("marginal", "conditional", "gaussian", "copula")
+
+
+def _check_loss(value: Any) -> Any:
+    if callable(value) or isinstance(value, str) and value in LOSSES:
+        return value
+    raise ValueError(f"loss must be one of {list(LOSSES)} or a callable loss(predictions, y) -> one loss per row, "
+                     f"got {value!r}")
+
+
+def _check_index(value: Any) -> Any:
+    resolve_index(value)                      # refuses what is not a semivalue, naming index
+    return value
+
+
+def _check_folds(value: int) -> int:
+    if value == 1:
+        raise ValueError("folds must be 0 (none) or >= 2, got 1")
+    return value
+
+
+#: fs.global_importance's arguments (besides the model, the rows and their targets)
+GLOBAL_IMPORTANCE = Arguments("global_importance", tuple(o for o in common_arguments() if o.name != "index") + (
+    Option("index", "shapley", "the semivalue of the loss reduction: shapley (SAGE), banzhaf, beta-shapley(a,b), "
+           "weighted-banzhaf(w), loo or a Semivalue", check=_check_index),
+    Option("loss", "mse", "mse, log_loss, zero_one (on predict_proba) or loss(predictions, y) -> one loss per row",
+           check=_check_loss),
+    Option("background", None, "rows the features outside a coalition are imputed from (None: X, or 100 of its "
+           "rows drawn with the seed)"),
+    Option("imputation", "marginal", "marginal (the background's rows) or conditional (= gaussian), gaussian, copula "
+           "(drawn given the known features)", allowed=IMPUTATIONS),
+    Option("folds", 5, "independent folds of the rows for the data-sampling error (0: none)", kind="int", minimum=0,
+           check=_check_folds),
+    Option("batch_size", 1 << 16, "most model rows per model call (at least one row's imputed rows)", kind="int",
+           minimum=1),
+    Option("progress", False, "True for a bar, or progress(evaluations, cap, relative_error)", check=check_progress),
+))
+
+
+def _rows(value: Any, name: str) -> np.ndarray:
+    if is_sparse(value):
+        raise TypeError(f"{name}: sparse rows are not supported by global_importance (pass a dense array)")
+    rows = as_rows(value, name)
+    try:
+        rows = np.asarray(rows, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must hold numbers (encode categorical columns first)") from None
+    if not np.all(np.isfinite(rows)):
+        raise ValueError(f"{name} holds {int((~np.isfinite(rows)).sum())} NaN or infinite values; impute or drop "
+                         "them first")
+    return rows
+
+
+def _targets(model: Any, y: Any, n: int, loss: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(y as given, y as the loss reads it)``: class positions (through ``model.classes_``) for the
+    classification losses."""
+    raw = np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y)
+    if raw.ndim == 0 or raw.shape[0] != n:
+        raise ValueError(f"y must hold one target per row of X ({n}), got {1 if raw.ndim == 0 else raw.shape[0]}")
+    if loss == "mse":
+        try:
+            out = raw.astype(float)
+        except (TypeError, ValueError):
+            raise ValueError("y must hold numbers for loss='mse'") from None
+        if not np.all(np.isfinite(out)):
+            raise ValueError("y holds NaN or infinite values")
+        return raw, out
+    if callable(loss):
+        return raw, raw
+    if raw.ndim != 1:
+        raise ValueError(f"y must be one label per row for loss={loss!r}, got shape {raw.shape}")
+    classes = getattr(model, "classes_", None)
+    if classes is not None:
+        classes = np.asarray(classes)
+        pos = np.searchsorted(classes, raw) if np.all(classes[:-1] <= classes[1:]) else None
+        if pos is None or np.any(pos >= classes.size) or np.any(classes[np.minimum(pos, classes.size - 1)] != raw):
+            raise ValueError(f"y holds labels the model does not know (its classes_: {classes.tolist()[:10]})")
+        return raw, pos.astype(np.int64)
+    if raw.dtype.kind not in "biuf" or np.any(raw != np.round(raw)) or np.any(raw < 0):
+        raise ValueError(f"y must hold class positions 0, 1, ... for loss={loss!r} (a model without classes_)")
+    return raw, raw.astype(np.int64)
+
+
+def _refuse_regressor(model: Any, loss: Any) -> None:
+    """A classification loss on a model that says it is a regressor: refused without calling it."""
+    if loss not in ("log_loss", "zero_one") or hasattr(model, "predict_proba"):
+        return
+    regressor = getattr(model, "_estimator_type", None) == "regressor"
+    if not regressor and hasattr(model, "get_params") and hasattr(model, "fit"):
+        try:
+            from sklearn.base import is_regressor
+
+            regressor = bool(is_regressor(model))
+        except Exception:                                     # noqa: BLE001 - not a scikit-learn estimator
+            regressor = False
+    if regressor:
+        raise ValueError(f"loss={loss!r} needs class probabilities, but {type(model).__name__} is a regressor "
+                         "(use loss='mse' or a callable loss)")
+
+
+def _probe(predict: Any, X: np.ndarray, y: np.ndarray, loss: Any, frame: Any) -> np.ndarray:
+    """The model's own predictions of (up to 64 of) the rows, checked against the loss before any coalition."""
+    rows = X[:64]
+    if frame is not None:
+        import pandas as pd
+
+        rows = pd.DataFrame(rows, columns=frame)
+    pred = np.asarray(predict(rows), dtype=float)
+    pred = pred.reshape(pred.shape[0], -1) if pred.ndim else pred.reshape(1, 1)
+    if loss in ("log_loss", "zero_one"):
+        if np.any(pred < 0) or np.any(pred > 1):
+            raise ValueError(f"loss={loss!r} reads probabilities, but the model's output ranges over "
+                             f"[{pred.min():.3g}, {pred.max():.3g}] (a regressor? use loss='mse')")
+        top = 1 if pred.shape[1] == 1 else pred.shape[1] - 1
+        if np.any(y > top):
+            raise ValueError(f"y holds class positions up to {int(y.max())}, but the model gives "
+                             f"{pred.shape[1]} output(s)")
+    elif loss == "mse" and y.ndim == 2 and y.shape[1] != pred.shape[1]:
+        raise ValueError(f"y has {y.shape[1]} columns, the model {pred.shape[1]} outputs")
+    elif loss == "mse" and y.ndim == 1 and pred.shape[1] != 1:
+        raise ValueError(f"loss='mse' with one target per row needs one output per row, the model gives "
+                         f"{pred.shape[1]} (pass y with {pred.shape[1]} columns)")
+    got = row_losses(loss, pred, y[: pred.shape[0]])
+    if not np.all(np.isfinite(got)):
+        raise ValueError("loss returned NaN or infinite values on the model's own predictions")
+    return pred
+
+
+def global_importance(model: Any, X: Any, y: Any, loss: Any = "mse", background: Any = None,
+                      imputation: str = "marginal", index: Any = "shapley", method: str = "auto",
+                      budget: int | None = None, seed: SeedLike = None, tol: float | None = None, stop: Any = None,
+                      folds: int = 5, batch_size: int = 1 << 16, progress: Any = False, **options: Any) -> Attribution:
+    """SAGE: how much of the model's loss each feature removes, shared out by the Shapley value (or a semivalue).
+
+    The game (:class:`~fairshare.games.loss.LossGame`) is ``v(S) = L(empty) - L(S)``, ``L(S)`` the mean loss over
+    the rows ``X, y`` of the model knowing only the features in ``S`` (the others imputed from ``background``);
+    its values add up to ``v(all) = loss of the mean prediction - loss of the model`` (``e.grand_value``). One
+    game evaluation is one coalition: ``len(X) x len(background)`` model rows under marginal imputation (the
+    imputer's draws, 100 by default, instead of the background under a conditional one). ``budget`` counts
+    coalitions; where it covers all ``2^d`` of them the values are exact by enumeration (``auto``).
+
+    Parameters
+    ----------
+    model : a fitted model (``predict_proba`` for classifiers, ``predict`` otherwise) or a function of rows
+    X, y : the rows (finite numbers) and their targets (numbers for ``"mse"``, labels of ``model.classes_`` or
+        class positions for ``"log_loss"`` / ``"zero_one"``)
+    loss : "mse", "log_loss", "zero_one" (on class probabilities) or ``loss(predictions, y)`` -> one loss per row
+    background : rows the features outside a coalition are imputed from (None: ``X``, or 100 of its rows drawn
+        with the seed)
+    imputation : "marginal" (the background's rows), or "conditional" (= "gaussian") or "copula": the unknown
+        features drawn given the known ones (:mod:`fairshare.games.imputers`)
+    index, method, budget, seed, tol, stop : as for :func:`fairshare.estimate` (``budget`` counts coalitions)
+    folds : independent folds of the rows for the data-sampling error (0: none); they cost no model call
+    batch_size : most model rows per model call
+    progress : True for a bar, or ``progress(evaluations, cap, relative_error)``
+    **options : the method's options (``fairshare methods``)
+
+    Returns
+    -------
+    Attribution
+        ``values``: the SAGE values of the features (``player_names``). ``stderr`` covers the estimator's error on
+        the game of the rows used (zero when exact), not the sampling of the rows from their population: that
+        error, estimated from the spread of the values of ``folds`` independent folds of the rows (computed from
+        the same model calls), is ``info["data_stderr"]``, and ``info["total_stderr"]`` combines both.
+        ``info["stderr_covers"]`` says so in words; ``info["model_rows"]`` counts the rows sent to the model.
+
+    Examples
+    --------
+    >>> import numpy as np, fairshare as fs
+    >>> rng = np.random.default_rng(0); X = rng.normal(size=(200, 3)); y = X @ np.array([2.0, 1.0, 0.0])
+    >>> e = fs.global_importance(lambda R: R @ np.array([2.0, 1.0, 0.0]), X, y, background=X[:50], budget=8)
+    >>> e.method, np.round(e.values / np.var(X, axis=0), 1)              # beta_j^2 Var(x_j) (marginal, MSE)
+    ('exact', array([4., 1., 0.]))
+    """
+    args = GLOBAL_IMPORTANCE.check(dict(index=index, method=method, budget=budget, seed=seed, tol=tol, stop=stop,
+                                        loss=loss, background=background, imputation=imputation, folds=folds,
+                                        batch_size=batch_size, progress=progress))
+    game = _game(model, X, y, args)
+    sv = resolve_index(args["index"], game.n_players)
+    rule = as_rule(args["stop"], args["tol"])
+    choice = choose(game, sv, args["method"], args["budget"], rule, options)      # options checked: no model call
+    _probe(game.predict, game.X, game.y, game.loss, game.frame_columns)
+    with reporting(args["progress"], "global importance", "coalition") as report:
+        phi = run(game, sv, choice, seed, rule, progress=report)
+    return _result(phi, game, args)
+
+
+def _game(model: Any, X: Any, y: Any, args: dict) -> LossGame:
+    """The checked rows, targets, background and imputer as a LossGame (no model call)."""
+    loss = args["loss"]
+    columns = frame_info(X)[0] if hasattr(X, "columns") else None
+    Xr = _rows(X, "X")
+    n = Xr.shape[0]
+    raw, yy = _targets(model, y, n, loss)
+    rng = streams(generator(args["seed"]), 2)[1]           # the background's and the folds' draws
+    if args["background"] is None:
+        bg = Xr if n <= 100 else Xr[np.sort(rng.choice(n, 100, replace=False))]
+    else:
+        bg = _rows(args["background"], "background")
+        if bg.shape[1] != Xr.shape[1]:
+            raise ValueError(f"background has {bg.shape[1]} columns but X has {Xr.shape[1]}")
+    K = args["folds"]
+    if K > n:
+        raise ValueError(f"folds={K} is more than the {n} rows of X")
+    fold_of = None if K == 0 else np.empty(n, dtype=np.int64)
+    if fold_of is not None:
+        fold_of[rng.permutation(n)] = np.arange(n) % K
+    _refuse_regressor(model, loss)
+    imputation = "gaussian" if args["imputation"] == "conditional" else args["imputation"]
+    imputer = make_imputer(imputation, bg) if imputation != "marginal" else None
+    predict = as_predict(model)
+    target = raw if callable(loss) else yy
+    return LossGame(predict, Xr, target, bg, loss=loss, imputer=imputer, folds=fold_of,
+                    row_batch=args["batch_size"], feature_names=columns, frame_columns=columns)
+
+
+def _result(phi: Attribution, game: LossGame, args: dict) -> Attribution:
+    """The values of all rows (the game's first output), with the data-sampling error from the folds'."""
+    values = np.asarray(phi.values, dtype=float)
+    stderr = None if phi.stderr is None else np.asarray(phi.stderr, dtype=float)
+    grand = np.atleast_1d(np.asarray(phi.grand_value, dtype=float))
+    info = dict(phi.info)
+    if game.folds is not None:
+        K = values.shape[1] - 1
+        data = values[:, 1:].std(axis=1, ddof=1) / np.sqrt(K)
+        values, stderr = values[:, 0], None if stderr is None else stderr[:, 0]
+        info["data_stderr"] = data
+        info["total_stderr"] = np.sqrt(data ** 2 + (0.0 if stderr is None else stderr ** 2))
+    empty = game.empty_losses()
+    info.update(
+        stderr_covers="stderr: the estimator's error on the game of the rows used (zero when exact); data_stderr: "
+                      "the error of drawing those rows, from the spread of the values of independent folds (each "
+                      "fold's estimator error included: conservative at small budgets); total_stderr: both",
+        loss=args["loss"] if isinstance(args["loss"], str) else getattr(args["loss"], "__name__", "callable"),
+        imputation=args["imputation"] if game.imputer is None else game.imputer.describe(),
+        rows=int(game.X.shape[0]), background_rows=int(game.background.shape[0]), folds=args["folds"],
+        model_rows=int(game.model_rows), loss_of_mean_prediction=float(empty.mean()),
+        loss_of_model=float(empty.mean() - grand[0]))
+    return Attribution(values=values, stderr=stderr, index=phi.index, method=phi.method, options=phi.options,
+                       info=info, n_evaluations=phi.n_evaluations, empty_value=0.0, grand_value=float(grand[0]),
+                       player_names=list(game.player_names))

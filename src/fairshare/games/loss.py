@@ -1,0 +1,194 @@
+"""LossGame: how much a model's loss falls when it knows the features of a coalition (SAGE; Covert, Lundberg and
+Lee 2020, "Understanding global feature contributions with additive importance measures").
+
+``v(S) = mean_i loss(f_empty, y_i) - mean_i loss(f_S(x_i), y_i)`` over the rows ``(x_i, y_i)`` used, where
+``f_S(x) = E[f(x_S, X_{-S})]`` averages the model over the features outside ``S`` imputed from a background:
+marginally (the background's rows) or conditionally (a fitted Gaussian or Gaussian-copula imputer's draws given
+``x_S``). ``v(empty) = 0`` and ``v(all) = loss of the mean prediction - loss of the model``; the Shapley values of
+``v`` are the SAGE values. Every batch of coalitions becomes one array of model rows (coalition x row x imputed
+row), sent to the model in calls of at most ``row_batch`` rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .._core.arguments import check_int
+from .base import Game
+from .imputers import GaussianImputer, known_solve
+
+__all__ = ["LossGame", "LOSSES", "row_losses"]
+
+#: the losses known by name
+LOSSES = ("mse", "log_loss", "zero_one")
+
+
+def row_losses(loss: str | Callable, pred: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """One loss per row of predictions ``pred`` ``(P, k)`` against targets ``y`` ``(P,)`` (class positions for the
+    classification losses; ``k = 1``: the probability of class 1).
+
+    Examples
+    --------
+    >>> row_losses("mse", np.array([[1.0], [3.0]]), np.array([0.0, 1.0]))
+    array([1., 4.])
+    >>> row_losses("zero_one", np.array([[0.2, 0.8], [0.6, 0.4]]), np.array([1, 1]))
+    array([0., 1.])
+    """
+    if callable(loss):
+        out = np.asarray(loss(pred[:, 0] if pred.shape[1] == 1 else pred, y), dtype=float)
+        if out.shape != (pred.shape[0],):
+            raise ValueError(f"loss must return one loss per row ({pred.shape[0]},), got shape {out.shape}")
+        return out
+    if loss == "mse":
+        target = y.reshape(pred.shape[0], -1)
+        return ((pred - target) ** 2).sum(axis=1)
+    rows = np.arange(pred.shape[0])
+    if pred.shape[1] == 1:
+        p1 = pred[:, 0]
+        if loss == "zero_one":
+            return ((p1 > 0.5).astype(int) != y).astype(float)
+        p = np.clip(np.where(y == 1, p1, 1.0 - p1), 1e-12, 1.0)
+        return -np.log(p)
+    if loss == "zero_one":
+        return (np.argmax(pred, axis=1) != y).astype(float)
+    return -np.log(np.clip(pred[rows, y.astype(int)], 1e-12, 1.0))
+
+
+class LossGame(Game):
+    """SAGE's game: the fall in the model's mean loss on rows ``X, y`` when it knows the features of a coalition.
+
+    Parameters
+    ----------
+    predict : callable
+        Rows ``(r, d)`` to predictions ``(r,)`` or ``(r, k)`` (class probabilities for the classification losses).
+    X : ndarray (N, d)
+        The rows whose loss is measured (finite numbers).
+    y : ndarray (N,)
+        Their targets: numbers for ``"mse"``, class positions ``0 .. k-1`` (or 0/1 with one output) otherwise.
+    background : ndarray (B, d)
+        The rows the unknown features are imputed from (``imputer=None``), or that ``imputer`` was fitted on.
+    loss : "mse", "log_loss", "zero_one" or callable ``loss(predictions, y) -> (P,)``
+    imputer : a fitted :class:`~fairshare.games.GaussianImputer` (or its copula subclass), or None (marginal)
+    folds : ndarray (N,) of ints in ``0 .. K-1``, optional
+        With folds the game has ``1 + K`` outputs: the loss reduction on all rows, then on each fold's rows (what
+        the data-sampling error is estimated from, at no extra model call).
+    row_batch : int
+        Most model rows per model call.
+    feature_names : list of str, optional
+    frame_columns : list of str, optional
+        When given, the model receives pandas DataFrames with these columns.
+
+    Examples
+    --------
+    >>> import numpy as np, fairshare as fs
+    >>> X = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 1.0], [3.0, 0.0]]); y = 2 * X[:, 0]
+    >>> g = LossGame(lambda R: 2 * R[:, 0], X, y, background=X)
+    >>> g(np.array([[False, False], [True, False], [False, True]]))   # Var(2 x0) = 5 is all explained by x0
+    array([0., 5., 0.])
+    """
+
+    kind = "model"
+
+    def __init__(self, predict: Callable, X: np.ndarray, y: np.ndarray, background: np.ndarray,
+                 loss: str | Callable = "mse", imputer: GaussianImputer | None = None, folds: np.ndarray | None = None,
+                 row_batch: int = 1 << 16, feature_names: Any = None, frame_columns: Any = None) -> None:
+        self.X = np.ascontiguousarray(X, dtype=float)
+        self.y = np.asarray(y)
+        self.background = np.ascontiguousarray(background, dtype=float)
+        N, d = self.X.shape
+        self.predict, self.loss, self.imputer = predict, loss, imputer
+        self.row_batch = check_int(row_batch, "row_batch", minimum=1)
+        self.frame_columns = None if frame_columns is None else list(frame_columns)
+        self.folds = None if folds is None else np.asarray(folds, dtype=np.int64)
+        if self.folds is not None:
+            K = int(self.folds.max()) + 1
+            self._fold_weights = np.zeros((N, K))
+            self._fold_weights[np.arange(N), self.folds] = 1.0
+            self._fold_weights /= self._fold_weights.sum(axis=0, keepdims=True)
+        # at most about 2^22 (coalition, row) losses or conditional means held at once
+        super().__init__(d, player_names=feature_names, batch_size=max(1, (1 << 22) // (N * max(d, 1))))
+        self.model_rows = 0
+        self._empty_loss: np.ndarray | None = None
+
+    @property
+    def rows_per_pair(self) -> int:
+        """Model rows per (coalition, row): the background's rows or the imputer's draws."""
+        return self.background.shape[0] if self.imputer is None else self.imputer.samples
+
+    def _predict(self, rows: np.ndarray) -> np.ndarray:
+        self.model_rows += rows.shape[0]
+        if self.frame_columns is not None:
+            import pandas as pd
+
+            rows = pd.DataFrame(rows, columns=self.frame_columns)
+        out = np.asarray(self.predict(rows), dtype=float)
+        if out.ndim == 0 or out.shape[0] != rows.shape[0]:
+            raise ValueError(f"the model returned {1 if out.ndim == 0 else out.shape[0]} predictions for "
+                             f"{rows.shape[0]} rows (it must return one prediction, or one row, per input row)")
+        return out.reshape(out.shape[0], -1)
+
+    def _conditional(self, known: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The imputer's conditional means ``(m, N, d)`` (in its scores) of every row and the noise ``(m, K, d)``
+        added to them, for each coalition: the Gaussian conditional of all rows in one batched solve."""
+        imp = self.imputer
+        m, d = known.shape
+        scores = imp._scores(self.X)                                                             # (N, d)
+        rhs = np.broadcast_to((scores - imp.mean).T[None], (m, d, scores.shape[0]))
+        cond_mean = imp.mean[None, None, :] + (imp.cov @ known_solve(imp.cov, known, rhs)).transpose(0, 2, 1)
+        cond_cov = imp.cov[None] - imp.cov @ known_solve(imp.cov, known, np.broadcast_to(imp.cov, (m, d, d)))
+        unknown = ~known
+        cond_cov = cond_cov * (unknown[:, :, None] & unknown[:, None, :])
+        lam, vec = np.linalg.eigh(0.5 * (cond_cov + cond_cov.transpose(0, 2, 1)))
+        root = (vec * np.sqrt(np.clip(lam, 0.0, None))[:, None, :]) @ vec.transpose(0, 2, 1)
+        return cond_mean, imp.z[None] @ root.transpose(0, 2, 1)
+
+    def _pair_rows(self, known: np.ndarray, c: np.ndarray, i: np.ndarray, cond: Any) -> np.ndarray:
+        """Model rows ``(P, R, d)`` of the (coalition ``c``, row ``i``) pairs: ``x_i`` on the known features, the
+        imputed values elsewhere."""
+        x = self.X[i][:, None, :]
+        keep = known[c][:, None, :]
+        if cond is None:
+            return np.where(keep, x, self.background[None, :, :])
+        cond_mean, noise = cond
+        draws = cond_mean[c, i][:, None, :] + noise[c]
+        constant = self.imputer.fitted_cov.constant
+        if constant.any():
+            draws[..., constant] = self.imputer.mean[constant]
+        return np.where(keep, x, self.imputer._values(draws))
+
+    def losses(self, known: np.ndarray) -> np.ndarray:
+        """The loss ``(m, N)`` of every row when the model knows the features of each coalition of ``known``."""
+        m, N = known.shape[0], self.X.shape[0]
+        R = self.rows_per_pair
+        cond = self._conditional(known) if self.imputer is not None else None
+        out = np.empty(m * N)
+        step = max(1, self.row_batch // R)
+        for start in range(0, m * N, step):
+            p = np.arange(start, min(start + step, m * N))
+            c, i = p // N, p % N
+            rows = self._pair_rows(known, c, i, cond)
+            pred = self._predict(rows.reshape(-1, rows.shape[-1])).reshape(p.size, R, -1).mean(axis=1)
+            out[p] = row_losses(self.loss, pred, self.y[i])
+        return out.reshape(m, N)
+
+    def empty_losses(self) -> np.ndarray:
+        """Every row's loss under the mean prediction (the model knowing no feature): one pair's model rows, the
+        same for every row."""
+        if self._empty_loss is None:
+            none = np.zeros((1, self.n_players), dtype=bool)
+            cond = self._conditional(none) if self.imputer is not None else None
+            rows = self._pair_rows(none, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), cond)
+            pred = self._predict(rows[0]).mean(axis=0, keepdims=True)
+            N = self.X.shape[0]
+            self._empty_loss = row_losses(self.loss, np.repeat(pred, N, axis=0), self.y)
+        return self._empty_loss
+
+    def _evaluate(self, coalitions: np.ndarray) -> np.ndarray:
+        fall = self.empty_losses()[None, :] - self.losses(coalitions)                          # (m, N)
+        total = fall.mean(axis=1)
+        if self.folds is None:
+            return total
+        return np.column_stack([total, fall @ self._fold_weights])

@@ -1,0 +1,196 @@
+"""fs.global_importance (SAGE): closed forms on linear models, brute force of the game, seeds and budgets, the
+classification losses, and bad inputs refused before any model call."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+import fairshare as fs
+
+
+class Counting:
+    """A linear model that counts the rows it is asked about."""
+
+    def __init__(self, beta):
+        self.beta, self.rows, self.calls = np.asarray(beta, dtype=float), 0, 0
+
+    def predict(self, R):
+        self.calls += 1
+        self.rows += len(R)
+        return np.asarray(R) @ self.beta
+
+
+def _shapley(values: dict, d: int) -> np.ndarray:
+    """Shapley values of a game given as {frozenset: value}, by the formula."""
+    phi = np.zeros(d)
+    for j in range(d):
+        others = [k for k in range(d) if k != j]
+        for size in range(d):
+            w = math.factorial(size) * math.factorial(d - size - 1) / math.factorial(d)
+            for S in itertools.combinations(others, size):
+                phi[j] += w * (values[frozenset(S) | {j}] - values[frozenset(S)])
+    return phi
+
+
+def _brute(f, X, y, bg, imputation="marginal"):
+    """v(S) for every S from the model's imputed predictions at each row (ModelGame, row by row): mse."""
+    d = X.shape[1]
+    masks = np.array(list(itertools.product([False, True], repeat=d)))
+    preds = np.array([fs.games.ModelGame(f, x, bg, imputation=imputation)(masks) for x in X])    # (N, 2^d)
+    loss = ((preds - y[:, None]) ** 2).mean(axis=0)
+    empty = loss[0]
+    return {frozenset(np.flatnonzero(m)): empty - loss[k] for k, m in enumerate(masks)}
+
+
+def _white(rows: np.ndarray) -> np.ndarray:
+    """Rows with mean exactly 0 and covariance (ddof 0) exactly the identity."""
+    rows = rows - rows.mean(axis=0)
+    return rows @ np.linalg.inv(np.linalg.cholesky(rows.T @ rows / len(rows)).T)
+
+
+def test_linear_model_mse_marginal_matches_the_closed_form():
+    rng = np.random.default_rng(0)
+    N, beta, scale = 2000, np.array([3.0, -2.0, 1.0, 0.0]), np.array([1.0, 0.5, 2.0, 1.0])
+    X = rng.normal(size=(N, 4)) * scale
+    noise = 0.3 * rng.normal(size=N)
+    y = X @ beta + noise
+    bg = X[:200]
+    model = Counting(beta)
+    e = fs.global_importance(model, X, y, background=bg, budget=16, seed=0)
+    assert e.method == "exact" and np.all(e.stderr == 0)
+    # the finite game's closed form: phi_j = beta_j sum_k beta_k M_jk + 2 beta_j mean(eps c_j), c = X - mean(bg)
+    C = X - bg.mean(axis=0)
+    M = C.T @ C / N
+    finite = beta * (M @ beta) + 2 * beta * (C * noise[:, None]).mean(axis=0)
+    np.testing.assert_allclose(e.values, finite, rtol=1e-9, atol=1e-9)
+    assert model.rows == 64 + 200 + 16 * N * 200            # probe, v(empty)'s mean prediction, 16 coalitions
+    assert e.info["model_rows"] == 200 + 16 * N * 200
+    # independent features (sample covariance diagonal, background mean the rows' mean), noise orthogonal to
+    # them: SAGE value_j = beta_j^2 Var(x_j) exactly
+    Xw, bw = _white(rng.normal(size=(N, 4))) * scale, _white(rng.normal(size=(200, 4))) * scale
+    eps = rng.normal(size=N)
+    eps -= Xw @ np.linalg.lstsq(Xw, eps, rcond=None)[0]
+    w = fs.global_importance(Counting(beta), Xw, Xw @ beta + eps, background=bw, budget=16, seed=0)
+    np.testing.assert_allclose(w.values, beta ** 2 * scale ** 2, rtol=1e-9, atol=1e-9)
+    assert w.info["loss_of_model"] == pytest.approx(np.mean(eps ** 2), rel=1e-9)
+
+
+def _banzhaf(values: dict, d: int) -> np.ndarray:
+    return np.array([np.mean([values[S | {j}] - values[S] for S in values if j not in S]) for j in range(d)])
+
+
+@pytest.mark.parametrize("imputation", ["marginal", "conditional", "copula"])
+def test_exact_enumeration_equals_brute_force_and_adds_up(imputation):
+    rng = np.random.default_rng(1)
+    X = rng.multivariate_normal([0, 0, 1], [[1, 0.6, 0], [0.6, 1, 0.3], [0, 0.3, 1]], size=40)
+    y = X[:, 0] * X[:, 1] + np.sin(X[:, 2]) + 0.1 * rng.normal(size=40)
+
+    def f(R):
+        return R[:, 0] * R[:, 1] + np.sin(R[:, 2])
+
+    bg = X[:25]
+    brute = _brute(f, X, y, bg, "gaussian" if imputation == "conditional" else imputation)
+    e = fs.global_importance(f, X, y, background=bg, imputation=imputation, budget=8, seed=0)
+    np.testing.assert_allclose(e.values, _shapley(brute, 3), rtol=1e-9, atol=1e-12)
+    full = brute[frozenset(range(3))]
+    assert e.grand_value == pytest.approx(full, rel=1e-10) and e.empty_value == 0.0
+    assert e.values.sum() == pytest.approx(full, rel=1e-9)
+    if imputation == "marginal":                       # v(all) = loss of the mean prediction - the model's loss
+        mean_pred = f(bg).mean()
+        assert full == pytest.approx(np.mean((mean_pred - y) ** 2) - np.mean((f(X) - y) ** 2), rel=1e-10)
+    assert e.player_names == ["x0", "x1", "x2"] and e.info["rows"] == 40
+    b = fs.global_importance(f, X, y, background=bg, imputation=imputation, index="banzhaf", budget=8, seed=0)
+    np.testing.assert_allclose(b.values, _banzhaf(brute, 3), rtol=1e-9, atol=1e-12)
+
+
+def test_same_seed_same_bits_and_the_budget_counts_coalitions():
+    rng = np.random.default_rng(2)
+    beta = np.linspace(1, 2, 8)
+    X = rng.normal(size=(50, 8))
+    y = X @ beta + np.sin(X[:, 0])
+    runs = []
+    for _ in range(2):
+        model = Counting(beta)
+        runs.append((fs.global_importance(model, X, y, budget=60, seed=7), model))
+    (a, ma), (b, _) = runs
+    assert a.method != "exact" and a.n_evaluations <= 60
+    assert np.array_equal(a.values, b.values) and np.array_equal(a.stderr, b.stderr)
+    assert np.array_equal(a.info["data_stderr"], b.info["data_stderr"])
+    assert ma.rows == 50 + 50 + a.n_evaluations * 50 * 50          # probe, empty's mean prediction, coalitions
+    c = fs.global_importance(Counting(beta), X, y, budget=60, seed=8)
+    assert not np.array_equal(a.values, c.values)
+    # the standard errors are honest: the exact values lie within a few of them
+    exact = fs.global_importance(Counting(beta), X, y, budget=256, seed=7)
+    assert np.all(np.abs(a.values - exact.values) <= 4 * a.stderr + 1e-9)
+    assert np.all(a.info["total_stderr"] >= a.stderr) and "data_stderr" in a.info["stderr_covers"]
+
+
+def test_classification_losses_and_a_callable_loss():
+    from sklearn.linear_model import LinearRegression, LogisticRegression
+    from sklearn.metrics import log_loss
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(120, 3))
+    labels = np.array(["a", "b", "c"])[np.argmax(X @ rng.normal(size=(3, 3)) + rng.normal(size=(120, 3)), axis=1)]
+    clf = LogisticRegression().fit(X, labels)
+    bg = X[:30]
+    mean_proba = clf.predict_proba(bg).mean(axis=0)
+    e = fs.global_importance(clf, X, labels, loss="log_loss", background=bg, budget=8)
+    want = log_loss(labels, np.tile(mean_proba, (120, 1)), labels=clf.classes_) - log_loss(labels, clf.predict_proba(X))
+    assert e.grand_value == pytest.approx(want, rel=1e-9) and e.values.sum() == pytest.approx(want, rel=1e-9)
+    z = fs.global_importance(clf, X, labels, loss="zero_one", background=bg, budget=8)
+    err_mean = np.mean(clf.classes_[np.argmax(mean_proba)] != labels)
+    assert z.grand_value == pytest.approx(err_mean - np.mean(clf.predict(X) != labels), abs=1e-12)
+    y = X @ np.array([1.0, 2.0, 0.0]) + 0.5 * rng.normal(size=120)
+    reg = LinearRegression().fit(X, y)
+
+    def mae(pred, target):
+        return np.abs(pred - target)
+
+    m = fs.global_importance(reg, X, y, loss=mae, background=bg, budget=8)
+    want = np.mean(np.abs(reg.predict(bg).mean() - y)) - np.mean(np.abs(reg.predict(X) - y))
+    assert m.grand_value == pytest.approx(want, rel=1e-9) and m.info["loss"] == "mae"
+    same = fs.global_importance(reg, X, y, loss=lambda p, t: (p - t) ** 2, background=bg, budget=8)
+    np.testing.assert_allclose(same.values, fs.global_importance(reg, X, y, background=bg, budget=8).values,
+                               rtol=1e-12)
+    import matplotlib
+    matplotlib.use("Agg")
+    assert m.plot("bar") is not None
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    (dict(y=np.zeros(9)), "y"),
+    (dict(loss="hinge"), "loss"),
+    (dict(imputation="magic"), "imputation"),
+    (dict(X=np.where(np.eye(10, 3) == 1, np.nan, 0.0)), "X"),
+    (dict(background=np.full((4, 3), np.inf)), "background"),
+    (dict(folds=1), "folds"),
+    (dict(budget=0), "budget"),
+])
+def test_bad_inputs_are_refused_naming_the_argument_before_any_model_call(kwargs, name):
+    model = Counting([1.0, 2.0, 3.0])
+    args = dict(X=np.ones((10, 3)), y=np.zeros(10)) | kwargs
+    with pytest.raises((ValueError, TypeError), match=name):
+        fs.global_importance(model, **{k: v for k, v in args.items() if k not in ("X", "y")}, X=args["X"],
+                             y=args["y"])
+    assert model.calls == 0
+
+
+def test_a_classification_loss_on_a_regressor_is_refused():
+    from sklearn.linear_model import LinearRegression
+
+    rng = np.random.default_rng(4)
+    X, y = rng.normal(size=(30, 2)), rng.integers(0, 2, size=30)
+    reg = LinearRegression().fit(X, y)
+    calls = []
+    reg_predict = reg.predict
+    reg.predict = lambda R: calls.append(1) or reg_predict(R)
+    with pytest.raises(ValueError, match="loss='log_loss'.*regressor"):
+        fs.global_importance(reg, X, y, loss="log_loss", budget=4)
+    assert not calls                                           # an sklearn regressor: known without a call
+    with pytest.raises(ValueError, match="loss='log_loss' reads probabilities"):
+        fs.global_importance(lambda R: 5 * R[:, 0], X, y, loss="log_loss", budget=4)   # a function: one probe
