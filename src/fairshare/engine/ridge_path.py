@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["RidgePath", "PathPoint", "one_thread"]
+__all__ = ["RidgePath", "PathPoint", "one_thread", "thin_svd"]
 
 _RANK_TOL = 1e-10
 
@@ -90,8 +90,15 @@ def one_thread() -> Iterator[None]:
                 _HELD["limiter"] = None
 
 
-def _svd(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Thin SVD ``A = U diag(s) V^T`` with the numerically zero directions dropped."""
+def thin_svd(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Thin SVD ``A = U diag(s) V^T`` with the numerically zero directions dropped: ``(U, s, V)``.
+
+    Examples
+    --------
+    >>> U, s, V = thin_svd(np.array([[1.0, 1.0], [1.0, 1.0], [0.0, 0.0]]))
+    >>> U.shape, np.round(s, 6).tolist(), V.shape
+    ((3, 1), [2.0], (2, 1))
+    """
     if A.shape[1] == 0:
         return np.zeros((A.shape[0], 0)), np.zeros(0), np.zeros((0, 0))
     U, s, Vt = np.linalg.svd(A, full_matrices=False)
@@ -116,7 +123,8 @@ def _gram_svd(F: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 class RidgePath:
-    """The penalized problem of the module docstring, decomposed once.
+    """The penalized problem of the module docstring, decomposed once (``base``: ``A``'s thin SVD from
+    :func:`thin_svd`, when several feature blocks share one ``A``).
 
     Examples
     --------
@@ -131,9 +139,10 @@ class RidgePath:
     True
     """
 
-    def __init__(self, A: np.ndarray, F: np.ndarray, Y: np.ndarray) -> None:
+    def __init__(self, A: np.ndarray, F: np.ndarray, Y: np.ndarray,
+                 base: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> None:
         self.A, self.F, self.Y = A, F, Y
-        self.Ua, self.sa, self.Va = _svd(A)
+        self.Ua, self.sa, self.Va = base if base is not None else thin_svd(A)
         self.h_plain = np.einsum("ij,ij->i", self.Ua, self.Ua)
         self.Yh = Y - self.Ua @ (self.Ua.T @ Y)
         Fh = F - self.Ua @ (self.Ua.T @ F) if F.shape[1] else F

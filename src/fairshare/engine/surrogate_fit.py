@@ -42,35 +42,43 @@ import numpy as np
 from .._core import arrays
 from ..indices.semivalues import Semivalue
 from .formulations import ShapleyKernel
-from .ridge_path import RidgePath, one_thread
+from .ridge_path import RidgePath, one_thread, thin_svd
 from .samplers.sample import CoalitionSample
 from .solve import replicate_stderr, unit_groups
 from .walsh import semivalue_of_walsh, top_subsets, walsh_products
 
-__all__ = ["SurrogateFit", "fit_surrogate", "surrogate_stderr", "feature_cap", "PENALTIES", "MAX_PLAYERS"]
+__all__ = ["SurrogateFit", "fit_surrogate", "surrogate_stderr", "feature_cap", "significant", "PENALTIES", "MAX_PLAYERS"]
 
 #: penalties tried, relative to the largest eigenvalue of the features' Gram matrix
 PENALTIES = (1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 #: the surrogate is fitted for games of at most this many players (the plain regression beyond)
 MAX_PLAYERS = 256
-#: most multiply-adds of the features' Gram matrix (rows x features^2): keeps the fit in tens of milliseconds
-_WORK = 4e8
-_MAX_FEATURES = 800
-_MIN_FEATURES = 60
+#: most multiply-adds of all candidates' decompositions together: ~15 ms on one core (14 GFlop/s measured)
+_WORK = 2e8
+_MAX_FEATURES = 400
+_MIN_FEATURES = 40
+#: one-sided level at which a surrogate's leave-one-out gain must be significant (:func:`significant`)
+_LEVEL = 0.05
 #: the scale of the products of five players against those of three
 _FIVE_SCALE = 0.3
 _MAX_GROUPS = 32
 
 
-def feature_cap(rows: int) -> int:
-    """How many Walsh products a fit on ``rows`` rows may use: ``sqrt(4e8 / rows)``, within [60, 800].
+def feature_cap(rows: int, n_candidates: int = 1) -> int:
+    """How many Walsh products each of ``n_candidates`` fits on ``rows`` rows may use: the products' Gram matrix and
+    projected features (``2 rows q^2`` multiply-adds) and the Gram matrix's eigendecomposition (``~20 q^3``, measured)
+    within ``_WORK`` for all candidates together; ``q`` in [40, 400] and at most the rows.
 
     Examples
     --------
-    >>> feature_cap(150), feature_cap(1500)
-    (800, 516)
+    >>> feature_cap(150), feature_cap(1000), feature_cap(1000, 3), feature_cap(2500, 3)
+    (150, 186, 122, 97)
     """
-    return int(min(_MAX_FEATURES, max(_MIN_FEATURES, math.sqrt(_WORK / max(rows, 1)))))
+    per = _WORK / max(n_candidates, 1)
+    q = _MAX_FEATURES
+    while q > _MIN_FEATURES and 2.0 * rows * q * q + 20.0 * q ** 3 > per:
+        q -= 1
+    return int(min(rows, q))
 
 
 @dataclass(frozen=True)
@@ -93,12 +101,12 @@ def candidates(paired: bool, order: int) -> list[Candidate]:
     Examples
     --------
     >>> [c.label for c in candidates(True, 5)]
-    ['walsh-3', 'walsh-3-weighted1', 'walsh-3-weighted4', 'walsh-3+5-weighted2']
+    ['walsh-3', 'walsh-3-weighted1', 'walsh-3+5-weighted2']
     >>> [c.label for c in candidates(False, 3)]
     ['walsh-2', 'walsh-2-weighted2', 'walsh-2+3-weighted2']
     """
     if paired:
-        out = [Candidate((3,), 0.0), Candidate((3,), 1.0), Candidate((3,), 4.0)]
+        out = [Candidate((3,), 0.0), Candidate((3,), 1.0)]
         return out + ([Candidate((3, 5), 2.0)] if order >= 5 else [])
     out = [Candidate((2,), 0.0), Candidate((2,), 2.0)]
     return out + ([Candidate((2, 3), 2.0)] if order >= 3 else [])
@@ -241,25 +249,28 @@ def _fit(problem: _Problem, sv: Semivalue, order: int) -> SurrogateFit | None:
     m, p = problem.A.shape
     if m <= p + 2 or problem.n > MAX_PLAYERS:
         return None
-    plain_path = RidgePath(problem.A, np.zeros((m, 0)), problem.Y)
+    base = thin_svd(problem.A)                                  # one decomposition of the design for every candidate
+    plain_path = RidgePath(problem.A, np.zeros((m, 0)), problem.Y, base=base)
     plain = plain_path.fit(np.inf)
     best_error, best = plain.loo_error, None
     if not np.isfinite(best_error):
         return None
     score = _relevance(problem.values(plain.x) - problem.values(np.zeros_like(plain.x)))
-    cap = feature_cap(m)
-    for cand in candidates(problem.paired, order):
+    cands = candidates(problem.paired, order)
+    cap = feature_cap(m, len(cands))
+    for cand in cands:
         F, value_map = _design(problem, sv, cand, score, cap)
         if F.shape[1] == 0:
             continue
-        path = RidgePath(problem.A, F, problem.Y)
+        path = RidgePath(problem.A, F, problem.Y, base=base)
         for lam in PENALTIES:
             point = path.fit(lam)
             if point.loo_error < best_error:
                 best_error, best = point.loo_error, (cand, lam, path, value_map, point)
     # the least of many candidates' leave-one-out errors is optimistic: a surrogate must beat the plain fit by more
-    # than the noise of that comparison (2 / sqrt(rows): 29% at 49 pairs, 5% at 1500)
-    if best is None or best_error > plain.loo_error * (1.0 - 2.0 / math.sqrt(m)):
+    # than the noise of that comparison, relative (2 / sqrt(rows): 29% at 49 pairs, 5% at 1500) and in standard errors
+    if best is None or best_error > plain.loo_error * (1.0 - 2.0 / math.sqrt(m)) or \
+            not significant(plain.loo, best[4].loo, len(cands) * len(PENALTIES)):
         return None
     cand, lam, path, value_map, point = best
     X, C = path.maps(lam)
@@ -269,6 +280,31 @@ def _fit(problem: _Problem, sv: Semivalue, order: int) -> SurrogateFit | None:
     return SurrogateFit(values, L, point.loo, cand.label, lam, int(C.shape[0]), gain,
                         problem.x_map(plain_path.maps(np.inf)[0]), plain.loo)
 
+
+def significant(plain_loo: np.ndarray, loo: np.ndarray, tries: int = 1, level: float = _LEVEL) -> bool:
+    """Whether the best of ``tries`` surrogates' leave-one-out error is lower than the plain fit's beyond chance: a
+    one-sided ``t`` test of the log of their ratio (its standard error by the delta method over the rows, which are
+    the sampling units and so nearly independent) at ``level / tries`` (Bonferroni: the least of many errors is
+    optimistic). On the log scale a few rows with large residuals weigh what they weigh in the ratio, not more.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> plain = rng.normal(size=(400, 1))
+    >>> significant(plain, 0.5 * plain, 18), significant(plain, plain + 0.05 * rng.normal(size=(400, 1)), 18)
+    (True, False)
+    """
+    from scipy.stats import t
+
+    a, b = np.sum(loo ** 2, axis=1), np.sum(plain_loo ** 2, axis=1)
+    m = a.size
+    if m < 3 or not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))) or b.sum() <= 0:
+        return False
+    if a.sum() <= 0:
+        return True
+    u = a / a.mean() - b / b.mean()                        # the log ratio's gradient, row by row
+    spread = float(np.std(u, ddof=1)) / math.sqrt(m)
+    return bool(math.log(a.sum() / b.sum()) < -float(t.ppf(1.0 - level / max(tries, 1), m - 1)) * spread)
 
 
 def surrogate_stderr(problem: _Problem, L: np.ndarray, loo: np.ndarray, group: np.ndarray | None) -> np.ndarray:
