@@ -55,7 +55,7 @@ PENALTIES = (1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 MAX_PLAYERS = 256
 #: most multiply-adds of all candidates' decompositions together: ~15 ms on one core (14 GFlop/s measured)
 _WORK = 2e8
-_MAX_FEATURES = 400
+_MAX_FEATURES = 800
 _MIN_FEATURES = 40
 #: one-sided level at which a surrogate's leave-one-out gain must be significant (:func:`significant`)
 _LEVEL = 0.05
@@ -65,20 +65,20 @@ _MAX_GROUPS = 32
 
 
 def feature_cap(rows: int, n_candidates: int = 1) -> int:
-    """How many Walsh products each of ``n_candidates`` fits on ``rows`` rows may use: the products' Gram matrix and
-    projected features (``2 rows q^2`` multiply-adds) and the Gram matrix's eigendecomposition (``~20 q^3``, measured)
-    within ``_WORK`` for all candidates together; ``q`` in [40, 400] and at most the rows.
+    """How many Walsh products each of ``n_candidates`` fits on ``rows`` rows may use: with ``r = min(rows, q)``,
+    the smaller Gram matrix and the projected features (``2 rows q r`` multiply-adds) and its eigendecomposition
+    (``~22 r^3``, measured) within ``_WORK`` for all candidates together; ``q`` in [40, 800].
 
     Examples
     --------
-    >>> feature_cap(150), feature_cap(1000), feature_cap(1000, 3), feature_cap(2500, 3)
-    (150, 186, 122, 97)
+    >>> feature_cap(30), feature_cap(150), feature_cap(1000), feature_cap(1000, 3), feature_cap(2500, 3)
+    (800, 800, 182, 119, 96)
     """
     per = _WORK / max(n_candidates, 1)
     q = _MAX_FEATURES
-    while q > _MIN_FEATURES and 2.0 * rows * q * q + 20.0 * q ** 3 > per:
+    while q > _MIN_FEATURES and 2.0 * rows * q * min(rows, q) + 22.0 * min(rows, q) ** 3 > per:
         q -= 1
-    return int(min(rows, q))
+    return q
 
 
 @dataclass(frozen=True)
