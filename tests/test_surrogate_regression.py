@@ -220,3 +220,19 @@ def test_one_thread_holds_one_limit_while_fits_overlap_in_threads(monkeypatch):
     for t in threads:
         t.join(timeout=10)
     assert inside == [1] and blas.threads == 2
+
+
+def test_a_leave_one_out_gain_within_its_noise_keeps_the_plain_fit():
+    """The choice rule: 43% less leave-one-out error passes the relative bar (2 / sqrt(100) = 20%) but, when it comes
+    from two rows of a hundred, is within the noise of the comparison; the same gain spread over every row is not."""
+    from fairshare.engine.surrogate_fit import significant
+
+    rng = np.random.default_rng(0)
+    plain = rng.normal(size=(100, 1))
+    plain[:2] = 6.0                                               # two rows hold 44% of the squared residuals
+    spiky = plain.copy()
+    spiky[:2] = 0.5                                               # a surrogate that fits those two rows alone
+    gain = 1 - np.sum(spiky ** 2) / np.sum(plain ** 2)
+    assert 0.42 < gain < 0.44 and not significant(plain, spiky, tries=18)
+    assert significant(plain, np.sqrt(1 - gain) * plain, tries=18)
+    assert not significant(plain, plain, tries=1) and not significant(plain[:2], 0.1 * plain[:2])

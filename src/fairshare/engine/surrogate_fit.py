@@ -213,29 +213,57 @@ def _relevance(plain: np.ndarray) -> np.ndarray:
     return np.maximum(rel, 1e-3)
 
 
-def _design(problem: _Problem, sv: Semivalue, cand: Candidate, score: np.ndarray,
-            cap: int) -> tuple[np.ndarray, np.ndarray]:
-    """The features ``F`` (m, q) and their value map ``(d, q)`` of one candidate."""
-    columns, maps = [], []
-    if problem.linear:                  # the additive games the size-dependent rows cannot fit: every z_i, penalized
-        single, ones = np.arange(problem.n)[:, None], np.ones(problem.n)
-        columns.append(problem.features(single, ones))
-        maps.append(problem.value_map(sv, single, ones))
-    for k in cand.degrees:
-        subsets = top_subsets(score, k, cap if k == cand.degrees[0] else cap // 2)
-        if subsets.shape[0] == 0:
-            continue
-        weights = np.ones(subsets.shape[0])
-        if cand.relevance:
-            weights = np.prod(score[subsets], axis=1) ** (cand.relevance / k)
-            weights = weights / np.sqrt(np.mean(weights ** 2))
-        if k > cand.degrees[0]:
-            weights = weights * _FIVE_SCALE
-        columns.append(problem.features(subsets, weights))
-        maps.append(problem.value_map(sv, subsets, weights))
-    if not columns:
-        return np.zeros((problem.A.shape[0], 0)), np.zeros((problem.n, 0))
-    return np.hstack(columns), np.hstack(maps)
+class _Blocks:
+    """The candidates' feature blocks, built once per sample: the unweighted whitened features of every product set,
+    projected off the design (``Ua``), their value maps and Gram matrices; a candidate's weights scale them (every
+    step from products to projected rows is linear in a column's weight), so the candidates that share products
+    share this work and differ only in their eigendecompositions."""
+
+    def __init__(self, problem: _Problem, sv: Semivalue, score: np.ndarray, Ua: np.ndarray) -> None:
+        self.problem, self.sv, self.score, self.Ua = problem, sv, score, Ua
+        self.blocks: dict = {}
+        self.grams: dict = {}
+
+    def block(self, k: int, cap: int) -> tuple:
+        """``(subsets, F, projected F, value map)`` of the products of ``k`` players (``k = 1``: every player)."""
+        key = (k, cap)
+        if key not in self.blocks:
+            p = self.problem
+            subsets = np.arange(p.n)[:, None] if k == 1 else top_subsets(self.score, k, cap)
+            ones = np.ones(subsets.shape[0])
+            F = p.features(subsets, ones)
+            self.blocks[key] = (subsets, F, F - self.Ua @ (self.Ua.T @ F), p.value_map(self.sv, subsets, ones))
+        return self.blocks[key]
+
+    def gram(self, a: tuple, b: tuple) -> np.ndarray:
+        if (a, b) not in self.grams:
+            self.grams[(a, b)] = self.block(*a)[2].T @ self.block(*b)[2]
+        return self.grams[(a, b)]
+
+    def design(self, cand: Candidate, cap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+        """``(F, projected F, value map, Gram of the projected F or None)`` of one candidate (the Gram where the
+        features are no more than the rows)."""
+        parts = [((1, 0), np.ones(self.problem.n))] if self.problem.linear else []
+        for k in cand.degrees:
+            key = (k, cap if k == cand.degrees[0] else cap // 2)
+            subsets = self.block(*key)[0]
+            if subsets.shape[0] == 0:
+                continue
+            weights = np.ones(subsets.shape[0])
+            if cand.relevance:
+                weights = np.prod(self.score[subsets], axis=1) ** (cand.relevance / k)
+                weights = weights / np.sqrt(np.mean(weights ** 2))
+            if k > cand.degrees[0]:
+                weights = weights * _FIVE_SCALE
+            parts.append((key, weights))
+        m, d = self.problem.A.shape[0], self.problem.n
+        if not parts:
+            return np.zeros((m, 0)), np.zeros((m, 0)), np.zeros((d, 0)), None
+        F, Fh, vmap = (np.hstack([self.block(*key)[i] * w for key, w in parts]) for i in (1, 2, 3))
+        gram = None
+        if F.shape[1] <= m:
+            gram = np.block([[wa[:, None] * self.gram(a, b) * wb[None, :] for b, wb in parts] for a, wa in parts])
+        return F, Fh, vmap, gram
 
 
 def fit_surrogate(problem: _Problem, sv: Semivalue, order: int) -> SurrogateFit | None:
@@ -258,21 +286,24 @@ def _fit(problem: _Problem, sv: Semivalue, order: int) -> SurrogateFit | None:
     score = _relevance(problem.values(plain.x) - problem.values(np.zeros_like(plain.x)))
     cands = candidates(problem.paired, order)
     cap = feature_cap(m, len(cands))
+    blocks = _Blocks(problem, sv, score, base[0])
     for cand in cands:
-        F, value_map = _design(problem, sv, cand, score, cap)
+        F, Fh, value_map, gram = blocks.design(cand, cap)
         if F.shape[1] == 0:
             continue
-        path = RidgePath(problem.A, F, problem.Y, base=base)
+        path = RidgePath(problem.A, F, problem.Y, base=base, projected=(Fh, gram))
         for lam in PENALTIES:
-            point = path.fit(lam)
-            if point.loo_error < best_error:
-                best_error, best = point.loo_error, (cand, lam, path, value_map, point)
+            error = path.loo_error(lam)
+            if error < best_error:
+                best_error, best = error, (cand, lam, path, value_map)
     # the least of many candidates' leave-one-out errors is optimistic: a surrogate must beat the plain fit by more
     # than the noise of that comparison, relative (2 / sqrt(rows): 29% at 49 pairs, 5% at 1500) and in standard errors
-    if best is None or best_error > plain.loo_error * (1.0 - 2.0 / math.sqrt(m)) or \
-            not significant(plain.loo, best[4].loo, len(cands) * len(PENALTIES)):
+    if best is None or best_error > plain.loo_error * (1.0 - 2.0 / math.sqrt(m)):
         return None
-    cand, lam, path, value_map, point = best
+    cand, lam, path, value_map = best
+    point = path.fit(lam)
+    if not significant(plain.loo, point.loo, len(cands) * len(PENALTIES)):
+        return None
     X, C = path.maps(lam)
     L = problem.x_map(X) + value_map @ C
     values = problem.values(point.x) + value_map @ point.c
