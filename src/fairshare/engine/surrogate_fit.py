@@ -14,10 +14,15 @@ stay unpenalized, the fit's residual is orthogonal to them and has zero value fo
 game orthogonal to the additive games in the regression's weights is zero, Lemma 3.4 / Theorem 2.1): the surrogate
 moves no value at the population level, it only takes noise out of the sampled fit. Its products are those of three
 players (and of five, scaled, with players weighted by their plain values) among the players that matter most
-(every product of three players where they fit, ``n <= 16`` or so), as many as keep the work of the fit in bounds.
+as many as keep the work of every candidate's fit within ``_WORK`` multiply-adds (:func:`feature_cap`: every product
+of three players at small budgets, where the kernel form is cheap; ~100-200 at 100n): tens of milliseconds per row.
+The candidates share one SVD of the design and their feature blocks (:class:`_Blocks`); each costs one
+eigendecomposition.
 
 Which surrogate and penalty: the one with the least *leave-one-out* error of the fit (exact, from the leverages),
-the plain regression (no surrogate) among the candidates, so a useless surrogate costs nothing: then the plain
+the plain regression (no surrogate) among the candidates; it is taken only when it beats the plain fit by more than
+``2 / sqrt(rows)`` and significantly (:func:`significant`: a ``t`` test of the log error ratio, Bonferroni over the
+candidates and penalties), so a useless surrogate costs nothing: then the plain
 regression's own values and error bars are returned bit for bit. No evaluation is spent on the choice.
 Measured on tuning games (sklearn's wine SVM, diabetes MLP, breast-cancer MLP and xgboost; n = 10-30): 2-5x lower
 error than paired regression at 10n-30n evaluations and 3-1000x at 100n; fitting the surrogate on other folds
@@ -267,8 +272,8 @@ class _Blocks:
 
 
 def fit_surrogate(problem: _Problem, sv: Semivalue, order: int) -> SurrogateFit | None:
-    """The candidate surrogate and penalty with the least leave-one-out error, or None when the plain regression's
-    is no larger (or the sample is too small for any surrogate); on one BLAS thread."""
+    """The candidate surrogate and penalty with the least leave-one-out error, or None when it does not beat the plain
+    regression's beyond noise (or the sample is too small for any surrogate); on one BLAS thread."""
     with one_thread():
         return _fit(problem, sv, order)
 
