@@ -27,8 +27,11 @@ regression's own values and error bars are returned bit for bit. No evaluation i
 Measured on tuning games (sklearn's wine SVM, diabetes MLP, breast-cancer MLP and xgboost; n = 10-30): 2-5x lower
 error than paired regression at 10n-30n evaluations and 3-1000x at 100n; fitting the surrogate on other folds
 (cross-fitting) lost 1.5-10x of that gain, so every row enters the fit and the choice is cross-validated instead.
-On the pairs not tuned on (``benchmarks/results/default``): median 2.5-3.1x lower error than paired regression,
-0.81x at worst (german credit MLP, 30n).
+On the pairs not tuned on (``benchmarks/results/default``): with up to 800 products and four candidates, median
+2.5-3.1x lower error than paired regression at 15-1400 ms per row; with the features capped by the cost of the fit
+(three candidates, ~100-200 products at 100n), median 1.55-1.7x at 20-160 ms on a busy machine (plain regression:
+15-93 ms there). The cells below 1x (german credit MLP: 0.97x at 30n, 0.81x at 100n; 3 seeds x 3 rows) are the
+noise of nine runs: over 8 seeds x 3 rows the surrogate is 1.22x and 1.34x more accurate there.
 
 Designs: paired for symmetric semivalues (odd products); unpaired (an asymmetric semivalue, or ``paired=False``:
 kADDSHAP's design) fits the even products of two players too, from ``2 + n + C(n, 2)`` evaluations on.
