@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["RidgePath", "PathPoint", "one_thread"]
+__all__ = ["RidgePath", "PathPoint", "one_thread", "thin_svd"]
 
 _RANK_TOL = 1e-10
 
@@ -90,8 +90,15 @@ def one_thread() -> Iterator[None]:
                 _HELD["limiter"] = None
 
 
-def _svd(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Thin SVD ``A = U diag(s) V^T`` with the numerically zero directions dropped."""
+def thin_svd(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Thin SVD ``A = U diag(s) V^T`` with the numerically zero directions dropped: ``(U, s, V)``.
+
+    Examples
+    --------
+    >>> U, s, V = thin_svd(np.array([[1.0, 1.0], [1.0, 1.0], [0.0, 0.0]]))
+    >>> U.shape, np.round(s, 6).tolist(), V.shape
+    ((3, 1), [2.0], (2, 1))
+    """
     if A.shape[1] == 0:
         return np.zeros((A.shape[0], 0)), np.zeros(0), np.zeros((0, 0))
     U, s, Vt = np.linalg.svd(A, full_matrices=False)
@@ -99,13 +106,16 @@ def _svd(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return U[:, keep], s[keep], Vt[keep].T
 
 
-def _gram_svd(F: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Thin SVD of ``F`` (m, q) from the eigendecomposition of its smaller Gram matrix: ``(P (m, r), sigma2 (r,),
-    R (q, r))`` with ``F = P diag(sigma) R^T``."""
+def _gram_svd(F: np.ndarray, gram: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Thin SVD of ``F`` (m, q) from the eigendecomposition of its smaller Gram matrix (``gram``: ``F^T F`` when
+    already known): ``(P (m, r), sigma2 (r,), R (q, r))`` with ``F = P diag(sigma) R^T``."""
     m, q = F.shape
     if q == 0 or m == 0:
         return np.zeros((m, 0)), np.zeros(0), np.zeros((q, 0))
-    small = F.T @ F if q <= m else F @ F.T
+    if q <= m:
+        small = gram if gram is not None else F.T @ F
+    else:
+        small = F @ F.T
     evals, evecs = np.linalg.eigh(small)
     keep = evals > _RANK_TOL * max(float(evals[-1]), 1e-300)
     sigma2, vecs = evals[keep], evecs[:, keep]
@@ -116,7 +126,9 @@ def _gram_svd(F: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 class RidgePath:
-    """The penalized problem of the module docstring, decomposed once.
+    """The penalized problem of the module docstring, decomposed once (``base``: ``A``'s thin SVD from
+    :func:`thin_svd`, when several feature blocks share one ``A``; ``projected``: ``F`` projected off ``A``'s
+    columns and its Gram matrix (or None), when already known).
 
     Examples
     --------
@@ -131,14 +143,20 @@ class RidgePath:
     True
     """
 
-    def __init__(self, A: np.ndarray, F: np.ndarray, Y: np.ndarray) -> None:
+    def __init__(self, A: np.ndarray, F: np.ndarray, Y: np.ndarray,
+                 base: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+                 projected: tuple[np.ndarray, np.ndarray | None] | None = None) -> None:
         self.A, self.F, self.Y = A, F, Y
-        self.Ua, self.sa, self.Va = _svd(A)
+        self.Ua, self.sa, self.Va = base if base is not None else thin_svd(A)
         self.h_plain = np.einsum("ij,ij->i", self.Ua, self.Ua)
         self.Yh = Y - self.Ua @ (self.Ua.T @ Y)
-        Fh = F - self.Ua @ (self.Ua.T @ F) if F.shape[1] else F
-        self.P, self.sigma2, self.R = _gram_svd(Fh)
+        if projected is not None:
+            Fh, gram = projected
+        else:
+            Fh, gram = (F - self.Ua @ (self.Ua.T @ F) if F.shape[1] else F), None
+        self.P, self.sigma2, self.R = _gram_svd(Fh, gram)
         self.PtY = self.P.T @ Y
+        self._P2: np.ndarray | None = None
         self.scale = float(self.sigma2.max()) if self.sigma2.size else 1.0
 
     @property
@@ -151,22 +169,33 @@ class RidgePath:
             return np.zeros_like(self.sigma2)
         return self.sigma2 / (self.sigma2 + lam * self.scale)
 
-    def fit(self, lam: float) -> PathPoint:
-        """The fit at penalty ``lam`` (relative; ``inf``: the plain fit)."""
+    def loo_error(self, lam: float) -> float:
+        """The sum of squared leave-one-out residuals at penalty ``lam`` (as ``fit(lam).loo_error``, without the
+        coefficients)."""
+        return PathPoint(float(lam), self.Y[:0], self.Y[:0], *self._loo(lam)).loo_error
+
+    def _loo(self, lam: float) -> tuple[np.ndarray, np.ndarray]:
+        """Leverages and leave-one-out residuals at penalty ``lam``."""
         shrink = self._shrink(lam)
         fitted_f = self.P @ (shrink[:, None] * self.PtY)                   # F c, projected off A
-        with np.errstate(divide="ignore"):
-            c = self.R @ ((np.sqrt(self.sigma2) / (self.sigma2 + lam * self.scale))[:, None] * self.PtY) \
-                if np.isfinite(lam) and self.sigma2.size else np.zeros((self.n_features, self.Y.shape[1]))
-        x = self.Va @ ((self.Ua.T @ (self.Y - self.F @ c)) / self.sa[:, None])
-        leverage = self.h_plain + (self.P ** 2) @ shrink
+        if self._P2 is None:
+            self._P2 = self.P ** 2
+        leverage = self.h_plain + self._P2 @ shrink
         residual = self.Yh - fitted_f
         with np.errstate(divide="ignore", invalid="ignore"):
             loo = residual / (1.0 - leverage)[:, None]
         loo[~np.isfinite(loo)] = np.inf
         exact = leverage > 1.0 - 1e-9
         loo[exact] = np.inf
-        return PathPoint(float(lam), x, c, leverage, loo)
+        return leverage, loo
+
+    def fit(self, lam: float) -> PathPoint:
+        """The fit at penalty ``lam`` (relative; ``inf``: the plain fit)."""
+        with np.errstate(divide="ignore"):
+            c = self.R @ ((np.sqrt(self.sigma2) / (self.sigma2 + lam * self.scale))[:, None] * self.PtY) \
+                if np.isfinite(lam) and self.sigma2.size else np.zeros((self.n_features, self.Y.shape[1]))
+        x = self.Va @ ((self.Ua.T @ (self.Y - self.F @ c)) / self.sa[:, None])
+        return PathPoint(float(lam), x, c, *self._loo(lam))
 
     def maps(self, lam: float) -> tuple[np.ndarray, np.ndarray]:
         """``(X (p, m), C (q, m))`` with ``x = X Y`` and ``c = C Y`` at penalty ``lam``."""

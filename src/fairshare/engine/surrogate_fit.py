@@ -14,16 +14,24 @@ stay unpenalized, the fit's residual is orthogonal to them and has zero value fo
 game orthogonal to the additive games in the regression's weights is zero, Lemma 3.4 / Theorem 2.1): the surrogate
 moves no value at the population level, it only takes noise out of the sampled fit. Its products are those of three
 players (and of five, scaled, with players weighted by their plain values) among the players that matter most
-(every product of three players where they fit, ``n <= 16`` or so), as many as keep the work of the fit in bounds.
+as many as keep the work of every candidate's fit within ``_WORK`` multiply-adds (:func:`feature_cap`: every product
+of three players at small budgets, where the kernel form is cheap; ~100-200 at 100n): tens of milliseconds per row.
+The candidates share one SVD of the design and their feature blocks (:class:`_Blocks`); each costs one
+eigendecomposition.
 
 Which surrogate and penalty: the one with the least *leave-one-out* error of the fit (exact, from the leverages),
-the plain regression (no surrogate) among the candidates, so a useless surrogate costs nothing: then the plain
+the plain regression (no surrogate) among the candidates; it is taken only when it beats the plain fit by more than
+``2 / sqrt(rows)`` and significantly (:func:`significant`: a ``t`` test of the log error ratio, Bonferroni over the
+candidates and penalties), so a useless surrogate costs nothing: then the plain
 regression's own values and error bars are returned bit for bit. No evaluation is spent on the choice.
 Measured on tuning games (sklearn's wine SVM, diabetes MLP, breast-cancer MLP and xgboost; n = 10-30): 2-5x lower
 error than paired regression at 10n-30n evaluations and 3-1000x at 100n; fitting the surrogate on other folds
 (cross-fitting) lost 1.5-10x of that gain, so every row enters the fit and the choice is cross-validated instead.
-On the pairs not tuned on (``benchmarks/results/default``): median 2.5-3.1x lower error than paired regression,
-0.81x at worst (german credit MLP, 30n).
+On the pairs not tuned on (``benchmarks/results/default``): with up to 800 products and four candidates, median
+2.5-3.1x lower error than paired regression at 15-1400 ms per row; with the features capped by the cost of the fit
+(three candidates, ~100-200 products at 100n), median 1.55-1.7x at 20-160 ms on a busy machine (plain regression:
+15-93 ms there). The cells below 1x (german credit MLP: 0.97x at 30n, 0.81x at 100n; 3 seeds x 3 rows) are the
+noise of nine runs: over 8 seeds x 3 rows the surrogate is 1.22x and 1.34x more accurate there.
 
 Designs: paired for symmetric semivalues (odd products); unpaired (an asymmetric semivalue, or ``paired=False``:
 kADDSHAP's design) fits the even products of two players too, from ``2 + n + C(n, 2)`` evaluations on.
@@ -42,35 +50,43 @@ import numpy as np
 from .._core import arrays
 from ..indices.semivalues import Semivalue
 from .formulations import ShapleyKernel
-from .ridge_path import RidgePath, one_thread
+from .ridge_path import RidgePath, one_thread, thin_svd
 from .samplers.sample import CoalitionSample
 from .solve import replicate_stderr, unit_groups
 from .walsh import semivalue_of_walsh, top_subsets, walsh_products
 
-__all__ = ["SurrogateFit", "fit_surrogate", "surrogate_stderr", "feature_cap", "PENALTIES", "MAX_PLAYERS"]
+__all__ = ["SurrogateFit", "fit_surrogate", "surrogate_stderr", "feature_cap", "significant", "PENALTIES", "MAX_PLAYERS"]
 
 #: penalties tried, relative to the largest eigenvalue of the features' Gram matrix
 PENALTIES = (1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 #: the surrogate is fitted for games of at most this many players (the plain regression beyond)
 MAX_PLAYERS = 256
-#: most multiply-adds of the features' Gram matrix (rows x features^2): keeps the fit in tens of milliseconds
-_WORK = 4e8
+#: most multiply-adds of all candidates' decompositions together: ~15 ms on one core (14 GFlop/s measured)
+_WORK = 2e8
 _MAX_FEATURES = 800
-_MIN_FEATURES = 60
+_MIN_FEATURES = 40
+#: one-sided level at which a surrogate's leave-one-out gain must be significant (:func:`significant`)
+_LEVEL = 0.05
 #: the scale of the products of five players against those of three
 _FIVE_SCALE = 0.3
 _MAX_GROUPS = 32
 
 
-def feature_cap(rows: int) -> int:
-    """How many Walsh products a fit on ``rows`` rows may use: ``sqrt(4e8 / rows)``, within [60, 800].
+def feature_cap(rows: int, n_candidates: int = 1) -> int:
+    """How many Walsh products each of ``n_candidates`` fits on ``rows`` rows may use: with ``r = min(rows, q)``,
+    the smaller Gram matrix and the projected features (``2 rows q r`` multiply-adds) and its eigendecomposition
+    (``~22 r^3``, measured) within ``_WORK`` for all candidates together; ``q`` in [40, 800].
 
     Examples
     --------
-    >>> feature_cap(150), feature_cap(1500)
-    (800, 516)
+    >>> feature_cap(30), feature_cap(150), feature_cap(1000), feature_cap(1000, 3), feature_cap(2500, 3)
+    (800, 800, 182, 119, 96)
     """
-    return int(min(_MAX_FEATURES, max(_MIN_FEATURES, math.sqrt(_WORK / max(rows, 1)))))
+    per = _WORK / max(n_candidates, 1)
+    q = _MAX_FEATURES
+    while q > _MIN_FEATURES and 2.0 * rows * q * min(rows, q) + 22.0 * min(rows, q) ** 3 > per:
+        q -= 1
+    return q
 
 
 @dataclass(frozen=True)
@@ -93,12 +109,12 @@ def candidates(paired: bool, order: int) -> list[Candidate]:
     Examples
     --------
     >>> [c.label for c in candidates(True, 5)]
-    ['walsh-3', 'walsh-3-weighted1', 'walsh-3-weighted4', 'walsh-3+5-weighted2']
+    ['walsh-3', 'walsh-3-weighted1', 'walsh-3+5-weighted2']
     >>> [c.label for c in candidates(False, 3)]
     ['walsh-2', 'walsh-2-weighted2', 'walsh-2+3-weighted2']
     """
     if paired:
-        out = [Candidate((3,), 0.0), Candidate((3,), 1.0), Candidate((3,), 4.0)]
+        out = [Candidate((3,), 0.0), Candidate((3,), 1.0)]
         return out + ([Candidate((3, 5), 2.0)] if order >= 5 else [])
     out = [Candidate((2,), 0.0), Candidate((2,), 2.0)]
     return out + ([Candidate((2, 3), 2.0)] if order >= 3 else [])
@@ -205,34 +221,62 @@ def _relevance(plain: np.ndarray) -> np.ndarray:
     return np.maximum(rel, 1e-3)
 
 
-def _design(problem: _Problem, sv: Semivalue, cand: Candidate, score: np.ndarray,
-            cap: int) -> tuple[np.ndarray, np.ndarray]:
-    """The features ``F`` (m, q) and their value map ``(d, q)`` of one candidate."""
-    columns, maps = [], []
-    if problem.linear:                  # the additive games the size-dependent rows cannot fit: every z_i, penalized
-        single, ones = np.arange(problem.n)[:, None], np.ones(problem.n)
-        columns.append(problem.features(single, ones))
-        maps.append(problem.value_map(sv, single, ones))
-    for k in cand.degrees:
-        subsets = top_subsets(score, k, cap if k == cand.degrees[0] else cap // 2)
-        if subsets.shape[0] == 0:
-            continue
-        weights = np.ones(subsets.shape[0])
-        if cand.relevance:
-            weights = np.prod(score[subsets], axis=1) ** (cand.relevance / k)
-            weights = weights / np.sqrt(np.mean(weights ** 2))
-        if k > cand.degrees[0]:
-            weights = weights * _FIVE_SCALE
-        columns.append(problem.features(subsets, weights))
-        maps.append(problem.value_map(sv, subsets, weights))
-    if not columns:
-        return np.zeros((problem.A.shape[0], 0)), np.zeros((problem.n, 0))
-    return np.hstack(columns), np.hstack(maps)
+class _Blocks:
+    """The candidates' feature blocks, built once per sample: the unweighted whitened features of every product set,
+    projected off the design (``Ua``), their value maps and Gram matrices; a candidate's weights scale them (every
+    step from products to projected rows is linear in a column's weight), so the candidates that share products
+    share this work and differ only in their eigendecompositions."""
+
+    def __init__(self, problem: _Problem, sv: Semivalue, score: np.ndarray, Ua: np.ndarray) -> None:
+        self.problem, self.sv, self.score, self.Ua = problem, sv, score, Ua
+        self.blocks: dict = {}
+        self.grams: dict = {}
+
+    def block(self, k: int, cap: int) -> tuple:
+        """``(subsets, F, projected F, value map)`` of the products of ``k`` players (``k = 1``: every player)."""
+        key = (k, cap)
+        if key not in self.blocks:
+            p = self.problem
+            subsets = np.arange(p.n)[:, None] if k == 1 else top_subsets(self.score, k, cap)
+            ones = np.ones(subsets.shape[0])
+            F = p.features(subsets, ones)
+            self.blocks[key] = (subsets, F, F - self.Ua @ (self.Ua.T @ F), p.value_map(self.sv, subsets, ones))
+        return self.blocks[key]
+
+    def gram(self, a: tuple, b: tuple) -> np.ndarray:
+        if (a, b) not in self.grams:
+            self.grams[(a, b)] = self.block(*a)[2].T @ self.block(*b)[2]
+        return self.grams[(a, b)]
+
+    def design(self, cand: Candidate, cap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+        """``(F, projected F, value map, Gram of the projected F or None)`` of one candidate (the Gram where the
+        features are no more than the rows)."""
+        parts = [((1, 0), np.ones(self.problem.n))] if self.problem.linear else []
+        for k in cand.degrees:
+            key = (k, cap if k == cand.degrees[0] else cap // 2)
+            subsets = self.block(*key)[0]
+            if subsets.shape[0] == 0:
+                continue
+            weights = np.ones(subsets.shape[0])
+            if cand.relevance:
+                weights = np.prod(self.score[subsets], axis=1) ** (cand.relevance / k)
+                weights = weights / np.sqrt(np.mean(weights ** 2))
+            if k > cand.degrees[0]:
+                weights = weights * _FIVE_SCALE
+            parts.append((key, weights))
+        m, d = self.problem.A.shape[0], self.problem.n
+        if not parts:
+            return np.zeros((m, 0)), np.zeros((m, 0)), np.zeros((d, 0)), None
+        F, Fh, vmap = (np.hstack([self.block(*key)[i] * w for key, w in parts]) for i in (1, 2, 3))
+        gram = None
+        if F.shape[1] <= m:
+            gram = np.block([[wa[:, None] * self.gram(a, b) * wb[None, :] for b, wb in parts] for a, wa in parts])
+        return F, Fh, vmap, gram
 
 
 def fit_surrogate(problem: _Problem, sv: Semivalue, order: int) -> SurrogateFit | None:
-    """The candidate surrogate and penalty with the least leave-one-out error, or None when the plain regression's
-    is no larger (or the sample is too small for any surrogate); on one BLAS thread."""
+    """The candidate surrogate and penalty with the least leave-one-out error, or None when it does not beat the plain
+    regression's beyond noise (or the sample is too small for any surrogate); on one BLAS thread."""
     with one_thread():
         return _fit(problem, sv, order)
 
@@ -241,27 +285,33 @@ def _fit(problem: _Problem, sv: Semivalue, order: int) -> SurrogateFit | None:
     m, p = problem.A.shape
     if m <= p + 2 or problem.n > MAX_PLAYERS:
         return None
-    plain_path = RidgePath(problem.A, np.zeros((m, 0)), problem.Y)
+    base = thin_svd(problem.A)                                  # one decomposition of the design for every candidate
+    plain_path = RidgePath(problem.A, np.zeros((m, 0)), problem.Y, base=base)
     plain = plain_path.fit(np.inf)
     best_error, best = plain.loo_error, None
     if not np.isfinite(best_error):
         return None
     score = _relevance(problem.values(plain.x) - problem.values(np.zeros_like(plain.x)))
-    cap = feature_cap(m)
-    for cand in candidates(problem.paired, order):
-        F, value_map = _design(problem, sv, cand, score, cap)
+    cands = candidates(problem.paired, order)
+    cap = feature_cap(m, len(cands))
+    blocks = _Blocks(problem, sv, score, base[0])
+    for cand in cands:
+        F, Fh, value_map, gram = blocks.design(cand, cap)
         if F.shape[1] == 0:
             continue
-        path = RidgePath(problem.A, F, problem.Y)
+        path = RidgePath(problem.A, F, problem.Y, base=base, projected=(Fh, gram))
         for lam in PENALTIES:
-            point = path.fit(lam)
-            if point.loo_error < best_error:
-                best_error, best = point.loo_error, (cand, lam, path, value_map, point)
+            error = path.loo_error(lam)
+            if error < best_error:
+                best_error, best = error, (cand, lam, path, value_map)
     # the least of many candidates' leave-one-out errors is optimistic: a surrogate must beat the plain fit by more
-    # than the noise of that comparison (2 / sqrt(rows): 29% at 49 pairs, 5% at 1500)
+    # than the noise of that comparison, relative (2 / sqrt(rows): 29% at 49 pairs, 5% at 1500) and in standard errors
     if best is None or best_error > plain.loo_error * (1.0 - 2.0 / math.sqrt(m)):
         return None
-    cand, lam, path, value_map, point = best
+    cand, lam, path, value_map = best
+    point = path.fit(lam)
+    if not significant(plain.loo, point.loo, len(cands) * len(PENALTIES)):
+        return None
     X, C = path.maps(lam)
     L = problem.x_map(X) + value_map @ C
     values = problem.values(point.x) + value_map @ point.c
@@ -269,6 +319,31 @@ def _fit(problem: _Problem, sv: Semivalue, order: int) -> SurrogateFit | None:
     return SurrogateFit(values, L, point.loo, cand.label, lam, int(C.shape[0]), gain,
                         problem.x_map(plain_path.maps(np.inf)[0]), plain.loo)
 
+
+def significant(plain_loo: np.ndarray, loo: np.ndarray, tries: int = 1, level: float = _LEVEL) -> bool:
+    """Whether the best of ``tries`` surrogates' leave-one-out error is lower than the plain fit's beyond chance: a
+    one-sided ``t`` test of the log of their ratio (its standard error by the delta method over the rows, which are
+    the sampling units and so nearly independent) at ``level / tries`` (Bonferroni: the least of many errors is
+    optimistic). On the log scale a few rows with large residuals weigh what they weigh in the ratio, not more.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> plain = rng.normal(size=(400, 1))
+    >>> significant(plain, 0.5 * plain, 18), significant(plain, plain + 0.05 * rng.normal(size=(400, 1)), 18)
+    (True, False)
+    """
+    from scipy.stats import t
+
+    a, b = np.sum(loo ** 2, axis=1), np.sum(plain_loo ** 2, axis=1)
+    m = a.size
+    if m < 3 or not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))) or b.sum() <= 0:
+        return False
+    if a.sum() <= 0:
+        return True
+    u = a / a.mean() - b / b.mean()                        # the log ratio's gradient, row by row
+    spread = float(np.std(u, ddof=1)) / math.sqrt(m)
+    return bool(math.log(a.sum() / b.sum()) < -float(t.ppf(1.0 - level / max(tries, 1), m - 1)) * spread)
 
 
 def surrogate_stderr(problem: _Problem, L: np.ndarray, loo: np.ndarray, group: np.ndarray | None) -> np.ndarray:

@@ -171,10 +171,10 @@ FOLDS = Option("folds", 4, "cross-fitting folds of surrogate='trees'", kind="int
 PAIRED = Option("paired", "auto", "draw complementary pairs (S, N \\ S); 'auto': when the semivalue is symmetric",
                 allowed=("auto", True, False))
 
-# measured (benchmarks/results/default, 8 black-box pairs not tuned on and one tuned, 3 seeds x 3 rows): median 2.5x /
-# 2.9x / 3.1x lower error than plain regression at 10n / 30n / 100n (0.81x-1390x per cell; behind on german credit
-# MLP at 30n and communities gradient boosting at 100n), at 15-1400 ms of estimator time per row against 14-35 ms:
-# not auto's choice
+# measured (benchmarks/results/default, 8 black-box pairs not tuned on and one tuned, 3 seeds x 3 rows, a busy machine):
+# median 1.7x / 1.65x / 1.55x lower error than plain regression at 10n / 30n / 100n (0.81x-1390x per cell; german
+# credit MLP at 100n 0.81x in that 9-run cell, 1.34x over 8 seeds x 3 rows), at 20-163 ms of estimator time per row
+# at 100n against plain regression's 15-93 ms (1.1-1.8x): neither target met on every pair, not auto's choice
 SPECS = [
     MethodSpec(
         name="surrogate-regression", indices=("any semivalue",),

@@ -19,6 +19,7 @@ players that matter.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
@@ -46,6 +47,7 @@ def walsh_products(signs: np.ndarray, subsets: np.ndarray) -> np.ndarray:
     return out
 
 
+@functools.lru_cache(maxsize=256)
 def semivalue_of_walsh(sv: Semivalue, n: int, k: int) -> float:
     """The value every member of ``T`` (``|T| = k``) gets from the Walsh product ``w_T`` under ``sv`` with ``n``
     players (the module docstring's formula; non-members get 0).
