@@ -42,9 +42,9 @@ from .datasets import adult_shap, bank, german_credit, pima
 warnings.filterwarnings("ignore")
 
 SIZES = {
-    "quick": dict(datasets=("pima",), models=("logistic",), n_train=100, n_val=200, n_test=200, fits=300, seeds=1,
+    "quick": dict(datasets=("pima",), models=("logistic",), n_train=60, n_val=100, n_test=200, fits=150, seeds=1,
                   removal=(0.0, 0.2), enron_docs=800, enron_fits=1100, dask_points=200, dask_fits=600,
-                  scale_points=100, scale_fits=1500, peers=False, dask=False),
+                  scale_points=100, scale_fits=600, peers=False, dask=False),
     "default": dict(datasets=("adult", "bank", "german", "pima"), models=("logistic", "gbm"), n_train=500,
                     n_val=500, n_test=1000, fits=1200, seeds=1, removal=(0.0, 0.1, 0.2, 0.3, 0.4),
                     enron_docs=1500, enron_fits=3000, dask_points=500, dask_fits=2000, scale_points=2000,

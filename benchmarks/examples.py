@@ -38,9 +38,9 @@ from .datasets import read_enron1
 
 warnings.filterwarnings("ignore")
 
-SIZES = {"quick": dict(t=2000, k=30, naive_k=8, seeds=1, digit_epochs=60, enron_docs=800, fractions=(0.05, 0.1),
-                       summary_sizes=(20, 50), summary_rows=3000, summary_datasets=("california",), value_seeds=1,
-                       value_fits=1100),
+SIZES = {"quick": dict(t=1000, k=20, naive_k=8, seeds=1, digit_epochs=20, enron_docs=600, fractions=(0.05, 0.1),
+                       summary_sizes=(20, 50), summary_rows=1500, summary_datasets=("california",), value_seeds=1,
+                       value_fits=600),
          "default": dict(t=20000, k=300, naive_k=20, seeds=5, digit_epochs=200, enron_docs=None,
                          fractions=(0.05, 0.1, 0.2, 0.3), summary_sizes=(20, 50, 100, 200, 500, 1000),
                          summary_rows=20000, summary_datasets=("nhanes", "bank", "california", "tuandromd"),

@@ -35,7 +35,7 @@ from .datasets import cifar_sized_task, digits_task
 warnings.filterwarnings("ignore")
 
 SIZES = {
-    "quick": dict(points=2, trees=20, budgets=(500, 1000), shap_budgets={64: (500,), 3072: ()}, alternatives_max=1000,
+    "quick": dict(points=1, trees=20, budgets=(500, 1000), shap_budgets={64: (500,), 3072: ()}, alternatives_max=500,
                   solve_points=1, solve_budget=6000),
     "default": dict(points=10, trees=100, budgets=(500, 1000, 10_000, 100_000),
                     shap_budgets={64: (500, 1000, 10_000, 100_000), 3072: (500, 1000, 10_000)}, alternatives_max=10_000,

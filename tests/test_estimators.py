@@ -43,9 +43,10 @@ def test_error_shrinks_like_one_over_budget(method, index):
     mse = {}
     low = max(400, get_method(method).budget_needed(g, fs.Semivalue.shapley()))
     opts = {"truncation": 0.0} if method == "tmc" else {}      # truncation is a bias by design: measured without
-    for budget in (low, 4 * low):
+    seeds = 20 if method.endswith("-cv") else 40        # the tree control variate's fits: 20 seeds give the same
+    for budget in (low, 4 * low):                         # ratio within 5% (measured: 10.1 / 10.3, 6.9 / 7.3)
         errs = [np.sum((fs.estimate(g, index, method=method, budget=budget, seed=s, **opts).values - truth) ** 2)
-                for s in range(40)]
+                for s in range(seeds)]
         mse[budget] = np.mean(errs)
     ratio = mse[low] / mse[4 * low]
     # 4x the budget: at least about 4x less squared error (more where the method also learns a control
