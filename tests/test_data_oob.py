@@ -148,6 +148,10 @@ def test_one_class_bags_get_the_constant_predictor_and_unseen_points_warn():
     (dict(budget=2.5), TypeError, "budget"),
     (dict(seed="x"), TypeError, "seed"),
     (dict(index="banzhaf"), ValueError, "X_val"),
+    (dict(method="tmc"), TypeError, "method: not used by index='data-oob'"),
+    (dict(tol=0.01), TypeError, "tol: not used"),
+    (dict(degenerate=0.0), TypeError, "degenerate: not used"),
+    (dict(truncation=0.1), TypeError, "truncation: not used"),
 ])
 def test_bad_inputs_are_refused_naming_the_argument_before_any_fit(kw, error, argument):
     X, y, _ = _flipped()

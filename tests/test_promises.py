@@ -204,6 +204,8 @@ DOORS = {
     "value_data": (VALUE_DATA, lambda m, **kw: fs.value_data(m, X6.iloc[:30], Y.iloc[:30], X6.iloc[30:60],
                                                               Y.iloc[30:60], **({"budget": 50, "progress": False}
                                                                                 | kw))),
+    "value_data data-oob": (VALUE_DATA, lambda m, **kw: fs.value_data(
+        m, X6.iloc[:30], Y.iloc[:30], **({"index": "data-oob", "budget": 20, "progress": False} | kw))),
     "tree_values": (TREE_ARGUMENTS, lambda m, **kw: fs.games.tree_values(FOREST, X6.iloc[:2], **kw)),
     "TreeGame": (TREE_ARGUMENTS, lambda m, **kw: fs.games.TreeGame(
         FOREST, X6.iloc[0], **{k: v for k, v in kw.items() if k != "index"})),
@@ -257,8 +259,8 @@ def test_every_method_refuses_a_wrong_option_value_before_any_evaluation(method,
 
 
 @pytest.mark.parametrize("door", ["explain", "explain texts", "explain sequences", "explain game", "estimate",
-                                  "exact", "value_data", "tree_values", "interactions", "tree_interactions",
-                                  "global_importance"])
+                                  "exact", "value_data", "value_data data-oob", "tree_values", "interactions",
+                                  "tree_interactions", "global_importance"])
 def test_every_door_refuses_an_unknown_keyword_before_any_model_call(door):
     model = Counting()
     model.game = CountingGame(5, 0)

@@ -114,7 +114,7 @@ def value_data(model: Any, X_train: Any, y_train: Any, X_val: Any = None, y_val:
                                  scoring=scoring, groups=groups, degenerate=degenerate, client=client, cache=cache,
                                  progress=progress))
     if _is_oob(args["index"]):
-        return _data_oob(model, X_train, y_train, args)
+        return _data_oob(model, X_train, y_train, args, options)
     if X_val is None or y_val is None:
         raise ValueError(f"{'X_val' if X_val is None else 'y_val'}: required for index={args['index']!r} (only "
                          "index='data-oob' values points without a validation set)")
@@ -140,8 +140,14 @@ def value_data(model: Any, X_train: Any, y_train: Any, X_val: Any = None, y_val:
                                        seconds=time.perf_counter() - started)
 
 
-def _data_oob(model: Any, X_train: Any, y_train: Any, args: dict) -> DataValues:
-    """value_data(index="data-oob"): :func:`fairshare.doors.data_oob.data_oob` with the door's checked arguments."""
+def _data_oob(model: Any, X_train: Any, y_train: Any, args: dict, options: dict) -> DataValues:
+    """value_data(index="data-oob"): :func:`fairshare.doors.data_oob.data_oob` with the door's checked arguments;
+    what only the estimators use (a method, its options, a stopping rule, ``degenerate``) is refused, naming it."""
+    unused = sorted(options) + [name for name in ("stop", "tol", "degenerate") if args[name] is not None]
+    if args["method"] != "auto":
+        unused.insert(0, "method")
+    if unused:
+        raise TypeError(f"{', '.join(unused)}: not used by index='data-oob' (bootstrap fits, budget = their number)")
     with reporting(args["progress"], "valuing data (data-oob)", "fit") as report:
         return data_oob(model, X_train, y_train, budget=args["budget"], seed=args["seed"], client=args["client"],
                         cache=args["cache"], groups=args["groups"], scoring=args["scoring"], progress=report,

@@ -25,14 +25,20 @@ def _add_game(path_f: np.ndarray, path_s: np.ndarray, nf: int, weight: float, o:
     """Add ``weight`` times the values of ``1[P in S, N out of S]`` (P: path features with side True) to output ``o``."""
     if nf == 0 or weight == 0.0:
         return
+    vp, vn = _sign_values(path_s, nf, pos, neg, weight)
+    for i in range(nf):
+        out[r, path_f[i], o] += vp if path_s[i] else vn
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _sign_values(path_s: np.ndarray, nf: int, pos: np.ndarray, neg: np.ndarray,
+                 weight: float) -> tuple[float, float]:  # pragma: no cover - compiled
+    """The value of a path feature taken from the row (``vp``) and from the background (``vn``), times ``weight``."""
     p = 0
     for i in range(nf):
         if path_s[i]:
             p += 1
-    vp = pos[p, nf - p] * weight
-    vn = neg[p, nf - p] * weight
-    for i in range(nf):
-        out[r, path_f[i], o] += vp if path_s[i] else vn
+    return pos[p, nf - p] * weight, neg[p, nf - p] * weight
 
 
 @njit(cache=CACHE, nogil=True, inline="always")
@@ -163,12 +169,7 @@ def _intervene_against(r: int, b: int, left: np.ndarray, right: np.ndarray, feat
                     if o_t >= 0:
                         _add_game(path_f, path_s, nf, value[node, o_t] * scale, o_t, pos, neg, out, r)
                     else:                            # a leaf feeding every output: its sign values once
-                        p = 0
-                        for i in range(nf):
-                            if path_s[i]:
-                                p += 1
-                        vp = pos[p, nf - p] * scale
-                        vn = neg[p, nf - p] * scale
+                        vp, vn = _sign_values(path_s, nf, pos, neg, scale)
                         for i in range(nf):
                             sv = vp if path_s[i] else vn
                             fi = path_f[i]
