@@ -9,6 +9,12 @@ import os
 # convolution 0.4 ms alone, 20-30 ms after one regression solve). Read when each OpenMP runtime loads, so set
 # before fairshare (numba) and torch are imported.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# Under pytest-xdist two workers share CI's 2 cores: one BLAS / OpenMP / torch thread per worker. Threads beyond
+# the cores only spin against the other worker (measured: three BLAS-heavy tests took 59 s of CPU with the default
+# pools, 21 s with one thread each). Read when each library loads, so set before numpy and torch are imported.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
