@@ -95,8 +95,9 @@ def test_the_report_renders_every_player_and_plot_without_a_console_error(report
         expected = dict(zip(result.player_names, row))
         n, rows = len(result.player_names), len(result)
         assert len(plots["bar"].find_all("rect")) == n and len(plots["waterfall"].find_all("rect")) == n
-        if rows > 1:
-            assert len(plots["beeswarm"].find_all("circle")) == rows * n
+        if rows > 1:                                                   # one dot per row and player
+            dots = [p.attrs["d"] for p in plots["beeswarm"].find_all("path", css="fs-dots")]
+            assert sum(d.count("M") for d in dots) == rows * n
     assert dict(shown).keys() == expected.keys()                          # every player, each once, as written
     np.testing.assert_allclose([v for _, v in shown], [expected[name] for name, _ in shown], rtol=2e-5, atol=1e-12)
     if kind == "table":

@@ -129,6 +129,9 @@ class Result:
     #: the family its plots are registered under in :mod:`fairshare.results.plotting`, and the plot drawn by default
     _plot_family: ClassVar[str] = ""
     _default_plot: ClassVar[str | None] = None
+    #: how :meth:`to_html` reads it: ``"rows"`` (an Explanation), ``"game"`` (one game's values, drawn as the
+    #: Explanation of one row), ``"subsets"`` (interaction values), None (no report)
+    _report: ClassVar[str | None] = None
 
     base_values = Alias("empty_value", view="_per_row",
                         doc="shap's name for ``empty_value`` (read-only): one per row for results of many rows.")

@@ -96,14 +96,11 @@ def report_html(result: Any, *, title: str | None = None, model: Any = None, out
     >>> page.startswith("<!DOCTYPE html>"), "<h1>&lt;two players&gt;</h1>" in page
     (True, True)
     """
-    from ..attribution import Attribution
-    from ..explanation import Explanation
-    from ..interactions import Interactions
-
     max_display = check_int(max_display, "max_display", minimum=1)
     if title is not None and not isinstance(title, str):
         raise TypeError(f"title must be a string or None, got {type(title).__name__}")
-    if isinstance(result, Interactions):
+    kind = getattr(result, "_report", None)
+    if kind == "subsets":
         payload = interactions_payload(result, output)
         shape = f"{len(payload['subsets'])} subsets of {result.n_players} players (order {result.order})"
         lead, rest = facts(result, shape, model)
@@ -111,8 +108,8 @@ def report_html(result: Any, *, title: str | None = None, model: Any = None, out
                     "<div id='fs-pairs'></div>"]
         if rest:
             sections.append("<details><summary>Every other fact of the run</summary>" + _table(rest) + "</details>")
-    elif isinstance(result, (Explanation, Attribution)):
-        expl = result if isinstance(result, Explanation) else result.to_explanation()
+    elif kind in ("rows", "game"):
+        expl = result if kind == "rows" else result.to_explanation()
         payload = explanation_payload(expl, output, max_display)
         shape = f"{len(expl)} row{'s' if len(expl) != 1 else ''} x {len(expl.player_names)} players" + payload["label"]
         lead, rest = facts(result, shape, model)

@@ -109,48 +109,60 @@
     });
     axis(g, x, 0, hi, 12 + items.length * ROW, "mean |" + D.index + " value|" + D.label);
   }
-  function drawBeeswarm(host) {
+  function swarmLines() {                 // the beeswarm's lines: the players shown, then the others summed
     var s = shownPlayers(), rows = D.values.length, lines = s.top.map(function (i) { return {player: i}; });
-    if (s.rest.length) { lines.push({player: -1}); }
-    var rowValue = function (r, line) {
-      return line.player >= 0 ? D.values[r][line.player] : sumOf(s.rest.map(function (i) { return D.values[r][i]; }));
-    };
-    var lo = Infinity, hi = -Infinity;
+    if (s.rest.length) { lines.push({player: -1, name: s.rest.length + " other players (summed)"}); }
     lines.forEach(function (line) {
       line.v = [];
       for (var r = 0; r < rows; r++) {
-        var v = finite(rowValue(r, line));
-        line.v.push(v);
-        lo = Math.min(lo, v);
-        hi = Math.max(hi, v);
+        line.v.push(finite(line.player >= 0 ? D.values[r][line.player] :
+                           sumOf(s.rest.map(function (i) { return D.values[r][i]; }))));
       }
     });
+    return lines;
+  }
+  function dotColour(i, r) {               // the colour bucket of row r's value of feature i (-1: grey)
+    if (i < 0 || !D.data || D.low[i] === null) { return -1; }
+    var d = D.data[r][i];
+    if (typeof d !== "number" || !isFinite(d)) { return -1; }
+    var t = D.high[i] > D.low[i] ? (d - D.low[i]) / (D.high[i] - D.low[i]) : 0.5;
+    return Math.round(Math.max(0, Math.min(1, t)) * 16);
+  }
+  function drawBeeswarm(host) {
+    // dots of one colour on one line are one path of zero-length round-capped segments: a thousand rows draw fast
+    var lines = swarmLines(), lo = Infinity, hi = -Infinity, spots = [];
+    lines.forEach(function (line) { line.v.forEach(function (v) { lo = Math.min(lo, v); hi = Math.max(hi, v); }); });
     var pad = (hi - lo) * 0.04 || 1, x = scale(lo - pad, hi + pad, LABEL, WIDTH - 40), height = lines.length * 28 + 70;
     var g = plot(host, "beeswarm", height, "Every row's " + D.index + " values" + D.label +
                  ", coloured by the feature's value (blue low, red high, grey: not a number); click a dot to see its row");
     svg("line", {x1: x(0), x2: x(0), y1: 4, y2: 10 + lines.length * 28, stroke: "#bbb"}, g);
-    var dots = document.createDocumentFragment();
-    lines.forEach(function (line, k2) {
-      var y = 10 + k2 * 28 + 14, i = line.player, bins = {};
-      name(i >= 0 ? D.players[i] : s.rest.length + " other players (summed)", LABEL - 6, y, g);
-      var rank = line.v.map(function (v, r2) { return r2; }).sort(function (a, b) { return line.v[a] - line.v[b]; });
-      rank.forEach(function (r2) {
-        var px = x(line.v[r2]), bin = Math.round(px / 3), c = bins[bin] || 0, fill = GREY;
+    lines.forEach(function (line, k) {
+      var y = 10 + k * 28 + 14, bins = {}, paths = {};
+      name(line.player >= 0 ? D.players[line.player] : line.name, LABEL - 6, y, g);
+      var rank = line.v.map(function (v, r) { return r; }).sort(function (a, b) { return line.v[a] - line.v[b]; });
+      rank.forEach(function (r) {
+        var px = x(line.v[r]), bin = Math.round(px / 3), c = bins[bin] || 0, colour = dotColour(line.player, r);
         bins[bin] = c + 1;
         var dy = (c % 2 ? 1 : -1) * Math.ceil(c / 2) * 2.2;
         dy = ((dy + 11) % 22 + 22) % 22 - 11;
-        if (i >= 0 && D.data && D.low[i] !== null) {
-          var d = D.data[r2][i], t = D.high[i] > D.low[i] ? (d - D.low[i]) / (D.high[i] - D.low[i]) : 0.5;
-          fill = typeof d === "number" && isFinite(d) ? lowHigh(Math.max(0, Math.min(1, t))) : GREY;
-        }
-        svg("circle", {cx: px.toFixed(1), cy: (y + dy).toFixed(1), r: 2.2, fill: fill, "data-row": r2}, dots);
+        (paths[colour] = paths[colour] || []).push("M" + px.toFixed(1) + " " + (y + dy).toFixed(1) + "h0");
+        spots.push([px, y + dy, r]);
+      });
+      Object.keys(paths).forEach(function (colour) {
+        svg("path", {d: paths[colour].join(""), stroke: colour < 0 ? GREY : lowHigh(colour / 16), "stroke-width": 4.4,
+                     "stroke-linecap": "round", fill: "none", "class": "fs-dots"}, g);
       });
     });
-    g.appendChild(dots);
     axis(g, x, lo - pad, hi + pad, 14 + lines.length * 28, D.index + " value" + D.label);
     g.addEventListener("click", function (event) {
-      var row = event.target.getAttribute && event.target.getAttribute("data-row");
-      if (row !== null && row !== undefined) { select(Number(row)); }
+      var m = g.getScreenCTM(), best = null, gap = 25;
+      if (!m) { return; }
+      var p = new DOMPoint(event.clientX, event.clientY).matrixTransform(m.inverse());
+      spots.forEach(function (s) {
+        var d = (s[0] - p.x) * (s[0] - p.x) + (s[1] - p.y) * (s[1] - p.y);
+        if (d < gap) { gap = d; best = s[2]; }
+      });
+      if (best !== null) { select(best); }
     });
   }
 
