@@ -1,6 +1,6 @@
 """The HTML report (``result.to_html``, issue 40 item 4) opened in a real browser: headless Chromium renders every
 player and every plot of a table's, a text's, images' and interaction values' reports, with no error on the console
-and a screenshot that is a real picture; the file fetches nothing. Chromium starts once per report, all at once
+and screenshots that are real pictures; the file fetches nothing. Chromium starts once per report, all at once
 (one module fixture)."""
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ import browser
 NAMES = ["age", "</script><script>alert(1)</script>", "<img src=x onerror=alert(1)>", "income & tax", "x\u2028y",
          "city"]
 SIZE = (1000, 1500)
+#: the reports photographed: the plots of a table, and an image's values over it
+SHOTS = ("table", "images")
 
 
 def _table() -> fs.Explanation:
@@ -62,7 +64,8 @@ def reports(tmp_path_factory):
     results = {"table": (_table(), {}), "text": (_text(), {}), "images": (_images(), {"output": "</script>dog"}),
                "interactions": (_interactions(), {})}
     paths = {kind: result.to_html(folder / f"{kind}.html", **options) for kind, (result, options) in results.items()}
-    pages = browser.render(list(paths.values()), [folder / f"{kind}.png" for kind in paths], size=SIZE)
+    shots = [folder / f"{kind}.png" if kind in SHOTS else None for kind in paths]
+    pages = browser.render(list(paths.values()), shots, size=SIZE)
     return {kind: (results[kind][0], paths[kind], page) for kind, page in zip(paths, pages)}
 
 
@@ -115,7 +118,7 @@ def test_the_report_renders_every_player_and_plot_without_a_console_error(report
         assert "(output </script>dog)" in dom.find_all(id="fs-image")[0].find_all("h3")[0].content()
 
 
-@pytest.mark.parametrize("kind", ["table", "text", "images", "interactions"])
+@pytest.mark.parametrize("kind", SHOTS)
 def test_the_screenshot_is_a_real_picture_of_the_plots(reports, kind):
     from PIL import Image
 
@@ -174,3 +177,19 @@ def test_without_chromium_the_browser_tests_fail_saying_make_browser(monkeypatch
     monkeypatch.setattr(browser.shutil, "which", lambda name: None)
     with pytest.raises(pytest.fail.Exception, match="make browser"):
         browser.chromium()
+
+
+def test_to_html_refuses_bad_arguments_naming_them(tmp_path):
+    e = fs.Explanation(values=np.ones((2, 3, 2)), stderr=None, empty_value=np.zeros((2, 2)), index="shapley",
+                       output_names=["no", "yes"])
+    for kwargs, error, name in [({"path": tmp_path / "missing" / "r.html"}, FileNotFoundError, "path"),
+                                ({"path": tmp_path}, ValueError, "path"),
+                                ({"path": 3}, TypeError, "path"),
+                                ({"path": tmp_path / "r.html", "output": "maybe"}, ValueError, "output"),
+                                ({"path": tmp_path / "r.html", "title": 3}, TypeError, "title"),
+                                ({"path": tmp_path / "r.html", "max_display": 0}, ValueError, "max_display")]:
+        with pytest.raises(error, match=name):
+            e.to_html(**kwargs)
+    assert not (tmp_path / "r.html").exists()                          # nothing written before the checks pass
+    page = e.to_html(tmp_path / "r.html", output="no").read_text(encoding="utf-8")
+    assert "(output no)" in page and '"label": " (output no)"' in page

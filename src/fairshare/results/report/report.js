@@ -91,7 +91,7 @@
       return {label: D.players[i], v: D.mean_abs[i], e: D.mean_err[i]};
     });
     if (s.rest.length) {
-      items.push({label: s.rest.length + " other players (their means summed)",
+      items.push({label: s.rest.length + " other players (summed)",
                   v: sumOf(s.rest.map(function (i) { return D.mean_abs[i]; })),
                   e: Math.sqrt(sumOf(s.rest.map(function (i) { return D.mean_err[i] * D.mean_err[i]; })))});
     }
