@@ -43,16 +43,17 @@ class Page:
     stderr: str = field(repr=False, default="")
 
 
-def render(paths: list[Path], screenshots: list[Path | None], size: tuple[int, int] = (1200, 2000),
+def render(paths: list[Path | str], screenshots: list[Path | None], size: tuple[int, int] = (1200, 2000),
            timeout: float = 120.0) -> list[Page]:
-    """Open every file in its own headless Chromium, all at once (each with a fresh profile folder); returns their
-    pages in order."""
+    """Open every file (a path, or a ``file:`` address as a string) in its own headless Chromium, all at once (each
+    with a fresh profile folder); returns their pages in order."""
     program = chromium()
     runs = []
     for path, shot in zip(paths, screenshots):
         profile = tempfile.mkdtemp(prefix="fairshare-chromium-")
         extra = [f"--screenshot={shot}", f"--window-size={size[0]},{size[1]}"] if shot is not None else []
-        command = [program, *FLAGS, f"--user-data-dir={profile}", *extra, "--dump-dom", Path(path).resolve().as_uri()]
+        command = [program, *FLAGS, f"--user-data-dir={profile}", *extra, "--dump-dom",
+                   path if isinstance(path, str) else Path(path).resolve().as_uri()]
         runs.append((subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True), profile))
     pages = []
     try:

@@ -59,13 +59,15 @@ def _interactions() -> fs.Interactions:
 
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
-    """Each report's result, its file and its page as Chromium rendered it (all opened at once)."""
+    """Each report's result, its file and its page as Chromium rendered it (all opened at once; the table's at its
+    row 2, as its address asks)."""
     folder = tmp_path_factory.mktemp("reports")
     results = {"table": (_table(), {}), "text": (_text(), {}), "images": (_images(), {"output": "</script>dog"}),
                "interactions": (_interactions(), {})}
     paths = {kind: result.to_html(folder / f"{kind}.html", **options) for kind, (result, options) in results.items()}
     shots = [folder / f"{kind}.png" if kind in SHOTS else None for kind in paths]
-    pages = browser.render(list(paths.values()), shots, size=SIZE)
+    addresses = [path.resolve().as_uri() + ("#row=2" if kind == "table" else "") for kind, path in paths.items()]
+    pages = browser.render(addresses, shots, size=SIZE)
     return {kind: (results[kind][0], paths[kind], page) for kind, page in zip(paths, pages)}
 
 
@@ -94,7 +96,8 @@ def test_the_report_renders_every_player_and_plot_without_a_console_error(report
                     for s, v in zip(result.subsets, result.values)}
         assert set(plots) == {"pairs"} and len(plots["pairs"].find_all("rect")) == 9 + 50    # 3 x 3 cells, legend
     else:
-        row = result.values[0] if result.values.ndim == 2 else result.values[0, :, 1]
+        at = 2 if kind == "table" else 0
+        row = result.values[at] if result.values.ndim == 2 else result.values[at, :, 1]
         expected = dict(zip(result.player_names, row))
         n, rows = len(result.player_names), len(result)
         assert len(plots["bar"].find_all("rect")) == n and len(plots["waterfall"].find_all("rect")) == n
@@ -107,6 +110,8 @@ def test_the_report_renders_every_player_and_plot_without_a_console_error(report
         assert set(plots) == {"bar", "beeswarm", "waterfall", "pairs"}
         options = [o.content() for o in dom.find_all("option")]
         assert options == result.row_names
+        waterfall = dom.find_all(id="fs-waterfall")[0].find_all("h3")[0].content()
+        assert waterfall.startswith("Row <row 2>: from the base value")
         words = [td.content() for td in dom.find_all("td", css="fs-data")]
         assert "<b>lyon</b>" in words or "paris" in words
     if kind == "text":

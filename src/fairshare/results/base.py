@@ -233,8 +233,9 @@ class Result:
         """Write one self-contained HTML report of this result to ``path`` (style, data and script inline; no
         network, no fonts or libraries fetched): the method, budget, seed, model calls and library versions; the
         summary plots (bar of mean |value|, beeswarm); a row picker with each row's waterfall and table of values with
-        two-standard-error bars; a text's tokens shaded by value; an image's values over it; pairwise interactions.
-        Every name, token and label is escaped. Returns the path.
+        two-standard-error bars (the address keeps the row: ``report.html#row=12`` opens at row 12); a text's tokens
+        shaded by value; an image's values over it; pairwise interactions. Every name, token and label is escaped.
+        Returns the path.
 
         ``output``: which output of several (name or position; default the positive class of a binary classifier,
         else the first). ``model``: the model, so its library's version is shown too. ``max_display``: players

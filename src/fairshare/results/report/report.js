@@ -259,8 +259,9 @@
     svg("text", {x: width + 330, y: height / 2 + 24, "text-anchor": "end", "class": "fs-tick"}, g, fmt(layer.scale, 3));
   }
   function select(r) {
-    r = Math.max(0, Math.min(D.rows.length - 1, r));
+    r = Math.max(0, Math.min(D.rows.length - 1, Math.floor(r) || 0));
     document.getElementById("fs-pick").value = String(r);
+    try { history.replaceState(null, "", "#row=" + r); } catch (e) { /* a sandboxed frame: no address to keep */ }
     if (D.images) { drawImage(document.getElementById("fs-image"), r); }
     drawWaterfall(document.getElementById("fs-waterfall"), r);
     drawTable(document.getElementById("fs-table"), r);
@@ -341,7 +342,8 @@
     drawBar(document.getElementById("fs-bar"));
     if (D.values.length > 1) { drawBeeswarm(document.getElementById("fs-beeswarm")); }
     controls(document.getElementById("fs-controls"));
-    select(0);
+    var asked = /(?:^#|&)row=(\d+)/.exec(location.hash);        // report.html#row=12 opens at row 12
+    select(asked ? Number(asked[1]) : 0);
     if (D.pairs) { drawPairs(document.getElementById("fs-pairs"), D.pairs.matrix, D.pairs.title, D.players); }
   } else {
     drawSubsets(document.getElementById("fs-subsets"));
