@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 
-.PHONY: demo test clean pydvl
+.PHONY: demo test clean pydvl browser
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -23,8 +23,16 @@ $(VENV)/.installed-all: pyproject.toml | $(PY)
 demo: $(VENV)/.installed-demo
 	$(VENV)/bin/fairshare demo
 
+# Headless Chromium from Debian's packages, for the HTML report's browser tests (tests/test_report.py): installed
+# only when no `chromium` is on the PATH (with sudo when not root); the package lists are refreshed only if the
+# install fails.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+		SUDO=$$([ "$$(id -u)" -eq 0 ] || echo sudo); \
+		$$SUDO apt-get install -y chromium || { $$SUDO apt-get update && $$SUDO apt-get install -y chromium; }; }
+
 # Two workers (pytest-xdist), work stolen from the busier one: the suite is CPU-bound and CI has 2 cores.
-test: $(VENV)/.installed-all
+test: browser $(VENV)/.installed-all
 	$(PY) -m pytest -q -n 2 --dist worksteal
 
 # pyDVL, the data-valuation peer of `fairshare bench datavalue` (optional): its 0.10 release pins numpy < 2,

@@ -12,7 +12,8 @@ DATASETS = Path(os.environ.get("FAIRSHARE_DATASETS", ROOT.parent / "shared" / "d
 
 
 @pytest.mark.parametrize("name", ["shapley", "banzhaf", "trees", "sgd", "examples", "highdim", "engine", "datavalue",
-                                  "interactions", "imputation", "text", "deep", "lm", "default", "sage"])
+                                  "interactions", "imputation", "text", "deep", "lm", "default", "sage",
+                                  "report"])
 def test_benchmark_runs_on_a_tiny_configuration(tmp_path, name):
     pytest.importorskip("shap")
     pytest.importorskip("shapiq")

@@ -75,3 +75,28 @@ def test_explain_texts_writes_one_row_per_token_html_and_plot(tmp_path, capsys):
     assert main(["explain", "--model", str(tmp_path / "m.skops"), "--texts", str(tmp_path / "texts.txt"),
                  "--out", str(out), "--index", "owen", "--partition", "[[0, 1]]", "--overwrite"]) == 2
     assert "partition" in capsys.readouterr().err
+
+
+def test_explain_writes_the_html_report_of_its_rows(tmp_path, capsys):
+    import json
+
+    import pandas as pd
+    import skops.io as sio
+    from sklearn.linear_model import LinearRegression
+
+    X = pd.DataFrame(np.random.default_rng(0).normal(size=(30, 3)), columns=["a", "</script>", "c"])
+    sio.dump(LinearRegression().fit(X, 2 * X["a"] - X["</script>"]), tmp_path / "m.skops")
+    X.iloc[:5].to_csv(tmp_path / "rows.csv", index=False)
+    X.iloc[5:15].to_csv(tmp_path / "bg.csv", index=False)
+    out, report = tmp_path / "v.csv", tmp_path / "report.html"
+    assert main(["explain", "--model", str(tmp_path / "m.skops"), "--data", str(tmp_path / "rows.csv"), "--background",
+                 str(tmp_path / "bg.csv"), "--out", str(out), "--html", str(report), "--quiet", "--seed", "0"]) == 0
+    assert f"report {report}" in capsys.readouterr().out
+    page = report.read_text(encoding="utf-8")
+    data = page.split("<script type='application/json' id='fs-data'>")[1].split("</script>")[0]
+    payload = json.loads(data)
+    frame = pd.read_csv(out)
+    assert payload["players"] == ["a", "</script>", "c"]
+    np.testing.assert_allclose(payload["values"], frame[["a", "</script>", "c"]].to_numpy(), rtol=5e-6)
+    np.testing.assert_allclose(np.array(payload["values"])[:, 0], 2 * (X["a"][:5] - X["a"][5:15].mean()), rtol=5e-6)
+    assert "scikit-learn " in page and "<th>seed</th><td>0</td>" in page           # the model's library, the seed

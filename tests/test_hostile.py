@@ -5,16 +5,20 @@ from __future__ import annotations
 
 from html.parser import HTMLParser
 
+import json
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fairshare as fs
-from fairshare.results.html import escape, text_html, texts_page
+from fairshare.results.html import escape, script_json, text_html, texts_page
+from fairshare.results.report import report_html
 
 HOSTILE = ['<img src=x onerror=alert(1)>', '"><script>alert(1)</script>', "' onmouseover='alert(1)",
-           "</span></div><iframe src=javascript:alert(1)>", "&lt;b&gt;", "$x^$", "$\\frac{$", "a\x00b"]
+           "</span></div><iframe src=javascript:alert(1)>", "&lt;b&gt;", "$x^$", "$\\frac{$", "a\x00b",
+           "</script><script>alert(1)</script>", "</SCRIPT ><!--<script>", "line\u2028break\u2029", "\\u003c/script>"]
 
 #: what our HTML may hold: these tags and attributes, nothing else
 TAGS = {"html", "meta", "body", "h4", "hr", "div", "small", "span"}
@@ -96,6 +100,68 @@ def test_escape_keeps_any_string_inside_its_element_and_attribute(value):
     assert reader.titles == [value.replace("\r\n", "\n").replace("\r", "\n")] or "\x00" in value or "\r" in value
     if "\x00" not in value and "\r" not in value:
         assert "".join(reader.text) == value
+
+
+# ------------------------------------------------------------------------------------------ the HTML report
+#: what the report's own markup may hold (the plots are drawn by its script, from the data)
+REPORT_TAGS = {"html", "head", "meta", "title", "style", "body", "pre", "script", "noscript", "p", "h1", "h2", "h4",
+               "table", "tr", "th", "td", "details", "summary", "div", "small", "span", "code"}
+REPORT_ATTRS = {"lang", "charset", "name", "content", "id", "hidden", "class", "type", "title", "style"}
+
+
+class _Scripts(_Reader):
+    """The text of each script element apart, as a browser's parser ends it (not in ``text``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scripts: list[str] = []
+        self.inside: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        super().handle_starttag(tag, attrs)
+        self.inside = tag
+        if tag == "script":
+            self.scripts.append("")
+
+    def handle_data(self, data: str) -> None:
+        if self.inside == "script":
+            self.scripts[-1] += data
+        else:
+            super().handle_data(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        self.inside = None
+
+
+@pytest.mark.parametrize("word", HOSTILE)
+def test_script_json_keeps_any_string_inside_its_script_element(word):
+    encoded = script_json({"name": word, "names": [word, word * 2]})
+    assert not set(encoded) & {"<", ">", "&", "\u2028", "\u2029"}
+    assert json.loads(encoded) == {"name": word, "names": [word, word * 2]}
+    reader = _Scripts()
+    reader.feed(f"<script type='application/json'>{encoded}</script><p>after</p>")
+    assert reader.scripts == [encoded] and reader.tags == {"script", "p"}
+
+
+@pytest.mark.parametrize("word", HOSTILE)
+def test_the_html_report_escapes_every_user_string(word):
+    e = fs.Explanation(values=[[1.0, -2.0, 0.5]], stderr=[[0.1, 0.2, 0.3]], empty_value=[[0.0, 1.0]], index=word,
+                       player_names=[word, word + "2", "c"], row_names=[word], output_names=[word, "other"],
+                       data=np.array([[word, 3.0, "x"]], dtype=object), method=word,
+                       info={"model_output": word, "choice": {"method": word, "why": word}, "note": [word]})
+    e.values = np.stack([e.values, -e.values], axis=-1)
+    e.stderr = np.stack([e.stderr, e.stderr], axis=-1)
+    page = report_html(e, title=word, output=word)
+    reader = _Scripts()
+    reader.feed(page)
+    reader.close()
+    assert reader.tags <= REPORT_TAGS, reader.tags - REPORT_TAGS
+    assert reader.attrs <= REPORT_ATTRS, reader.attrs - REPORT_ATTRS
+    assert len(reader.scripts) == 3                                   # the guard, the data, the drawing: no other
+    payload = json.loads(reader.scripts[1])
+    assert payload["players"] == [word, word + "2", "c"] and payload["rows"] == [word] and payload["index"] == word
+    assert payload["label"] == f" (output {word})" and payload["data"][0][0] == word
+    assert "".join(reader.text).count(word) >= 4                      # shown as text: title, heading, lead, facts
 
 
 # ---------------------------------------------------------------------------------------------------- plots

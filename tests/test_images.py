@@ -4,6 +4,7 @@ against scikit-image, the model's modes, the plot and the command line."""
 
 from __future__ import annotations
 
+import json
 import warnings
 from itertools import combinations
 from math import factorial
@@ -214,8 +215,13 @@ def test_the_cli_explains_a_torchscript_model_on_an_npy_file_and_an_image_folder
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         assert main(["explain", "--model", str(tmp_path / "net.pt")] + flags + ["--images", str(folder), "--out",
-                                                                              str(tmp_path / "b.csv")]) == 0
+                                                                              str(tmp_path / "b.csv"), "--html",
+                                                                              str(tmp_path / "b.html")]) == 0
     again = fs.explain(net, torch.as_tensor(pixels / 255.0, dtype=torch.float32).permute(0, 3, 1, 2),
                        groups="patches", patch_size=8, output="top", seed=0, progress=False)
     np.testing.assert_allclose(pd.read_csv(tmp_path / "b.csv")["value"].to_numpy().reshape(2, 4), again.values,
                                atol=1e-6)
+    page = (tmp_path / "b.html").read_text(encoding="utf-8")          # the report: each picture by its file's name
+    payload = json.loads(page.split("id='fs-data'>")[1].split("</script>")[0])
+    assert payload["rows"] == ["0.png", "1.png"] and len(payload["images"]) == 2 and "torch " in page
+    np.testing.assert_allclose(payload["values"], again.values, rtol=1e-5, atol=1e-6)

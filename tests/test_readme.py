@@ -84,6 +84,8 @@ def test_every_readme_code_block_runs_as_written(tmp_path, monkeypatch):
         except Exception as exc:                       # noqa: BLE001 - say which block failed
             raise AssertionError(f"the README block under {heading!r} fails: {type(exc).__name__}: {exc}") from exc
     assert (tmp_path / "explanation.npz").exists()
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")              # e.to_html: every feature, xgboost's
+    assert all(name in page for name in namespace["X_test"].columns) and "xgboost " in page    # version
     assert namespace["e"].values.shape == (4, 30, 2)
     assert np.allclose(namespace["fs"].exact(namespace["eec"], "shapley").values * 60, [14, 14, 14, 9, 9, 0])
     assert namespace["values"].values.shape == (120,)

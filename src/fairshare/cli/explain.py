@@ -51,7 +51,9 @@ def add_explain(sub: argparse._SubParsersAction, index_help: str) -> None:
                    "(default: words and punctuation)")
     p.add_argument("--partition", default=None, help="--index owen: correlation (tables), sentences (texts) or a "
                    "JSON list of blocks, e.g. [[0,1],[2,3,4]]")
-    p.add_argument("--html", default=None, help="texts: write every text, tokens shaded by value, to this HTML file")
+    p.add_argument("--html", default=None, help="write a self-contained HTML report (nothing fetched when opened) to "
+                   "this file: the run's facts, bar and beeswarm plots, each row's waterfall and values with error bars "
+                   "(images: their values over them); texts: every text, tokens shaded by value")
     p.add_argument("--rows", default=None, help="rows to explain: 10, 0:100, 5: (default all)")
     p.add_argument("--background", default=None, help="CSV of baseline rows (required except for tree models)")
     p.add_argument("--index", default="shapley", help=f"{index_help} (default shapley)")
@@ -82,9 +84,8 @@ def run_explain(args: argparse.Namespace) -> int:
                 {"--out": args.out, "--plot": args.plot, "--html": args.html, "--interactions": args.interactions,
                  "--pixels": args.pixels}, args.overwrite)
     if args.images:
-        if args.data or args.texts or args.background or args.interactions or args.html:
-            raise ValueError("--images takes no --data, --texts, --background (use --baseline), --interactions or "
-                             "--html")
+        if args.data or args.texts or args.background or args.interactions:
+            raise ValueError("--images takes no --data, --texts, --background (use --baseline) or --interactions")
         return _explain_images(args)
     if args.pixels or args.layout or args.baseline is not None or args.sigma is not None or args.patch_size:
         raise ValueError("--layout, --baseline, --sigma, --patch-size and --pixels are for --images")
@@ -93,8 +94,8 @@ def run_explain(args: argparse.Namespace) -> int:
             raise ValueError("--texts takes no --data, --background or --interactions")
     elif args.data is None:
         raise ValueError("--data (a CSV of rows), --texts (a file of texts) or --images is required")
-    elif args.mask_token is not None or args.tokenizer is not None or args.html:
-        raise ValueError("--mask-token, --tokenizer and --html are for --texts")
+    elif args.mask_token is not None or args.tokenizer is not None:
+        raise ValueError("--mask-token and --tokenizer are for --texts")
     partition = parse_partition(args.partition)
     if args.texts:
         texts = read_texts(args.texts)
@@ -115,13 +116,15 @@ def run_explain(args: argparse.Namespace) -> int:
     expl.to_frame().reset_index().to_csv(args.out, index=False)
     if args.interactions:
         expl.interactions_frame().to_csv(args.interactions, index=False)
+    if args.html:
+        expl.to_html(args.html, model=model)
     if args.plot:
         from .. import plots
 
         ax = plots.beeswarm(expl) if len(expl) > 1 else plots.waterfall(expl)
         ax.figure.savefig(args.plot, dpi=120)
     print(f"explained {len(expl)} rows x {expl.values.shape[1]} features ({expl.method}) "
-          f"-> {args.out}" + (f", plot {args.plot}" if args.plot else "")
+          f"-> {args.out}" + (f", report {args.html}" if args.html else "") + (f", plot {args.plot}" if args.plot else "")
           + (f", pairwise interactions {args.interactions}" if args.interactions else ""))
     return 0
 
@@ -263,9 +266,13 @@ def _explain_images(args: argparse.Namespace) -> int:
     frame.to_csv(args.out, index=False)
     if args.pixels:
         np.save(args.pixels, e.input_values())
+    if args.html:
+        e.row_names = [names[i] for i in numbers]
+        e.to_html(args.html, model=model)
     if args.plot:
         ax = e.plot("image", row=0)
         ax.figure.savefig(args.plot, dpi=120, bbox_inches="tight")
     print(f"explained {len(e)} images x {e.values.shape[1]} players ({e.method}) -> {args.out}"
-          + (f", pixels {args.pixels}" if args.pixels else "") + (f", plot {args.plot}" if args.plot else ""))
+          + (f", pixels {args.pixels}" if args.pixels else "") + (f", report {args.html}" if args.html else "")
+          + (f", plot {args.plot}" if args.plot else ""))
     return 0

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from ..results.report.payload import summary
 from .common import (GREY, NEG, POS, check_row, feature_label, shown_names, numeric_column, new_axes, output_slice,
                      plain, plt_colors)
 
@@ -24,11 +25,7 @@ def bar(expl: Any, max_display: int = 10, output: Any = None, ax: Any = None) ->
     >>> ax = bar(e)
     """
     values, stderr, label, _ = output_slice(expl, output)
-    mean_abs = np.abs(values).mean(axis=0)
-    rows = values.shape[0]
-    spread = np.abs(values).std(axis=0, ddof=1) / np.sqrt(rows) if rows > 1 else np.zeros_like(mean_abs)
-    est = np.sqrt((stderr**2).mean(axis=0) / rows) if stderr is not None else np.zeros_like(mean_abs)
-    err = 2 * np.sqrt(spread**2 + est**2)
+    mean_abs, err = summary(values, stderr)
     order = np.argsort(-mean_abs)[:max_display][::-1]
     ax = new_axes(ax, 0.4 * len(order) + 1.2)
     ax.barh(np.arange(len(order)), mean_abs[order], xerr=err[order], color=POS, ecolor=GREY, capsize=3)

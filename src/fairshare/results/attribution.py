@@ -71,6 +71,7 @@ class Attribution(Result):
     _required: ClassVar[tuple[str, ...]] = ("index", "method")
     _plot_family: ClassVar[str] = "explanation"
     _default_plot: ClassVar[str | None] = "bar"
+    _report: ClassVar[str | None] = "game"
 
     def to_explanation(self) -> Explanation:
         """These values as an :class:`~fairshare.Explanation` of one row (what its plots draw).

@@ -129,6 +129,9 @@ class Result:
     #: the family its plots are registered under in :mod:`fairshare.results.plotting`, and the plot drawn by default
     _plot_family: ClassVar[str] = ""
     _default_plot: ClassVar[str | None] = None
+    #: how :meth:`to_html` reads it: ``"rows"`` (an Explanation), ``"game"`` (one game's values, drawn as the
+    #: Explanation of one row), ``"subsets"`` (interaction values), None (no report)
+    _report: ClassVar[str | None] = None
 
     base_values = Alias("empty_value", view="_per_row",
                         doc="shap's name for ``empty_value`` (read-only): one per row for results of many rows.")
@@ -223,6 +226,32 @@ class Result:
             raise TypeError(f"{path} holds a result of kind {kind}, not {cls.__name__}")
         names = {f.name for f in fields(target) if f.init}          # other members (a cache's owner) stay in the file
         return target(**{"stderr": None, **{name: value for name, value in stored.items() if name in names}})
+
+    # -------------------------------------------------------------------------------------- report
+    def to_html(self, path: str | Path, *, title: str | None = None, model: Any = None, output: Any = None,
+                max_display: int = 20) -> Path:
+        """Write one self-contained HTML report of this result to ``path`` (style, data and script inline; no
+        network, no fonts or libraries fetched): the method, budget, seed, model calls and library versions; the
+        summary plots (bar of mean |value|, beeswarm); a row picker with each row's waterfall and table of values with
+        two-standard-error bars (the address keeps the row: ``report.html#row=12`` opens at row 12); a text's tokens
+        shaded by value; an image's values over it; pairwise interactions. Every name, token and label is escaped.
+        Returns the path.
+
+        ``output``: which output of several (name or position; default the positive class of a binary classifier,
+        else the first). ``model``: the model, so its library's version is shown too. ``max_display``: players
+        drawn in the plots (the others summed in one bar; the tables list every player).
+
+        Examples
+        --------
+        >>> import fairshare as fs, os, tempfile
+        >>> e = fs.explain(lambda X: X @ [1.0, 2.0], np.eye(2), np.zeros((1, 2)), progress=False)
+        >>> path = e.to_html(os.path.join(tempfile.mkdtemp(), "report.html"))
+        >>> "x1" in path.read_text(encoding="utf-8")
+        True
+        """
+        from .report import write_html
+
+        return write_html(self, path, title=title, model=model, output=output, max_display=max_display)
 
     # ------------------------------------------------------------------------------------- plots
     def plot(self, kind: str | None = None, *args: Any, **kwargs: Any) -> Any:

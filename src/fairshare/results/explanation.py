@@ -73,6 +73,7 @@ class Explanation(Result):
     _required: ClassVar[tuple[str, ...]] = ("empty_value", "index")
     _plot_family: ClassVar[str] = "explanation"
     _default_plot: ClassVar[str | None] = "bar"
+    _report: ClassVar[str | None] = "rows"
 
     def __post_init__(self) -> None:
         self.values = np.asarray(self.values, dtype=float)

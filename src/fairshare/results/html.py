@@ -7,11 +7,12 @@ HTML raw: a name such as ``<img src=x onerror=alert(1)>`` shows as text, it neve
 from __future__ import annotations
 
 import html
+import json
 from typing import Any
 
 import numpy as np
 
-__all__ = ["escape", "output_slice", "text_values", "text_html", "texts_page", "answer_outputs", "base_value",
+__all__ = ["escape", "script_json", "output_slice", "text_values", "text_html", "texts_page", "answer_outputs", "base_value",
            "TOTAL"]
 
 #: the ``output`` of a generated answer's whole log-probability, when each answer token is an output
@@ -29,6 +30,28 @@ def escape(value: Any) -> str:
     '3.5'
     """
     return html.escape(str(value), quote=True)
+
+
+#: what JSON inside a ``<script>`` element must not hold raw: ``</script>`` and ``<!--`` would end or change the
+#: element, ``&`` starts a character reference in some contexts, and U+2028/U+2029 end a line in older JavaScript
+_SCRIPT_UNSAFE = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def script_json(value: Any) -> str:
+    r"""``value`` as JSON that is safe inside a ``<script>`` element (``type="application/json"`` read with
+    ``JSON.parse``, or a script): ``<``, ``>``, ``&``, U+2028 and U+2029 written as ``\uXXXX`` escapes, which JSON
+    reads back as the same characters, so a name such as ``</script><script>alert(1)</script>`` stays a string.
+    Non-finite floats are refused (JSON has none; encode them first).
+
+    Examples
+    --------
+    >>> print(script_json({"name": "</script><b>&"}))
+    {"name": "\u003c/script\u003e\u003cb\u003e\u0026"}
+    >>> import json; json.loads(script_json(["\u2028<"])) == ["\u2028<"], "\u2028" in script_json(["\u2028"])
+    (True, False)
+    """
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    return text.translate(str.maketrans(_SCRIPT_UNSAFE))
 
 
 def output_slice(expl: Any, output: Any) -> tuple[np.ndarray, np.ndarray | None, str, int | None]:
