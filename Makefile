@@ -29,7 +29,8 @@ demo: $(VENV)/.installed-demo
 browser:
 	@command -v chromium >/dev/null 2>&1 || { \
 		SUDO=$$([ "$$(id -u)" -eq 0 ] || echo sudo); \
-		$$SUDO apt-get install -y chromium || { $$SUDO apt-get update && $$SUDO apt-get install -y chromium; }; }
+		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium || { $$SUDO apt-get update && \
+		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }; }
 
 # Two workers (pytest-xdist), work stolen from the busier one: the suite is CPU-bound and CI has 2 cores.
 test: browser $(VENV)/.installed-all
