@@ -3,7 +3,7 @@ it becomes (:mod:`fairshare.trees.grouped`), explained at one row or at many row
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -12,6 +12,7 @@ from ..indices.semivalues import Semivalue, resolve_index
 from ..trees.interactions import leaf_interactions
 from ..trees.links import log_loss, probability_link
 from ..trees.prepared import Prepared
+from ..trees.tabulate import TABLE_PLAYERS
 from .base import Game
 from .tree import MODEL_OUTPUT, MODES, TreeGame, _exact_rows, empty_value
 
@@ -36,6 +37,7 @@ class GroupedTreeGame(TreeGame):
     sample : a few raw rows ``model`` takes whose columns are ``background[:len(sample)]``: the margin's link is
         checked on them
     model_output, y : as :class:`~fairshare.games.TreeGame`
+    verify : called once before the first value is computed (a door checks its reading of the trees there)
 
     Examples
     --------
@@ -52,7 +54,7 @@ class GroupedTreeGame(TreeGame):
 
     def __init__(self, prep: Prepared, x: np.ndarray, mode: str, background: np.ndarray | None = None,
                  player_names: Any = None, batch_size: int | None = None, model: Any = None, sample: Any = None,
-                 model_output: str = "raw", y: Any = None) -> None:
+                 model_output: str = "raw", y: Any = None, verify: Callable[[], Any] | None = None) -> None:
         model_output = MODEL_OUTPUT.validate(model_output)
         if mode not in MODES:
             raise ValueError(f"mode must be one of {list(MODES)}, got {mode!r}")
@@ -62,35 +64,56 @@ class GroupedTreeGame(TreeGame):
             raise ValueError(f"model_output={model_output!r} is defined for mode='interventional' (a background)")
         ens = prep.ensemble
         Game.__init__(self, ens.n_features, player_names=player_names, batch_size=batch_size)
-        self.prepared, self.model, self.mode = prep, model, mode
+        self.prepared, self.model, self.mode, self._check_reading = prep, model, mode, verify
         self.x = np.asarray(x, dtype=float).reshape(-1)
         self.background = None if background is None else np.atleast_2d(np.asarray(background, dtype=float))
         self.group_of = ens.group_of
         self.n_outputs = ens.n_outputs if ens.n_outputs > 1 else 0
-        self.model_output, self.link, self._output, self._label = model_output, "identity", None, None
+        self.model_output, self.link, self._output, self._label, self._link_rows = model_output, "identity", None, \
+            None, None
         if model_output != "raw":
-            self._link_outputs(model, sample, y)
-
-    def _link_outputs(self, model: Any, sample: Any, y: Any) -> None:
-        """The probability (or the log loss of ``y``) of the margin, its link checked once on ``sample``."""
-        prep = self.prepared
-        if "probability" not in prep.links:
-            rows = len(sample)
-            prep.links["probability"] = probability_link(model, prep.ensemble.predict(self.background[:rows]), sample)
-        self.link, to_probability = prep.links["probability"]
-        self._output = to_probability
-        k = to_probability(prep.ensemble.predict(self.background[:1])).shape[1]
-        self.n_outputs = k if self.model_output == "probability" else 0
-        if self.model_output == "log_loss":
-            classes = [c.item() if hasattr(c, "item") else c for c in getattr(model, "classes_", range(k))]
+            classes = [c.item() if hasattr(c, "item") else c for c in getattr(model, "classes_", [])]
+            if not classes:
+                raise ValueError(f"model_output={model_output!r} needs a classifier with classes_")
+            self.n_outputs = len(classes) if model_output == "probability" else 0
             y = y.item() if hasattr(y, "item") else y
-            if y not in classes:
+            if model_output == "log_loss" and y not in classes:
                 raise ValueError(f"y must be one of the model's classes {classes}, got {y!r}")
-            position = classes.index(y)
-            self._output = lambda raw: log_loss(to_probability(raw), position)[:, None]
-            self._label = position
+            self._label = classes.index(y) if model_output == "log_loss" else None
+            self._link_rows = sample                     # the link is found on them before the first value
+
+    @property
+    def _tabulated(self) -> bool:
+        """A probability or log loss of at most TABLE_PLAYERS groups: every coalition's value from one table."""
+        return self.model_output != "raw" and self.prepared.ensemble.linear is None and \
+            self.n_players <= TABLE_PLAYERS
+
+    def _read_checked(self) -> None:
+        """Before the first value: the reading of the trees checked against the model, and the margin's link to its
+        probabilities found (the first of identity, logistic and softmax that reproduces predict_proba)."""
+        if self._check_reading is not None:
+            self._check_reading()
+            self._check_reading = None
+        if self._link_rows is None:
+            return
+        prep, sample, self._link_rows = self.prepared, self._link_rows, None
+        if "probability" not in prep.links:
+            prep.links["probability"] = probability_link(self.model, prep.ensemble.predict(
+                self.background[:len(sample)]), sample)
+        self.link, to_probability = prep.links["probability"]
+        label = self._label
+        self._output = to_probability if label is None else (lambda raw: log_loss(to_probability(raw), label)[:, None])
+
+    def exact_values(self, index: Semivalue) -> np.ndarray:
+        self._read_checked()
+        return super().exact_values(index)
+
+    def exact_interactions(self, index: Any, subsets: np.ndarray) -> np.ndarray:
+        self._read_checked()
+        return super().exact_interactions(index, subsets)
 
     def _evaluate(self, coalitions: np.ndarray) -> np.ndarray:
+        self._read_checked()
         if self._tabulated or self.mode != "interventional":
             return super()._evaluate(coalitions)            # the table of the groups, or path-dependent values
         ens, B = self.prepared.ensemble, self.background.shape[0]

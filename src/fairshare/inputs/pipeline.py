@@ -16,6 +16,7 @@ so is a pipeline with any other final estimator; ``e.info["pipeline"]`` says whi
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -24,11 +25,13 @@ from .._core.tables import accepts_missing, as_rows, is_sparse
 from ..games.base import Game
 from ..games.grouped_tree import GroupedTreeGame, grouped_tree_explanation, grouped_tree_pairs
 from ..games.model import as_predict
+from ..indices.hierarchy import resolve_value_index
 from ..indices.semivalues import Semivalue
 from ..results.explanation import Explanation
-from ..trees.grouped import grouped
+from ..trees.ensemble import UnreadableSplits
+from ..trees.grouped import grouped, unchecked
 from ..trees.inputs import tree_rows
-from ..trees.prepared import prepared, unreadable
+from ..trees.prepared import prepared
 from ..trees.readers import is_tree_model, raw_output
 from .outputs import check_outputs, describe_output, labels_of
 from .pipeline_columns import Untraced, check_fitted, is_pipeline, trace_columns, transform_rows
@@ -62,16 +65,22 @@ class PipelineMargin:
         return raw_output(self.pipeline.steps[-1][1])(transform_rows(self.pipeline, rows, "X"))
 
 
-def _not_exact(final: Any, args: dict) -> str | None:
-    """Why the tree walk cannot give this pipeline's values, before its steps are traced (or None)."""
+def _not_exact(args: dict) -> str | None:
+    """Why the arguments ask for the black box (or None)."""
     if args["groups"] is not None:
         return "groups= are given: the groups of raw columns are explained as a black box"
     if args["imputation"] not in (None, "baseline", "marginal"):
         return f"imputation={imputation_key(args['imputation'])!r} is conditional: a black box"
-    why = unreadable(final)
-    if why is not None:
-        return f"the final step's trees cannot be read ({why})"
-    if prepared(final).ensemble.linear is not None:
+    return None
+
+
+def _unread(final: Any) -> str | None:
+    """Why the final step's trees have no grouped walk (read without a model call), or None."""
+    try:
+        ens = unchecked(final)
+    except UnreadableSplits as exc:
+        return f"the final step's trees cannot be read ({exc})"
+    if ens.linear is not None:
         return "the final step has linear leaves (lightgbm linear trees), which read the transformed columns"
     return None
 
@@ -105,6 +114,7 @@ class PipelineInput(TableInput):
         check_fitted(model)
         name, final = model.steps[-1]
         self.pipeline_info: dict = {"final_step": f"{name!r} ({type(final).__name__})"}
+        self._pending: tuple | None = None
         if not is_tree_model(final):
             self.pipeline_info.update(exact=False, reason=f"the final step {self.pipeline_info['final_step']} is no "
                                       "tree model: a black box on the raw columns")
@@ -115,19 +125,16 @@ class PipelineInput(TableInput):
         if (X.shape[0] if hasattr(X, "shape") else len(X)) == 0:
             raise ValueError("X holds no rows to explain")
         self.model, self.final = model, final
-        reason = _not_exact(final, args)
-        self.tree, self.unread, self.classes_only, self.predict = reason is None, reason, False, None
+        self.tree, self.unread, self.classes_only, self.predict = True, None, False, None
         self.model_output, self.link = args["model_output"], args["link"]
-        check_outputs(model, self.tree, reason, args["model_output"], args["link"], args["y"], background)
-        if reason is not None:
-            self._black_box(reason, background)
+        check_outputs(model, True, None, args["model_output"], args["link"], args["y"], background)
         self.X, self.background = _aligned_rows(model, X, background)
         self.rows = as_rows(self.X, "X")
         self._read_background(args)                # names, inf and words refused, the imputation
-        if reason is None:
-            reason = self._trace()
-            if reason is not None:
-                self._black_box(reason, background)
+        traced = _not_exact(args) or self._trace()
+        self._pending = None if isinstance(traced, str) else traced      # the trees are read once checks are done
+        if isinstance(traced, str):
+            self._black_box(traced, background)
         self.groups, self.batch_size = args["groups"], args["batch_size"]
         self.n_items = self.rows.shape[0]
         self.labels = labels_of(model, args["y"], self.n_items)
@@ -145,22 +152,51 @@ class PipelineInput(TableInput):
             return accepts_missing(self.model) is not False
         return not any(_has_nan(r) for r in rows) or accepts_missing(self.model.steps[-1][1]) is not False
 
-    def _trace(self) -> str | None:
-        """Trace the transformed columns to the raw ones and transform the rows, in one pass (or say why not)."""
+    def _trace(self) -> str | tuple:
+        """The raw column of every transformed column and the transformed rows, in one pass (or why not)."""
         sample = self.X if self.background is None else _stack(self.background, self.X)
         carry = (self.X,) if self.background is None else (self.X, self.background)
         try:
-            group_of, carried = trace_columns(self.model, sample, list(self.feature_names), carry)
+            return trace_columns(self.model, sample, list(self.feature_names), carry)
         except Untraced as exc:
             return str(exc)
-        ens = prepared(self.final).ensemble
+
+    def _ready(self) -> None:
+        """Read the final step's trees and group them (no model call: the reading is checked against the model's
+        predictions before the first value), or fall back to the black box where they have no grouped walk."""
+        if self._pending is None:
+            return
+        traced, self._pending = self._pending, None
+        reason = _unread(self.final)
+        if reason is not None:
+            self._black_box(reason, self.background)
+        else:
+            self._transformed(*traced)
+
+    def value_index(self, args: dict) -> Any:
+        """The index over the raw columns (the players whichever game explains them), resolved without a game."""
+        if self._pending is None:
+            return super().value_index(args)
+        players = SimpleNamespace(player_names=list(self.feature_names))
+        return resolve_value_index(args["index"], len(self.feature_names), self.partition(players, args))
+
+    def _verify(self) -> None:
+        """The reading of the final step's trees checked against its own predictions (once per model: cached)."""
+        prepared(self.final)
+
+    def plans(self, args: dict, rule: Any, options: dict) -> list:
+        self.value_index(args)                      # the index refused, if it must be, before the trees are read
+        return super().plans(args, rule, options)
+
+    def _transformed(self, group_of: np.ndarray, carried: list) -> None:
+        """The rows and the background as the final step reads them, and its trees grouped by raw column."""
+        ens = unchecked(self.final)
         self.Xt = tree_rows(carried[0], ens, "X")
         self.Zt = None if self.background is None else tree_rows(carried[1], ens, "background")
         self.prep = grouped(self.final, group_of, len(self.feature_names), list(self.feature_names))
         counts = np.bincount(group_of, minlength=len(self.feature_names))
         self.pipeline_info.update(exact=True, columns=dict(zip(self.feature_names, counts.tolist())),
                                   transformed_columns=int(group_of.size))
-        return None
 
     def _black_box(self, reason: str, background: Any) -> None:
         """Explain the raw columns through the pipeline's predictions (its margin unless asked otherwise)."""
@@ -177,6 +213,7 @@ class PipelineInput(TableInput):
 
     def game(self, i: int) -> Game:
         """The game of row ``i``: the grouped tree game (traced), else the black box's."""
+        self._ready()
         if not self.tree:
             return super().game(i)
         sample = None if self.background is None else (
@@ -184,23 +221,28 @@ class PipelineInput(TableInput):
         return GroupedTreeGame(self.prep, self.Xt[i], self.mode, self.Zt, player_names=self.feature_names,
                                batch_size=self.batch_size, model=self.model, sample=sample,
                                model_output=self.model_output or "raw",
-                               y=None if self.labels is None else self.labels[i])
+                               y=None if self.labels is None else self.labels[i], verify=self._verify)
 
     def closed_form(self, plans: list, args: dict, seed: Any, options: dict) -> Explanation | None:
         """Exact values of every row in one grouped tree walk (the trees' margin)."""
+        self._ready()
         plan = plans[0]
         if not self.tree or plan.choice.method != "exact" or options or self.model_output not in (None, "raw") \
                 or not isinstance(plan.sv, Semivalue):
             return None
+        self._verify()
         batched = grouped_tree_explanation(self.prep, self.Xt, plan.sv, self.mode, self.Zt)
         info = {"choice": plan.choice.as_info(), **self.info(), "budget": plan.budget, "seed": str(seed),
                 "via": "closed-form (tree walks over the raw columns' groups, all rows)"}
         return self.all_rows(batched, plan, list(self.feature_names), dict(plan.choice.options), info)
 
     def exact_pairs(self, kind: str) -> np.ndarray:
+        self._ready()
+        self._verify()
         return grouped_tree_pairs(self.prep, self.Xt, kind, self.mode, self.Zt)
 
     def info(self) -> dict:
+        self._ready()
         if self.tree or self.unread is None:
             out = super().info()
         else:

@@ -25,9 +25,10 @@ from typing import Any
 import numpy as np
 
 from .ensemble import TreeEnsemble
-from .prepared import Prepared, prepared, remembered
+from .prepared import Prepared, remembered
+from .readers import read_ensemble
 
-__all__ = ["GroupedEnsemble", "group_ensemble", "grouped"]
+__all__ = ["GroupedEnsemble", "group_ensemble", "grouped", "unchecked"]
 
 
 @dataclass
@@ -92,9 +93,24 @@ def group_ensemble(ens: TreeEnsemble, group_of: Any, n_groups: int,
     return GroupedEnsemble(**fields, columns=ens, group_of=group_of)
 
 
+def unchecked(model: Any) -> TreeEnsemble:
+    """The trees of ``model`` read *without* the check against its predictions (so no model call), kept while the
+    model lives and is unchanged; a door plans on it and checks the reading (``prepared(model)``, cached) before it
+    computes any value.
+
+    Examples
+    --------
+    >>> from sklearn.tree import DecisionTreeRegressor
+    >>> model = DecisionTreeRegressor(max_depth=1).fit(np.arange(8.0)[:, None], np.arange(8.0))
+    >>> unchecked(model).n_features, unchecked(model) is unchecked(model)
+    (1, True)
+    """
+    return remembered(model, "ensemble, unchecked", lambda m: read_ensemble(m, check=False))
+
+
 def grouped(model: Any, group_of: Any, n_groups: int, names: list[str] | None = None) -> Prepared:
-    """The tree model ``model`` read with its columns grouped (:func:`group_ensemble`), kept while the model lives
-    and is unchanged (as :func:`~fairshare.trees.prepared.prepared`), one reading per grouping.
+    """The tree model ``model`` read (:func:`unchecked`) with its columns grouped (:func:`group_ensemble`), kept
+    while the model lives and is unchanged (as :func:`~fairshare.trees.prepared.prepared`), one reading per grouping.
 
     Examples
     --------
@@ -107,4 +123,4 @@ def grouped(model: Any, group_of: Any, n_groups: int, names: list[str] | None = 
     group_of = np.asarray(group_of, dtype=np.int64)
     digest = hashlib.blake2b(group_of.tobytes() + repr((n_groups, names)).encode(), digest_size=16).hexdigest()
     return remembered(model, f"grouped:{digest}",
-                      lambda m: Prepared(group_ensemble(prepared(m).ensemble, group_of, n_groups, names)))
+                      lambda m: Prepared(group_ensemble(unchecked(m), group_of, n_groups, names)))
