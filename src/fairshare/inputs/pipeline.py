@@ -33,7 +33,7 @@ from ..trees.grouped import grouped, unchecked
 from ..trees.inputs import tree_rows
 from ..trees.prepared import prepared
 from ..trees.readers import is_tree_model, raw_output
-from .outputs import check_outputs, describe_output, labels_of
+from .outputs import check_outputs, labels_of
 from .pipeline_columns import Untraced, check_fitted, is_pipeline, trace_columns, transform_rows
 from .table import TableInput, _aligned_rows, imputation_key, one_row
 
