@@ -18,8 +18,13 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sklearn.compose import ColumnTransformer
 from sklearn.datasets import load_breast_cancer
+from sklearn.decomposition import PCA
+from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
 
 import fairshare as fs
 
@@ -45,6 +50,29 @@ class CountingLR(LogisticRegression):
 _COUNTING_LR = CountingLR(max_iter=5000).fit(X6, _DATA.target)
 
 
+class CountingForest(RandomForestClassifier):
+    """A forest that counts its predictions in ``calls.n`` (reading its trees checks them against some)."""
+
+    calls: Any = None
+
+    def predict_proba(self, X):
+        if self.calls is not None:
+            self.calls.n += 1
+        return super().predict_proba(X)
+
+
+def _pipeline(last: Any, fit: bool = True) -> Pipeline:
+    """A ColumnTransformer (three columns scaled, three ``last``) and a counting forest."""
+    cols = list(X6.columns)
+    pipe = Pipeline([("prep", ColumnTransformer([("scale", StandardScaler(), cols[:3]), ("last", last, cols[3:])])),
+                     ("forest", CountingForest(n_estimators=3, max_depth=3, random_state=0))])
+    return pipe.fit(X6, _DATA.target) if fit else pipe
+
+
+_PIPELINES = {"traced": _pipeline("passthrough"), "mixing": _pipeline(PCA(2)), "unfitted": _pipeline("passthrough",
+                                                                                                       fit=False)}
+
+
 class Calls:
     """Counts every call a door makes to a model, whatever the model takes."""
 
@@ -52,6 +80,12 @@ class Calls:
         self.n = 0
         self.lr = _COUNTING_LR
         self.lr.calls = self
+        for pipe in _PIPELINES.values():
+            pipe.steps[-1][1].calls = self
+
+    def pipeline(self, kind: str = "traced") -> Pipeline:
+        """A scikit-learn pipeline of X6's columns whose final forest counts its predictions."""
+        return _PIPELINES[kind]
 
     def table(self, rows):
         self.n += 1
@@ -215,6 +249,20 @@ INPUTS = {
         "missing column": ("X", lambda c, w: _explain(c.lr, X6.iloc[:3].drop(columns=X6.columns[w % 6]),
                                                        X6.iloc[100:110])),
     },
+    "pipeline": {
+        "missing column": ("X", lambda c, w: _explain(c.pipeline(), X6.iloc[:3].drop(columns=X6.columns[w % 6]),
+                                                       X6.iloc[100:110])),
+        "inf": ("X", lambda c, w: _explain(c.pipeline(), pd.DataFrame(_poked(_ROWS, w, np.inf), columns=X6.columns),
+                                           X6.iloc[100:110])),
+        "word among numbers": ("X", lambda c, w: _explain(c.pipeline(), pd.DataFrame(_poked(_ROWS, w, "oops"),
+                                                                                     columns=X6.columns),
+                                                          X6.iloc[100:110])),
+        "not fitted": ("model: the pipeline's step 'prep'", lambda c, w: _explain(c.pipeline("unfitted"),
+                                                                                  X6.iloc[:3], X6.iloc[100:110])),
+        "a step that mixes columns, no background": (
+            "background: step 'prep' (ColumnTransformer) → 'last' (PCA) mixes columns",
+            lambda c, w: _explain(c.pipeline("mixing"), X6.iloc[w % 3: 3])),
+    },
     "sparse table": {
         "inf": ("X", lambda c, w: _explain(lambda A: c.cells(A.toarray()), _sparse(w, np.inf),
                                            sp.random(5, 6, density=0.5, format="csr", random_state=1))),
@@ -319,8 +367,8 @@ def test_the_same_fault_is_refused_at_every_kind_that_can_hold_it():
     """NaN, inf, a word among numbers and a background of the wrong shape are listed for every input kind that
     can hold them, so a new kind that forgets one fails the table's own check."""
     holds = {"NaN": ["numpy table", "DataFrame", "sequences", "torch images", "images"],
-             "inf": ["numpy table", "sparse table", "torch images", "images"],
-             "word among numbers": ["numpy table", "DataFrame"],
+             "inf": ["numpy table", "sparse table", "torch images", "images", "pipeline"],
+             "word among numbers": ["numpy table", "DataFrame", "pipeline"],
              "of other": ["numpy table", "sparse table", "sequences", "torch images", "images"]}
     for fault, kinds in holds.items():
         for kind in kinds:

@@ -13,14 +13,15 @@ DATASETS = Path(os.environ.get("FAIRSHARE_DATASETS", ROOT.parent / "shared" / "d
 
 @pytest.mark.parametrize("name", ["shapley", "banzhaf", "trees", "sgd", "examples", "highdim", "engine", "datavalue",
                                   "interactions", "imputation", "text", "deep", "lm", "default", "sage",
-                                  "report"])
+                                  "report", "pipeline"])
 def test_benchmark_runs_on_a_tiny_configuration(tmp_path, name):
     pytest.importorskip("shap")
     pytest.importorskip("shapiq")
     if name == "lm":
         pytest.importorskip("transformers")
         pytest.importorskip("captum")
-    if name in ("shapley", "banzhaf", "trees", "examples", "datavalue", "imputation", "text", "default", "sage") \
+    if name in ("shapley", "banzhaf", "trees", "examples", "datavalue", "imputation", "text", "default", "sage",
+                "pipeline") \
             and not DATASETS.is_dir():
         pytest.skip("../shared/datasets is not available")
     result = subprocess.run([sys.executable, "-m", "fairshare.cli", "bench", name, "--size", "quick", "--out",
@@ -28,6 +29,6 @@ def test_benchmark_runs_on_a_tiny_configuration(tmp_path, name):
     assert result.returncode == 0, result.stderr[-2000:]
     report = (tmp_path / "README.md").read_text()
     assert report.startswith(f"# fairshare bench {name}") and "| " in report and "libraries:" in report
-    assert list(tmp_path.glob("*.png")) or name == "trees"
+    assert list(tmp_path.glob("*.png")) or name in ("trees", "pipeline")
     if name == "examples":
         pytest.importorskip("torch")

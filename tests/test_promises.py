@@ -16,9 +16,12 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sklearn.compose import ColumnTransformer
 from sklearn.datasets import load_breast_cancer
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 
 import fairshare as fs
 from fairshare.cli import main as cli_main
@@ -177,6 +180,28 @@ def _explain(model, **kw):
     return fs.explain(model, X6.iloc[:2], X6.iloc[100:110], **({"budget": 50, "progress": False} | kw))
 
 
+class _CountingForest(RandomForestClassifier):
+    """A forest whose predictions are counted in ``counter.calls`` (the Counting model a door is given)."""
+
+    counter = None
+
+    def predict_proba(self, Z):
+        if self.counter is not None:
+            self.counter.calls += 1
+        return super().predict_proba(Z)
+
+
+_PIPELINE = make_pipeline(ColumnTransformer([("scale", StandardScaler(), list(X6.columns[:3]))],
+                                            remainder="passthrough"),
+                          _CountingForest(n_estimators=3, max_depth=3, random_state=0)).fit(X6, Y)
+
+
+def _pipeline(m, **kw):
+    """explain's path through a scikit-learn pipeline (raw columns, the grouped tree walk), counted into ``m``."""
+    _PIPELINE.steps[-1][1].counter = m
+    return fs.explain(_PIPELINE, X6.iloc[:2], X6.iloc[100:110], **({"budget": 50, "progress": False} | kw))
+
+
 def _texts(m, **kw):
     def f(texts):
         m.calls += 1
@@ -196,6 +221,7 @@ def _sequences(m, **kw):
 
 DOORS = {
     "explain": (EXPLAIN, lambda m, **kw: _explain(m, **kw)),
+    "explain pipeline": (EXPLAIN, _pipeline),
     "explain texts": (EXPLAIN, _texts),
     "explain sequences": (EXPLAIN, _sequences),
     "explain game": (EXPLAIN, lambda m, **kw: fs.explain(m.game, **({"budget": 50, "progress": False} | kw))),
@@ -258,7 +284,7 @@ def test_every_method_refuses_a_wrong_option_value_before_any_evaluation(method,
     assert model.game.calls == 0
 
 
-@pytest.mark.parametrize("door", ["explain", "explain texts", "explain sequences", "explain game", "estimate",
+@pytest.mark.parametrize("door", ["explain", "explain pipeline", "explain texts", "explain sequences", "explain game", "estimate",
                                   "exact", "value_data", "value_data data-oob", "tree_values", "interactions",
                                   "tree_interactions", "global_importance"])
 def test_every_door_refuses_an_unknown_keyword_before_any_model_call(door):

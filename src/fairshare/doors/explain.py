@@ -86,7 +86,9 @@ explain.__doc__ = f"""Explain the predictions of ``model`` on every item of ``X`
     Parameters
     ----------
     model : a fitted model (scikit-learn, xgboost, lightgbm, catboost; classifiers through their class probabilities,
-        all classes at once, tree models through their raw output as shap.TreeExplainer), a bound method
+        all classes at once, tree models through their raw output as shap.TreeExplainer), a scikit-learn Pipeline
+        (the players are its raw columns: exact tree values through column-wise steps into a tree model, else a
+        black box on the raw columns; ``e.info["pipeline"]`` says which and why), a bound method
         (``model.predict_proba``), a torch module, or a prediction function
     X : rows (numpy array, DataFrame whose columns are matched to the model's features by name, scipy sparse; a
         Series or a 1-D array is one row); texts (a string, or a list of them, for a model of a list of strings:

@@ -25,7 +25,6 @@ from ..games.base import Game, GameWrapper
 from ..indices.hierarchy import OwenIndex
 from ..indices.interactions import MATRIX_BASES, InteractionIndex
 from ..inputs.base import Plan, default_budget
-from ..games.tree import tree_interactions
 from ..results.explanation import Explanation
 from ..store.coalitions import CoalitionStore, coalition_keys
 from .interactions import run_interactions
@@ -186,9 +185,7 @@ def explain_pairs(data: Any, sv: Any, kind: str, args: dict, rule: Any, seed: An
     exact = data.closed_form(plans, args, seed, options) if choice.method == "exact" else None
     if exact is not None:                           # tree models: exact, every row at once, no model call
         exact.info = {**info, "via": exact.info["via"]}
-        laid = tree_interactions(data.model, data.X, order=2, index=kind, background=data.background,
-                                 mode="path-dependent" if data.background is None else "interventional")
-        matrices = np.stack([m.matrix() for m in laid])
+        matrices = data.exact_pairs(kind)
         diagonal = np.arange(len(exact.player_names))
         matrices[:, diagonal, diagonal] = 0.0
         matrices[:, diagonal, diagonal] = exact.values - matrices.sum(axis=2)

@@ -9,6 +9,7 @@ from .base import Input
 from .frame import FrameInput
 from .image import IMAGE_ARGUMENTS, ImageInput
 from .game import GameInput
+from .pipeline import PipelineInput
 from .sequence import SequenceInput
 from .sparse import SparseInput
 from .table import TableInput
@@ -18,7 +19,8 @@ from .torch import TorchInput
 __all__ = ["KINDS", "read_input", "register"]
 
 #: the kinds, most specific first (a Game with no X is explained as it is; TableInput takes any table)
-KINDS: list[type[Input]] = [GameInput, TextInput, ImageInput, TorchInput, SequenceInput, SparseInput, FrameInput, TableInput]
+KINDS: list[type[Input]] = [GameInput, TextInput, ImageInput, TorchInput, SequenceInput, SparseInput, PipelineInput,
+                            FrameInput, TableInput]
 
 
 def register(kind: type[Input], before: type[Input] | None = None) -> type[Input]:

@@ -18,7 +18,7 @@ from .._core.tables import (accepts_missing, aligned, as_rows, check_finite, fra
 from ..games.base import Game
 from ..games.imputers import Imputer, make_imputer
 from ..games.model import ModelGame, as_predict
-from ..games.tree import TreeGame, tree_explanation
+from ..games.tree import TreeGame, tree_explanation, tree_interactions
 from ..engine.choice import Choice
 from ..indices.hierarchy import Hierarchy, resolve_value_index
 from ..indices.semivalues import Semivalue
@@ -134,7 +134,7 @@ class TableInput(Input):
         self.feature_names = names if names is not None else (columns or [f"x{i}" for i in range(n_features)])
         if len(self.feature_names) != n_features:
             raise ValueError(f"feature_names must have {n_features} names, got {len(self.feature_names)}")
-        allow_nan = accepts_missing(self.model) is not False
+        allow_nan = self.takes_missing()
         check_finite(self.rows, "X", columns, allow_nan=allow_nan)
         imputation = args["imputation"]
         if self.background is None:
@@ -158,6 +158,10 @@ class TableInput(Input):
         if imputation not in (None, "baseline", "marginal"):
             self.check_conditional(imputation)
             self.imputation = make_imputer(imputation, self.bg_rows)
+
+    def takes_missing(self) -> bool:
+        """Whether the model takes NaN in the rows (else NaN is refused, naming the argument, before any call)."""
+        return accepts_missing(self.model) is not False
 
     def check_conditional(self, imputation: Any) -> None:
         """Refuse a conditional imputation the rows cannot take (sparse rows: :class:`~.sparse.SparseInput`)."""
@@ -254,6 +258,13 @@ class TableInput(Input):
         info = {"choice": plan.choice.as_info(), **self.info(), "budget": plan.budget, "seed": str(seed),
                 "via": "closed-form (tree walks, all rows)"}
         return self.all_rows(batched, plan, list(self.game(0).player_names), dict(plan.choice.options), info)
+
+    def exact_pairs(self, kind: str) -> np.ndarray:
+        """Exact interaction matrices ``(rows, n, n[, k])`` of a tree model in shap's layout of ``kind``
+        (``"sii-matrix"``, ``"bii-matrix"``), every row at once."""
+        laid = tree_interactions(self.model, self.X, order=2, index=kind, background=self.background,
+                                 mode="path-dependent" if self.background is None else "interventional")
+        return np.stack([m.matrix() for m in laid])
 
     def all_rows(self, batched: dict, plan: Plan, names: list[str], options: dict, info: dict) -> Explanation:
         """One Explanation from exact values computed for every row at once (``tree_explanation``'s dict)."""

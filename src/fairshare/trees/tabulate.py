@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._core.compiled import CACHE
-from .kernels import _run, decisions
+from .kernels import _run
 
 __all__ = ["margin_tables", "interventional_table", "TABLE_PLAYERS"]
 
@@ -193,7 +193,7 @@ def _sums(prep: Any, x: np.ndarray, background: np.ndarray, link: str, label: in
     if link not in LINKS:
         raise ValueError(f"link must be one of {sorted(LINKS)}, got {link!r}")
     k, n_cells = ens.n_outputs, 1 << n
-    go_x = np.ascontiguousarray(decisions(ens, np.asarray(x, dtype=float)[None, :])[0])
+    go_x = np.ascontiguousarray(ens.decisions(np.asarray(x, dtype=float)[None, :])[0])   # the ensemble's own rule
     go_z = np.ascontiguousarray(prep.decisions(background))
     B = background.shape[0]
     chunks = max(1, min(chunks, B))
