@@ -206,3 +206,30 @@ def test_a_killed_job_resumes_from_the_cache_without_calling_the_model_for_its_f
     assert counted.calls() - before == at_driver + per_row * (6 - len(finished))    # none for the finished rows
     assert np.array_equal(resumed.values, local.values) and np.array_equal(resumed.stderr, local.stderr)
 
+
+@needs_pima
+@pytest.mark.slow
+def test_a_spark_dataframe_is_explained_on_the_executors_with_the_local_values(spark, pima, tmp_path):
+    pd = pytest.importorskip("pandas")
+    model, X, _, _ = pima
+    names = ["pregnancies", "glucose", "pressure", "skin", "insulin", "bmi", "pedigree", "age"]
+    rows, background = pd.DataFrame(X[:9], columns=names), pd.DataFrame(X[100:110], columns=names)
+    kw = dict(background=background, budget=100, seed=6, progress=False)
+    local = fs.explain(model.predict_proba, rows, **kw).to_frame().reset_index(drop=True)
+    counted = Counted(model, tmp_path / "calls.log")
+    frame = spark.createDataFrame(rows).repartition(3)            # rows spread over partitions, out of order
+    ordered = spark.createDataFrame(rows)
+    out = fs.explain(counted.predict_proba, ordered, **kw)
+    at_driver = counted.calls()
+    assert at_driver <= 2 and type(out).__name__ == "DataFrame"    # lazy: the rows are explained on collect
+    assert out.columns == ["row"] + list(local.columns)
+    got = out.toPandas().sort_values("row")
+    assert counted.calls() > at_driver + 9 and got["row"].tolist() == list(range(9))
+    assert np.array_equal(got[local.columns].to_numpy(), local.to_numpy())
+    shuffled = fs.explain(model.predict_proba, frame, **kw).toPandas().sort_values("row")
+    again = fs.explain(model.predict_proba, frame.toPandas(), **kw).to_frame().reset_index(drop=True)
+    assert np.array_equal(shuffled[local.columns].to_numpy(), again.to_numpy())   # positions: the frame's order
+    with pytest.raises(ValueError, match="cache: not taken with a Spark DataFrame"):
+        fs.explain(model.predict_proba, ordered, cache=tmp_path / "c", **kw)
+    with pytest.raises(TypeError, match="background: give a pandas frame or an array"):
+        fs.explain(model.predict_proba, ordered, background=ordered, progress=False)
