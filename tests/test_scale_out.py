@@ -233,3 +233,23 @@ def test_a_spark_dataframe_is_explained_on_the_executors_with_the_local_values(s
         fs.explain(model.predict_proba, ordered, cache=tmp_path / "c", **kw)
     with pytest.raises(TypeError, match="background: give a pandas frame or an array"):
         fs.explain(model.predict_proba, ordered, background=ordered, progress=False)
+
+
+def _sleepy(S):
+    import time
+
+    time.sleep(6.0)
+    return S.sum(axis=1).astype(float)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", BACKENDS)
+def test_a_wait_with_no_task_finishing_ends_at_the_timeout_naming_the_backend(request, name):
+    from fairshare.backends.dask import WorkersLostError
+
+    client = _cluster(request, name)
+    game = fs.games.DistributedGame(fs.games.FunctionGame(_sleepy, n_players=3), client, timeout=2)
+    with pytest.raises(WorkersLostError, match=rf"{name.capitalize()} run stopped: no task finished in 2 s"):
+        game(np.ones((2, 3), dtype=bool))
+    quick = fs.games.DistributedGame(fs.games.AdditiveGame([1.0, 2.0, 3.0]), client, timeout=30)
+    assert quick(np.array([[True, False, True]])).tolist() == [4.0]       # the cluster still takes work after it

@@ -27,7 +27,7 @@ __all__ = ["Backend", "BackendError", "Held", "loaded", "call_task", "answer", "
 
 #: what ``client=`` may be, in the words of the errors
 KINDS = "a dask.distributed.Client, a pyspark SparkSession or SparkContext, or the ray module after ray.init()"
-_KEEP = 8                   # values a worker process keeps unpickled (the latest held ones)
+_KEEP = 16                  # values a worker process keeps unpickled (the latest held ones)
 _LOADED: OrderedDict = OrderedDict()
 
 

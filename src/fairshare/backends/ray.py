@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, Callable, Iterable, Iterator
 
 from .base import Backend, BackendError, Held, answer, call_task, loaded
@@ -68,8 +69,9 @@ class RayBackend(Backend):
         self.check()
         ray, held, todo = self.client, list(held), iter(enumerate(tasks))
         limit = DEFAULT_TIMEOUT if timeout is None else float(timeout)
-        fn_key = self.new_key()
-        fn_ref = ray.put(self.pickled(fn, "the function run on the workers"))
+        fn_blob = self.pickled(fn, "the function run on the workers")
+        fn_key = hashlib.sha256(fn_blob).hexdigest()          # one function, one key: held values stay loaded
+        fn_ref = ray.put(fn_blob)
         keys, refs = tuple(h.key for h in held), [h.handle for h in held]
         remote, position = self._remote(), {}
 

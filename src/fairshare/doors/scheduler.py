@@ -159,10 +159,11 @@ def _on_cluster(backend: Any, data: Any, runner: Callable[..., dict], seeds: lis
         for k, result in backend.run(runner, [remote], [(i, seeds[i], None) for i in todo]):
             finish(todo[k], result)
         return
-    if store is not None:
-        backend.check_writable(store.path)
+    where = None if store is None else store.path.resolve()     # the workers' own working folders differ
+    if where is not None:
+        backend.check_writable(where)
     parts = blocks(todo, backend.slots())
-    saver = None if store is None else (str(store.path), store.key)
+    saver = None if where is None else (str(where), store.key)
     remote = backend.put(data)
     tasks = [(runner, part, [seeds[i] for i in part], saver) for part in parts]
     for k, results in backend.run(run_block, [remote], tasks):
