@@ -70,10 +70,11 @@ class Counted:
         return os.path.getsize(self.log) if os.path.exists(self.log) else 0
 
 
-def _explains_a_table_bit_for_bit(client, name: str, pima, tmp_path) -> None:
+def _explains_a_table_bit_for_bit(client, name: str, pima, tmp_path, monkeypatch) -> None:
     model, X, _, local = pima
+    monkeypatch.chdir(tmp_path)                         # a relative cache folder: the driver's, not the workers' cwd
     remote = fs.explain(model.predict_proba, X[:4], background=X[:10], budget=100, seed=3, progress=False,
-                        client=client, cache=tmp_path / "cache")
+                        client=client, cache="cache")
     assert np.array_equal(remote.values, local.values) and np.array_equal(remote.stderr, local.stderr)
     assert remote.method == local.method == "regression"              # sampled: the seeds travelled
     assert sorted(p.name for p in (tmp_path / "cache" / "rows").glob("*.npz")) == \
@@ -88,9 +89,9 @@ def _explains_a_table_bit_for_bit(client, name: str, pima, tmp_path) -> None:
 
 
 @needs_pima
-def test_spark_explains_a_table_with_the_local_values_bit_for_bit(spark_sessions, pima, tmp_path):
+def test_spark_explains_a_table_with_the_local_values_bit_for_bit(spark_sessions, pima, tmp_path, monkeypatch):
     session, stopped = spark_sessions
-    _explains_a_table_bit_for_bit(session, "Spark", pima, tmp_path)
+    _explains_a_table_bit_for_bit(session, "Spark", pima, tmp_path, monkeypatch)
     model, X, _, _ = pima
     with pytest.raises(BackendError, match=r"client \(Spark\): the SparkSession is stopped; start one"):
         fs.explain(model.predict_proba, X[:2], background=X[:10], budget=100, progress=False, client=stopped)
@@ -99,11 +100,12 @@ def test_spark_explains_a_table_with_the_local_values_bit_for_bit(spark_sessions
 
 
 @needs_pima
-def test_ray_explains_a_table_with_the_local_values_bit_for_bit(ray_refused, ray_module, pima, tmp_path):
+def test_ray_explains_a_table_with_the_local_values_bit_for_bit(ray_refused, ray_module, pima, tmp_path,
+                                                               monkeypatch):
     assert ray_refused is None or isinstance(ray_refused, BackendError), ray_refused
     if ray_refused is not None:                  # this process had not started Ray before the fixture did
         assert str(ray_refused).startswith("client (Ray): Ray is not initialised; call ray.init()")
-    _explains_a_table_bit_for_bit(ray_module, "Ray", pima, tmp_path)
+    _explains_a_table_bit_for_bit(ray_module, "Ray", pima, tmp_path, monkeypatch)
 
 
 def test_a_client_of_no_known_kind_is_refused_naming_the_kinds():
