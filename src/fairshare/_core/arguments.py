@@ -21,7 +21,7 @@ from .seeds import SeedLike, generator as check_rng
 
 
 __all__ = ["Option", "Arguments", "SeedLike", "check_rng", "check_int", "check_positive_float",
-           "check_coalitions", "format_coalition", "check_progress", "check_client"]
+           "check_coalitions", "format_coalition", "check_progress"]
 
 
 @dataclass(frozen=True)
@@ -162,19 +162,6 @@ class Arguments:
             out.extend(textwrap.wrap(o.doc, width - indent - 4, initial_indent=pad + "    ",
                                      subsequent_indent=pad + "    "))
         return "\n".join(out)
-
-
-def check_client(value: Any, name: str = "client") -> Any:
-    """A ``dask.distributed.Client`` (anything with ``submit`` and ``scatter``) or None.
-
-    Examples
-    --------
-    >>> check_client(None) is None
-    True
-    """
-    if value is not None and not (hasattr(value, "submit") and hasattr(value, "scatter")):
-        raise TypeError(f"{name} must be a dask.distributed.Client or None, got {type(value).__name__}")
-    return value
 
 
 def check_progress(value: Any, name: str = "progress") -> Any:

@@ -2,7 +2,8 @@
 
 - :func:`generator`: the run's ``numpy.random.Generator`` (an int, a SeedSequence, a Generator or None);
 - :func:`item_seeds`: one :class:`numpy.random.SeedSequence` per item (row, text, fit block), spawned from the
-  seed, so an item's values do not depend on which thread, worker or resumed run computes it;
+  seed, so an item's values do not depend on which thread, worker or resumed run computes it; :func:`item_root`
+  and :func:`item_seed` give item ``i``'s alone (a row of a distributed DataFrame, where no process knows them all);
 - :func:`streams`: the independent streams one estimate splits its generator into (sampler, solver);
 - :func:`fresh`: the same SeedSequence again (one that has spawned children would give others);
 - :func:`integer_seed`: an integer drawn from a stream, the seed of a stream another library or a compiled kernel
@@ -17,7 +18,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["SeedLike", "generator", "item_seeds", "streams", "fresh", "integer_seed"]
+__all__ = ["SeedLike", "generator", "item_seeds", "item_root", "item_seed", "streams", "fresh", "integer_seed"]
 
 SeedLike = int | np.random.Generator | np.random.SeedSequence | None
 
@@ -53,6 +54,32 @@ def item_seeds(seed: SeedLike, n: int) -> list[np.random.SeedSequence]:
     """
     root = seed.integers(2**63) if isinstance(seed, np.random.Generator) else seed
     return np.random.SeedSequence(root).spawn(n)
+
+
+def item_root(seed: SeedLike) -> int:
+    """The root entropy :func:`item_seeds` spawns from: the int given, one draw of a Generator, fresh for None.
+
+    Examples
+    --------
+    >>> item_root(7)
+    7
+    """
+    if isinstance(seed, np.random.Generator):
+        return int(seed.integers(2**63))
+    return int(np.random.SeedSequence(seed).entropy)
+
+
+def item_seed(root: int, i: int) -> np.random.SeedSequence:
+    """Item ``i``'s seed of a run whose root is ``root`` (:func:`item_root`): ``item_seeds(seed, n)[i]`` for any
+    ``n > i``, computed without the others.
+
+    Examples
+    --------
+    >>> a, b = item_seeds(3, 5)[4], item_seed(item_root(3), 4)
+    >>> bool(np.all(a.generate_state(4) == b.generate_state(4)))
+    True
+    """
+    return np.random.SeedSequence(root, spawn_key=(int(i),))
 
 
 def streams(rng: np.random.Generator, k: int) -> list[np.random.Generator]:

@@ -1,1 +1,2 @@
-"""Where work runs besides this process: Dask clusters (held data, retried tasks, bounded waits)."""
+"""Where work runs besides this process: one protocol (``base.py``) for Dask clusters (held data, retried tasks,
+bounded waits), Spark sessions and Ray; ``clients.py`` tells which a door's ``client=`` is."""

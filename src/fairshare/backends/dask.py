@@ -26,7 +26,9 @@ import time
 import warnings
 from typing import Any, Callable, Iterable, Iterator
 
-__all__ = ["WorkersLostError", "hold", "submit", "Finished", "gather", "workers", "wait_seconds",
+from .base import Backend
+
+__all__ = ["WorkersLostError", "DaskBackend", "hold", "submit", "Finished", "gather", "workers", "wait_seconds",
            "DEFAULT_TIMEOUT", "NO_WORKER_WAIT", "RETRIES"]
 
 #: seconds a run waits for the next task to finish before it gives up (the longest legitimate task,
@@ -219,3 +221,60 @@ def _removed_workers(client: Any) -> list[tuple[float, str]]:
         return []
     return [(float(t), str(msg["worker"])) for t, msg in events
             if isinstance(msg, dict) and msg.get("action") == "remove-worker" and not msg.get("expected")]
+
+
+class DaskBackend(Backend):
+    """A ``dask.distributed.Client`` as a :class:`~fairshare.backends.base.Backend`: :func:`hold`, :func:`submit`
+    and :class:`Finished` (the data in the task graph, retried tasks, waits that end); the driver saves what comes
+    back.
+
+    Examples
+    --------
+    >>> backend = DaskBackend(client)                                   # doctest: +SKIP
+    >>> backend.map(abs, (), [(-2,), (3,)])                             # doctest: +SKIP
+    [2, 3]
+    """
+
+    name = "Dask"
+    workers_write = False
+
+    def check(self) -> None:
+        """A Dask client is taken as it is: a lost cluster is found by the bounded waits."""
+
+    def slots(self) -> int:
+        return sum(workers(self.client).values()) or 1
+
+    def put(self, value: Any) -> Any:
+        return hold(self.client, value)
+
+    def run(self, fn: Callable, held: Iterable = (), tasks: Iterable[tuple] = (), window: int | None = None,
+            timeout: float | None = None) -> Iterator[tuple[int, Any]]:
+        held, todo = list(held), iter(enumerate(tasks))
+        position: dict = {}
+
+        def submit_next() -> Any:
+            item = next(todo, None)
+            if item is None:
+                return None
+            fut = submit(self.client, fn, *held, *item[1])
+            position[fut.key] = item[0]
+            return fut
+
+        first = []
+        while window is None or len(first) < window:
+            fut = submit_next()
+            if fut is None:
+                break
+            first.append(fut)
+        pending = Finished(self.client, first, timeout)
+        for fut, result in pending:          # pending cancels what is left if the run stops
+            yield position.pop(fut.key), result
+            nxt = submit_next()
+            if nxt is not None:
+                pending.add(nxt)
+
+    def map(self, fn: Callable, held: Iterable = (), tasks: Iterable[tuple] = (), timeout: float | None = None) -> list:
+        return gather(self.client, [submit(self.client, fn, *list(held), *task) for task in tasks], timeout)
+
+    def check_writable(self, folder: Any) -> None:
+        """Dask's workers write no cache folder of their own: the driver saves what comes back."""

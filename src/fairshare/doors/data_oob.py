@@ -22,7 +22,7 @@ import numpy as np
 
 from .._core.errors import FairshareWarning
 from .._core.seeds import item_seeds
-from ..backends.dask import gather, hold, submit
+from ..backends.clients import as_backend
 from ..games.data import _clone, _is_classifier, _n_rows, _rows
 from ..results.data_values import DataValues
 from ..store.cache import RunCache, estimator_key, fingerprint
@@ -131,9 +131,9 @@ def _run_bags(model: Any, X: Any, y: np.ndarray, seeds: list, classifier: bool, 
     chunks = [todo[k:k + _BAGS_PER_TASK] for k in range(0, len(todo), _BAGS_PER_TASK)]
     report(len(seeds) - len(todo), len(seeds), None)
     if client is not None and chunks:
-        data = hold(client, (X, y))
-        futures = [submit(client, _fit_held, model, data, [seeds[i] for i in c], classifier) for c in chunks]
-        answers = gather(client, futures)
+        backend = as_backend(client)
+        data = backend.put((X, y))
+        answers = backend.map(_fit_held, [data], [(model, [seeds[i] for i in c], classifier) for c in chunks])
     else:
         answers = None
     for k, chunk in enumerate(chunks):
@@ -156,7 +156,7 @@ def _entropy(seed: Any) -> int:
     return int(np.random.SeedSequence().entropy) if seed is None else int(seed)
 
 
-def _fit_held(model: Any, data: tuple, seeds: list, classifier: bool) -> list[tuple[np.ndarray, str]]:
+def _fit_held(data: tuple, model: Any, seeds: list, classifier: bool) -> list[tuple[np.ndarray, str]]:
     return fit_bags(model, data[0], data[1], seeds, classifier)
 
 

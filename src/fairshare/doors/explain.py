@@ -19,6 +19,7 @@ from ..inputs.registry import read_input
 from ..results.explanation import Explanation
 from ..store.keys import fingerprint, model_key
 from .explain_arguments import EXPLAIN
+from .explain_spark import explain_frame, is_spark_frame
 from .pairs import explain_pairs, pair_index
 from .scheduler import run_values, schedule
 
@@ -43,6 +44,8 @@ def explain(model: Any, X: Any = None, background: Any = None, *, index: str | S
                               partition=partition, tokenizer=tokenizer, mask_token=mask_token, layout=layout,
                               baseline=baseline, output=output, patch_size=patch_size, sigma=sigma, slic=slic))
     rule = as_rule(args["stop"], args["tol"])
+    if is_spark_frame(X):                           # explained where it lies: a Spark DataFrame of values
+        return explain_frame(model, X, background, args, seed, rule, options)
     if X is None and not isinstance(model, Game):
         raise ValueError(f"X: give the data to explain (rows, texts, inputs); only a fairshare Game is explained "
                          f"without X, got a {type(model).__name__}")
@@ -91,7 +94,7 @@ explain.__doc__ = f"""Explain the predictions of ``model`` on every item of ``X`
         black box on the raw columns; ``e.info["pipeline"]`` says which and why), a bound method
         (``model.predict_proba``), a torch module, or a prediction function
     X : rows (numpy array, DataFrame whose columns are matched to the model's features by name, scipy sparse; a
-        Series or a 1-D array is one row); texts (a string, or a list of them, for a model of a list of strings:
+        Series or a 1-D array is one row; a Spark DataFrame, explained on its executors); texts (a string, or a list of them, for a model of a list of strings:
         the players are each text's tokens, one Explanation per text); inputs of more dimensions (sequences,
         images) whose cells or groups of cells are the players; images ``(N, C, H, W)`` for a torch module (a tensor,
         an array, a list of images; ``layout``, ``groups``, ``baseline``, ``output`` below); None when ``model`` is
@@ -105,7 +108,9 @@ explain.__doc__ = f"""Explain the predictions of ``model`` on every item of ``X`
 
     Returns
     -------
-    Explanation (a list of them for a list of texts)
+    Explanation (a list of them for a list of texts); for a Spark DataFrame ``X``, a Spark DataFrame (lazy: a
+    ``row`` column, the row's position, and :meth:`Explanation.to_frame`'s columns; see
+    :mod:`fairshare.doors.explain_spark`)
 
     Examples
     --------

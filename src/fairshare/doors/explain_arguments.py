@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from .._core.arguments import Arguments, Option, check_client, check_progress
+from .._core.arguments import Arguments, Option, check_progress
+from ..backends.clients import check_client
 from ..games.imputers import Imputer
 from ..games.model import IMPUTATIONS, LINKS
 from ..indices.hierarchy import check_partition
@@ -113,8 +114,9 @@ def _slic(value: Any) -> Any:
 EXPLAIN = Arguments("explain", common_arguments() + (
     Option("n_jobs", None, "items (rows, texts, inputs) explained in parallel threads, the same values whatever "
            "their number", kind="int", minimum=1, none_ok=True),
-    Option("client", None, "a dask.distributed.Client: one task per item (one item: its batches of coalitions on "
-           "the cluster); a lost worker's tasks run again, every wait is bounded (dask setting fairshare.timeout)",
+    Option("client", None, "a dask.distributed.Client, a pyspark SparkSession (or SparkContext) or the ray module "
+           "after ray.init(): items in tasks (one item: its batches of coalitions on the cluster), the local values "
+           "bit for bit; a lost worker's tasks run again, every wait is bounded (dask setting fairshare.timeout)",
            check=check_client),
     Option("cache", None, "a folder keeping finished items and evaluated coalitions: an interrupted call with the "
            "same arguments resumes without calling the model again", check=cache_folder),

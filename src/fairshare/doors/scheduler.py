@@ -1,9 +1,13 @@
-"""The one row scheduler: every item of a door (rows, texts, inputs) through the engine, from the cache, on a Dask
-cluster, in threads or in turn; each saved as it finishes, progress reported, every item's random stream from the
-one seed policy (``_core/seeds.py``), so the values are the same bits whatever runs them.
+"""The one row scheduler: every item of a door (rows, texts, inputs) through the engine, from the cache, on a
+cluster (Dask, Spark, Ray: :mod:`fairshare.backends`), in threads or in turn; each saved as it finishes, progress
+reported, every item's random stream from the one seed policy (``_core/seeds.py``), so the values are the same bits
+whatever runs them.
 
-An item is run by a *runner*, a top-level function ``runner(data, i, seed, folder, client) -> dict`` (so Dask can
-ship it): :func:`run_values` for values; ``doors/pairs.py`` runs interaction matrices the same way.
+An item is run by a *runner*, a top-level function ``runner(data, i, seed, folder, client) -> dict`` (so a cluster
+can ship it): :func:`run_values` for values; ``doors/pairs.py`` runs interaction matrices the same way. On Dask each
+item is a task and the driver saves what comes back; on Spark and Ray the items go in blocks of consecutive items
+(:func:`blocks`), each task saving its finished items to the cache folder itself (a Spark job's results come back
+only when it ends), so a killed job resumes after them.
 """
 
 from __future__ import annotations
@@ -16,18 +20,27 @@ import numpy as np
 from .._core.compiled import call_with, thread_settings
 from .._core.progress import reporter
 from .._core.seeds import item_seeds
+from ..backends.clients import as_backend
 from ..engine.engine import run
 from ..games.cached import CachedGame
 from ..games.distributed import DistributedGame
 from ..games.model import ModelError
 from ..store.cache import RunCache
 
-__all__ = ["schedule", "run_values", "item_game", "relabelled"]
+__all__ = ["schedule", "run_values", "item_game", "relabelled", "blocks", "ROWS_PER_TASK"]
+
+#: most items in one Spark or Ray task (at least 4 tasks per slot where there are enough items)
+ROWS_PER_TASK = 64
 
 
 def item_game(data: Any, i: int, folder: Any, client: Any) -> Any:
-    """Item ``i``'s game, answered from ``folder``'s cache and batched on ``client``'s cluster where given."""
+    """Item ``i``'s game, answered from ``folder``'s cache and batched on ``client``'s cluster where given (on Spark
+    and Ray the cache stays with the driver: the workers of one game would share one log)."""
     game = data.game(i)
+    backend = as_backend(client)
+    if backend is not None and backend.workers_write:
+        game = DistributedGame(game, backend)
+        return game if folder is None else CachedGame(game, folder)
     if folder is not None:
         game = CachedGame(game, folder)
     if client is not None:
@@ -82,18 +95,18 @@ def schedule(data: Any, runner: Callable[..., dict], args: dict, seed: Any, key:
     def folder(i: int) -> Any:
         return None if store is None else store.coalition_folder(i)
 
-    def finish(i: int, result: dict) -> None:
+    def finish(i: int, result: dict, saved: bool = False) -> None:
         results[i] = result
-        if store is not None:                      # kept as it finishes: an interrupted run resumes after it
+        if store is not None and not saved:        # kept as it finishes: an interrupted run resumes after it
             store.save_row(i, result)
         done[0] += 1
         if report is not None:
             report(done[0], n, None)
 
-    client, n_jobs = args["client"], args["n_jobs"]
+    client, n_jobs = as_backend(args["client"]), args["n_jobs"]
     try:
         if client is not None and len(todo) > 1:
-            _on_dask(client, data, runner, seeds, todo, finish)
+            _on_cluster(client, data, runner, seeds, todo, finish, store)
         elif client is not None and todo:
             finish(todo[0], runner(data, todo[0], seeds[todo[0]], folder(todo[0]), client))
         elif n_jobs and n_jobs > 1 and len(todo) > 1:
@@ -111,16 +124,48 @@ def schedule(data: Any, runner: Callable[..., dict], args: dict, seed: Any, key:
     return results  # type: ignore[return-value]
 
 
-def _on_dask(client: Any, data: Any, runner: Callable[..., dict], seeds: list, todo: list[int], finish: Any) -> None:
-    """One task per item on the cluster, saved as they complete. The data live in the task graph (a worker that
-    dies loses nothing) and every wait is bounded (:mod:`fairshare.backends.dask`)."""
-    from ..backends.dask import Finished, hold, submit
+def blocks(todo: list[int], slots: int) -> list[list[int]]:
+    """Consecutive items in blocks for Spark and Ray tasks: at least ``4 * slots`` blocks where there are enough
+    items, at most :data:`ROWS_PER_TASK` items in one.
 
-    remote = hold(client, data)
-    index_of, futures = {}, []
-    for i in todo:
-        fut = submit(client, runner, remote, i, seeds[i], None)
-        index_of[fut.key] = i
-        futures.append(fut)
-    for fut, result in Finished(client, futures):
-        finish(index_of[fut.key], result)
+    Examples
+    --------
+    >>> blocks([0, 1, 2, 3, 5], 1)
+    [[0, 1], [2], [3], [5]]
+    """
+    n_tasks = min(len(todo), max(4 * slots, -(-len(todo) // ROWS_PER_TASK)))
+    return [b.tolist() for b in np.array_split(np.asarray(todo, dtype=np.int64), n_tasks)]
+
+
+def run_block(data: Any, runner: Callable[..., dict], items: list[int], seeds: list, saver: Any) -> list[dict]:
+    """A Spark or Ray task: ``runner`` on each item of a block, each saved to the cache folder (``saver``: its path
+    and run key) as it finishes."""
+    store = None if saver is None else RunCache(saver[0], saver[1], item=data.item_data)
+    out = []
+    for i, seed in zip(items, seeds):
+        out.append(runner(data, i, seed, None))
+        if store is not None:
+            store.save_row(i, out[-1])
+    return out
+
+
+def _on_cluster(backend: Any, data: Any, runner: Callable[..., dict], seeds: list, todo: list[int], finish: Any,
+                store: Any) -> None:
+    """The items on the cluster, saved as they complete. Dask: one task per item, the data in the task graph (a
+    worker that dies loses nothing), every wait bounded (:mod:`fairshare.backends.dask`). Spark, Ray: blocks of
+    items, each task saving its own to the cache folder (checked writable by the workers first)."""
+    if not backend.workers_write:
+        remote = backend.put(data)
+        for k, result in backend.run(runner, [remote], [(i, seeds[i], None) for i in todo]):
+            finish(todo[k], result)
+        return
+    where = None if store is None else store.path.resolve()     # the workers' own working folders differ
+    if where is not None:
+        backend.check_writable(where)
+    parts = blocks(todo, backend.slots())
+    saver = None if where is None else (str(where), store.key)
+    remote = backend.put(data)
+    tasks = [(runner, part, [seeds[i] for i in part], saver) for part in parts]
+    for k, results in backend.run(run_block, [remote], tasks):
+        for i, result in zip(parts[k], results):
+            finish(i, result, saved=store is not None)

@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from .._core.arguments import Arguments, Option, check_client, check_int, check_progress
+from .._core.arguments import Arguments, Option, check_int, check_progress
+from ..backends.clients import check_client
 from ..games.data import _n_rows
 from ..results.data_values import DataValues, detection_auc
 from .data_oob import data_oob
@@ -43,7 +44,8 @@ VALUE_DATA = Arguments("value_data", tuple(
     Option("groups", None, "lists of training-row indices, each valued as one player"),
     Option("degenerate", None, "the value of a coalition the model cannot be fitted on (None: the constant "
            "predictor's score)", kind="float", none_ok=True),
-    Option("client", None, "a dask.distributed.Client: one task per fit", check=check_client),
+    Option("client", None, "a dask.distributed.Client, a pyspark SparkSession or the ray module after ray.init(): "
+           "tasks of a few fits", check=check_client),
     Option("cache", None, "a folder keeping every finished fit (an interrupted run resumes)", check=cache_folder),
     Option("progress", True, "True for a bar, or progress(fits, cap, relative_error)", check=check_progress),
 ))
@@ -84,7 +86,8 @@ def value_data(model: Any, X_train: Any, y_train: Any, X_val: Any = None, y_val:
     groups : lists of training-row indices, each valued as one player
     degenerate : the value of a coalition the model cannot be fitted on (empty, one class, a fit that
         raises): None for the constant predictor's score (default), or a number (pyDVL uses 0)
-    client : a ``dask.distributed.Client``: one task per fit (same values as a local run with the same seed)
+    client : a ``dask.distributed.Client``, a ``pyspark`` SparkSession or the ``ray`` module after ``ray.init()``:
+        tasks of a few fits (same values as a local run with the same seed)
     cache : a folder keeping every finished fit; an interrupted run resumes without refitting
     seed : int or numpy Generator
     progress : True for a bar of fits done and the current error estimate, False, or a callable

@@ -264,7 +264,7 @@ def select_prototypes(train: Any, test: Any, k: int, kernel: Any = "linear", met
         distribution; the kernel that makes summaries beat random subsets in ``fairshare bench
         examples``), a kernel object, or ``fn(A, B)``
     method : "greedy" (Algorithm 1), "stochastic" (``delta`` sets the sample size) or "distributed"
-        (``n_parts`` parts, on ``client``'s Dask cluster when given)
+        (``n_parts`` parts, on ``client``'s cluster when given: a Dask client, a SparkSession or the ray module)
     reg : ridge added to the Fisher information (``kernel="fisher"``)
     jitter : share of the mean kernel diagonal added to the diagonal on the training points (a nugget;
         greedy only). A linear or Fisher kernel on ``d``-dimensional embeddings has rank ``d``, so
@@ -287,6 +287,10 @@ def select_prototypes(train: Any, test: Any, k: int, kernel: Any = "linear", met
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if client is not None:
+        from ..backends.clients import check_client
+
+        check_client(client)
     k = check_int(k, "k", minimum=1)
     rng = check_rng(seed)
     kern = as_kernel(kernel, train, reg=reg)
@@ -398,14 +402,14 @@ def _distributed(G, z, mu, k, rng, n_parts, client, column, diag, cross, items=N
     chunks = [np.sort(c) for c in np.array_split(perm, parts) if c.size]
     if G is None and client is not None:                 # each part's items travel with its task
         part = (lambda c: [items[i] for i in c]) if isinstance(items, list) else (lambda c: items[c])
-        local = _on_dask(client, _part_greedy_kernel, chunks,
+        local = _on_cluster(client, _part_greedy_kernel, chunks,
                          [(part(c), z[c], diag[c], mu, k, kfun) for c in chunks])
     elif G is None:
         local = [c[greedy_on_embeddings(np.zeros((c.size, 0)), z[c], mu, k,
                                         column=lambda i, c=c: cross(c, c[[i]])[:, 0], diag=diag[c])[0]]
                  for c in chunks]
     elif client is not None:
-        local = _on_dask(client, _part_greedy, chunks, [(G[c], z[c], mu, k) for c in chunks])
+        local = _on_cluster(client, _part_greedy, chunks, [(G[c], z[c], mu, k) for c in chunks])
     else:
         local = [c[_part_greedy(G[c], z[c], mu, k)] for c in chunks]
     union = np.unique(np.concatenate(local))
@@ -425,10 +429,10 @@ def _distributed(G, z, mu, k, rng, n_parts, client, column, diag, cross, items=N
     return best[order], L, beta, objective
 
 
-def _on_dask(client: Any, part_greedy: Any, chunks: list, args: list) -> list:
-    """Each part's greedy selection as one task (its data in the task graph: a worker that dies loses nothing),
-    mapped back to training indices; the wait is bounded (:mod:`fairshare.backends.dask`)."""
-    from ..backends.dask import gather, submit
+def _on_cluster(client: Any, part_greedy: Any, chunks: list, args: list) -> list:
+    """Each part's greedy selection as one task on ``client``'s cluster (Dask, Spark, Ray: :mod:`fairshare.backends`;
+    on Dask its data in the task graph: a worker that dies loses nothing, the wait is bounded), mapped back to
+    training indices."""
+    from ..backends.clients import as_backend
 
-    futures = [submit(client, part_greedy, *a) for a in args]
-    return [c[s] for c, s in zip(chunks, gather(client, futures))]
+    return [c[s] for c, s in zip(chunks, as_backend(client).map(part_greedy, (), args))]

@@ -1,9 +1,10 @@
 """DataGame: training points as players; the value of a coalition is the validation score of a model fitted on it.
 
 Every evaluation is a fresh clone of the model fitted on the coalition's rows and scored on the
-validation set, locally or, with a ``dask.distributed`` client, one task per fit (the training and
-validation data go to the cluster once, in the task graph; a coalition travels as an index array, a few
-coalitions per task so that scheduling does not cost more than cheap fits). With a
+validation set, locally or, with a client (Dask, a SparkSession, the ray module; :mod:`fairshare.backends`), in
+tasks of a few fits (the training and validation data go to the cluster once, on Dask in the task graph; a
+coalition travels as an index array, a few coalitions per task so that scheduling does not cost more than cheap
+fits). With a
 ``cache`` folder every finished fit is appended to a checksummed record log the moment it completes,
 so a run that is interrupted, killed or fails resumes without fitting again.
 
@@ -25,7 +26,8 @@ from ..store.cache import RecordLog, content_key, estimator_key, fingerprint, op
 from ..store.coalitions import CoalitionStore, coalition_keys
 from .base import Game
 from .cost import fit_seconds
-from ..backends.dask import Finished, hold, submit, wait_seconds, workers
+from ..backends.clients import as_backend
+from ..backends.dask import wait_seconds
 
 __all__ = ["DataGame", "fit_and_score", "fit_and_score_many"]
 
@@ -114,7 +116,7 @@ class DataGame(Game):
     scoring : None (the model's ``score``: accuracy, R^2), a scikit-learn scorer name or ``scorer(model, X, y)``
     groups : list of lists of training-row indices: each group is one player (every row in exactly one)
     degenerate : None (the constant predictor's score, see the module docstring) or a number
-    client : a ``dask.distributed.Client``: one task per fit
+    client : a ``dask.distributed.Client``, a ``SparkSession`` or the ``ray`` module: tasks of a few fits
     timeout : with a client, the longest wait in seconds for the next task (None: the Dask setting
         ``fairshare.timeout``, else 1800); see :mod:`fairshare.backends.dask`
     cache : a folder keeping every finished fit (resume without refitting)
@@ -230,7 +232,7 @@ class DataGame(Game):
         if todo.size == 0:
             return out
         if self.client is not None:
-            self._on_dask(coalitions, todo, out)
+            self._on_cluster(coalitions, todo, out)
         else:
             for i in todo:
                 self._finish(coalitions[i], i, *self._fit(coalitions[i]), out)
@@ -250,36 +252,20 @@ class DataGame(Game):
         if self.progress is not None:
             self.progress(1)
 
-    def _on_dask(self, coalitions: np.ndarray, todo: np.ndarray, out: np.ndarray) -> None:
-        """A window of tasks of a few fits each; the data live in the task graph and every wait is bounded
-        (:mod:`fairshare.backends.dask`): a worker that dies loses nothing, its fits run again elsewhere."""
-        if self._remote is None:          # the data and the model go to the cluster once, as tasks of their own
-            self._remote = [hold(self.client, v) for v in (self.model, self.scorer, self.X, self.y, self.X_val,
-                                                            self.y_val)]
-        threads = sum(workers(self.client).values()) or 1
-        window = _IN_FLIGHT_PER_WORKER * threads
+    def _on_cluster(self, coalitions: np.ndarray, todo: np.ndarray, out: np.ndarray) -> None:
+        """A window of tasks of a few fits each (:mod:`fairshare.backends`): on Dask the data live in the task graph
+        and every wait is bounded, a worker that dies loses nothing, its fits run again elsewhere."""
+        backend = as_backend(self.client)
+        if self._remote is None:          # the data and the model go to the cluster once
+            self._remote = [backend.put(v) for v in (self.model, self.scorer, self.X, self.y, self.X_val, self.y_val)]
+        window = _IN_FLIGHT_PER_WORKER * backend.slots()
         per_task = int(np.clip(todo.size // (2 * window), 1, _MOST_FITS_PER_TASK))
-        chunks = iter([todo[i:i + per_task] for i in range(0, todo.size, per_task)])
-        index: dict[str, np.ndarray] = {}
-
-        def submit_next() -> Any:
-            chunk = next(chunks, None)
-            if chunk is None:
-                return None
-            fut = submit(self.client, fit_and_score_many, *self._remote, [self.rows_of(coalitions[i]) for i in chunk],
-                         self.classifier, self.fixed_degenerate)
-            index[fut.key] = chunk
-            return fut
-
-        pending = Finished(self.client, [f for f in (submit_next() for _ in range(window)) if f is not None],
-                           self.timeout)
-        for fut, results in pending:      # pending cancels what is left if the run stops
-            chunk = index.pop(fut.key)
-            for i, (value, what) in zip(chunk, results):
+        chunks = [todo[i:i + per_task] for i in range(0, todo.size, per_task)]
+        tasks = (([self.rows_of(coalitions[i]) for i in chunk], self.classifier, self.fixed_degenerate)
+                 for chunk in chunks)
+        for k, results in backend.run(fit_and_score_many, self._remote, tasks, window, self.timeout):
+            for i, (value, what) in zip(chunks[k], results):
                 self._finish(coalitions[i], i, value, what, out)
-            nxt = submit_next()
-            if nxt is not None:
-                pending.add(nxt)
 
     def __repr__(self) -> str:
         return f"DataGame(model={type(self.model).__name__}, n_players={self.n_players}, fits={self.n_fits})"

@@ -1,4 +1,4 @@
-"""DistributedGame: one expensive game evaluated on a Dask cluster, batch by batch."""
+"""DistributedGame: one expensive game evaluated on a cluster (Dask, Spark, Ray), batch by batch."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from typing import Any
 import numpy as np
 
 from .base import Game, GameWrapper
-from ..backends.dask import gather, hold, submit, wait_seconds
+from ..backends.clients import as_backend
+from ..backends.dask import wait_seconds
 
 __all__ = ["DistributedGame"]
 
@@ -17,11 +18,12 @@ def _evaluate_chunk(game: Game, coalitions: np.ndarray) -> np.ndarray:
 
 
 class DistributedGame(GameWrapper):
-    """Splits each request into chunks of ``chunk_size`` coalitions evaluated on ``client``'s workers;
-    results come back in order, so estimates equal a local run's.
+    """Splits each request into chunks of ``chunk_size`` coalitions evaluated on ``client``'s workers (a Dask
+    client, a SparkSession or the ray module after ``ray.init``; :mod:`fairshare.backends`); results come back in
+    order, so estimates equal a local run's.
 
-    The game lives in the task graph (:func:`~fairshare.backends.dask.hold`): a worker that dies loses
-    nothing, its chunks run again on the others. A request waits at most ``timeout`` seconds for the next
+    The game goes to the cluster once (:meth:`~fairshare.backends.base.Backend.put`; on Dask it lives in the task
+    graph, so a worker that dies loses nothing: its chunks run again on the others; one Spark job per request). A request waits at most ``timeout`` seconds for the next
     chunk (None: the Dask setting ``fairshare.timeout``, else 1800) and at most ``min(timeout, 30)``
     seconds on a cluster with no worker, then raises
     :class:`~fairshare.backends.dask.WorkersLostError` naming the lost workers.
@@ -36,12 +38,13 @@ class DistributedGame(GameWrapper):
         super().__init__(game.n_players, player_names=game.player_names)
         self.game, self.client, self.chunk_size = game, client, int(chunk_size)
         self.timeout = None if timeout is None else wait_seconds(timeout)
-        self._remote = hold(client, game)
+        self.backend = as_backend(client)
+        self._remote = self.backend.put(game)
 
     def null_players(self) -> np.ndarray | None:
         return self.game.null_players()
 
     def _evaluate(self, coalitions: np.ndarray) -> np.ndarray:
         chunks = [coalitions[i:i + self.chunk_size] for i in range(0, coalitions.shape[0], self.chunk_size)]
-        futures = [submit(self.client, _evaluate_chunk, self._remote, chunk) for chunk in chunks]
-        return np.concatenate(gather(self.client, futures, self.timeout), axis=0)
+        return np.concatenate(self.backend.map(_evaluate_chunk, [self._remote], [(c,) for c in chunks],
+                                               self.timeout), axis=0)
