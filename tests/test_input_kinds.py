@@ -65,4 +65,4 @@ def test_a_new_kind_is_read_and_explained_with_the_doors_promises(records_kind):
 def test_kinds_are_asked_in_order_and_the_catch_all_stays_last(records_kind):
     assert KINDS[-1].kind == "table" and KINDS.index(RecordsInput) < len(KINDS) - 1
     assert [k.kind for k in KINDS if k is not RecordsInput] == ["game", "texts", "images", "torch", "sequences",
-                                                               "sparse", "frame", "table"]
+                                                               "sparse", "pipeline", "frame", "table"]
