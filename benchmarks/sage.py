@@ -144,9 +144,10 @@ def main(size: str = "default", seeds: int | None = None, out: str | None = None
         "trees of depth 3, fitted on up to 4000 other rows) per dataset (MSE for california and diabetes, cross "
         "entropy for pima). Budget: coalitions of `fs.global_importance` (auto method); the peer gets the same "
         "model rows. Error: relative to the exact "
-        "SAGE values of the same game (all 2^d coalitions), median over seeds; ratio = peer's error / ours. At the "
-        "smallest budget `auto` runs one permutation over all rows (the peer's design: no gain expected); from two "
-        "permutations' worth of coalitions on, the regression estimator.",
+        "SAGE values of the same game (all 2^d coalitions), median over seeds; ratio = peer's error / ours. Below the "
+        "regression's 2d + 2 coalitions `auto` spends the budget as row-stratified antithetic permutations (each "
+        "explained row its own ordering, a row's second the reverse of its first; `row-permutations`); from there "
+        "on, the regression estimator.",
         "The peer (`sage-importance`) " + (f"ran: version {_peer_version()}." if peer else "is not importable "
                                          "here: its columns are empty (`pip install sage-importance` to compare)."),
         table(["dataset", "d", "budget (coalitions)", "method (auto)", "model rows (fairshare)", "error (fairshare)",

@@ -194,3 +194,46 @@ def test_a_classification_loss_on_a_regressor_is_refused():
     assert not calls                                           # an sklearn regressor: known without a call
     with pytest.raises(ValueError, match="loss='log_loss' reads probabilities"):
         fs.global_importance(lambda R: 5 * R[:, 0], X, y, loss="log_loss", budget=4)   # a function: one probe
+
+
+def test_small_budgets_run_one_permutation_per_row_and_beat_one_permutation_of_the_mean():
+    """Below the regression's 2d + 2 coalitions, auto spends the budget as each row's own permutation (antithetic in
+    its second round): the same model rows as one permutation of the mean game, a lower error against exact."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 5))
+    bg = X[:10]
+    f = lambda R: np.tanh(R[:, 0] * R[:, 1]) + R[:, 2] ** 2 + 0.5 * R[:, 3] * R[:, 4]  # noqa: E731
+    y = f(X) + 0.1 * rng.normal(size=60)
+    exact = fs.global_importance(f, X, y, background=bg, budget=32).values
+
+    def err(v):
+        return np.linalg.norm(v - exact) / np.linalg.norm(exact)
+
+    ours, one, seen = [], [], []
+
+    def counted(R):
+        seen.append(len(R))
+        return f(R)
+
+    for seed in range(5):
+        seen.clear()
+        e = fs.global_importance(counted, X, y, background=bg, budget=8, seed=seed)
+        assert e.method == "row-permutations" and e.n_evaluations == 8 and e.info["permutations"] == 105
+        assert sum(seen) == e.info["model_rows"] + 60 == 8 * 60 * 10 + 10 + 60     # + the empty and the probe
+        assert e.values.sum() == pytest.approx(e.grand_value, abs=1e-12) and np.all(np.isfinite(e.stderr))
+        ours.append(err(e.values))
+        one.append(err(fs.global_importance(f, X, y, background=bg, budget=8, seed=seed,
+                                            method="permutation").values))
+    np.testing.assert_allclose(e.values, [0.1224791, 0.22161678, 3.0105923, 0.1049778, -0.01059629], atol=1e-7)
+    assert np.median(ours) < 0.04 and np.median(ours) < 0.75 * np.median(one)
+
+
+def test_pair_falls_equal_the_games_rows_under_both_imputations():
+    X = np.random.default_rng(0).normal(size=(30, 4))
+    f = lambda R: R @ np.array([1.0, 2.0, 0.0, 1.0]) + R[:, 0] * R[:, 2]  # noqa: E731
+    S = np.random.default_rng(1).random((5, 4)) < 0.5
+    rows, c = np.random.default_rng(2).integers(0, 30, 12), np.arange(12) % 5
+    for imputer in (None, fs.games.imputers.make_imputer("gaussian", X)):
+        g = fs.games.LossGame(f, X, f(X) + 0.1, background=X[:7], imputer=imputer)
+        fall = g.empty_losses()[None] - g.losses(S)
+        np.testing.assert_allclose(g.pair_falls(S[c], rows), fall[c, rows], rtol=1e-12, atol=1e-12)

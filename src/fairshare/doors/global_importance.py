@@ -13,6 +13,7 @@ from .._core.seeds import generator, streams
 from .._core.tables import as_rows, frame_info, is_sparse
 from ..engine.choice import choose
 from ..engine.engine import run
+from ..engine.row_permutations import row_permutations, row_permutations_need
 from ..engine.stopping import as_rule
 from ..games.imputers import make_imputer
 from ..games.loss import LOSSES, LossGame, row_losses
@@ -205,9 +206,32 @@ def global_importance(model: Any, X: Any, y: Any, loss: Any = "mse", background:
     rule = as_rule(args["stop"], args["tol"])
     choice = choose(game, sv, args["method"], args["budget"], rule, options)      # options checked: no model call
     _probe(game.predict, game.X, game.y, game.loss, game.frame_columns)
+    if _by_rows(game, sv, choice, rule):
+        return _result(_run_by_rows(game, sv, choice, seed), game, args)
     with reporting(args["progress"], "global importance", "coalition") as report:
         phi = run(game, sv, choice, seed, rule, progress=report)
     return _result(phi, game, args)
+
+
+def _by_rows(game: LossGame, sv: Any, choice: Any, rule: Any) -> bool:
+    """Whether ``auto``'s permutations (a budget below the regression's) are better spent one per row: Shapley
+    values, no stopping rule, and a budget that gives every row a permutation."""
+    return (choice.auto and choice.method == "permutation" and sv.name == "shapley" and rule is None
+            and game.n_players >= 2 and choice.budget is not None
+            and choice.budget >= row_permutations_need(game.n_players))
+
+
+def _run_by_rows(game: LossGame, sv: Any, choice: Any, seed: SeedLike) -> Attribution:
+    """Row-stratified antithetic permutations (:mod:`fairshare.engine.row_permutations`) as an Attribution of the
+    game's outputs (before :func:`_result`)."""
+    values, stderr, grand, used, info = row_permutations(game, choice.budget, streams(generator(seed), 2)[0])
+    why = (f"{choice.reason}; spent as row-stratified antithetic permutations (each row its own, "
+           f"{info['per_row']:.2g} per row): at this budget one permutation of the mean game leaves the error of a "
+           "single permutation")
+    info["choice"] = {"method": "row-permutations", "why": why}
+    return Attribution(values=values, stderr=stderr, index=sv.name, method="row-permutations", options={},
+                       info=info, n_evaluations=used, empty_value=0.0, grand_value=grand,
+                       player_names=list(game.player_names))
 
 
 def _game(model: Any, X: Any, y: Any, args: dict) -> LossGame:

@@ -118,6 +118,18 @@ class LossGame(Game):
         """Model rows per (coalition, row): the background's rows or the imputer's draws."""
         return self.background.shape[0] if self.imputer is None else self.imputer.samples
 
+    @property
+    def n_rows(self) -> int:
+        """The rows whose loss is measured."""
+        return int(self.X.shape[0])
+
+    @property
+    def row_weights(self) -> np.ndarray:
+        """``(N, k)``: how each output averages the rows' losses (all rows equally; then each fold's rows)."""
+        N = self.n_rows
+        total = np.full((N, 1), 1.0 / N)
+        return total if self.folds is None else np.column_stack([total, self._fold_weights])
+
     def _predict(self, rows: np.ndarray) -> np.ndarray:
         self.model_rows += rows.shape[0]
         if self.frame_columns is not None:
@@ -130,13 +142,17 @@ class LossGame(Game):
                              f"{rows.shape[0]} rows (it must return one prediction, or one row, per input row)")
         return out.reshape(out.shape[0], -1)
 
-    def _conditional(self, known: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The imputer's conditional means ``(m, N, d)`` (in its scores) of every row and the noise ``(m, K, d)``
-        added to them, for each coalition: the Gaussian conditional of all rows in one batched solve."""
+    def _conditional(self, known: np.ndarray, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The imputer's conditional means ``(m, N, d)`` (in its scores) of every row (or ``(m, 1, d)``: of row
+        ``rows[c]`` for coalition ``c``) and the noise ``(m, K, d)`` added to them, for each coalition: the
+        Gaussian conditional of all rows in one batched solve."""
         imp = self.imputer
         m, d = known.shape
-        scores = imp._scores(self.X)                                                             # (N, d)
-        rhs = np.broadcast_to((scores - imp.mean).T[None], (m, d, scores.shape[0]))
+        if rows is None:
+            scores = imp._scores(self.X)                                                         # (N, d)
+            rhs = np.broadcast_to((scores - imp.mean).T[None], (m, d, scores.shape[0]))
+        else:
+            rhs = (imp._scores(self.X[rows]) - imp.mean)[:, :, None]                             # (m, d, 1)
         cond_mean = imp.mean[None, None, :] + (imp.cov @ known_solve(imp.cov, known, rhs)).transpose(0, 2, 1)
         cond_cov = imp.cov[None] - imp.cov @ known_solve(imp.cov, known, np.broadcast_to(imp.cov, (m, d, d)))
         unknown = ~known
@@ -147,17 +163,48 @@ class LossGame(Game):
 
     def _pair_rows(self, known: np.ndarray, c: np.ndarray, i: np.ndarray, cond: Any) -> np.ndarray:
         """Model rows ``(P, R, d)`` of the (coalition ``c``, row ``i``) pairs: ``x_i`` on the known features, the
-        imputed values elsewhere."""
+        imputed values elsewhere (``cond``: each pair's conditional mean ``(P, d)`` and noise ``(P, R, d)``)."""
         x = self.X[i][:, None, :]
         keep = known[c][:, None, :]
         if cond is None:
             return np.where(keep, x, self.background[None, :, :])
-        cond_mean, noise = cond
-        draws = cond_mean[c, i][:, None, :] + noise[c]
+        mean, noise = cond
+        draws = mean[:, None, :] + noise
         constant = self.imputer.fitted_cov.constant
         if constant.any():
             draws[..., constant] = self.imputer.mean[constant]
         return np.where(keep, x, self.imputer._values(draws))
+
+    def _pair_losses(self, known: np.ndarray, c: np.ndarray, i: np.ndarray, cond: Any) -> np.ndarray:
+        """The loss ``(P,)`` of row ``i[p]`` when the model knows coalition ``known[c[p]]``: one model call."""
+        R = self.rows_per_pair
+        rows = self._pair_rows(known, c, i, cond)
+        pred = self._predict(rows.reshape(-1, rows.shape[-1])).reshape(c.size, R, -1).mean(axis=1)
+        return row_losses(self.loss, pred, self.y[i])
+
+    def pair_falls(self, known: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """The fall in loss ``(P,)`` of row ``rows[p]`` alone when the model knows coalition ``known[p]`` (one
+        pair's model rows each): what an estimator that gives each row its own coalitions evaluates.
+
+        Examples
+        --------
+        >>> X = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 1.0], [3.0, 0.0]]); y = 2 * X[:, 0]
+        >>> g = LossGame(lambda R: 2 * R[:, 0], X, y, background=X)
+        >>> g.pair_falls(np.array([[True, False], [False, True]]), np.array([0, 0]))   # (9 - 0), (9 - 9)
+        array([9., 0.])
+        """
+        P = known.shape[0]
+        out = np.empty(P)
+        step = max(1, self.row_batch // self.rows_per_pair)
+        empty = self.empty_losses()
+        for start in range(0, P, step):
+            p = np.arange(start, min(start + step, P))
+            cond = None
+            if self.imputer is not None:
+                mean, noise = self._conditional(known[p], rows[p])
+                cond = (mean[:, 0], noise)
+            out[p] = empty[rows[p]] - self._pair_losses(known[p], p - start, rows[p], cond)
+        return out
 
     def losses(self, known: np.ndarray) -> np.ndarray:
         """The loss ``(m, N)`` of every row when the model knows the features of each coalition of ``known``."""
@@ -169,9 +216,7 @@ class LossGame(Game):
         for start in range(0, m * N, step):
             p = np.arange(start, min(start + step, m * N))
             c, i = p // N, p % N
-            rows = self._pair_rows(known, c, i, cond)
-            pred = self._predict(rows.reshape(-1, rows.shape[-1])).reshape(p.size, R, -1).mean(axis=1)
-            out[p] = row_losses(self.loss, pred, self.y[i])
+            out[p] = self._pair_losses(known, c, i, None if cond is None else (cond[0][c, i], cond[1][c]))
         return out.reshape(m, N)
 
     def empty_losses(self) -> np.ndarray:
@@ -180,7 +225,8 @@ class LossGame(Game):
         if self._empty_loss is None:
             none = np.zeros((1, self.n_players), dtype=bool)
             cond = self._conditional(none) if self.imputer is not None else None
-            rows = self._pair_rows(none, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), cond)
+            zero = np.zeros(1, dtype=np.int64)
+            rows = self._pair_rows(none, zero, zero, None if cond is None else (cond[0][zero, zero], cond[1][zero]))
             pred = self._predict(rows[0]).mean(axis=0, keepdims=True)
             N = self.X.shape[0]
             self._empty_loss = row_losses(self.loss, np.repeat(pred, N, axis=0), self.y)
