@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["RidgePath", "PathPoint", "one_thread", "thin_svd"]
+__all__ = ["RidgePath", "PathPoint", "one_thread", "thin_svd", "gram_basis"]
 
 _RANK_TOL = 1e-10
 
@@ -104,6 +104,34 @@ def thin_svd(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     U, s, Vt = np.linalg.svd(A, full_matrices=False)
     keep = s > _RANK_TOL * max(float(s[0]) if s.size else 0.0, 1e-300)
     return U[:, keep], s[keep], Vt[keep].T
+
+
+def gram_basis(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """An orthonormal basis of ``A``'s columns in :func:`thin_svd`'s form ``(Q, ones, R^-1)`` (``A = Q R``, so that
+    ``A^+ = R^-1 Q^T``), from the Cholesky factor of ``A^T A``: about a third of the SVD's work on a tall ``A`` with
+    many columns. The SVD where ``A`` is near rank-deficient (the factor fails or its diagonal spans more than
+    ``1e6``).
+
+    Examples
+    --------
+    >>> A = np.random.default_rng(0).normal(size=(20, 3))
+    >>> Q, s, V = gram_basis(A)
+    >>> bool(np.allclose(Q.T @ Q, np.eye(3))), bool(np.allclose(V @ (Q.T @ A), np.linalg.pinv(A) @ A))
+    (True, True)
+    """
+    from scipy.linalg import LinAlgError, cholesky, solve_triangular
+
+    if A.shape[1] == 0:
+        return thin_svd(A)
+    try:
+        R = cholesky(A.T @ A, lower=False)
+    except LinAlgError:
+        return thin_svd(A)
+    diag = np.abs(np.diag(R))
+    if not np.all(np.isfinite(R)) or diag.min() <= 1e-6 * diag.max():
+        return thin_svd(A)
+    Q = solve_triangular(R, A.T, trans="T", lower=False).T
+    return Q, np.ones(A.shape[1]), solve_triangular(R, np.eye(A.shape[1]), lower=False)
 
 
 def _gram_svd(F: np.ndarray, gram: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -197,11 +225,15 @@ class RidgePath:
         x = self.Va @ ((self.Ua.T @ (self.Y - self.F @ c)) / self.sa[:, None])
         return PathPoint(float(lam), x, c, *self._loo(lam))
 
-    def maps(self, lam: float) -> tuple[np.ndarray, np.ndarray]:
-        """``(X (p, m), C (q, m))`` with ``x = X Y`` and ``c = C Y`` at penalty ``lam``."""
+    def maps(self, lam: float, left: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(X (p, m), C (q, m))`` with ``x = X Y`` and ``c = C Y`` at penalty ``lam``; with ``left`` (r, p), ``left X``
+        in place of ``X``, without forming ``X`` (``r m (rank + q)`` multiply-adds instead of ``p m (rank + q)``)."""
         if np.isfinite(lam) and self.sigma2.size:
             C = self.R @ ((np.sqrt(self.sigma2) / (self.sigma2 + lam * self.scale))[:, None] * self.P.T)
         else:
             C = np.zeros((self.n_features, self.Y.shape[0]))
-        base = self.Va @ (self.Ua.T / self.sa[:, None])
+        if left is None:
+            base = self.Va @ (self.Ua.T / self.sa[:, None])
+        else:
+            base = ((left @ self.Va) / self.sa[None, :]) @ self.Ua.T
         return base - (base @ self.F) @ C, C
