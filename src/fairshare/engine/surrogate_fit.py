@@ -34,7 +34,12 @@ On the pairs not tuned on (``benchmarks/results/default``): with up to 800 produ
 noise of nine runs: over 8 seeds x 3 rows the surrogate is 1.22x and 1.34x more accurate there.
 
 Designs: paired for symmetric semivalues (odd products); unpaired (an asymmetric semivalue, or ``paired=False``:
-kADDSHAP's design) fits the even products of two players too, from ``2 + n + C(n, 2)`` evaluations on.
+kADDSHAP's design) fits the even products of two players too, from ``2 + n + C(n, 2)`` evaluations on. With the even
+model (:meth:`_Problem.add_even`, ``even_model`` of the method) every product of two players joins the unpenalized
+design, the odd products of three (and five) players are the candidates, and where none is taken the fit is that of
+the additive and pairwise model (kADDSHAP's estimator on our design); its many columns are decomposed through their
+Gram matrix (:func:`~fairshare.engine.ridge_path.gram_basis`) and the maps to the values formed through the values'
+rows.
 Standard errors: random groups of sampling units over the solution's linear map applied to the leave-one-out
 residuals (:func:`surrogate_stderr`), so the error bars carry the surrogate's fit.
 """

@@ -13,6 +13,17 @@ variate, which needs paired draws with replacement; ``"none"``: the plain regres
 players in one Walsh product: 3 or 5 on paired designs, 2 or 3 on unpaired ones; ``"auto"``: 5 and 3) and
 ``folds`` (the trees' cross-fitting folds). An unpaired design (``paired=False``, or a semivalue that is not symmetric) fits the products
 of two players as well and needs ``2 + n + C(n, 2)`` evaluations; a smaller budget is refused, naming that minimum.
+
+``even_model`` (issue 42, items 2 and 3): paired rows see only the odd part of the game; ``"pairs"`` draws unpaired
+coalitions and fits the products of every two players unpenalized with the additive design (kADDSHAP's even model:
+the even part fitted instead of cancelled, so every evaluation informs the odd part), the odd Walsh surrogate on top
+where it pays; from ``n + C(n, 2) + 6`` evaluations (refused below, naming that minimum). ``"auto"``: on a paired
+design whose budget lets a third of its pairs fit that even model, those pairs are evaluated first
+(:class:`~fairshare.engine.samplers.pilot.PilotDesign`) and :mod:`fairshare.engine.design_choice` predicts both
+designs' variance from them; the rest of the budget goes to unpaired draws only where the prediction is at most
+0.8 of the paired design's, and otherwise the sample is the paired design's, bit for bit. ``e.info["design"]`` says
+what was chosen and the predicted variance ratio. On an unpaired design ``"auto"`` fits the even model from
+``EVEN_RATIO`` times its unknowns on. ``"none"`` (the default): the designs above.
 """
 
 from __future__ import annotations
@@ -249,7 +260,8 @@ SPECS = [
         name="surrogate-regression", indices=("any semivalue",),
         description="regression with a penalized interaction surrogate: Walsh products of 3 and 5 players (and 2 "
                     "unpaired) fitted with the additive design, given their exact values; surrogate and penalty by "
-                    "leave-one-out error, the plain regression where none helps",
+                    "leave-one-out error, the plain regression where none helps; even_model: unpaired draws with the "
+                    "products of two players fitted (kADDSHAP's design), or chosen from a pilot of the pairs",
         plan=_plan_surrogate, sampler=_sampler, solver=_solver,
         options=(DISTRIBUTION, TAU, REPLACEMENT, PAIRED, LAM, COUNTS, COMPLETE, SURROGATE, ORDER, FOLDS, EVEN),
         min_budget=min_budget, validate=_check),
