@@ -252,9 +252,9 @@ PAIRED = Option("paired", "auto", "draw complementary pairs (S, N \\ S); 'auto':
                 allowed=("auto", True, False))
 
 # measured (benchmarks/results/default, 8 black-box pairs not tuned on and one tuned, 3 seeds x 3 rows, a busy machine):
-# median 1.7x / 1.65x / 1.55x lower error than plain regression at 10n / 30n / 100n (0.81x-1390x per cell; german
-# credit MLP at 100n 0.81x in that 9-run cell, 1.34x over 8 seeds x 3 rows), at 20-163 ms of estimator time per row
-# at 100n against plain regression's 15-93 ms (1.1-1.8x): neither target met on every pair, not auto's choice
+# the paired surrogate: median 1.7x / 1.65x / 1.55x lower error than plain regression at 10n / 30n / 100n (0.81x-1390x
+# per cell); even_model="pairs" at 100n 1.08-1.75x over the paired surrogate on 6 of 9 pairs, 0.70-0.77x on two;
+# even_model="auto" switched in one cell (communities 100n, 1.22x) at ~15-20 ms more CPU per row: not auto's choice
 SPECS = [
     MethodSpec(
         name="surrogate-regression", indices=("any semivalue",),
