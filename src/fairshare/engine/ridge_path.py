@@ -119,7 +119,9 @@ def gram_basis(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     >>> bool(np.allclose(Q.T @ Q, np.eye(3))), bool(np.allclose(V @ (Q.T @ A), np.linalg.pinv(A) @ A))
     (True, True)
     """
-    from scipy.linalg import LinAlgError, cholesky, solve_triangular
+    from scipy.linalg import LinAlgError, cholesky
+    from scipy.linalg.blas import dtrmm
+    from scipy.linalg.lapack import dtrtri
 
     if A.shape[1] == 0:
         return thin_svd(A)
@@ -130,8 +132,13 @@ def gram_basis(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     diag = np.abs(np.diag(R))
     if not np.all(np.isfinite(R)) or diag.min() <= 1e-6 * diag.max():
         return thin_svd(A)
-    Q = solve_triangular(R, A.T, trans="T", lower=False).T
-    return Q, np.ones(A.shape[1]), solve_triangular(R, np.eye(A.shape[1]), lower=False)
+    inverse, info = dtrtri(R, lower=0)
+    if info != 0 or not np.all(np.isfinite(inverse)):
+        return thin_svd(A)
+    inverse = np.triu(inverse)
+    # Q = A R^-1 by a triangular product: a third of the triangular solve's time on A's transposed copy
+    Q = dtrmm(1.0, inverse, A, side=1, lower=0)
+    return Q, np.ones(A.shape[1]), inverse
 
 
 def _gram_svd(F: np.ndarray, gram: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -237,3 +244,22 @@ class RidgePath:
         else:
             base = ((left @ self.Va) / self.sa[None, :]) @ self.Ua.T
         return base - (base @ self.F) @ C, C
+
+    def value_map(self, lam: float, left: np.ndarray, value_map: np.ndarray) -> np.ndarray:
+        """``left X + value_map C`` (r, m) at penalty ``lam`` (:meth:`maps`' ``X`` and ``C``) without forming either:
+        ``r m (rank + q + r_F)`` multiply-adds instead of the ``q r_F m`` that ``C`` alone costs.
+
+        Examples
+        --------
+        >>> rng = np.random.default_rng(1)
+        >>> path = RidgePath(rng.normal(size=(30, 2)), rng.normal(size=(30, 5)), rng.normal(size=(30, 1)))
+        >>> left, vmap = rng.normal(size=(3, 2)), rng.normal(size=(3, 5))
+        >>> X, C = path.maps(0.1)
+        >>> bool(np.allclose(path.value_map(0.1, left, vmap), left @ X + vmap @ C))
+        True
+        """
+        base = ((left @ self.Va) / self.sa[None, :]) @ self.Ua.T
+        if not (np.isfinite(lam) and self.sigma2.size):
+            return base
+        shrink = np.sqrt(self.sigma2) / (self.sigma2 + lam * self.scale)
+        return base + (((value_map - base @ self.F) @ self.R) * shrink[None, :]) @ self.P.T

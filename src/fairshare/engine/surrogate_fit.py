@@ -197,19 +197,22 @@ class _Problem:
         parity, ends = (-1.0) ** k, 1.0 - (-1.0) ** k
         signs, sizes = (self.signs_full[0::2], self.sizes_full[0::2]) if self.paired else \
             (self.signs_full, self.sizes_full)
-        W = walsh_products(signs, subsets)
+        F = walsh_products(signs, subsets)                # a new array: every step below works in place
         if self.paired:
-            F = 0.5 * ends * W
-            if self.shapley:
+            F *= 0.5 * ends
+            if self.shapley and ends:
                 F -= np.outer(0.5 * ends * (2.0 * sizes - n) / n, np.ones(subsets.shape[0]))
         elif self.shapley:
-            F = W - parity - np.outer(sizes / n, np.full(subsets.shape[0], ends))
-        else:
-            F = W
-        F = F * (weights if self.shapley else weights * self.scale)
+            F -= parity
+            if ends:
+                F -= np.outer(sizes / n, np.full(subsets.shape[0], ends))
+        scale = weights if self.shapley else weights * self.scale
+        if not np.all(scale == 1.0):
+            F *= scale
         if self.centered:
-            F = F - (self.w @ F) / self.w.sum()
-        return F * self.root[:, None]
+            F -= (self.w @ F) / self.w.sum()
+        F *= self.root[:, None]
+        return F
 
     def value_map(self, sv: Semivalue, subsets: np.ndarray, weights: np.ndarray) -> np.ndarray:
         """``(d, q)``: the values each feature's coefficient gives (its products' semivalues, in the row form)."""
@@ -355,8 +358,7 @@ def _maps(problem: _Problem, path: RidgePath, lam: float, plain: RidgePath,
         X, C = path.maps(lam)
         return problem.x_map(X) + value_map @ C, problem.x_map(plain.maps(np.inf)[0])
     M = problem.x_map(np.eye(problem.A.shape[1]))
-    XL, C = path.maps(lam, M)
-    return XL + value_map @ C, plain.maps(np.inf, M)[0]
+    return path.value_map(lam, M, value_map), plain.value_map(np.inf, M, value_map[:, :0])
 
 
 def _label(problem: _Problem, label: str) -> str:
@@ -368,7 +370,7 @@ def _even_only(problem: _Problem, path: RidgePath, plain: Any) -> SurrogateFit |
     (the additive and pairwise model, unpenalized)."""
     if problem.even_map is None:
         return None
-    L = path.maps(np.inf, problem.x_map(np.eye(problem.A.shape[1])))[0]
+    L = path.value_map(np.inf, problem.x_map(np.eye(problem.A.shape[1])), np.zeros((problem.n, 0)))
     return SurrogateFit(problem.values(plain.x), L, plain.loo, "order-2", np.inf, 0, 1.0, L, plain.loo, plain.leverage)
 
 
