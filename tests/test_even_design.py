@@ -134,3 +134,19 @@ def test_a_budget_below_the_even_design_is_refused_naming_the_minimum():
     est = fs.estimate(walsh_game(10, 1, two=(3, 1.0)), "shapley", method="surrogate-regression", budget=minimum,
                       seed=0, even_model="pairs")
     assert est.n_evaluations <= minimum and np.all(np.isfinite(est.values))
+
+
+def test_even_fit_linear_algebra_matches_the_explicit_forms():
+    # the even design's basis (Cholesky, R^-1 by trtri, Q = A R^-1 by trmm) and the values' map formed through the
+    # values' rows: against the pseudo-inverse and the explicit solution maps
+    from fairshare.engine.ridge_path import RidgePath, gram_basis
+    rng = np.random.default_rng(4)
+    A, F, Y = rng.normal(size=(60, 12)), rng.normal(size=(60, 7)), rng.normal(size=(60, 1))
+    Q, s, Rinv = gram_basis(A)
+    np.testing.assert_allclose(Q.T @ Q, np.eye(12), atol=1e-12)
+    np.testing.assert_allclose(Rinv @ Q.T, np.linalg.pinv(A), atol=1e-12)
+    path = RidgePath(A, F, Y, base=(Q, s, Rinv))
+    left, vmap = rng.normal(size=(5, 12)), rng.normal(size=(5, 7))
+    X, C = path.maps(1e-2)
+    np.testing.assert_allclose(path.value_map(1e-2, left, vmap), left @ X + vmap @ C, atol=1e-12)
+    np.testing.assert_allclose(path.value_map(np.inf, left, vmap), left @ np.linalg.pinv(A), atol=1e-12)

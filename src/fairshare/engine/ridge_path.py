@@ -163,7 +163,8 @@ def _gram_svd(F: np.ndarray, gram: np.ndarray | None = None) -> tuple[np.ndarray
 class RidgePath:
     """The penalized problem of the module docstring, decomposed once (``base``: ``A``'s thin SVD from
     :func:`thin_svd`, when several feature blocks share one ``A``; ``projected``: ``F`` projected off ``A``'s
-    columns and its Gram matrix (or None), when already known).
+    columns and its Gram matrix (or None), when already known; ``plain``: a path on the same ``A``, ``Y`` and
+    ``base``, whose leverages and residuals this one shares).
 
     Examples
     --------
@@ -180,11 +181,15 @@ class RidgePath:
 
     def __init__(self, A: np.ndarray, F: np.ndarray, Y: np.ndarray,
                  base: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
-                 projected: tuple[np.ndarray, np.ndarray | None] | None = None) -> None:
+                 projected: tuple[np.ndarray, np.ndarray | None] | None = None,
+                 plain: RidgePath | None = None) -> None:
         self.A, self.F, self.Y = A, F, Y
         self.Ua, self.sa, self.Va = base if base is not None else thin_svd(A)
-        self.h_plain = np.einsum("ij,ij->i", self.Ua, self.Ua)
-        self.Yh = Y - self.Ua @ (self.Ua.T @ Y)
+        if plain is not None:                   # a path on the same A, Y and base: its leverages and residuals
+            self.h_plain, self.Yh = plain.h_plain, plain.Yh
+        else:
+            self.h_plain = np.einsum("ij,ij->i", self.Ua, self.Ua)
+            self.Yh = Y - self.Ua @ (self.Ua.T @ Y)
         if projected is not None:
             Fh, gram = projected
         else:

@@ -330,7 +330,7 @@ def _fit(problem: _Problem, sv: Semivalue, order: int) -> SurrogateFit | None:
         F, Fh, value_map, gram = blocks.design(cand, cap)
         if F.shape[1] == 0:
             continue
-        path = RidgePath(problem.A, F, problem.Y, base=base, projected=(Fh, gram))
+        path = RidgePath(problem.A, F, problem.Y, base=base, projected=(Fh, gram), plain=plain_path)
         for lam in PENALTIES:
             error = path.loo_error(lam)
             if error < best_error:
