@@ -255,6 +255,9 @@ PAIRED = Option("paired", "auto", "draw complementary pairs (S, N \\ S); 'auto':
 # the paired surrogate: median 1.7x / 1.65x / 1.55x lower error than plain regression at 10n / 30n / 100n (0.81x-1390x
 # per cell); even_model="pairs" at 100n 1.08-1.75x over the paired surrogate on 6 of 9 pairs, 0.70-0.77x on two;
 # even_model="auto" switched in one cell (communities 100n, 1.22x) at ~15-20 ms more CPU per row: not auto's choice
+# a budget rule fixed on the suite's synthetic games (the even design from 6 rows per unknown of the order-2 model,
+# else paired): plain / rule >= 0.97 on every pair, median 1.55-1.71x, but the even fit (after its speed-up) costs
+# 1.2-2.4x plain regression's CPU at n = 16-30, 100n: not auto's choice (results/default/even_budget_rule.md)
 SPECS = [
     MethodSpec(
         name="surrogate-regression", indices=("any semivalue",),
