@@ -278,6 +278,16 @@ class _Blocks:
             self.grams[(a, b)] = self.block(*a)[2].T @ self.block(*b)[2]
         return self.grams[(a, b)]
 
+    def _weighted(self, parts: list, i: int) -> np.ndarray:
+        """Part ``i`` of the blocks ``parts``, each column scaled by its weight, side by side (written in place)."""
+        blocks = [self.block(*key)[i] for key, _ in parts]
+        out = np.empty((blocks[0].shape[0], sum(b.shape[1] for b in blocks)))
+        start = 0
+        for block, (_, w) in zip(blocks, parts):
+            np.multiply(block, w, out=out[:, start:start + block.shape[1]])
+            start += block.shape[1]
+        return out
+
     def design(self, cand: Candidate, cap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
         """``(F, projected F, value map, Gram of the projected F or None)`` of one candidate (the Gram where the
         features are no more than the rows)."""
@@ -297,7 +307,7 @@ class _Blocks:
         m, d = self.problem.A.shape[0], self.problem.n
         if not parts:
             return np.zeros((m, 0)), np.zeros((m, 0)), np.zeros((d, 0)), None
-        F, Fh, vmap = (np.hstack([self.block(*key)[i] * w for key, w in parts]) for i in (1, 2, 3))
+        F, Fh, vmap = (self._weighted(parts, i) for i in (1, 2, 3))
         gram = None
         if F.shape[1] <= m:
             gram = np.block([[wa[:, None] * self.gram(a, b) * wb[None, :] for b, wb in parts] for a, wa in parts])

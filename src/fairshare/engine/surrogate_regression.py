@@ -257,7 +257,7 @@ PAIRED = Option("paired", "auto", "draw complementary pairs (S, N \\ S); 'auto':
 # even_model="auto" switched in one cell (communities 100n, 1.22x) at ~15-20 ms more CPU per row: not auto's choice
 # a budget rule fixed on the suite's synthetic games (the even design from 6 rows per unknown of the order-2 model,
 # else paired): plain / rule >= 0.97 on every pair, median 1.55-1.71x, but the even fit (after its speed-up) costs
-# 1.2-2.4x plain regression's CPU at n = 16-30, 100n: not auto's choice (results/default/even_budget_rule.md)
+# 1.6-2.3x plain regression's CPU at n = 20-25, 100n: not auto's choice (results/default/even_budget_rule.md)
 SPECS = [
     MethodSpec(
         name="surrogate-regression", indices=("any semivalue",),
