@@ -1,6 +1,8 @@
-"""fairshare bench default: the surrogate regression (``method="surrogate-regression"``), plain regression and the
-default estimator (``fs.estimate`` without a method) against the best configuration of every peer, on black-box
-models of several kinds.
+"""fairshare bench default: the candidate default (``surrogate-regression`` with ``even_model="auto"``: the paired
+design with the Walsh surrogate, or from a pilot of its pairs an unpaired design with the even model of products of
+two players), its parts (the paired surrogate regression, the even model's design), plain regression and the default
+estimator (``fs.estimate`` without a method) against the best configuration of every peer, on black-box models of
+several kinds.
 
 Each pair is a dataset of ``../shared/datasets`` and a model trained on it, explained as a black box: the game of a
 row is the model's prediction averaged over background rows (interventional imputation), every estimator sees the
@@ -12,7 +14,7 @@ code's exact values for a tree model above, else plain regression at 64x the lar
 Peers, each at the same budget (their evaluations counted): shap's KernelExplainer (default, l1_reg=False) and
 PermutationExplainer; shapiq's KernelSHAP (plain and paired), kADDSHAP (k = 2), UnbiasedKernelSHAP, SVARM and
 PermutationSamplingSV; captum's KernelShap and ShapleyValueSampling. The best peer of a cell is the one with the
-least median error there. Seconds: our estimator's own time per row (model calls excluded).
+least median error there. Seconds: our estimator's own time per row (model calls excluded), wall and CPU.
 
 The pairs marked *tuned* (built-in scikit-learn datasets, not in ``shared/datasets``) are the ones the surrogate's
 settings (candidates, penalties, feature caps) were chosen on: scikit-learn's breast cancer with xgboost and an MLP,
@@ -32,6 +34,7 @@ import numpy as np
 import fairshare as fs
 
 from .common import plot_lines, results_dir, table, write_report
+from ._default_peers import PEERS, Counted
 from . import datasets as D
 
 SIZES = {
@@ -206,90 +209,24 @@ PAIRS = [
 ]
 
 
-# ------------------------------------------------------------------------------------------------ peers
-class Counted:
-    """The game as a peer calls it (boolean masks, one row or many), counting the evaluations."""
-
-    def __init__(self, game: fs.Game) -> None:
-        self.game, self.rows, self.seconds = game, 0, 0.0
-
-    def __call__(self, S: Any) -> np.ndarray:
-        S = np.atleast_2d(np.asarray(S) > 0.5)
-        self.rows += S.shape[0]
-        start = time.perf_counter()
-        out = np.asarray(self.game(S), float).reshape(-1)
-        self.seconds += time.perf_counter() - start
-        return out
-
-
-def _shap_kernel(f: Counted, n: int, budget: int, seed: int, l1_reg: Any = None) -> np.ndarray:
-    import shap
-
-    np.random.seed(seed)
-    kw = dict(nsamples=max(budget - 2, 2), silent=True)
-    if l1_reg is not None:
-        kw["l1_reg"] = l1_reg
-    return np.asarray(shap.KernelExplainer(f, np.zeros((1, n))).shap_values(np.ones((1, n)), **kw), float)
-
-
-def _shap_permutation(f: Counted, n: int, budget: int, seed: int) -> np.ndarray:
-    import shap
-
-    masker = shap.maskers.Independent(np.zeros((1, n)), max_samples=1)
-    return np.asarray(shap.PermutationExplainer(f, masker, seed=seed)(np.ones((1, n)), max_evals=budget,
-                                                                        silent=True).values, float)
-
-
-def _shapiq(cls: str, **kw: Any) -> Callable:
-    def run(f: Counted, n: int, budget: int, seed: int) -> np.ndarray:
-        import shapiq.approximator as A
-
-        values = getattr(A, cls)(n=n, random_state=seed, **kw).approximate(budget=budget, game=f)
-        return np.asarray(values.get_n_order_values(1), float)
-    return run
-
-
-def _captum(kind: str) -> Callable:
-    def run(f: Counted, n: int, budget: int, seed: int) -> np.ndarray:
-        import torch
-        from captum.attr import KernelShap, ShapleyValueSampling
-
-        torch.manual_seed(seed)
-        model = lambda X: torch.as_tensor(f(X.detach().numpy()), dtype=torch.float64)       # noqa: E731
-        x, base = torch.ones((1, n), dtype=torch.float64), torch.zeros((1, n), dtype=torch.float64)
-        if kind == "kernel":
-            out = KernelShap(model).attribute(x, baselines=base, n_samples=budget, perturbations_per_eval=budget)
-        else:
-            out = ShapleyValueSampling(model).attribute(x, baselines=base, n_samples=max(1, budget // (n + 1)),
-                                                        perturbations_per_eval=n + 1)
-        return out.detach().numpy()
-    return run
-
-
-PEERS = {
-    "shap Kernel": lambda f, n, b, s: _shap_kernel(f, n, b, s),
-    "shap Kernel l1_reg=False": lambda f, n, b, s: _shap_kernel(f, n, b, s, False),
-    "shap Permutation": _shap_permutation,
-    "shapiq KernelSHAP": _shapiq("KernelSHAP"),
-    "shapiq KernelSHAP paired": _shapiq("KernelSHAP", pairing_trick=True),
-    "shapiq kADDSHAP": _shapiq("kADDSHAP", max_order=2),
-    "shapiq UnbiasedKernelSHAP": _shapiq("UnbiasedKernelSHAP"),
-    "shapiq SVARM": _shapiq("SVARM"),
-    "shapiq PermutationSamplingSV": _shapiq("PermutationSamplingSV"),
-    "captum KernelShap": _captum("kernel"),
-    "captum ShapleyValueSampling": _captum("svs"),
-}
-
-
 # ------------------------------------------------------------------------------------------------ runs
-def _ours(game: fs.Game, budget: int, seed: int, method: str) -> tuple[np.ndarray, np.ndarray, float, dict]:
-    """Our estimate, standard errors, seconds outside the game and what ran."""
+#: what runs as "ours" (the candidate for the default), and our other configurations measured beside it
+OURS = dict(method="surrogate-regression", even_model="auto")
+OTHERS = {"fairshare surrogate (paired)": dict(method="surrogate-regression"),
+          "fairshare even model": dict(method="surrogate-regression", even_model="pairs"),
+          "fairshare regression": dict(method="regression")}
+
+
+def _ours(game: fs.Game, budget: int, seed: int, options: dict) -> tuple[np.ndarray, np.ndarray, float, float, dict]:
+    """Our estimate, standard errors, wall and CPU seconds outside the game, and what ran."""
     f = Counted(game)
     wrapped = fs.games.FunctionGame(f, n_players=game.n_players)
-    start = time.perf_counter()
-    phi = fs.estimate(wrapped, "shapley", budget=budget, seed=seed, **({} if method == "auto" else {"method": method}))
-    seconds = time.perf_counter() - start - f.seconds
-    return phi.values, phi.stderr, seconds, {"method": phi.method, **phi.info.get("surrogate", {})}
+    start, cpu = time.perf_counter(), time.process_time()
+    phi = fs.estimate(wrapped, "shapley", budget=budget, seed=seed, **options)
+    seconds, cpu = time.perf_counter() - start - f.seconds, time.process_time() - cpu - f.cpu
+    design = phi.info.get("design", {}).get("chosen", "paired")
+    return phi.values, phi.stderr, seconds, cpu, {"method": phi.method, "design": design,
+                                                  **phi.info.get("surrogate", {})}
 
 
 def _error(phi: np.ndarray, truth: np.ndarray) -> float:
@@ -298,21 +235,30 @@ def _error(phi: np.ndarray, truth: np.ndarray) -> float:
 
 def run_cell(games: list, budget_of: Callable[[int], int], seeds: int) -> dict:
     """Every run of one (pair, budget) cell: errors per estimator, our seconds and z-scores, peers' evaluations."""
-    out: dict = {"errors": {}, "seconds": [], "plain_seconds": [], "z": [], "over_budget": 0, "kinds": []}
+    out: dict = {"errors": {}, "seconds": [], "cpu": [], "plain_seconds": [], "plain_cpu": [], "z": [],
+                 "over_budget": 0, "kinds": []}
     for game, truth, _ in games:
         n = game.n_players
         budget = budget_of(n)
         for seed in range(seeds):
-            phi, se, seconds, what = _ours(game, budget, seed, "surrogate-regression")
-            out["errors"].setdefault("fairshare surrogate", []).append(_error(phi, truth))
+            phi, se, seconds, cpu, what = _ours(game, budget, seed, OURS)
+            out["errors"].setdefault("fairshare ours", []).append(_error(phi, truth))
             out["seconds"].append(seconds)
-            out["kinds"].append(what.get("kind", what["method"]))
+            out["cpu"].append(cpu)
+            out["kinds"].append(f"{what['design']}, {what.get('kind', what['method'])}")
             with np.errstate(divide="ignore", invalid="ignore"):
                 out["z"].extend(np.abs(phi - truth) / se if se is not None else [])
-            plain, _, plain_s, _ = _ours(game, budget, seed, "regression")
-            out["errors"].setdefault("fairshare regression", []).append(_error(plain, truth))
-            out["plain_seconds"].append(plain_s)
-            default, _, _, what = _ours(game, budget, seed, "auto")
+            for label, options in OTHERS.items():
+                try:
+                    est, _, seconds, cpu, _ = _ours(game, budget, seed, options)
+                except fs.BudgetError:                        # the even model's design needs n + C(n, 2) + 6
+                    out["errors"].setdefault(label, []).append(np.nan)
+                    continue
+                out["errors"].setdefault(label, []).append(_error(est, truth))
+                if label == "fairshare regression":
+                    out["plain_seconds"].append(seconds)
+                    out["plain_cpu"].append(cpu)
+            default, _, _, _, what = _ours(game, budget, seed, {})
             out["errors"].setdefault("fairshare default", []).append(_error(default, truth))
             out["default_method"] = what["method"]
             for label, peer in PEERS.items():
@@ -332,29 +278,46 @@ def _median(values: list) -> float:
     return float(np.median(values)) if values else float("nan")
 
 
+def _over(a: float, b: float) -> float:
+    """``a / b``, 1 where both are below 1e-20 (rounding: both exact, a budget above 2^n), nan where one is."""
+    if not (np.isfinite(a) and np.isfinite(b)):
+        return float("nan")
+    return 1.0 if max(a, b) < 1e-20 else a / max(b, 1e-300)
+
+
 def _rows_of(pair: Pair, games: list, cells: dict) -> tuple[list, list]:
-    """The main table's rows and the peers' table's rows of one pair."""
+    """The main table's rows (columns as ``_MAIN``) and the peers' table's rows of one pair."""
     main, peers = [], []
     for mult, cell in cells.items():
         med = {k: _median(v) for k, v in cell["errors"].items()}
         best = min(PEERS, key=lambda k: med[k])
-        ours = med["fairshare surrogate"]
+        ours = med["fairshare ours"]
         z = np.asarray(cell["z"], float)
         cover = float(np.mean(z[np.isfinite(z)] <= 1.96)) if z.size else float("nan")
         kinds = max(set(cell["kinds"]), key=cell["kinds"].count)
-        plain = med["fairshare regression"]
-        # errors below 1e-20 are rounding: both exact (a budget above 2^n), a tie
-        ratio = 1.0 if max(ours, med[best]) < 1e-20 else (med[best] / ours if ours > 0 else float("inf"))
         main.append([pair.name + (" (tuned)" if pair.tuned else ""), games[0][0].n_players, f"{mult}n", ours,
-                     med[best], best, ratio, plain, 1.0 if max(ours, plain) < 1e-20 else plain / max(ours, 1e-300),
-                     f"{med['fairshare default']:.3g} ({cell['default_method']})", _median(cell["seconds"]) * 1e3,
-                     _median(cell["plain_seconds"]) * 1e3, cover, kinds])
+                     med[best], best, _over(med[best], ours), med["fairshare regression"],
+                     _over(med["fairshare regression"], ours), _over(med["fairshare surrogate (paired)"], ours),
+                     _over(med["fairshare even model"], ours),
+                     f"{med['fairshare default']:.3g} ({cell['default_method']})",
+                     _median(cell["seconds"]) * 1e3, _median(cell["cpu"]) * 1e3, _median(cell["plain_seconds"]) * 1e3,
+                     _median(cell["plain_cpu"]) * 1e3, cover, kinds])
         peers.append([pair.name, f"{mult}n"] + [med[k] for k in PEERS])
     return main, peers
 
 
+_MAIN = ["pair", "n", "budget", "ours", "best peer", "best peer's name", "ratio", "plain regression", "plain / ours",
+         "paired surrogate / ours", "even model / ours", "default (auto)", "ms", "CPU ms", "plain ms", "plain CPU ms",
+         "coverage", "what ran (most often)"]
+
+
+def _spread(values: list) -> str:
+    v = [x for x in values if np.isfinite(x)]
+    return f"median {np.median(v):.3g} ({min(v):.3g}-{max(v):.3g})" if v else "-"
+
+
 def _summary(main: list) -> str:
-    """The targets, checked on the pairs not tuned on."""
+    """The targets, checked on the pairs not tuned on; ours against our other configurations; time; coverage."""
     held = [r for r in main if not r[0].endswith("(tuned)")]
     lines = []
     for mult, target in (("10n", 1.0), ("30n", 3.0), ("100n", 3.0)):
@@ -367,15 +330,17 @@ def _summary(main: list) -> str:
     for mult in ("10n", "30n", "100n"):
         rs = [r for r in main if r[2] == mult]
         if rs:
-            lines.append(f"- {mult}: plain regression's error / the surrogate's from {min(r[8] for r in rs):.3g} to "
-                         f"{max(r[8] for r in rs):.3g}, median {np.median([r[8] for r in rs]):.3g}; the surrogate at "
-                         f"least as accurate on {sum(r[8] >= 1.0 for r in rs)} of {len(rs)} pairs (tuned included)")
+            lines.append(f"- {mult} (tuned included): plain regression / ours {_spread([r[8] for r in rs])}, at least "
+                         f"0.95 on {sum(r[8] >= 0.95 for r in rs)} of {len(rs)} pairs; paired surrogate / ours "
+                         f"{_spread([r[9] for r in rs])}; even model / ours {_spread([r[10] for r in rs])}")
     rs = [r for r in held if r[2] == "100n" and r[1] <= 30]
     if rs:
-        lines.append(f"- estimator ms per row at 100n, n <= 30: {min(r[10] for r in rs):.0f}-{max(r[10] for r in rs):.0f}"
-                     f" (plain regression {min(r[11] for r in rs):.0f}-{max(r[11] for r in rs):.0f}); target <= 50 ms "
-                     "or <= 1.5x plain regression")
-    covers = [r[12] for r in held if np.isfinite(r[12])]
+        lines.append(f"- estimator ms per row at 100n, n <= 30: wall {min(r[12] for r in rs):.0f}-"
+                     f"{max(r[12] for r in rs):.0f} (plain regression {min(r[14] for r in rs):.0f}-"
+                     f"{max(r[14] for r in rs):.0f}), CPU {min(r[13] for r in rs):.0f}-{max(r[13] for r in rs):.0f} "
+                     f"(plain {min(r[15] for r in rs):.0f}-{max(r[15] for r in rs):.0f}), CPU over plain's "
+                     f"{_spread([r[13] / r[15] for r in rs])}; target <= 50 ms or <= 1.5x plain regression")
+    covers = [r[16] for r in held if np.isfinite(r[16])]
     if covers:
         lines.append(f"- 95% error bars' coverage of the true values: {min(covers):.3f}-{max(covers):.3f} per cell")
     return "\n".join(lines)
@@ -412,13 +377,13 @@ def main(size: str = "default", seeds: int | None = None, out: str | None = None
         f"{cfg['rows']} rows per pair{reduced}, background of {_BACKGROUND} rows. " + __doc__.split("\n\n", 1)[1].strip(),
         "## Targets (pairs not tuned on)\n\n" + _summary(main_rows),
         "## Ours against the best peer configuration\n\n"
-        "`ours` = `surrogate-regression`'s median error. `ratio` = best peer's median error / ours (> 1: ours is "
-        "lower). `plain / ours` = plain regression's median error over ours. `default` = `fs.estimate` without a "
-        "method (auto) and what it ran. `ms` = estimator milliseconds per row, model calls excluded (median). "
-        "`coverage` = share of true values inside our 95% error bars. `surrogate` = what the surrogate regression "
-        "took most often.\n\n" + table(
-            ["pair", "n", "budget", "ours", "best peer", "best peer's name", "ratio", "plain regression",
-             "plain / ours", "default (auto)", "ms", "plain ms", "coverage", "surrogate"], main_rows),
+        f"`ours` = `fs.estimate(..., **{OURS})`'s median error (the candidate for the default). `ratio` = best peer's "
+        "median error / ours (> 1: ours is lower). `plain / ours`, `paired surrogate / ours` (`surrogate-regression`), "
+        "`even model / ours` (`even_model=\"pairs\"`, where the budget affords it) = their median errors over ours. "
+        "`default` = `fs.estimate` without a method (auto) and what it ran. `ms` / `CPU ms` = our estimator's wall / "
+        "CPU milliseconds per row, model calls excluded (median; on a shared machine the CPU time is the steadier "
+        "one), `plain ...` the same of plain regression. `coverage` = share of true values inside our 95% error bars. "
+        "`what ran` = the design and the surrogate ours took most often.\n\n" + table(_MAIN, main_rows),
         "## Every peer's median error\n\n" + table(["pair", "budget"] + list(PEERS), peer_rows),
         "## Truth\n\n" + "\n".join(f"- {t}" for t in truths),
     ]

@@ -65,7 +65,9 @@ def load_benchmarks(path: Path) -> ModuleType:
 def run_bench(args: argparse.Namespace) -> int:
     """Run ``fairshare bench NAME``."""
     path = benchmarks_folder(args.benchmarks)
-    available = sorted(p.stem for p in path.glob("*.py") if p.stem not in ("__init__", "common", "datasets"))
+    # helpers: common, datasets and private modules (a leading underscore)
+    available = sorted(p.stem for p in path.glob("*.py") if p.stem not in ("common", "datasets")
+                       and not p.stem.startswith("_"))
     names = available if args.name == "all" else [args.name]
     unknown = [n for n in names if n not in available]
     if unknown:

@@ -34,13 +34,19 @@ On the pairs not tuned on (``benchmarks/results/default``): with up to 800 produ
 noise of nine runs: over 8 seeds x 3 rows the surrogate is 1.22x and 1.34x more accurate there.
 
 Designs: paired for symmetric semivalues (odd products); unpaired (an asymmetric semivalue, or ``paired=False``:
-kADDSHAP's design) fits the even products of two players too, from ``2 + n + C(n, 2)`` evaluations on.
+kADDSHAP's design) fits the even products of two players too, from ``2 + n + C(n, 2)`` evaluations on. With the even
+model (:meth:`_Problem.add_even`, ``even_model`` of the method) every product of two players joins the unpenalized
+design, the odd products of three (and five) players are the candidates, and where none is taken the fit is that of
+the additive and pairwise model (kADDSHAP's estimator on our design); its many columns are decomposed through their
+Gram matrix (:func:`~fairshare.engine.ridge_path.gram_basis`) and the maps to the values formed through the values'
+rows.
 Standard errors: random groups of sampling units over the solution's linear map applied to the leave-one-out
 residuals (:func:`surrogate_stderr`), so the error bars carry the surrogate's fit.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -50,7 +56,7 @@ import numpy as np
 from .._core import arrays
 from ..indices.semivalues import Semivalue
 from .formulations import ShapleyKernel
-from .ridge_path import RidgePath, one_thread, thin_svd
+from .ridge_path import RidgePath, gram_basis, one_thread, thin_svd
 from .samplers.sample import CoalitionSample
 from .solve import replicate_stderr, unit_groups
 from .walsh import semivalue_of_walsh, top_subsets, walsh_products
@@ -102,7 +108,7 @@ class Candidate:
         return "walsh-" + "+".join(map(str, self.degrees)) + (f"-weighted{self.relevance:g}" if self.relevance else "")
 
 
-def candidates(paired: bool, order: int) -> list[Candidate]:
+def candidates(paired: bool, order: int, even: bool = False) -> list[Candidate]:
     """The surrogates tried on a design: odd degrees (3, then 5) when pairs cancel the even part, degrees 2 and 3
     otherwise.
 
@@ -113,7 +119,9 @@ def candidates(paired: bool, order: int) -> list[Candidate]:
     >>> [c.label for c in candidates(False, 3)]
     ['walsh-2', 'walsh-2-weighted2', 'walsh-2+3-weighted2']
     """
-    if paired:
+    if order < 2:
+        return []
+    if paired or even:
         out = [Candidate((3,), 0.0), Candidate((3,), 1.0)]
         return out + ([Candidate((3, 5), 2.0)] if order >= 5 else [])
     out = [Candidate((2,), 0.0), Candidate((2,), 2.0)]
@@ -123,7 +131,7 @@ def candidates(paired: bool, order: int) -> list[Candidate]:
 @dataclass
 class SurrogateFit:
     """The chosen fit: values ``(d, k)``, the linear map ``L (d, m)`` of the whitened targets to the values, the
-    leave-one-out residuals ``(m, k)``, and what was chosen."""
+    leave-one-out residuals ``(m, k)`` and leverages ``(m,)``, and what was chosen."""
 
     values: np.ndarray
     L: np.ndarray
@@ -134,6 +142,7 @@ class SurrogateFit:
     loo_gain: float
     plain_L: np.ndarray
     plain_loo: np.ndarray
+    leverage: np.ndarray | None = None
 
 
 class _Problem:
@@ -169,6 +178,16 @@ class _Problem:
         self.root = np.sqrt(w)
         self.A, self.Y, self.w = A * self.root[:, None], y * self.root[:, None], w
         self.n = Z.shape[1]
+        self.p_add, self.even_map = self.A.shape[1], None
+
+    def add_even(self, sv: Semivalue) -> None:
+        """Fit the products of every two players with the additive design, unpenalized (an unpaired design's even
+        model, kADDSHAP's): their columns join ``A`` and their values (zero for Shapley and Banzhaf values) join
+        :meth:`values`."""
+        subsets = np.array(list(itertools.combinations(range(self.n), 2)), dtype=np.int64).reshape(-1, 2)
+        ones = np.ones(subsets.shape[0])
+        self.A = np.hstack([self.A, self.features(subsets, ones)])
+        self.even_map = self.value_map(sv, subsets, ones)
 
     def features(self, subsets: np.ndarray, weights: np.ndarray) -> np.ndarray:
         """The whitened feature columns of the products ``subsets`` (scaled by ``weights``), in the rows' form: the
@@ -178,19 +197,22 @@ class _Problem:
         parity, ends = (-1.0) ** k, 1.0 - (-1.0) ** k
         signs, sizes = (self.signs_full[0::2], self.sizes_full[0::2]) if self.paired else \
             (self.signs_full, self.sizes_full)
-        W = walsh_products(signs, subsets)
+        F = walsh_products(signs, subsets)                # a new array: every step below works in place
         if self.paired:
-            F = 0.5 * ends * W
-            if self.shapley:
+            F *= 0.5 * ends
+            if self.shapley and ends:
                 F -= np.outer(0.5 * ends * (2.0 * sizes - n) / n, np.ones(subsets.shape[0]))
         elif self.shapley:
-            F = W - parity - np.outer(sizes / n, np.full(subsets.shape[0], ends))
-        else:
-            F = W
-        F = F * (weights if self.shapley else weights * self.scale)
+            F -= parity
+            if ends:
+                F -= np.outer(sizes / n, np.full(subsets.shape[0], ends))
+        scale = weights if self.shapley else weights * self.scale
+        if not np.all(scale == 1.0):
+            F *= scale
         if self.centered:
-            F = F - (self.w @ F) / self.w.sum()
-        return F * self.root[:, None]
+            F -= (self.w @ F) / self.w.sum()
+        F *= self.root[:, None]
+        return F
 
     def value_map(self, sv: Semivalue, subsets: np.ndarray, weights: np.ndarray) -> np.ndarray:
         """``(d, q)``: the values each feature's coefficient gives (its products' semivalues, in the row form)."""
@@ -203,14 +225,22 @@ class _Problem:
 
     def x_map(self, X: np.ndarray) -> np.ndarray:
         """The estimator's values of solution rows ``X`` ((p, ...) -> (d, ...)), without the constant offset."""
+        X, extra = self._split(X)
         if self.shapley:
             X = np.concatenate([-X.sum(axis=0, keepdims=True), X])
-        return self.form.transform(X)
+        return self.form.transform(X) + extra
 
     def values(self, x: np.ndarray) -> np.ndarray:
         """The estimator's values of a solution ``x`` of the eliminated problem."""
+        x, extra = self._split(x)
         full = np.concatenate([-x.sum(axis=0, keepdims=True), x]) if self.shapley else x
-        return self.form.values(full, self.total)
+        return self.form.values(full, self.total) + extra
+
+    def _split(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray | float]:
+        """The additive rows of a solution and the values of its even model's coefficients (0 without one)."""
+        if self.even_map is None:
+            return x, 0.0
+        return x[:self.p_add], self.even_map @ x[self.p_add:]
 
 
 def _relevance(plain: np.ndarray) -> np.ndarray:
@@ -248,6 +278,16 @@ class _Blocks:
             self.grams[(a, b)] = self.block(*a)[2].T @ self.block(*b)[2]
         return self.grams[(a, b)]
 
+    def _weighted(self, parts: list, i: int) -> np.ndarray:
+        """Part ``i`` of the blocks ``parts``, each column scaled by its weight, side by side (written in place)."""
+        blocks = [self.block(*key)[i] for key, _ in parts]
+        out = np.empty((blocks[0].shape[0], sum(b.shape[1] for b in blocks)))
+        start = 0
+        for block, (_, w) in zip(blocks, parts):
+            np.multiply(block, w, out=out[:, start:start + block.shape[1]])
+            start += block.shape[1]
+        return out
+
     def design(self, cand: Candidate, cap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
         """``(F, projected F, value map, Gram of the projected F or None)`` of one candidate (the Gram where the
         features are no more than the rows)."""
@@ -267,7 +307,7 @@ class _Blocks:
         m, d = self.problem.A.shape[0], self.problem.n
         if not parts:
             return np.zeros((m, 0)), np.zeros((m, 0)), np.zeros((d, 0)), None
-        F, Fh, vmap = (np.hstack([self.block(*key)[i] * w for key, w in parts]) for i in (1, 2, 3))
+        F, Fh, vmap = (self._weighted(parts, i) for i in (1, 2, 3))
         gram = None
         if F.shape[1] <= m:
             gram = np.block([[wa[:, None] * self.gram(a, b) * wb[None, :] for b, wb in parts] for a, wa in parts])
@@ -285,21 +325,22 @@ def _fit(problem: _Problem, sv: Semivalue, order: int) -> SurrogateFit | None:
     m, p = problem.A.shape
     if m <= p + 2 or problem.n > MAX_PLAYERS:
         return None
-    base = thin_svd(problem.A)                                  # one decomposition of the design for every candidate
+    # one decomposition of the design for every candidate (with the even model's many columns, from its Gram matrix)
+    base = thin_svd(problem.A) if problem.even_map is None else gram_basis(problem.A)
     plain_path = RidgePath(problem.A, np.zeros((m, 0)), problem.Y, base=base)
     plain = plain_path.fit(np.inf)
     best_error, best = plain.loo_error, None
     if not np.isfinite(best_error):
         return None
     score = _relevance(problem.values(plain.x) - problem.values(np.zeros_like(plain.x)))
-    cands = candidates(problem.paired, order)
+    cands = candidates(problem.paired, order, problem.even_map is not None)
     cap = feature_cap(m, len(cands))
     blocks = _Blocks(problem, sv, score, base[0])
     for cand in cands:
         F, Fh, value_map, gram = blocks.design(cand, cap)
         if F.shape[1] == 0:
             continue
-        path = RidgePath(problem.A, F, problem.Y, base=base, projected=(Fh, gram))
+        path = RidgePath(problem.A, F, problem.Y, base=base, projected=(Fh, gram), plain=plain_path)
         for lam in PENALTIES:
             error = path.loo_error(lam)
             if error < best_error:
@@ -307,17 +348,40 @@ def _fit(problem: _Problem, sv: Semivalue, order: int) -> SurrogateFit | None:
     # the least of many candidates' leave-one-out errors is optimistic: a surrogate must beat the plain fit by more
     # than the noise of that comparison, relative (2 / sqrt(rows): 29% at 49 pairs, 5% at 1500) and in standard errors
     if best is None or best_error > plain.loo_error * (1.0 - 2.0 / math.sqrt(m)):
-        return None
+        return _even_only(problem, plain_path, plain)
     cand, lam, path, value_map = best
     point = path.fit(lam)
     if not significant(plain.loo, point.loo, len(cands) * len(PENALTIES)):
-        return None
-    X, C = path.maps(lam)
-    L = problem.x_map(X) + value_map @ C
+        return _even_only(problem, plain_path, plain)
+    L, plain_L = _maps(problem, path, lam, plain_path, value_map)
     values = problem.values(point.x) + value_map @ point.c
     gain = plain.loo_error / point.loo_error if point.loo_error > 0 else np.inf
-    return SurrogateFit(values, L, point.loo, cand.label, lam, int(C.shape[0]), gain,
-                        problem.x_map(plain_path.maps(np.inf)[0]), plain.loo)
+    return SurrogateFit(values, L, point.loo, _label(problem, cand.label), lam, int(value_map.shape[1]), gain,
+                        plain_L, plain.loo, point.leverage)
+
+
+def _maps(problem: _Problem, path: RidgePath, lam: float, plain: RidgePath,
+          value_map: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The linear maps ``(d, m)`` of the whitened targets to the chosen fit's values and to the plain fit's; with the
+    even model's many columns, through the value map's rows (``d``) instead of the solution's (``p``)."""
+    if problem.even_map is None:
+        X, C = path.maps(lam)
+        return problem.x_map(X) + value_map @ C, problem.x_map(plain.maps(np.inf)[0])
+    M = problem.x_map(np.eye(problem.A.shape[1]))
+    return path.value_map(lam, M, value_map), plain.value_map(np.inf, M, value_map[:, :0])
+
+
+def _label(problem: _Problem, label: str) -> str:
+    return label if problem.even_map is None else "order-2+" + label
+
+
+def _even_only(problem: _Problem, path: RidgePath, plain: Any) -> SurrogateFit | None:
+    """Where no odd surrogate is taken: None (the plain regression runs), or on a design with the even model its fit
+    (the additive and pairwise model, unpenalized)."""
+    if problem.even_map is None:
+        return None
+    L = path.value_map(np.inf, problem.x_map(np.eye(problem.A.shape[1])), np.zeros((problem.n, 0)))
+    return SurrogateFit(problem.values(plain.x), L, plain.loo, "order-2", np.inf, 0, 1.0, L, plain.loo, plain.leverage)
 
 
 def significant(plain_loo: np.ndarray, loo: np.ndarray, tries: int = 1, level: float = _LEVEL) -> bool:

@@ -41,8 +41,10 @@ def walsh_products(signs: np.ndarray, subsets: np.ndarray) -> np.ndarray:
     [1.0, -1.0]
     """
     subsets = np.asarray(subsets, dtype=np.int64)
-    out = np.ones((signs.shape[0], subsets.shape[0]))
-    for j in range(subsets.shape[1]):
+    if subsets.shape[1] == 0:
+        return np.ones((signs.shape[0], subsets.shape[0]))
+    out = np.array(signs[:, subsets[:, 0]], dtype=float, order="C")      # products of signs: exact in any order
+    for j in range(1, subsets.shape[1]):
         out *= signs[:, subsets[:, j]]
     return out
 

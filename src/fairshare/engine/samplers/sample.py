@@ -40,6 +40,8 @@ class CoalitionSample:
         unbiased and their variance is estimable); ``"all"``: every such coalition was taken (exact);
         ``"partial"``: some sizes were taken whole and others not at all (a deterministic design whose
         error cannot be estimated from the sample).
+    pilot : a look the design takes before it decides how to go on (:mod:`~fairshare.engine.samplers.pilot`): its
+        rows come again in a later batch, so solvers skip it.
 
     Examples
     --------
@@ -58,6 +60,7 @@ class CoalitionSample:
     paired: bool = False
     coverage: str = "random"
     fresh: bool = False
+    pilot: bool = False
     _sizes: Any = field(default=None, init=False, repr=False, compare=False)
 
     @property
