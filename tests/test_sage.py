@@ -226,6 +226,12 @@ def test_small_budgets_run_one_permutation_per_row_and_beat_one_permutation_of_t
                                             method="permutation").values))
     np.testing.assert_allclose(e.values, [0.1224791, 0.22161678, 3.0105923, 0.1049778, -0.01059629], atol=1e-7)
     assert np.median(ours) < 0.04 and np.median(ours) < 0.75 * np.median(one)
+    # one output (folds=0): the shapes every other method gives, the same values (the folds' outputs only add columns)
+    single = fs.global_importance(f, X, y, background=bg, budget=8, seed=4, folds=0)
+    plain = fs.global_importance(f, X, y, background=bg, budget=8, seed=4, folds=0, method="permutation")
+    assert single.values.shape == single.stderr.shape == plain.values.shape == (5,)
+    assert isinstance(single.grand_value, float) and single.grand_value == pytest.approx(plain.grand_value)
+    np.testing.assert_allclose(single.values, e.values, atol=1e-12)
 
 
 def test_pair_falls_equal_the_games_rows_under_both_imputations():

@@ -225,6 +225,8 @@ def _run_by_rows(game: LossGame, sv: Any, choice: Any, seed: SeedLike) -> Attrib
     """Row-stratified antithetic permutations (:mod:`fairshare.engine.row_permutations`) as an Attribution of the
     game's outputs (before :func:`_result`)."""
     values, stderr, grand, used, info = row_permutations(game, choice.budget, streams(generator(seed), 2)[0])
+    if game.folds is None:                  # one output: the shapes the engine gives a game of one value
+        values, stderr, grand = values[:, 0], stderr[:, 0], float(grand[0])
     why = (f"{choice.reason}; spent as row-stratified antithetic permutations (each row its own, "
            f"{info['per_row']:.2g} per row): at this budget one permutation of the mean game leaves the error of a "
            "single permutation")
