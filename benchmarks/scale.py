@@ -35,6 +35,7 @@ SIZES = {
     "full": dict(rows=10_000, trees=300, coalitions=1000, background=10, warm=2),
 }
 WORKERS = 2
+FIXED_TASKS, FIXED_SECONDS = 4 * WORKERS, 1.0        # the overhead job: tasks of 1 s of model work, 4 per worker
 
 
 def _job(cfg: dict) -> tuple[Any, np.ndarray, np.ndarray]:
@@ -63,6 +64,33 @@ def _timed_runner() -> Callable[..., dict]:
         return out
 
     return runner
+
+
+def _busy_task(seconds: float) -> Callable[..., tuple[float, int]]:
+    """A task of ``seconds`` of model work (the model predicting its rows again and again), timed inside; a closure,
+    so it travels by value."""
+    def busy(held: tuple, task: int) -> tuple[float, int]:
+        model, rows = held
+        began = time.perf_counter()
+        calls = 0
+        while time.perf_counter() - began < seconds:
+            model.predict_proba(rows)
+            calls += 1
+        return time.perf_counter() - began, calls
+
+    return busy
+
+
+def _fixed_tasks(client: Any, model: Any, rows: np.ndarray) -> dict:
+    """``FIXED_TASKS`` tasks of ``FIXED_SECONDS`` of model work each through the backend: wall and work inside."""
+    from fairshare.backends.clients import as_backend
+
+    backend = as_backend(client)
+    held = backend.put((model, rows[:10]))
+    backend.map(_busy_task(0.01), [held], [(0,)] * WORKERS)                    # the model unpickled everywhere
+    began = time.perf_counter()
+    out = backend.map(_busy_task(FIXED_SECONDS), [held], [(i,) for i in range(FIXED_TASKS)])
+    return dict(fixed_wall=time.perf_counter() - began, fixed_inside=float(sum(seconds for seconds, _ in out)))
 
 
 def _explain_timed(model: Any, rows: np.ndarray, background: np.ndarray, cfg: dict, client: Any = None) -> Any:
@@ -136,9 +164,10 @@ def _on(name: str, start: Callable, job: tuple, cfg: dict, local: Any) -> dict:
     try:
         _, first = _timed(lambda: _explain(model, rows[:cfg["warm"]], background, cfg, client))
         (out, inside), wall = _timed(lambda: _explain_timed(model, rows, background, cfg, client))
+        fixed = _fixed_tasks(client, model, rows)
     finally:
         stop()
-    return dict(name=name, start=started, first=first, wall=wall, tasks=_tasks(len(rows)), inside=inside,
+    return dict(name=name, start=started, first=first, wall=wall, tasks=_tasks(len(rows)), inside=inside, **fixed,
                 equal=bool(np.array_equal(out.values, local.values) and np.array_equal(out.stderr, local.stderr)))
 
 
@@ -219,16 +248,20 @@ def _measured(measured: list[dict], local_wall: float, sizes: dict) -> str:
     rows = []
     for m in measured:
         if "missing" in m:
-            rows.append([m["name"]] + ["-"] * 10 + [f"{m['missing']} not installed"])
+            rows.append([m["name"]] + ["-"] * 12 + [f"{m['missing']} not installed"])
             continue
         per_task, share = _overhead(m, local_wall)
         beyond = WORKERS * m["wall"] - m["inside"]              # slot-seconds not spent inside the tasks
+        fixed = WORKERS * m["fixed_wall"] - m["fixed_inside"]
         rows.append([m["name"], m["start"], m["first"], m["wall"], m["tasks"], local_wall / m["wall"],
                      m["inside"] / m["tasks"], m["inside"] / sizes["local_inside"], 1000 * beyond / m["tasks"],
-                     f"{100 * beyond / local_wall:.0f}%", f"{100 * share:.0f}%", "yes" if m["equal"] else "**no**"])
+                     f"{100 * beyond / local_wall:.0f}%", f"{100 * share:.0f}%", 1000 * fixed / FIXED_TASKS,
+                     f"{100 * fixed / m['fixed_inside']:.1f}%", "yes" if m["equal"] else "**no**"])
     return table(["backend", "start-up s", "first call s", "job s", "tasks", "speed-up vs local",
                   "work s / task (inside)", "work inside / local work", "overhead ms / task (beyond inside)",
-                  "overhead per task / its local time", "2 x wall - local, / local", "values = local (bit for bit)"],
+                  "overhead per task / its local time", "2 x wall - local, / local",
+                  f"{FIXED_SECONDS:g} s tasks: overhead ms / task", f"{FIXED_SECONDS:g} s tasks: overhead / work",
+                  "values = local (bit for bit)"],
                  rows)
 
 
@@ -254,7 +287,10 @@ def main(size: str = "default", seeds: int | None = None, out: str | None = None
         "(sending, scheduling, unpickling, results back, idle slots at the end), and that as a share of the local "
         "time of the task's rows (the issue's target: under 20% for blocks of >= 1 s of model work). The last "
         "share, `2 x wall - local` over the local time, also counts the workers' work running slower than the "
-        "local process (two processes sharing a busy 2-core machine). First call: "
+        "local process (two processes sharing a busy 2-core machine). "
+        f"{FIXED_SECONDS:g} s tasks: {FIXED_TASKS} tasks of {FIXED_SECONDS:g} s of model work each (the model "
+        "predicting 10 rows again and again, timed inside the task) through the backend: `2 x wall - work inside` "
+        "per task and over the work inside (the fixed cost of a task, with no other load of the job). First call: "
         f"{cfg['warm']} rows on the fresh cluster (workers import fairshare, the model travels).\n\n"
         + _measured(measured, local_wall, sizes),
         f"## Estimate on paper: {full} rows\n\nTime = rows x (local time per row) / workers + tasks x (measured "
