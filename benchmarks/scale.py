@@ -8,7 +8,7 @@ unpickle the model), the job's wall time, tasks, overhead per task against the l
 equal the local ones bit for bit. Then an estimate on paper of how the time grows with the workers: tasks, bytes
 sent (model and rows out, values back, no shuffle), the driver's memory.
 
-Sizes: quick (6 rows, 20 trees, 100 coalitions: checks that it runs), default (300 rows, 300 trees, 1,000
+Sizes: quick (6 rows, 20 trees, 100 coalitions: checks that it runs), default (600 rows, 300 trees, 1,000
 coalitions), full (the issue's 10,000 rows).
 """
 
@@ -31,7 +31,7 @@ from .datasets import adult_shap  # noqa: E402
 
 SIZES = {
     "quick": dict(rows=6, trees=20, coalitions=100, background=5, warm=2),
-    "default": dict(rows=300, trees=300, coalitions=1000, background=10, warm=2),
+    "default": dict(rows=600, trees=300, coalitions=1000, background=10, warm=2),
     "full": dict(rows=10_000, trees=300, coalitions=1000, background=10, warm=2),
 }
 WORKERS = 2
