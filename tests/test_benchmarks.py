@@ -16,7 +16,8 @@ DATASETS = Path(os.environ.get("FAIRSHARE_DATASETS", ROOT.parent / "shared" / "d
                                   "report", "pipeline",
                                   # starts a Dask cluster, a Spark session and Ray: a minute of start-ups alone on a
                                   # busy 2-core machine; the backends' own tests are in tests/test_scale_out.py
-                                  pytest.param("scale", marks=pytest.mark.slow)])
+                                  pytest.param("scale", marks=pytest.mark.slow),
+                                  pytest.param("scale_memory", marks=pytest.mark.slow)])
 def test_benchmark_runs_on_a_tiny_configuration(tmp_path, name):
     pytest.importorskip("shap")
     pytest.importorskip("shapiq")

@@ -9,6 +9,7 @@ slow-marked (``pytest -m slow tests/test_scale_out.py``)."""
 from __future__ import annotations
 
 import os
+import pickle
 import threading
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import numpy as np
 import pytest
 
 import fairshare as fs
-from fairshare.backends.base import BackendError
+from fairshare.backends.base import Backend, BackendError
 from fairshare.backends.clients import as_backend
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -112,6 +113,48 @@ def test_a_client_of_no_known_kind_is_refused_naming_the_kinds():
     with pytest.raises(TypeError, match=r"client must be a dask.distributed.Client, a pyspark SparkSession or "
                                         r"SparkContext, or the ray module after ray.init\(\), or None; got str"):
         fs.explain(lambda A: A.sum(axis=1), np.ones((2, 3)), background=np.zeros((1, 3)), client="tcp://nowhere")
+
+
+class InProcess(Backend):
+    """A cluster in this process that keeps the tasks it is sent; the driver saves what comes back, as on Dask."""
+
+    name = "in-process"
+
+    def __init__(self) -> None:
+        super().__init__(None)
+        self.tasks: list = []
+
+    def slots(self) -> int:
+        return 2
+
+    def put(self, value):
+        return pickle.loads(self.pickled_value(value))
+
+    def run(self, fn, held=(), tasks=(), window=None, timeout=None):
+        for k, task in enumerate(tasks):
+            self.tasks.append(task)
+            yield k, fn(*held, *task)
+
+
+def test_a_driver_saving_cluster_gets_blocks_of_rows_with_the_local_values_bit_for_bit(tmp_path):
+    """Dask's path (the driver saves what comes back) sent one task per row: 20 rows of a few ms each were 20 tasks,
+    each paying the cluster's fixed cost; blocks of consecutive rows keep every row's own seed."""
+    rng = np.random.default_rng(0)
+    X, w = rng.normal(size=(30, 10)), rng.normal(size=10)
+
+    def f(A):
+        return np.tanh(A @ w) + 0.1 * A[:, 0] * A[:, 1]
+
+    local = fs.explain(f, X[:20], background=X[20:], budget=40, seed=4, progress=False)
+    backend = InProcess()
+    remote = fs.explain(f, X[:20], background=X[20:], budget=40, seed=4, progress=False, client=backend,
+                        cache=tmp_path / "cache")
+    assert np.array_equal(remote.values, local.values) and np.array_equal(remote.stderr, local.stderr)
+    assert remote.method == local.method == "regression"
+    assert len(backend.tasks) == 8                                                       # not one per row
+    assert [list(task[1]) for task in backend.tasks] == [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9, 10, 11], [12, 13],
+                                                         [14, 15], [16, 17], [18, 19]]   # 4 blocks per slot
+    assert len(list((tmp_path / "cache").rglob("rows/*.npz"))) == 20                     # every row saved
 
 
 # ------------------------------------------------------------------------------------- further doors (slow)

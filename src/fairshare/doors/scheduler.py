@@ -4,10 +4,10 @@ reported, every item's random stream from the one seed policy (``_core/seeds.py`
 whatever runs them.
 
 An item is run by a *runner*, a top-level function ``runner(data, i, seed, folder, client) -> dict`` (so a cluster
-can ship it): :func:`run_values` for values; ``doors/pairs.py`` runs interaction matrices the same way. On Dask each
-item is a task and the driver saves what comes back; on Spark and Ray the items go in blocks of consecutive items
-(:func:`blocks`), each task saving its finished items to the cache folder itself (a Spark job's results come back
-only when it ends), so a killed job resumes after them.
+can ship it): :func:`run_values` for values; ``doors/pairs.py`` runs interaction matrices the same way. On a cluster
+the items go in blocks of consecutive items (:func:`blocks`: a task's fixed cost spread over its items); on Dask the
+driver saves what comes back, on Spark and Ray each task saves its finished items to the cache folder itself (a
+Spark job's results come back only when it ends), so a killed job resumes after them.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from ..store.cache import RunCache
 
 __all__ = ["schedule", "run_values", "item_game", "relabelled", "blocks", "ROWS_PER_TASK"]
 
-#: most items in one Spark or Ray task (at least 4 tasks per slot where there are enough items)
+#: most items in one cluster task (at least 4 tasks per slot where there are enough items)
 ROWS_PER_TASK = 64
 
 
@@ -82,7 +82,7 @@ def run_values(data: Any, i: int, seed: Any, folder: Any = None, client: Any = N
 
 def schedule(data: Any, runner: Callable[..., dict], args: dict, seed: Any, key: str | None) -> list[dict]:
     """Every item of ``data`` through ``runner``: finished items read from the cache (``args["cache"]``, its run
-    named by ``key``), the rest on ``args["client"]`` (one task per item; one item: its batches of coalitions on
+    named by ``key``), the rest on ``args["client"]`` (blocks of items; one item: its batches of coalitions on
     the cluster), in ``args["n_jobs"]`` threads or in turn; each saved as it finishes."""
     n = data.n_items
     seeds = item_seeds(seed, n)
@@ -125,7 +125,7 @@ def schedule(data: Any, runner: Callable[..., dict], args: dict, seed: Any, key:
 
 
 def blocks(todo: list[int], slots: int) -> list[list[int]]:
-    """Consecutive items in blocks for Spark and Ray tasks: at least ``4 * slots`` blocks where there are enough
+    """Consecutive items in blocks for cluster tasks: at least ``4 * slots`` blocks where there are enough
     items, at most :data:`ROWS_PER_TASK` items in one.
 
     Examples
@@ -138,8 +138,8 @@ def blocks(todo: list[int], slots: int) -> list[list[int]]:
 
 
 def run_block(data: Any, runner: Callable[..., dict], items: list[int], seeds: list, saver: Any) -> list[dict]:
-    """A Spark or Ray task: ``runner`` on each item of a block, each saved to the cache folder (``saver``: its path
-    and run key) as it finishes."""
+    """A cluster task: ``runner`` on each item of a block, each saved to the cache folder (``saver``: its path and
+    run key, on Spark and Ray) as it finishes."""
     store = None if saver is None else RunCache(saver[0], saver[1], item=data.item_data)
     out = []
     for i, seed in zip(items, seeds):
@@ -151,15 +151,12 @@ def run_block(data: Any, runner: Callable[..., dict], items: list[int], seeds: l
 
 def _on_cluster(backend: Any, data: Any, runner: Callable[..., dict], seeds: list, todo: list[int], finish: Any,
                 store: Any) -> None:
-    """The items on the cluster, saved as they complete. Dask: one task per item, the data in the task graph (a
-    worker that dies loses nothing), every wait bounded (:mod:`fairshare.backends.dask`). Spark, Ray: blocks of
-    items, each task saving its own to the cache folder (checked writable by the workers first)."""
-    if not backend.workers_write:
-        remote = backend.put(data)
-        for k, result in backend.run(runner, [remote], [(i, seeds[i], None) for i in todo]):
-            finish(todo[k], result)
-        return
-    where = None if store is None else store.path.resolve()     # the workers' own working folders differ
+    """The items on the cluster in blocks of consecutive items (:func:`blocks`), saved as they complete; the data
+    put on the cluster once. Dask: the data in the task graph (a worker that dies loses nothing), every wait bounded
+    (:mod:`fairshare.backends.dask`), the driver saving what comes back. Spark, Ray: each task saves its own items
+    to the cache folder (checked writable by the workers first). Each item keeps its own seed, so the blocks give
+    the values of one task per item bit for bit."""
+    where = None if store is None or not backend.workers_write else store.path.resolve()   # workers' folders differ
     if where is not None:
         backend.check_writable(where)
     parts = blocks(todo, backend.slots())
@@ -168,4 +165,4 @@ def _on_cluster(backend: Any, data: Any, runner: Callable[..., dict], seeds: lis
     tasks = [(runner, part, [seeds[i] for i in part], saver) for part in parts]
     for k, results in backend.run(run_block, [remote], tasks):
         for i, result in zip(parts[k], results):
-            finish(i, result, saved=store is not None)
+            finish(i, result, saved=saver is not None)
