@@ -12,9 +12,9 @@ Fisher ``F^T F / N``, which equals the Hessian in expectation at the optimum of 
 likelihood, Proposition 3 of the Fisher-kernel paper) and ``"identity"``.
 
 Damping: a number added to the Hessian's diagonal, or ``"auto"``: :data:`AUTO_DAMPING` times the mean eigenvalue
-of the undamped matrix (its trace over its dimension), a rule of Grosse et al. 2023 (Kronfluence's default) that
-follows the matrix's scale, which an absolute number does not: the projected Fisher of a network is ``k x k`` and
-its eigenvalues scale with the gradients.
+of the undamped matrix (its trace over its dimension), the rule of Grosse et al. 2023 (Kronfluence's when no
+damping is given). It follows the matrix's scale, which an absolute number does not: the eigenvalues of a
+network's projected ``k x k`` Fisher scale with its gradients.
 """
 
 from __future__ import annotations
@@ -143,8 +143,9 @@ def influence(model: Any, X_train: Any, y_train: Any, X_test: Any, y_test: Any, 
     every embedding is projected by the same seeded matrix and the ``"fisher"`` (or ``"identity"``) Hessian is
     formed and damped in those ``k`` dimensions: a deep net's influence without its ``P x P`` Hessian nor its
     gradient matrix. ``damping``: a number added to the Hessian's diagonal or ``"auto"``, a tenth of its mean
-    eigenvalue (:data:`AUTO_DAMPING`; the damping that follows the scale of projected gradients: on the digits CNN
-    of ``fairshare bench attribution`` it raises the linear datamodeling score from 0.06 undamped to 0.15).
+    eigenvalue (:data:`AUTO_DAMPING`), which follows the scale of projected gradients: on the digits CNN of
+    ``fairshare bench attribution`` (k = 512, one model) it raises the linear datamodeling score from 0.04 undamped
+    to 0.18 (TRAK: 0.04).
 
     Examples
     --------
