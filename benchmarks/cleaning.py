@@ -322,8 +322,9 @@ def main(size: str = "default", seeds: int | None = None, out: str | None = None
     sections.append(
         f"## 6.2 Fixing mislabeled examples: 20% of the non-curated labels flipped, {cfg['curated']} curated\n\n"
         f"Test accuracy of the CNN on the noisy labels: {facts['noisy']:.4f}; curated points it misclassifies "
-        f"(SBQ's targets): {facts['wrong']}; SBQ selected {facts['sbq']} points before its kernel's span was "
-        "exhausted (the rest of its order is random). Share of the flips found:\n\n" + table(head, rows)
+        f"(SBQ's targets): {facts['wrong']}; SBQ selected {facts['sbq']} points (at most the points checked at "
+        f"{max(cfg['fractions']):.0%} and the projection's {cfg['projection']}; the rest of its order is random). "
+        "Share of the flips found:\n\n" + table(head, rows)
         + "\n\nTest accuracy after retraining on the fixed labels:\n\n" + table(head, acc_rows))
     sections.append("## 6.3 Summarization: a CNN trained on m selected training images (test accuracy)\n\n"
                     + table(["selection"] + [f"m = {m}" for m in cfg["summary_sizes"]], summarization(cfg, out)))
