@@ -19,7 +19,7 @@ Methods, at projection dimension ``k`` where the method projects:
   ridge set by our "auto" rule from its own features; dattri 0.3.0's TRAK (its default ridge 0).
 - dattri's TracIn (loss-gradient dot products at the E models, projected to k) and influence function (conjugate
   gradient, 10 iterations, no damping: dattri's defaults; full-network gradients, not projected; its Hessian summed
-  over 4 batches of the training set, a constant factor that Spearman ignores; E = 1: 20x the time of the others).
+  over 4 batches of the training set, a constant factor that Spearman ignores; E = 1 only: it takes minutes).
 - captum 0.9's TracInCP: the E models as checkpoints, full gradients (TracInCP does not project).
 kronfluence is not installed: it needs torchvision, which cannot be imported beside CPU torch 2.13.0.
 
@@ -49,7 +49,6 @@ from .common import configuration, measured, results_dir, table, write_report
 from .datasets import cifar_sized_task
 
 warnings.filterwarnings("ignore")
-os.environ.setdefault("TQDM_DISABLE", "1")
 
 SIZES = {"quick": dict(n_train=80, n_test=8, subsets=8, epochs=3, projection=32, ensembles=(1,),
                        peers=("traker", "captum"), scale=None),
@@ -272,10 +271,18 @@ def _warm(fn, models, d) -> None:
 
 
 def run(cfg: dict) -> tuple[list, dict]:
-    """Every method's LDS, time and memory; facts for the report."""
+    """Every method's LDS, time and memory, one torch thread; facts for the report."""
     import torch
 
+    threads = torch.get_num_threads()
     torch.set_num_threads(1)
+    try:
+        return _run(cfg)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _run(cfg: dict) -> tuple[list, dict]:
     d = task(cfg)
     start = time.perf_counter()
     masks, outputs = ground_truth(d, cfg["subsets"])
@@ -326,6 +333,7 @@ def scale(width: int, n: int, k: int) -> dict:
     parameters, seconds, peak resident-memory growth (MB), and the embeddings' own size (MB)."""
     import torch
 
+    threads = torch.get_num_threads()
     torch.set_num_threads(1)
     X, y = cifar_sized_task()
     images = X.reshape(-1, 32, 32, 3).transpose(0, 3, 1, 2).astype(np.float32)
@@ -340,7 +348,10 @@ def scale(width: int, n: int, k: int) -> dict:
                                                    projection_kind="countsketch", seed=0)
         return out
 
-    emb, seconds, cpu, mb = measured(embed)
+    try:
+        emb, seconds, cpu, mb = measured(embed)
+    finally:
+        torch.set_num_threads(threads)
     return dict(params=sum(p.numel() for p in net.parameters()), n=n, k=k, seconds=seconds, cpu=cpu, mb=mb,
                 output_mb=emb.nbytes / 2**20, finite=bool(np.all(np.isfinite(emb))))
 
