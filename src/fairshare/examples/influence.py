@@ -151,8 +151,9 @@ def influence(model: Any, X_train: Any, y_train: Any, X_test: Any, y_test: Any, 
     --------
     >>> from sklearn.linear_model import LogisticRegression
     >>> X = np.random.default_rng(0).normal(size=(60, 2)); y = (X[:, 0] > 0).astype(int)
-    >>> influence(LogisticRegression().fit(X, y), X, y, X[:2], y[:2]).shape
-    (2, 60)
+    >>> model = LogisticRegression().fit(X, y)
+    >>> influence(model, X, y, X[:2], y[:2]).shape, influence(model, X, y, X[:2], y[:2], damping="auto").shape
+    ((2, 60), (2, 60))
     """
     embed = _embedder(hessian, projection, projection_kind, layers, seed, damping)
     F_train = embed(model, X_train, y_train)
