@@ -156,3 +156,45 @@ def plot_lines(path: Path, title: str, xlabel: str, ylabel: str, series: dict[st
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def _status_kb(field: str) -> int | None:
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def measured(fn: Callable[[], Any]) -> tuple[Any, float, float, float]:
+    """``(fn(), wall seconds, CPU seconds of this process, peak resident-memory growth in MB)``.
+
+    CPU seconds are what a single-threaded computation costs whatever else the machine runs (wall seconds grow
+    with the load of other processes).
+
+    The growth is the process's peak resident set (Linux ``VmHWM``, reset to the current size by writing 5 to
+    ``/proc/self/clear_refs``) minus its resident set just before the call, after a garbage collection and
+    ``malloc_trim`` (so memory freed by an earlier measurement is handed back and counted again if reused). Where
+    ``/proc`` cannot be reset, ``resource.getrusage`` maxrss deltas (which see only new process-wide peaks)."""
+    import ctypes
+    import gc
+    import resource
+
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        before, peak = _status_kb("VmRSS"), lambda: _status_kb("VmHWM")
+    except OSError:
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        peak = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss                 # noqa: E731
+    cpu = time.process_time()
+    out, seconds = timed(fn)
+    return out, seconds, time.process_time() - cpu, max(0.0, (peak() - before) / 1024.0)

