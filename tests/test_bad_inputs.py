@@ -36,8 +36,8 @@ X6 = _DATA.data.iloc[:, :6]
 LR = LogisticRegression(max_iter=5000).fit(X6, _DATA.target)
 
 
-class CountingLR(LogisticRegression):
-    """A fitted scikit-learn model (it takes no NaN) that counts its predictions in ``calls.n``."""
+class _CountsPredictions:
+    """Counts a scikit-learn model's predictions in ``calls.n`` (when ``calls`` is set)."""
 
     calls: Any = None
 
@@ -45,20 +45,17 @@ class CountingLR(LogisticRegression):
         if self.calls is not None:
             self.calls.n += 1
         return super().predict_proba(X)
+
+
+class CountingLR(_CountsPredictions, LogisticRegression):
+    """A fitted scikit-learn model (it takes no NaN) that counts its predictions in ``calls.n``."""
 
 
 _COUNTING_LR = CountingLR(max_iter=5000).fit(X6, _DATA.target)
 
 
-class CountingForest(RandomForestClassifier):
+class CountingForest(_CountsPredictions, RandomForestClassifier):
     """A forest that counts its predictions in ``calls.n`` (reading its trees checks them against some)."""
-
-    calls: Any = None
-
-    def predict_proba(self, X):
-        if self.calls is not None:
-            self.calls.n += 1
-        return super().predict_proba(X)
 
 
 def _pipeline(last: Any, fit: bool = True) -> Pipeline:

@@ -17,6 +17,7 @@ bit for bit. Errors name the backend and say what to do: :class:`BackendError`.
 
 from __future__ import annotations
 
+import importlib
 import pickle
 import traceback
 import uuid
@@ -98,6 +99,8 @@ class Backend:
     name: ClassVar[str] = "local"
     #: whether tasks save their own finished items to a cache folder (else the driver saves what comes back)
     workers_write: ClassVar[bool] = False
+    #: the cloudpickle module the workers read
+    cloudpickle_module: ClassVar[str] = "cloudpickle"
 
     def __init__(self, client: Any) -> None:
         self.client = client
@@ -110,7 +113,13 @@ class Backend:
         return 1
 
     def put(self, value: Any) -> Any:
-        """``value`` on the cluster once; pass what this returns to :meth:`run` in ``held``."""
+        """``value`` on the cluster once, pickled here (a value that does not pickle is refused, naming it); pass
+        what this returns to :meth:`run` in ``held``."""
+        self.check()
+        return Held(self.new_key(), self.send(self.pickled_value(value)))
+
+    def send(self, blob: bytes) -> Any:
+        """The cluster's handle of ``blob`` sent to it once (a Spark broadcast, a Ray object reference)."""
         raise NotImplementedError
 
     def run(self, fn: Callable, held: Iterable = (), tasks: Iterable[tuple] = (), window: int | None = None,
@@ -155,10 +164,9 @@ class Backend:
         return self.pickled(value, f"the {type(value).__name__} sent to the workers")
 
     def cloudpickle(self) -> Any:
-        """The cloudpickle module the cluster's workers can read (pickles functions and classes by value)."""
-        import cloudpickle
-
-        return cloudpickle
+        """The cloudpickle module the cluster's workers can read (pickles functions and classes by value): the
+        one :attr:`cloudpickle_module` names (Spark and Ray ship their own)."""
+        return importlib.import_module(self.cloudpickle_module)
 
     @staticmethod
     def new_key() -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Callable, Iterable, Iterator
 
-from .base import Backend, BackendError, Held, answer, call_task, loaded
+from .base import Backend, BackendError, answer, call_task, loaded
 from .dask import DEFAULT_TIMEOUT, RETRIES, WorkersLostError
 
 __all__ = ["RayBackend"]
@@ -40,6 +40,7 @@ class RayBackend(Backend):
 
     name = "Ray"
     workers_write = True
+    cloudpickle_module = "ray.cloudpickle"
 
     def check(self) -> None:
         if not self.client.is_initialized():
@@ -49,15 +50,8 @@ class RayBackend(Backend):
     def slots(self) -> int:
         return max(1, int(self.client.cluster_resources().get("CPU", 1)))
 
-    def cloudpickle(self) -> Any:
-        from ray import cloudpickle
-
-        return cloudpickle
-
-    def put(self, value: Any) -> Held:
-        self.check()
-        blob = self.pickled_value(value)
-        return Held(self.new_key(), self.client.put(blob))
+    def send(self, blob: bytes) -> Any:
+        return self.client.put(blob)
 
     def _remote(self) -> Any:
         if "task" not in _REMOTE:

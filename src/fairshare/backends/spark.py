@@ -22,7 +22,7 @@ import threading
 import time
 from typing import Any, Callable, Iterable, Iterator
 
-from .base import Backend, BackendError, Held, answer, call_task, loaded
+from .base import Backend, BackendError, answer, call_task, loaded
 from .dask import DEFAULT_TIMEOUT, WorkersLostError
 
 __all__ = ["SparkBackend", "java_home"]
@@ -82,6 +82,7 @@ class SparkBackend(Backend):
 
     name = "Spark"
     workers_write = True
+    cloudpickle_module = "pyspark.cloudpickle"
 
     def __init__(self, client: Any) -> None:
         super().__init__(client)
@@ -95,15 +96,8 @@ class SparkBackend(Backend):
     def slots(self) -> int:
         return max(1, int(self.context.defaultParallelism))
 
-    def cloudpickle(self) -> Any:
-        from pyspark import cloudpickle
-
-        return cloudpickle
-
-    def put(self, value: Any) -> Held:
-        self.check()
-        blob = self.pickled_value(value)
-        return Held(self.new_key(), self.context.broadcast(blob))
+    def send(self, blob: bytes) -> Any:
+        return self.context.broadcast(blob)
 
     def run(self, fn: Callable, held: Iterable = (), tasks: Iterable[tuple] = (), window: int | None = None,
             timeout: float | None = None) -> Iterator[tuple[int, Any]]:
