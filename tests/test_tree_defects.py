@@ -239,3 +239,23 @@ def test_the_table_rule_for_log_loss_estimate_and_an_explicit_method(cancer12, p
     g30 = fs.games.TreeGame(wide, Xw[0], mode="interventional", background=Xw[100:110], model_output="probability")
     assert g30.table_seconds() is None
     assert fs.estimate(g30, "shapley", budget=200, seed=0).method == "regression"
+
+
+def test_the_checked_reading_reuses_the_unchecked_one_instead_of_reading_the_trees_again(monkeypatch):
+    """A pipeline's door plans on ``unchecked(model)`` and checks it later through ``prepared(model)``: the trees are
+    read once (they were read twice), and the check still runs against the model's own predictions."""
+    from sklearn.ensemble import RandomForestRegressor
+
+    from fairshare.trees.prepared import prepared, unchecked
+    from fairshare.trees.readers.sklearn import SklearnReader
+
+    X = np.random.default_rng(0).normal(size=(60, 3))
+    model = RandomForestRegressor(n_estimators=3, max_depth=3, random_state=0).fit(X, X[:, 0] - X[:, 2])
+    reads, predictions = [], []
+    read, predict = SklearnReader.read, type(model).predict
+    monkeypatch.setattr(SklearnReader, "read", lambda self, m: reads.append(1) or read(self, m))
+    monkeypatch.setattr(type(model), "predict", lambda self, R: predictions.append(len(R)) or predict(self, R))
+    plan = unchecked(model)
+    assert len(reads) == 1 and predictions == []                   # planning: no model call
+    assert prepared(model).ensemble is plan and len(reads) == 1 and predictions   # checked, not read again
+    np.testing.assert_allclose(plan.predict(X)[:, 0], predict(model, X), atol=1e-12)

@@ -25,8 +25,7 @@ from typing import Any
 import numpy as np
 
 from .ensemble import TreeEnsemble
-from .prepared import Prepared, remembered
-from .readers import read_ensemble
+from .prepared import Prepared, remembered, unchecked
 
 __all__ = ["GroupedEnsemble", "group_ensemble", "grouped", "unchecked"]
 
@@ -91,21 +90,6 @@ def group_ensemble(ens: TreeEnsemble, group_of: Any, n_groups: int,
     fields.update(feature=feature, n_features=int(n_groups), feature_names=names, category_maps={},
                   category_note=None, category_hash=None)
     return GroupedEnsemble(**fields, columns=ens, group_of=group_of)
-
-
-def unchecked(model: Any) -> TreeEnsemble:
-    """The trees of ``model`` read *without* the check against its predictions (so no model call), kept while the
-    model lives and is unchanged; a door plans on it and checks the reading (``prepared(model)``, cached) before it
-    computes any value.
-
-    Examples
-    --------
-    >>> from sklearn.tree import DecisionTreeRegressor
-    >>> model = DecisionTreeRegressor(max_depth=1).fit(np.arange(8.0)[:, None], np.arange(8.0))
-    >>> unchecked(model).n_features, unchecked(model) is unchecked(model)
-    (1, True)
-    """
-    return remembered(model, "ensemble, unchecked", lambda m: read_ensemble(m, check=False))
 
 
 def grouped(model: Any, group_of: Any, n_groups: int, names: list[str] | None = None) -> Prepared:

@@ -20,9 +20,9 @@ import numpy as np
 
 from .ensemble import TreeEnsemble, UnreadableSplits
 from .paths import LeafPaths, leaf_paths
-from .readers import fit_state, read_ensemble
+from .readers import check_ensemble, fit_state, read_ensemble
 
-__all__ = ["Prepared", "prepared", "remembered", "forget", "unreadable", "Layout"]
+__all__ = ["Prepared", "prepared", "unchecked", "remembered", "forget", "unreadable", "Layout"]
 
 _REMEMBERED_ROW_SETS = 4
 
@@ -172,7 +172,22 @@ def prepared(model: Any) -> Prepared:
         return model
     if isinstance(model, TreeEnsemble):
         return Prepared(model)
-    return remembered(model, "ensemble", lambda m: Prepared(read_ensemble(m)))
+    return remembered(model, "ensemble", lambda m: Prepared(check_ensemble(m, unchecked(m))))
+
+
+def unchecked(model: Any) -> TreeEnsemble:
+    """The trees of ``model`` read *without* the check against its predictions (so no model call), kept while the
+    model lives and is unchanged; a door plans on it and checks the reading (``prepared(model)``, cached, which
+    checks this reading rather than reading the trees again) before it computes any value.
+
+    Examples
+    --------
+    >>> from sklearn.tree import DecisionTreeRegressor
+    >>> model = DecisionTreeRegressor(max_depth=1).fit(np.arange(8.0)[:, None], np.arange(8.0))
+    >>> unchecked(model).n_features, unchecked(model) is unchecked(model)
+    (1, True)
+    """
+    return remembered(model, "ensemble, unchecked", lambda m: read_ensemble(m, check=False))
 
 
 def unreadable(model: Any) -> str | None:

@@ -18,13 +18,13 @@ from ..ensemble import TreeEnsemble
 from .base import Reader, attribute_state, attribute_tree_levels
 from .catboost import CatBoostReader
 from .lightgbm import LightGBMReader
-from .reading import probe_rows, read_with
+from .reading import check_reading, probe_rows, read_with
 from .sklearn import SklearnReader
 from .xgboost import XGBoostReader
 
 __all__ = ["READERS", "Reader", "reader_for", "reader_named", "register", "is_tree_model", "read_ensemble",
            "model_margin", "raw_output", "tree_levels", "fit_state", "library_rows", "category_coder", "file_readers",
-           "probe_rows"]
+           "probe_rows", "check_ensemble"]
 
 #: the tree libraries fairshare reads, one line each
 READERS: list[Reader] = [
@@ -126,6 +126,23 @@ def read_ensemble(model: Any, check: bool = True) -> TreeEnsemble:
     if reader is None or not reader.readable(model):
         raise _not_a_tree_model(model)
     return read_with(reader, model, check)
+
+
+def check_ensemble(model: Any, ens: TreeEnsemble) -> TreeEnsemble:
+    """``ens`` (``model``'s trees read with ``check=False``) checked against the model's own predictions, without
+    reading the trees again.
+
+    Examples
+    --------
+    >>> from sklearn.tree import DecisionTreeRegressor
+    >>> model = DecisionTreeRegressor(max_depth=2).fit(np.arange(8.0)[:, None], np.arange(8.0))
+    >>> ens = read_ensemble(model, check=False)
+    >>> check_ensemble(model, ens) is ens
+    True
+    """
+    if isinstance(model, TreeEnsemble):
+        return ens
+    return check_reading(reader_for(model), model, ens)
 
 
 def model_margin(model: Any) -> Callable[[np.ndarray], np.ndarray]:

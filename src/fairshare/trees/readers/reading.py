@@ -15,7 +15,7 @@ import numpy as np
 from ..ensemble import TreeEnsemble
 from .base import Reader
 
-__all__ = ["read_with", "probe_rows"]
+__all__ = ["read_with", "check_reading", "probe_rows"]
 
 _CHECK_ROWS = 48
 
@@ -47,7 +47,24 @@ def read_with(reader: Reader, model: Any, check: bool = True) -> TreeEnsemble:
             raise
         raise ValueError(f"could not read the {type(model).__name__} as a tree ensemble: "
                          f"{type(exc).__name__}: {exc}") from exc
-    if check and not ens.category_maps:
+    return check_reading(reader, model, ens) if check else ens
+
+
+def check_reading(reader: Reader, model: Any, ens: TreeEnsemble) -> TreeEnsemble:
+    """``ens``, once compared with the model's own raw output on rows that exercise every split (a reading with
+    category maps is checked by its reader instead); a reading made with ``check=False`` is checked here later
+    without reading the trees again.
+
+    Examples
+    --------
+    >>> from sklearn.tree import DecisionTreeRegressor
+    >>> from fairshare.trees.readers.sklearn import SklearnReader
+    >>> model = DecisionTreeRegressor(max_depth=2).fit(np.arange(8.0)[:, None], np.arange(8.0))
+    >>> ens = read_with(SklearnReader(), model, check=False)
+    >>> check_reading(SklearnReader(), model, ens) is ens
+    True
+    """
+    if not ens.category_maps:
         _check(reader, model, ens)
     return ens
 
