@@ -10,7 +10,7 @@ import numpy as np
 from .._core.arguments import Arguments, Option, SeedLike, check_progress
 from .._core.progress import reporting
 from .._core.seeds import generator, streams
-from .._core.tables import as_rows, frame_info, is_sparse
+from .._core.tables import aligned, as_rows, frame_info, is_sparse, model_columns
 from ..engine.choice import choose
 from ..engine.engine import run
 from ..engine.row_permutations import row_permutations, row_permutations_need
@@ -239,15 +239,21 @@ def _run_by_rows(game: LossGame, sv: Any, choice: Any, seed: SeedLike) -> Attrib
 def _game(model: Any, X: Any, y: Any, args: dict) -> LossGame:
     """The checked rows, targets, background and imputer as a LossGame (no model call)."""
     loss = args["loss"]
+    background = args["background"]
+    reference, source = model_columns(model) if hasattr(X, "columns") else (None, "")
+    if reference is not None:                       # columns by name, in the order the model was fitted with
+        X = aligned(X, reference, "X", source)
+        if hasattr(background, "columns"):
+            background = aligned(background, reference, "background", source)
     columns = frame_info(X)[0] if hasattr(X, "columns") else None
     Xr = _rows(X, "X")
     n = Xr.shape[0]
     raw, yy = _targets(model, y, n, loss)
     rng = streams(generator(args["seed"]), 2)[1]           # the background's and the folds' draws
-    if args["background"] is None:
+    if background is None:
         bg = Xr if n <= 100 else Xr[np.sort(rng.choice(n, 100, replace=False))]
     else:
-        bg = _rows(args["background"], "background")
+        bg = _rows(background, "background")
         if bg.shape[1] != Xr.shape[1]:
             raise ValueError(f"background has {bg.shape[1]} columns but X has {Xr.shape[1]}")
     K = args["folds"]
