@@ -225,12 +225,10 @@ def _moved_copies(sample: Any) -> Any:
             copies.append(moved)
         return pd.concat(copies, ignore_index=True)
     base = np.asarray(sample)
-    copies = [base]
-    for j in range(base.shape[1]):
-        moved = base.copy()
-        moved[:, j] = base[shift, j]
-        copies.append(moved)
-    return np.concatenate(copies, axis=0)
+    d = base.shape[1]
+    moved = np.repeat(base[None], d, axis=0)                      # (d, R, d): copy j has column j moved
+    moved[np.arange(d), :, np.arange(d)] = base[shift].T
+    return np.concatenate([base, moved.reshape(d * R, d)], axis=0)
 
 
 def _moves(out: Any, R: int, n_raw: int) -> np.ndarray:
