@@ -14,7 +14,7 @@ Methods, at projection dimension ``k`` where the method projects:
 - ours: ``fairshare.examples.influence`` with the Fisher Hessian formed and damped in k dimensions (Gaussian
   projection of the full-network log-likelihood gradients); damping "auto" (a tenth of the mean eigenvalue,
   Grosse et al. 2023); the score is minus the influence on the test loss, averaged over the E models. Also with
-  damping 0 (the function's default) and with the countsketch projection.
+  damping 0 (undamped) and with the countsketch projection. "auto" is the default of `influence` with a projection.
 - TRAK (traker 0.3.2): BasicProjector (Rademacher, CPU), float32, its default ridge 0 and, as an analysis row, its
   ridge set by our "auto" rule from its own features; dattri 0.3.0's TRAK (its default ridge 0).
 - dattri's TracIn (loss-gradient dot products at the E models, projected to k) and influence function (conjugate
@@ -241,11 +241,11 @@ def methods(cfg: dict) -> list[tuple[str, str, str, int, object]]:
     """``(method, library, projection, E, fn(models, d))`` rows, ours first."""
     k, rows = cfg["projection"], []
     for E in cfg["ensembles"]:
-        rows += [("ours: influence, Fisher in k dims, damping auto", "fairshare", f"{k} Gaussian", E,
+        rows += [("ours: influence, Fisher in k dims, damping auto (the default)", "fairshare", f"{k} Gaussian", E,
                   lambda m, d: ours(m, d, k)),
                  ("ours, countsketch projection", "fairshare", f"{k} countsketch", E,
                   lambda m, d: ours(m, d, k, kind="countsketch")),
-                 ("ours, damping 0 (the function's default)", "fairshare", f"{k} Gaussian", E,
+                 ("ours, damping 0 (undamped)", "fairshare", f"{k} Gaussian", E,
                   lambda m, d: ours(m, d, k, damping=0.0))]
         if "traker" in cfg["peers"]:
             rows += [("TRAK", "traker", f"{k} Rademacher", E, lambda m, d: trak_traker(m, d, k)),

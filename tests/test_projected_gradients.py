@@ -130,6 +130,24 @@ def test_projected_influence_is_the_fisher_influence_of_the_projected_embeddings
     F = fisher_embedding(net, X, noisy, projection=40, seed=3, projection_kind="rademacher")
     H = F.T @ F / len(F) + 1e-2 * np.eye(40)
     np.testing.assert_allclose(got, -(np.linalg.solve(H, F[:5].T).T @ F.T), rtol=1e-4, atol=1e-6)   # float32 rows
+    # the default damping with a projection: a tenth of the projected Fisher's mean eigenvalue
+    default = influence(net, X, noisy, X[:5], noisy[:5], hessian="fisher", projection=40, seed=3,
+                        projection_kind="rademacher")
+    H = F.T @ F / len(F)
+    H += 0.1 * np.trace(H) / 40 * np.eye(40)
+    np.testing.assert_allclose(default, -(np.linalg.solve(H, F[:5].T).T @ F.T), rtol=1e-4, atol=1e-4)
+
+
+def test_without_a_projection_the_default_damping_is_zero():
+    from sklearn.linear_model import LogisticRegression
+
+    from fairshare.examples import self_influence
+
+    Z = np.random.default_rng(0).normal(size=(80, 3))
+    labels = (Z[:, 0] > 0).astype(int)
+    model = LogisticRegression().fit(Z, labels)                         # Koh and Liang's undamped influence
+    np.testing.assert_array_equal(self_influence(model, Z, labels), self_influence(model, Z, labels, damping=0.0))
+    assert not np.allclose(self_influence(model, Z, labels), self_influence(model, Z, labels, damping="auto"))
 
 
 def test_flipped_labels_are_ranked_first_from_projected_embeddings():
