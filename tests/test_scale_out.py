@@ -191,6 +191,34 @@ def test_one_row_texts_and_interactions_give_the_local_values(request, name, pim
         assert a.tokens == b.tokens and np.array_equal(a.values, b.values) and np.array_equal(a.stderr, b.stderr)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("name", BACKENDS)
+def test_images_and_sequences_give_the_local_values(request, name):
+    """A torch CNN on images (patches, mean baseline) and a function of sequences (rows, time, features): the
+    model travels to the workers, each row's own seed with its block."""
+    torch = pytest.importorskip("torch")
+    client = _cluster(request, name)
+    torch.manual_seed(0)
+    cnn = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+                              torch.nn.Flatten(), torch.nn.Linear(4 * 8 * 8, 5)).eval()
+    images = torch.rand(3, 3, 16, 16, generator=torch.Generator().manual_seed(1))
+    one = dict(groups="patches", patch_size=8, baseline="mean", budget=64, seed=3, progress=False)
+    local, remote = fs.explain(cnn, images, **one), fs.explain(cnn, images, client=client, **one)
+    assert local.values.shape == (3, 4, 5)
+    assert np.array_equal(local.values, remote.values) and np.array_equal(local.stderr, remote.stderr)
+    assert np.array_equal(local.input_values(), remote.input_values())
+    rng = np.random.default_rng(0)
+    X, w = rng.normal(size=(10, 6, 3)), rng.normal(size=(6, 3))
+
+    def f(A):
+        return np.tanh((A * w).sum(axis=(1, 2))) + A[:, 2, 0] * A[:, 3, 1]
+
+    seq = dict(background=X[5:], budget=300, seed=4, progress=False)
+    local, remote = fs.explain(f, X[:4], **seq), fs.explain(f, X[:4], client=client, **seq)
+    assert local.values.shape == (4, 18)
+    assert np.array_equal(local.values, remote.values) and np.array_equal(local.stderr, remote.stderr)
+
+
 @needs_pima
 @pytest.mark.slow
 @pytest.mark.parametrize("name", BACKENDS)
