@@ -245,28 +245,41 @@ def test_pair_falls_equal_the_games_rows_under_both_imputations():
         np.testing.assert_allclose(g.pair_falls(S[c], rows), fall[c, rows], rtol=1e-12, atol=1e-12)
 
 
-def test_from_the_regressions_budget_auto_runs_it_with_its_surrogate():
-    """A coalition of the loss game costs every row's model rows, so auto adds the regression's interaction surrogate
-    (nearly free beside them): lower error on an interacting model, the plain regression bit for bit where the
-    surrogate does not pay, and the plain regression whenever a method, an option or a stopping rule is given."""
+def test_from_the_regressions_budget_auto_runs_each_rows_own_regression():
+    """From 2d + 2 coalitions auto gives each row its own regression (its own seed, the same model rows as the mean
+    game's): values that add up, a lower error than one regression of the mean game, standard errors from the rows'
+    own, and the mean game on the engine whenever a method or a stopping rule is given."""
+    from fairshare._core.seeds import item_root, item_seed
+    from fairshare.engine.choice import choose
+    from fairshare.engine.engine import run
+
     rng = np.random.default_rng(3)
-    X = rng.normal(size=(60, 8))
-    bg = X[:10]
+    X = rng.normal(size=(40, 8))
+    bg = X[:8]
 
     def f(R):
         return R[:, 0] * R[:, 1] * R[:, 2] + np.tanh(R[:, 3] + R[:, 4]) + 0.3 * R[:, 5] + R[:, 6] * R[:, 7]
 
-    y = f(X) + 0.1 * rng.normal(size=60)
+    y = f(X) + 0.1 * rng.normal(size=40)
     exact = fs.global_importance(f, X, y, background=bg, budget=256, folds=0).values
-    ours, plain = [], []
-    for seed in range(4):
-        e = fs.global_importance(f, X, y, background=bg, budget=60, seed=seed, folds=0)
-        assert e.method == "surrogate-regression" and "upgraded to surrogate-regression" in e.info["choice"]["why"]
-        p = fs.global_importance(f, X, y, background=bg, budget=60, seed=seed, folds=0, method="regression")
+    ours, plain, inside = [], [], []
+    for seed in range(6):
+        e = fs.global_importance(f, X, y, background=bg, budget=40, seed=seed, folds=0)
+        assert e.method == "row-regressions" and e.n_evaluations == 40
+        assert e.values.sum() == pytest.approx(e.grand_value, abs=1e-9)
+        p = fs.global_importance(f, X, y, background=bg, budget=40, seed=seed, folds=0, method="regression")
         ours.append(np.linalg.norm(e.values - exact))
         plain.append(np.linalg.norm(p.values - exact))
-    assert np.median(ours) < 0.75 * np.median(plain), (ours, plain)          # measured: 0.062 against 0.110
-    a = fs.global_importance(f, X, y, background=bg, budget=30, seed=1, folds=0)       # too few to pay: plain
-    b = fs.global_importance(f, X, y, background=bg, budget=30, seed=1, folds=0, method="regression")
-    assert a.method == "surrogate-regression" and np.array_equal(a.values, b.values)
-    assert fs.global_importance(f, X, y, background=bg, budget=60, seed=1, tol=0.5).method == "regression"
+        inside.append(np.mean(np.abs(e.values - exact) <= 1.96 * e.stderr))
+    assert np.median(ours) < 0.6 * np.median(plain), (ours, plain)
+    assert np.mean(inside) >= 0.75                                 # the error bars hold the exact values
+    game = fs.games.LossGame(f, X, y, background=bg)                # by hand: each row's run, its item seed
+    sv = fs.Semivalue.shapley()
+    choice = choose(game.row_game(0), sv, "regression", 40)
+    rows = [run(game.row_game(i), sv, choice, item_seed(item_root(5), i)) for i in range(40)]
+    np.testing.assert_allclose(e.values, np.mean([r.values for r in rows], axis=0), atol=1e-12)
+    np.testing.assert_allclose(e.stderr, np.sqrt(np.sum([r.stderr ** 2 for r in rows], axis=0)) / 40, atol=1e-12)
+    assert fs.global_importance(f, X, y, background=bg, budget=40, seed=1, tol=0.5).method == "regression"
+    folds = fs.global_importance(f, X, y, background=bg, budget=40, seed=5)
+    np.testing.assert_allclose(folds.values, e.values, atol=1e-12)                # folds add outputs, not calls
+    assert np.all(np.isfinite(folds.info["data_stderr"]))

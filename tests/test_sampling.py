@@ -138,3 +138,18 @@ def test_random_subsets_are_uniform(d, h):
         counts = np.unique(S @ (1 << np.arange(d)), return_counts=True)[1]
         assert counts.size == comb(d, h)
         assert chisquare(counts).pvalue > 1e-4, counts
+
+
+def test_the_size_scale_s_log_sum_exp_gives_scipys_bits():
+    """``scale_for`` bisects 64 times on a log-sum-exp: numpy's own, with scipy's arithmetic step by step (the
+    largest terms set apart, then log1p), so every design keeps its bits (the golden values prove the rest)."""
+    from scipy.special import logsumexp
+
+    from fairshare.engine.samplers.sizes import _logsumexp
+
+    rng = np.random.default_rng(0)
+    for _ in range(3000):
+        a = rng.normal(size=int(rng.integers(1, 40))) * rng.choice([1.0, 10.0, 300.0])
+        if rng.random() < 0.3:
+            a[rng.integers(0, a.size)] = a.max()                      # ties at the top
+        assert _logsumexp(a) == float(logsumexp(a))

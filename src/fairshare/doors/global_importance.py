@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import numpy as np
@@ -15,6 +14,7 @@ from .._core.tables import aligned, as_rows, frame_info, is_sparse, model_column
 from ..engine.choice import Choice, choose
 from ..engine.engine import run
 from ..engine.row_permutations import row_permutations, row_permutations_need
+from ..engine.row_regressions import row_regressions
 from ..engine.stopping import as_rule
 from ..games.imputers import make_imputer
 from ..games.loss import LOSSES, LossGame, row_losses
@@ -165,9 +165,10 @@ def global_importance(model: Any, X: Any, y: Any, loss: Any = "mse", background:
     game evaluation is one coalition: ``len(X) x len(background)`` model rows under marginal imputation (the
     imputer's draws, 100 by default, instead of the background under a conditional one). ``budget`` counts
     coalitions; where it covers all ``2^d`` of them the values are exact by enumeration (``auto``). Below, ``auto``
-    spends budgets under ``2d + 2`` coalitions as each row's own permutations (:mod:`~fairshare.engine.row_permutations`)
-    and larger ones on ``surrogate-regression``, the regression with its interaction surrogate (the plain regression
-    bit for bit where the surrogate does not pay; its fit is nearly free beside a coalition's model rows).
+    spends the budget one row at a time: under ``2d + 2`` coalitions as each row's own permutations
+    (:mod:`~fairshare.engine.row_permutations`), from there on as each row's own regression of ``budget``
+    coalitions (:mod:`~fairshare.engine.row_regressions`): the same model rows as the mean game's, but the rows'
+    errors average out. A method, an option or a stopping rule runs the mean game on the engine as asked.
 
     Parameters
     ----------
@@ -208,51 +209,46 @@ def global_importance(model: Any, X: Any, y: Any, loss: Any = "mse", background:
     game = _game(model, X, y, args)
     sv = resolve_index(args["index"], game.n_players)
     rule = as_rule(args["stop"], args["tol"])
-    choice = _with_surrogate(game, sv, choose(game, sv, args["method"], args["budget"], rule, options), rule,
-                             options)                                                # options checked: no model call
+    choice = choose(game, sv, args["method"], args["budget"], rule, options)      # options checked: no model call
     _probe(game.predict, game.X, game.y, game.loss, game.frame_columns)
-    if _by_rows(game, sv, choice, rule):
-        return _result(_run_by_rows(game, sv, choice, seed), game, args)
+    by_rows = _by_rows(game, sv, choice, rule, options)
+    if by_rows is not None:
+        return _result(_run_by_rows(game, sv, choice, seed, by_rows), game, args)
     with reporting(args["progress"], "global importance", "coalition") as report:
         phi = run(game, sv, choice, seed, rule, progress=report)
     return _result(phi, game, args)
 
 
-def _with_surrogate(game: LossGame, sv: Any, choice: Choice, rule: Any, options: dict) -> Choice:
-    """``auto``'s regression upgraded to ``surrogate-regression`` (no options given, no stopping rule): a coalition
-    of the loss game costs every row's model rows, so the surrogate's fit is nearly free beside it, and it gives the
-    plain regression bit for bit where it does not pay. Measured on the SAGE benchmark's games and two held out
-    (adult, bank; gradient boosting, median over 10-20 seeds): never worse, 1.03-2.9x lower error from about 4d
-    coalitions (the same values at 2d + 2 to 3d)."""
-    if not (choice.auto and choice.method == "regression" and rule is None and not options):
-        return choice
-    upgraded = choose(game, sv, "surrogate-regression", choice.budget, rule, {})
-    why = (f"{choice.reason}; upgraded to surrogate-regression: a coalition costs every row's model rows, so its "
-           "surrogate fit is nearly free beside them (the plain regression bit for bit where it does not pay)")
-    return dataclasses.replace(upgraded, reason=why, auto=True)
+def _by_rows(game: LossGame, sv: Any, choice: Choice, rule: Any, options: dict) -> str | None:
+    """How ``auto`` spends the budget one row at a time (no stopping rule, no options), or None (the mean game):
+    ``"row-permutations"`` below the regression's budget (Shapley values; every row affords a permutation),
+    ``"row-regressions"`` from there on (any semivalue: each row's regression, the rows' errors averaging out)."""
+    if not (choice.auto and rule is None and not options and choice.budget is not None and game.n_players >= 2):
+        return None
+    if choice.method == "permutation" and sv.name == "shapley" and choice.budget >= row_permutations_need(
+            game.n_players):
+        return "row-permutations"
+    return "row-regressions" if choice.method == "regression" else None
 
 
-def _by_rows(game: LossGame, sv: Any, choice: Any, rule: Any) -> bool:
-    """Whether ``auto``'s permutations (a budget below the regression's) are better spent one per row: Shapley
-    values, no stopping rule, and a budget that gives every row a permutation."""
-    return (choice.auto and choice.method == "permutation" and sv.name == "shapley" and rule is None
-            and game.n_players >= 2 and choice.budget is not None
-            and choice.budget >= row_permutations_need(game.n_players))
-
-
-def _run_by_rows(game: LossGame, sv: Any, choice: Any, seed: SeedLike) -> Attribution:
-    """Row-stratified antithetic permutations (:mod:`fairshare.engine.row_permutations`) as an Attribution of the
-    game's outputs (before :func:`_result`)."""
-    values, stderr, grand, used, info = row_permutations(game, choice.budget, streams(generator(seed), 2)[0])
+def _run_by_rows(game: LossGame, sv: Any, choice: Choice, seed: SeedLike, how: str) -> Attribution:
+    """Each row's own permutations (:mod:`fairshare.engine.row_permutations`) or regression
+    (:mod:`fairshare.engine.row_regressions`) as an Attribution of the game's outputs (before :func:`_result`)."""
+    if how == "row-permutations":
+        values, stderr, grand, used, info = row_permutations(game, choice.budget, streams(generator(seed), 2)[0])
+        why = (f"{choice.reason}; spent as row-stratified antithetic permutations (each row its own, "
+               f"{info['per_row']:.2g} per row): at this budget one permutation of the mean game leaves the error of a "
+               "single permutation")
+    else:
+        values, stderr, grand, used, info = row_regressions(game, sv, choose(game.row_game(0), sv, "regression",
+                                                                             choice.budget), seed)
+        why = (f"{choice.reason}; spent as each row's own regression of {choice.budget} coalitions: the rows' "
+               "errors average out, where one regression of the mean game keeps its error whatever the rows")
     if game.folds is None:                  # one output: the shapes the engine gives a game of one value
         values, stderr, grand = values[:, 0], stderr[:, 0], float(grand[0])
-    why = (f"{choice.reason}; spent as row-stratified antithetic permutations (each row its own, "
-           f"{info['per_row']:.2g} per row): at this budget one permutation of the mean game leaves the error of a "
-           "single permutation")
-    info["choice"] = {"method": "row-permutations", "why": why}
-    return Attribution(values=values, stderr=stderr, index=sv.name, method="row-permutations", options={},
-                       info=info, n_evaluations=used, empty_value=0.0, grand_value=grand,
-                       player_names=list(game.player_names))
+    info["choice"] = {"method": how, "why": why}
+    return Attribution(values=values, stderr=stderr, index=sv.name, method=how, options={}, info=info,
+                       n_evaluations=used, empty_value=0.0, grand_value=grand, player_names=list(game.player_names))
 
 
 def _game(model: Any, X: Any, y: Any, args: dict) -> LossGame:

@@ -232,9 +232,35 @@ class LossGame(Game):
             self._empty_loss = row_losses(self.loss, np.repeat(pred, N, axis=0), self.y)
         return self._empty_loss
 
+    def row_game(self, i: int) -> RowLossGame:
+        """Row ``i``'s game alone: the fall in its loss when the model knows a coalition (``pair_falls``).
+
+        Examples
+        --------
+        >>> X = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 1.0], [3.0, 0.0]]); y = 2 * X[:, 0]
+        >>> LossGame(lambda R: 2 * R[:, 0], X, y, background=X).row_game(0)(np.array([[True, False], [False, True]]))
+        array([9., 0.])
+        """
+        return RowLossGame(self, int(i))
+
     def _evaluate(self, coalitions: np.ndarray) -> np.ndarray:
         fall = self.empty_losses()[None, :] - self.losses(coalitions)                          # (m, N)
         total = fall.mean(axis=1)
         if self.folds is None:
             return total
         return np.column_stack([total, fall @ self._fold_weights])
+
+
+class RowLossGame(Game):
+    """One row's game of a :class:`LossGame`: ``v_i(S)``, the fall in row ``i``'s loss when the model knows ``S``
+    (one pair's model rows per coalition); the loss game is the mean of its rows' games."""
+
+    kind = "model"
+
+    def __init__(self, game: LossGame, i: int) -> None:
+        super().__init__(game.n_players, player_names=game.player_names,
+                         batch_size=max(1, game.row_batch // game.rows_per_pair))
+        self.game, self.i = game, i
+
+    def _evaluate(self, coalitions: np.ndarray) -> np.ndarray:
+        return self.game.pair_falls(coalitions, np.full(coalitions.shape[0], self.i))
