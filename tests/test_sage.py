@@ -270,16 +270,25 @@ def test_from_the_regressions_budget_auto_runs_each_rows_own_regression():
         p = fs.global_importance(f, X, y, background=bg, budget=40, seed=seed, folds=0, method="regression")
         ours.append(np.linalg.norm(e.values - exact))
         plain.append(np.linalg.norm(p.values - exact))
-        inside.append(np.mean(np.abs(e.values - exact) <= 1.96 * e.stderr))
+        wide = fs.global_importance(f, X, y, background=bg, budget=80, seed=seed, folds=0)
+        assert np.all(np.isfinite(wide.stderr)) and np.all(wide.stderr > 0)
+        inside.append(np.mean(np.abs(wide.values - exact) <= 1.96 * wide.stderr))
     assert np.median(ours) < 0.6 * np.median(plain), (ours, plain)
-    assert np.mean(inside) >= 0.75                                 # the error bars hold the exact values
+    assert np.mean(inside) >= 0.75, inside                          # the error bars hold the exact values
     game = fs.games.LossGame(f, X, y, background=bg)                # by hand: each row's run, its item seed
     sv = fs.Semivalue.shapley()
     choice = choose(game.row_game(0), sv, "regression", 40)
     rows = [run(game.row_game(i), sv, choice, item_seed(item_root(5), i)) for i in range(40)]
     np.testing.assert_allclose(e.values, np.mean([r.values for r in rows], axis=0), atol=1e-12)
-    np.testing.assert_allclose(e.stderr, np.sqrt(np.sum([r.stderr ** 2 for r in rows], axis=0)) / 40, atol=1e-12)
-    assert fs.global_importance(f, X, y, background=bg, budget=40, seed=1, tol=0.5).method == "regression"
-    folds = fs.global_importance(f, X, y, background=bg, budget=40, seed=5)
-    np.testing.assert_allclose(folds.values, e.values, atol=1e-12)                # folds add outputs, not calls
-    assert np.all(np.isfinite(folds.info["data_stderr"]))
+    choice = choose(game.row_game(0), sv, "regression", 80)
+    rows = [run(game.row_game(i), sv, choice, item_seed(item_root(5), i)) for i in range(40)]
+    np.testing.assert_allclose(wide.stderr, np.sqrt(np.sum([r.stderr ** 2 for r in rows], axis=0)) / 40, atol=1e-12)
+    assert fs.global_importance(f, X, y, background=bg, budget=80, seed=1, tol=0.5).method == "regression"
+    folds = fs.global_importance(f, X, y, background=bg, budget=80, seed=5)
+    np.testing.assert_allclose(folds.values, wide.values, atol=1e-12)             # folds add outputs, not calls
+    assert np.all(np.isfinite(folds.info["data_stderr"])) and np.all(np.isfinite(folds.stderr))
+    few = np.random.default_rng(0).normal(size=(20, 6))   # a budget too small for error bars: infinite, said once
+    g = lambda R: R[:, 0] * R[:, 1] + R[:, 2]             # noqa: E731
+    with pytest.warns(fs.FairshareWarning, match="budget=24 is too small for 'regression'.*a budget of 48"):
+        small = fs.global_importance(g, few, g(few), background=few[:5], budget=24, seed=0)
+    assert small.method == "row-regressions" and np.all(np.isinf(small.stderr))
