@@ -167,8 +167,9 @@ def main(size: str = "default", seeds: int | None = None, out: str | None = None
         "SAGE values of the same game (all 2^d coalitions), median over seeds; ratio = peer's error / ours. Below the "
         "regression's 2d + 2 coalitions `auto` spends the budget as row-stratified antithetic permutations (each "
         "explained row its own orderings, more of them to the rows whose loss moves most, a row's second the reverse "
-        "of its first and alike rows' first orderings reversed; `row-permutations`); from there on, the regression "
-        "with its interaction surrogate (`surrogate-regression`).",
+        "of its first and alike rows' first orderings reversed; `row-permutations`); from there on each row's own "
+        "regression (`row-regressions`) while the budget covers under a quarter of all coalitions, and above that the "
+        "mean game's regression with its interaction surrogate (`surrogate-regression`).",
         "The peer (`sage-importance`) " + (f"ran: version {_peer_version()}." if peer else "is not importable "
                                          "here: its columns are empty (`pip install sage-importance` to compare)."),
         table(["dataset", "d", "budget (coalitions)", "method (auto)", "model rows (fairshare)", "error (fairshare)",

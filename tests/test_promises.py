@@ -146,16 +146,17 @@ def test_explain_gives_each_feature_its_value_whatever_the_column_order_and_thre
                                             else "kernel-banzhaf")
 
 
-@settings(max_examples=6, deadline=None, derandomize=True)
-@given(order=st.permutations(list(X6.columns)), seed=st.integers(0, 1000), budget=st.sampled_from([8, 20]))
+@settings(max_examples=9, deadline=None, derandomize=True)
+@given(order=st.permutations(list(X6.columns)), seed=st.integers(0, 1000), budget=st.sampled_from([8, 14, 20]))
 def test_global_importance_gives_each_feature_its_value_whatever_the_column_order(order, seed, budget):
     """Same seed, same bits, columns by name (the model was fitted on named columns), on both of auto's small-budget
-    paths: each row's own permutations (8 coalitions) and each row's own regression (20)."""
+    paths: each row's own permutations (8 coalitions), each row's own regression (14) and the mean game's regression
+    with its surrogate (20)."""
     args = dict(loss="log_loss", budget=budget, seed=seed)
     ref = fs.global_importance(LR, X6.iloc[:20], Y.iloc[:20], background=X6.iloc[100:110], **args)
     got = fs.global_importance(LR, X6[order].iloc[:20], Y.iloc[:20], background=X6[order].iloc[100:110], **args)
     assert got.player_names == ref.player_names == list(X6.columns)            # the model's order
-    assert ref.method == ("row-permutations" if budget == 8 else "row-regressions")
+    assert ref.method == {8: "row-permutations", 14: "row-regressions", 20: "surrogate-regression"}[budget]
     np.testing.assert_array_equal(got.values, ref.values)
     np.testing.assert_array_equal(got.stderr, ref.stderr)
 

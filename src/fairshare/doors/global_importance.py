@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -168,7 +169,8 @@ def global_importance(model: Any, X: Any, y: Any, loss: Any = "mse", background:
     spends the budget one row at a time: under ``2d + 2`` coalitions as each row's own permutations
     (:mod:`~fairshare.engine.row_permutations`), from there on as each row's own regression of ``budget``
     coalitions (:mod:`~fairshare.engine.row_regressions`): the same model rows as the mean game's, but the rows'
-    errors average out. A method, an option or a stopping rule runs the mean game on the engine as asked.
+    errors average out. From a quarter of all coalitions on, the mean game's regression with its interaction
+    surrogate (``surrogate-regression``). A method, an option or a stopping rule runs the mean game as asked.
 
     Parameters
     ----------
@@ -212,6 +214,8 @@ def global_importance(model: Any, X: Any, y: Any, loss: Any = "mse", background:
     choice = choose(game, sv, args["method"], args["budget"], rule, options)      # options checked: no model call
     _probe(game.predict, game.X, game.y, game.loss, game.frame_columns)
     by_rows = _by_rows(game, sv, choice, rule, options)
+    if by_rows is None:
+        choice = _with_surrogate(game, sv, choice, rule, options)
     if by_rows is not None:
         return _result(_run_by_rows(game, sv, choice, seed, by_rows), game, args)
     with reporting(args["progress"], "global importance", "coalition") as report:
@@ -219,16 +223,37 @@ def global_importance(model: Any, X: Any, y: Any, loss: Any = "mse", background:
     return _result(phi, game, args)
 
 
+#: each row's own regression while ``budget x ROWS_COVERAGE < 2^d``; above, the mean game's regression drawn without
+#: replacement is the more accurate (measured: 6 features at 16-45 coalitions 1.2-1.9x; 8 features at 96, 1.1-1.2x)
+ROWS_COVERAGE = 4
+
+
 def _by_rows(game: LossGame, sv: Any, choice: Choice, rule: Any, options: dict) -> str | None:
     """How ``auto`` spends the budget one row at a time (no stopping rule, no options), or None (the mean game):
     ``"row-permutations"`` below the regression's budget (Shapley values; every row affords a permutation),
-    ``"row-regressions"`` from there on (any semivalue: each row's regression, the rows' errors averaging out)."""
+    ``"row-regressions"`` from there on while the budget covers under a quarter of all coalitions (any semivalue:
+    each row's regression, the rows' errors averaging out; above that the mean game's regression, drawn without
+    replacement, is the more accurate: measured on 6 to 10 features)."""
     if not (choice.auto and rule is None and not options and choice.budget is not None and game.n_players >= 2):
         return None
-    if choice.method == "permutation" and sv.name == "shapley" and choice.budget >= row_permutations_need(
-            game.n_players):
+    n = game.n_players
+    if choice.method == "permutation" and sv.name == "shapley" and choice.budget >= row_permutations_need(n):
         return "row-permutations"
-    return "row-regressions" if choice.method == "regression" else None
+    few = n > 62 or choice.budget * ROWS_COVERAGE < (1 << n)
+    return "row-regressions" if choice.method == "regression" and few else None
+
+
+def _with_surrogate(game: LossGame, sv: Any, choice: Choice, rule: Any, options: dict) -> Choice:
+    """``auto``'s regression of the mean game upgraded to ``surrogate-regression`` (no options, no stopping rule): a
+    coalition costs every row's model rows, so the surrogate's fit is nearly free beside it, and it gives the plain
+    regression bit for bit where it does not pay (measured on SAGE games of 6 to 16 features: never worse, up to 9x
+    lower error at high coverage)."""
+    if not (choice.auto and choice.method == "regression" and rule is None and not options):
+        return choice
+    upgraded = choose(game, sv, "surrogate-regression", choice.budget, rule, {})
+    why = (f"{choice.reason}; upgraded to surrogate-regression: a coalition costs every row's model rows, so its "
+           "surrogate fit is nearly free beside them (the plain regression bit for bit where it does not pay)")
+    return dataclasses.replace(upgraded, reason=why, auto=True)
 
 
 def _run_by_rows(game: LossGame, sv: Any, choice: Choice, seed: SeedLike, how: str) -> Attribution:
