@@ -67,8 +67,9 @@ def test_linear_model_mse_marginal_matches_the_closed_form():
     M = C.T @ C / N
     finite = beta * (M @ beta) + 2 * beta * (C * noise[:, None]).mean(axis=0)
     np.testing.assert_allclose(e.values, finite, rtol=1e-9, atol=1e-9)
-    assert model.rows == 64 + 200 + 16 * N * 200            # probe, v(empty)'s mean prediction, 16 coalitions
-    assert e.info["model_rows"] == 200 + 16 * N * 200
+    # probe, v(empty)'s mean prediction, 16 coalitions of which the empty one costs no model rows (its loss is known)
+    assert model.rows == 64 + 200 + 15 * N * 200
+    assert e.info["model_rows"] == 200 + 15 * N * 200
     # independent features (sample covariance diagonal, background mean the rows' mean), noise orthogonal to
     # them: SAGE value_j = beta_j^2 Var(x_j) exactly
     Xw, bw = _white(rng.normal(size=(N, 4))) * scale, _white(rng.normal(size=(200, 4))) * scale
@@ -120,7 +121,7 @@ def test_same_seed_same_bits_and_the_budget_counts_coalitions():
     assert a.method != "exact" and a.n_evaluations <= 60
     assert np.array_equal(a.values, b.values) and np.array_equal(a.stderr, b.stderr)
     assert np.array_equal(a.info["data_stderr"], b.info["data_stderr"])
-    assert ma.rows == 50 + 50 + a.n_evaluations * 50 * 50          # probe, empty's mean prediction, coalitions
+    assert ma.rows == 50 + 50 + (a.n_evaluations - 1) * 50 * 50    # probe, empty's mean prediction, the others
     c = fs.global_importance(Counting(beta), X, y, budget=60, seed=8)
     assert not np.array_equal(a.values, c.values)
     # the standard errors are honest: the exact values lie within a few of them
@@ -245,7 +246,40 @@ def test_pair_falls_equal_the_games_rows_under_both_imputations():
         np.testing.assert_allclose(g.pair_falls(S[c], rows), fall[c, rows], rtol=1e-12, atol=1e-12)
 
 
-def test_from_the_regressions_budget_auto_runs_each_rows_own_regression():
+def test_the_empty_coalition_falls_by_zero_without_model_rows():
+    """Its loss is every row's empty loss (computed once, from the background alone): the mean game and each row's
+    game answer it without sending the background to the model again, with the values they computed before."""
+    X = np.random.default_rng(0).normal(size=(30, 4))
+    f = lambda R: np.tanh(R[:, 0] * R[:, 1]) + R[:, 2]  # noqa: E731
+    S = np.array([[False] * 4, [True, False, True, False], [False] * 4])
+    for imputer in (None, fs.games.imputers.make_imputer("gaussian", X)):
+        g = fs.games.LossGame(f, X, f(X) + 0.3, background=X[:7], imputer=imputer)
+        g.empty_losses()
+        before = g.model_rows
+        values = g(S)
+        assert values[0] == values[2] == 0.0 and g.model_rows - before == 30 * g.rows_per_pair    # one coalition
+        np.testing.assert_allclose(values[1], g.empty_losses().mean() - g.losses(S[1:2]).mean(), rtol=1e-12)
+        before = g.model_rows
+        row = g.row_game(3)(S)
+        assert row[0] == row[2] == 0.0 and g.model_rows - before == g.rows_per_pair
+        assert row[1] == g.pair_falls(S[1:2], np.array([3]))[0]
+
+
+def _interacting(R):
+    return R[:, 0] * R[:, 1] * R[:, 2] + np.tanh(R[:, 3] + R[:, 4]) + 0.3 * R[:, 5] + R[:, 6] * R[:, 7]
+
+
+@pytest.fixture(scope="module")
+def interacting():
+    """A model of 8 features with pairs and a triple, its rows, targets, background and exact SAGE values."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 8))
+    y = _interacting(X) + 0.1 * rng.normal(size=40)
+    exact = fs.global_importance(_interacting, X, y, background=X[:8], budget=256, folds=0).values
+    return _interacting, X, y, X[:8], exact
+
+
+def test_from_the_regressions_budget_auto_runs_each_rows_own_regression(interacting):
     """From 2d + 2 coalitions auto gives each row its own regression (its own seed, the same model rows as the mean
     game's) while the budget covers under a quarter of all coalitions: values that add up, a lower error than one
     regression of the mean game, standard errors from the rows' own, and the mean game on the engine whenever a
@@ -254,15 +288,7 @@ def test_from_the_regressions_budget_auto_runs_each_rows_own_regression():
     from fairshare.engine.choice import choose
     from fairshare.engine.engine import run
 
-    rng = np.random.default_rng(3)
-    X = rng.normal(size=(40, 8))
-    bg = X[:8]
-
-    def f(R):
-        return R[:, 0] * R[:, 1] * R[:, 2] + np.tanh(R[:, 3] + R[:, 4]) + 0.3 * R[:, 5] + R[:, 6] * R[:, 7]
-
-    y = f(X) + 0.1 * rng.normal(size=40)
-    exact = fs.global_importance(f, X, y, background=bg, budget=256, folds=0).values
+    f, X, y, bg, exact = interacting
     ours, plain, inside = [], [], []
     for seed in range(6):
         e = fs.global_importance(f, X, y, background=bg, budget=40, seed=seed, folds=0)
@@ -282,7 +308,9 @@ def test_from_the_regressions_budget_auto_runs_each_rows_own_regression():
     np.testing.assert_allclose(e.values, np.mean([r.values for r in rows], axis=0), atol=1e-12)
     np.testing.assert_allclose(e.stderr, np.sqrt(np.sum([r.stderr ** 2 for r in rows], axis=0)) / 40, atol=1e-12)
     assert fs.global_importance(f, X, y, background=bg, budget=40, seed=1, tol=0.5).method == "regression"
-    folds = fs.global_importance(f, X, y, background=bg, budget=40, seed=5)
+    heard = []
+    folds = fs.global_importance(f, X, y, background=bg, budget=40, seed=5, progress=lambda *a: heard.append(a[:2]))
+    assert heard == [(i, 40) for i in range(1, 41)]                                  # progress: row by row
     np.testing.assert_allclose(folds.values, e.values, atol=1e-12)                # folds add outputs, not calls
     assert np.all(np.isfinite(folds.info["data_stderr"])) and np.all(np.isfinite(folds.stderr))
     few = np.random.default_rng(0).normal(size=(20, 7))   # a budget too small for error bars: infinite, said once
@@ -292,19 +320,11 @@ def test_from_the_regressions_budget_auto_runs_each_rows_own_regression():
     assert small.method == "row-regressions" and np.all(np.isinf(small.stderr))
 
 
-def test_from_a_quarter_of_all_coalitions_auto_runs_the_mean_game_with_its_surrogate():
+def test_from_a_quarter_of_all_coalitions_auto_runs_the_mean_game_with_its_surrogate(interacting):
     """Above a quarter of all coalitions the mean game's regression (drawn without replacement) is the more accurate,
     and a coalition costs every row's model rows, so auto adds its interaction surrogate: lower error where the game
     interacts, the plain regression bit for bit where the surrogate does not pay."""
-    rng = np.random.default_rng(3)
-    X = rng.normal(size=(40, 8))
-    bg = X[:8]
-
-    def f(R):
-        return R[:, 0] * R[:, 1] * R[:, 2] + np.tanh(R[:, 3] + R[:, 4]) + 0.3 * R[:, 5] + R[:, 6] * R[:, 7]
-
-    y = f(X) + 0.1 * rng.normal(size=40)
-    exact = fs.global_importance(f, X, y, background=bg, budget=256, folds=0).values
+    f, X, y, bg, exact = interacting
     ours, plain = [], []
     for seed in range(4):
         e = fs.global_importance(f, X, y, background=bg, budget=100, seed=seed, folds=0)

@@ -217,7 +217,9 @@ def global_importance(model: Any, X: Any, y: Any, loss: Any = "mse", background:
     if by_rows is None:
         choice = _with_surrogate(game, sv, choice, rule, options)
     if by_rows is not None:
-        return _result(_run_by_rows(game, sv, choice, seed, by_rows), game, args)
+        with reporting(args["progress"], "global importance", "row" if by_rows == "row-regressions" else
+                       "coalition") as report:
+            return _result(_run_by_rows(game, sv, choice, seed, by_rows, report), game, args)
     with reporting(args["progress"], "global importance", "coalition") as report:
         phi = run(game, sv, choice, seed, rule, progress=report)
     return _result(phi, game, args)
@@ -256,17 +258,19 @@ def _with_surrogate(game: LossGame, sv: Any, choice: Choice, rule: Any, options:
     return dataclasses.replace(upgraded, reason=why, auto=True)
 
 
-def _run_by_rows(game: LossGame, sv: Any, choice: Choice, seed: SeedLike, how: str) -> Attribution:
+def _run_by_rows(game: LossGame, sv: Any, choice: Choice, seed: SeedLike, how: str, report: Any) -> Attribution:
     """Each row's own permutations (:mod:`fairshare.engine.row_permutations`) or regression
     (:mod:`fairshare.engine.row_regressions`) as an Attribution of the game's outputs (before :func:`_result`)."""
     if how == "row-permutations":
         values, stderr, grand, used, info = row_permutations(game, choice.budget, streams(generator(seed), 2)[0])
+        if report is not None:
+            report(used, choice.budget)
         why = (f"{choice.reason}; spent as row-stratified antithetic permutations (each row its own, "
                f"{info['per_row']:.2g} per row): at this budget one permutation of the mean game leaves the error of a "
                "single permutation")
     else:
         values, stderr, grand, used, info = row_regressions(game, sv, choose(game.row_game(0), sv, "regression",
-                                                                             choice.budget), seed)
+                                                                             choice.budget), seed, report)
         why = (f"{choice.reason}; spent as each row's own regression of {choice.budget} coalitions: the rows' "
                "errors average out, where one regression of the mean game keeps its error whatever the rows")
     if game.folds is None:                  # one output: the shapes the engine gives a game of one value

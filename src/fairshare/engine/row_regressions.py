@@ -45,10 +45,11 @@ from .engine import infinite_stderr_note, run
 __all__ = ["row_regressions"]
 
 
-def row_regressions(game: Any, sv: Any, choice: Choice, seed: SeedLike) -> tuple[np.ndarray, np.ndarray,
-                                                                                 np.ndarray, int, dict]:
+def row_regressions(game: Any, sv: Any, choice: Choice, seed: SeedLike,
+                    progress: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, dict]:
     """``(values (n, k), stderr (n, k), grand (k,), evaluations, info)``: every row's game run with ``choice`` (the
-    method and the budget of one row) and its own seed, the rows' values averaged by ``game.row_weights``.
+    method and the budget of one row) and its own seed, the rows' values averaged by ``game.row_weights``;
+    ``progress(rows done, rows)`` hears after each row.
 
     ``evaluations`` counts coalitions of the mean game: the rows' coalitions over the rows.
 
@@ -67,12 +68,14 @@ def row_regressions(game: Any, sv: Any, choice: Choice, seed: SeedLike) -> tuple
     root = item_root(seed)
     per_row, errors, full = np.zeros((N, game.n_players)), np.zeros((N, game.n_players)), np.zeros(N)
     spent = 0
-    with warnings.catch_warnings():                       # a row's infinite standard error shows in the total
-        warnings.simplefilter("ignore")
+    with warnings.catch_warnings():                       # a row's infinite standard error: said once, below
+        warnings.simplefilter("ignore", FairshareWarning)
         for i in range(N):                                # one row's game per run, as explain runs its rows
             e = run(game.row_game(i), sv, choice, item_seed(root, i))
             per_row[i], full[i], spent = e.values, e.grand_value - e.empty_value, spent + e.n_evaluations
             errors[i] = e.stderr if e.stderr is not None else 0.0
+            if progress is not None:
+                progress(i + 1, N)
     weights = game.row_weights
     values = per_row.T @ weights
     with np.errstate(invalid="ignore"):                  # an infinite error of a row an output leaves out: 0

@@ -194,6 +194,12 @@ class LossGame(Game):
         array([9., 0.])
         """
         P = known.shape[0]
+        some = known.any(axis=1)
+        if not some.all():                    # the empty coalition's loss is the empty loss: it falls by 0, no call
+            out = np.zeros(P)
+            if some.any():
+                out[some] = self.pair_falls(known[some], rows[some])
+            return out
         out = np.empty(P)
         step = max(1, self.row_batch // self.rows_per_pair)
         empty = self.empty_losses()
@@ -244,6 +250,13 @@ class LossGame(Game):
         return RowLossGame(self, int(i))
 
     def _evaluate(self, coalitions: np.ndarray) -> np.ndarray:
+        some = coalitions.any(axis=1)
+        if not some.all():                    # the empty coalition falls by 0 (its loss is the empty loss): no call
+            m = coalitions.shape[0]
+            out = np.zeros(m if self.folds is None else (m, 1 + self._fold_weights.shape[1]))
+            if some.any():
+                out[some] = self._evaluate(coalitions[some])
+            return out
         fall = self.empty_losses()[None, :] - self.losses(coalitions)                          # (m, N)
         total = fall.mean(axis=1)
         if self.folds is None:
