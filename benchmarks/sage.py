@@ -101,11 +101,17 @@ def _error(values: np.ndarray, exact: np.ndarray) -> float:
     return float(np.linalg.norm(values - exact) / np.linalg.norm(exact))
 
 
-def _dataset(name: str, cfg: dict, peer: bool) -> tuple[list[list], dict, list[list]]:
-    """Rows of the table, the plot's series and the check rows of one dataset."""
+def _game(name: str, cfg: dict) -> tuple:
+    """``(predict, X, y, background, loss, peer loss, exact values)`` of one dataset's game."""
     predict, X, y, bg, loss, peer_loss = _setup(name, cfg["rows"], cfg["background"])
+    exact = fs.global_importance(predict, X, y, loss=loss, background=bg, budget=2 ** X.shape[1], folds=0).values
+    return predict, X, y, bg, loss, peer_loss, exact
+
+
+def _dataset(name: str, game: tuple, cfg: dict, peer: bool) -> tuple[list[list], dict, list[list]]:
+    """Rows of the table, the plot's series and the check rows of one dataset."""
+    predict, X, y, bg, loss, peer_loss, exact = game
     d = X.shape[1]
-    exact = fs.global_importance(predict, X, y, loss=loss, background=bg, budget=2 ** d, folds=0).values
     rows, series, checks = [], {"fairshare": ([], []), "sage-importance": ([], [])}, []
     for budget in cfg["budgets"]:
         ours = [_ours(predict, X, y, bg, loss, budget, seed) for seed in range(cfg["seeds"])]
@@ -130,10 +136,9 @@ def _dataset(name: str, cfg: dict, peer: bool) -> tuple[list[list], dict, list[l
     return rows, series, checks
 
 
-def _close(name: str, budget: int, cfg: dict) -> list:
+def _close(name: str, game: tuple, budget: int, cfg: dict) -> list:
     """One cell again over many seeds: medians, their ratio, its 90% bootstrap interval (seeds resampled)."""
-    predict, X, y, bg, loss, peer_loss = _setup(name, cfg["rows"], cfg["background"])
-    exact = fs.global_importance(predict, X, y, loss=loss, background=bg, budget=2 ** X.shape[1], folds=0).values
+    predict, X, y, bg, loss, peer_loss, exact = game
     seeds = cfg["close"][1]
     ours, theirs = np.empty(seeds), np.empty(seeds)
     for seed in range(seeds):
@@ -150,10 +155,11 @@ def _close(name: str, budget: int, cfg: dict) -> list:
 def main(size: str = "default", seeds: int | None = None, out: str | None = None) -> None:
     cfg = configuration(SIZES, size, seeds)
     peer = _peer_available()
-    rows, checks = [], []
+    rows, checks, games = [], [], {}
     folder = results_dir("sage", out)
     for name in cfg["data"]:
-        got, series, check = _dataset(name, cfg, peer)
+        games[name] = _game(name, cfg)
+        got, series, check = _dataset(name, games[name], cfg, peer)
         rows += got
         checks += check
         plot_lines(folder / f"error_{name}.png", f"SAGE on {name}: error against exact at equal model rows",
@@ -176,7 +182,7 @@ def main(size: str = "default", seeds: int | None = None, out: str | None = None
                "model rows (sage-importance)", "error (sage-importance)", "ratio"], rows),
     ]
     below, many = cfg["close"]
-    close = [_close(r[0], r[2], cfg) for r in rows if peer and r[8] < below and many > 0]
+    close = [_close(r[0], games[r[0]], r[2], cfg) for r in rows if peer and r[8] < below and many > 0]
     if close:
         sections.append(f"Cells whose ratio is under {below:g}, measured again over {many} seeds (the median of a few "
                         "seeds moves by 10% or more); the interval is a 90% bootstrap of the ratio of medians, seeds "

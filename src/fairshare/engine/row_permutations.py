@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["row_permutations", "row_permutations_need", "alike_pairs"]
+__all__ = ["row_permutations", "row_permutations_need", "alike_pairs", "row_estimates"]
 
 
 def row_permutations_need(n_players: int) -> int:
@@ -122,6 +122,31 @@ def _known(game: Any, full: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return spread, profile
 
 
+def row_estimates(game: Any, rows: np.ndarray, orders: np.ndarray, full: np.ndarray) -> np.ndarray:
+    """Each row's values ``(N, n)``: the mean over its permutations (``rows`` ``(P,)``, ``orders`` ``(P, n)``) of the
+    marginal contributions along the order, from ``v_i(empty) = 0`` to ``v_i(all) = full[i]``.
+
+    Examples
+    --------
+    >>> import numpy as np, fairshare as fs
+    >>> X = np.random.default_rng(0).normal(size=(4, 2)); g = fs.games.LossGame(lambda R: R[:, 0], X, X[:, 0], X)
+    >>> full = g.pair_falls(np.ones((4, 2), dtype=bool), np.arange(4))
+    >>> bool(np.allclose(row_estimates(g, np.arange(4), np.tile([0, 1], (4, 1)), full).sum(axis=1), full))
+    True
+    """
+    N, n = game.n_rows, game.n_players
+    per_row = np.zeros((N, n))
+    step = max(1, (1 << 20) // (n * n))
+    for start in range(0, rows.size, step):              # chunks of permutations: memory only, same values
+        r, o = rows[start:start + step], orders[start:start + step]
+        ranks = np.argsort(o, axis=1)
+        prefix = ranks[:, None, :] <= np.arange(n - 1)[None, :, None]                   # (p, n - 1, n)
+        inner = game.pair_falls(prefix.reshape(-1, n), np.repeat(r, n - 1)).reshape(-1, n - 1)
+        walk = np.column_stack([np.zeros(r.size), inner, full[r]])                       # v_i along the order
+        np.add.at(per_row, (r[:, None], o), np.diff(walk, axis=1))
+    return per_row / np.maximum(np.bincount(rows, minlength=N), 1)[:, None]
+
+
 def row_permutations(game: Any, budget: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray,
                                                                                 int, dict]:
     """``(values (n, k), stderr (n, k), grand (k,), evaluations, info)`` from at most ``budget`` coalitions' worth
@@ -148,16 +173,7 @@ def row_permutations(game: Any, budget: int, rng: np.random.Generator) -> tuple[
     spread, profile = _known(game, full)
     counts = _counts(rng, spread, P)
     rows, orders = _orders(rng, counts, n, alike_pairs(profile))
-    per_row = np.zeros((N, n))
-    step = max(1, (1 << 20) // (n * n))
-    for start in range(0, P, step):                      # chunks of permutations: memory only, same values
-        r, o = rows[start:start + step], orders[start:start + step]
-        ranks = np.argsort(o, axis=1)
-        prefix = ranks[:, None, :] <= np.arange(n - 1)[None, :, None]                   # (p, n - 1, n)
-        inner = game.pair_falls(prefix.reshape(-1, n), np.repeat(r, n - 1)).reshape(-1, n - 1)
-        walk = np.column_stack([np.zeros(r.size), inner, full[r]])                       # v_i along the order
-        np.add.at(per_row, (r[:, None], o), np.diff(walk, axis=1))
-    per_row /= counts[:, None]
+    per_row = row_estimates(game, rows, orders, full)
     weights = game.row_weights
     values = per_row.T @ weights
     spread = ((per_row.T[:, :, None] - values[:, None, :]) ** 2 * weights[None]).sum(axis=1)
