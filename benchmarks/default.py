@@ -1,7 +1,7 @@
-"""fairshare bench default: the candidate default (``surrogate-regression`` with ``even_model="auto"``: the paired
-design with the Walsh surrogate, or from a pilot of its pairs an unpaired design with the even model of products of
-two players), its parts (the paired surrogate regression, the even model's design), plain regression and the default
-estimator (``fs.estimate`` without a method) against the best configuration of every peer, on black-box models of
+"""fairshare bench default: our default estimator (``fs.estimate`` without a method: ``auto``, which runs
+``surrogate-regression`` for Shapley values: the paired design with the Walsh surrogate, or by a rule on the budget an
+unpaired design with the even model of products of two players), its parts (the paired surrogate regression, the
+even model's design) and plain regression against the best configuration of every peer, on black-box models of
 several kinds.
 
 Each pair is a dataset of ``../shared/datasets`` and a model trained on it, explained as a black box: the game of a
@@ -36,6 +36,7 @@ import fairshare as fs
 from .common import plot_lines, results_dir, table, write_report
 from ._default_peers import PEERS, Counted
 from . import datasets as D
+from . import default_semivalues as S
 
 SIZES = {
     "quick": dict(pairs=["pima / SVM"], budgets=(10, 30), seeds=1, rows=1),
@@ -210,9 +211,9 @@ PAIRS = [
 
 
 # ------------------------------------------------------------------------------------------------ runs
-#: what runs as "ours" (the candidate for the default), and our other configurations measured beside it
-OURS = dict(method="surrogate-regression", even_model="auto")
-OTHERS = {"fairshare surrogate (paired)": dict(method="surrogate-regression"),
+#: what runs as "ours" (the default: auto), and our other configurations measured beside it
+OURS: dict = {}
+OTHERS = {"fairshare surrogate (paired)": dict(method="surrogate-regression", even_model="none"),
           "fairshare even model": dict(method="surrogate-regression", even_model="pairs"),
           "fairshare regression": dict(method="regression")}
 
@@ -246,6 +247,7 @@ def run_cell(games: list, budget_of: Callable[[int], int], seeds: int) -> dict:
             out["seconds"].append(seconds)
             out["cpu"].append(cpu)
             out["kinds"].append(f"{what['design']}, {what.get('kind', what['method'])}")
+            out["default_method"] = what["method"]
             with np.errstate(divide="ignore", invalid="ignore"):
                 out["z"].extend(np.abs(phi - truth) / se if se is not None else [])
             for label, options in OTHERS.items():
@@ -258,9 +260,6 @@ def run_cell(games: list, budget_of: Callable[[int], int], seeds: int) -> dict:
                 if label == "fairshare regression":
                     out["plain_seconds"].append(seconds)
                     out["plain_cpu"].append(cpu)
-            default, _, _, _, what = _ours(game, budget, seed, {})
-            out["errors"].setdefault("fairshare default", []).append(_error(default, truth))
-            out["default_method"] = what["method"]
             for label, peer in PEERS.items():
                 f = Counted(game)
                 try:
@@ -299,7 +298,7 @@ def _rows_of(pair: Pair, games: list, cells: dict) -> tuple[list, list]:
                      med[best], best, _over(med[best], ours), med["fairshare regression"],
                      _over(med["fairshare regression"], ours), _over(med["fairshare surrogate (paired)"], ours),
                      _over(med["fairshare even model"], ours),
-                     f"{med['fairshare default']:.3g} ({cell['default_method']})",
+                     cell["default_method"],
                      _median(cell["seconds"]) * 1e3, _median(cell["cpu"]) * 1e3, _median(cell["plain_seconds"]) * 1e3,
                      _median(cell["plain_cpu"]) * 1e3, cover, kinds])
         peers.append([pair.name, f"{mult}n"] + [med[k] for k in PEERS])
@@ -307,7 +306,7 @@ def _rows_of(pair: Pair, games: list, cells: dict) -> tuple[list, list]:
 
 
 _MAIN = ["pair", "n", "budget", "ours", "best peer", "best peer's name", "ratio", "plain regression", "plain / ours",
-         "paired surrogate / ours", "even model / ours", "default (auto)", "ms", "CPU ms", "plain ms", "plain CPU ms",
+         "paired surrogate / ours", "even model / ours", "auto's method", "ms", "CPU ms", "plain ms", "plain CPU ms",
          "coverage", "what ran (most often)"]
 
 
@@ -357,12 +356,14 @@ def main(size: str = "default", seeds: int | None = None, out: str | None = None
     names = cfg["pairs"] or [p.name for p in PAIRS if not p.tuned] + (cfg["tuned"] if cfg["tuned"] is not None else
                                                                        [p.name for p in PAIRS if p.tuned])
     start = time.perf_counter()
-    main_rows, peer_rows, truths, series = [], [], [], {}
+    main_rows, peer_rows, truths, series, semis = [], [], [], {}, []
     for pair in [p for p in PAIRS if p.name in names]:
         t0 = time.perf_counter()
         games = pair.games(cfg["rows"], max(cfg["budgets"]) * 60)
         cells = {m: run_cell(games, lambda n, m=m: m * n, seeds) for m in cfg["budgets"]}
         rows, peers = _rows_of(pair, games, cells)
+        if not pair.tuned:
+            semis += S.rows_of(pair.name, games, cfg["budgets"], seeds)
         main_rows += rows
         peer_rows += peers
         truths.append(f"{pair.name}: {games[0][2]}; peers' evaluations at most "
@@ -377,14 +378,16 @@ def main(size: str = "default", seeds: int | None = None, out: str | None = None
         f"{cfg['rows']} rows per pair{reduced}, background of {_BACKGROUND} rows. " + __doc__.split("\n\n", 1)[1].strip(),
         "## Targets (pairs not tuned on)\n\n" + _summary(main_rows),
         "## Ours against the best peer configuration\n\n"
-        f"`ours` = `fs.estimate(..., **{OURS})`'s median error (the candidate for the default). `ratio` = best peer's "
-        "median error / ours (> 1: ours is lower). `plain / ours`, `paired surrogate / ours` (`surrogate-regression`), "
-        "`even model / ours` (`even_model=\"pairs\"`, where the budget affords it) = their median errors over ours. "
-        "`default` = `fs.estimate` without a method (auto) and what it ran. `ms` / `CPU ms` = our estimator's wall / "
+        "`ours` = `fs.estimate(...)`'s median error (no method: the default, auto; `auto's method` = what it ran). "
+        "`ratio` = best peer's median error / ours (> 1: ours is lower). `plain / ours`, `paired surrogate / ours` "
+        "(`surrogate-regression`, `even_model=\"none\"`), `even model / ours` (`even_model=\"pairs\"`, where the "
+        "budget affords it) = their median errors over ours. `ms` / `CPU ms` = our estimator's wall / "
         "CPU milliseconds per row, model calls excluded (median; on a shared machine the CPU time is the steadier "
         "one), `plain ...` the same of plain regression. `coverage` = share of true values inside our 95% error bars. "
         "`what ran` = the design and the surrogate ours took most often.\n\n" + table(_MAIN, main_rows),
         "## Every peer's median error\n\n" + table(["pair", "budget"] + list(PEERS), peer_rows),
         "## Truth\n\n" + "\n".join(f"- {t}" for t in truths),
+        "## Banzhaf and beta-Shapley values (pairs not tuned on, tables only)\n\n" + S.__doc__.strip() + "\n\n"
+        + S.summary(semis) + "\n\n" + table(S.HEADERS, semis),
     ]
     write_report("default", "fairshare bench default", sections, out)

@@ -156,11 +156,13 @@ def test_kernel_banzhaf_options_and_tol():
 def test_auto_choices_for_banzhaf_family():
     opaque = fs.games.FunctionGame(soum(14), n_players=14)
     costly = fs.games.FunctionGame(soum(14), n_players=14, cost=0.05)     # 50 ms an evaluation: surrogates pay
-    assert fs.estimate(opaque, "banzhaf", budget=300, seed=0).method == "kernel-banzhaf"        # no declared cost
+    assert fs.estimate(opaque, "banzhaf", budget=300, seed=0).method == "surrogate-regression"  # no declared cost
     assert fs.estimate(costly, "banzhaf", budget=300, seed=0).method == "kernel-banzhaf-cv"
-    assert fs.estimate(costly, "banzhaf", budget=50, seed=0).method == "kernel-banzhaf"         # below 4n
+    assert fs.estimate(costly, "banzhaf", budget=50, seed=0).method == "surrogate-regression"   # below 4n
     assert fs.estimate(opaque, fs.Semivalue.weighted_banzhaf(0.3), budget=300, seed=0).method == "msr"
-    assert fs.estimate(opaque, fs.Semivalue.beta_shapley(4, 1), budget=300, seed=0).method == "semivalue-regression"
+    assert fs.estimate(opaque, fs.Semivalue.beta_shapley(4, 1), budget=300, seed=0).method == "surrogate-regression"
+    # below the unpaired surrogate's 2 + n + C(n, 2) = 107 evaluations: the plain semivalue regression
+    assert fs.estimate(opaque, fs.Semivalue.beta_shapley(4, 1), budget=100, seed=0).method == "semivalue-regression"
 
 
 def test_noisy_games_run_with_every_banzhaf_method():

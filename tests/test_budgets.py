@@ -148,11 +148,13 @@ _BLOCKS = [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9, 10, 11]]
 #: (what, features, budget, explain's arguments, the method auto picks): every method auto picks for tables,
 #: sequences (flattened: the same game) and interaction values
 _TABLES = [
-    ("exact", 6, 64, {}, "exact"), ("permutation", 12, 20, {}, "permutation"), ("regression", 12, 300, {}, "regression"),
+    ("exact", 6, 64, {}, "exact"), ("permutation", 12, 20, {}, "permutation"),
+    ("surrogate-regression", 12, 300, {}, "surrogate-regression"),
     ("regression-cv", 12, 300, {"expensive": True}, "regression-cv"),
-    ("kernel-banzhaf", 12, 20, {"index": "banzhaf"}, "kernel-banzhaf"),
+    ("banzhaf", 12, 20, {"index": "banzhaf"}, "surrogate-regression"),
     ("kernel-banzhaf-cv", 12, 300, {"index": "banzhaf", "expensive": True}, "kernel-banzhaf-cv"),
-    ("semivalue-regression", 12, 300, {"index": "beta-shapley"}, "semivalue-regression"),
+    ("beta", 12, 300, {"index": "beta-shapley"}, "surrogate-regression"),
+    ("semivalue-regression", 12, 60, {"index": "beta-shapley"}, "semivalue-regression"),   # below 2 + n + C(n, 2)
     ("owen-adaptive", 12, 100, {"index": "owen", "partition": _BLOCKS}, "owen-adaptive"),
     ("owen exact", 12, 300, {"index": "owen", "partition": _BLOCKS}, "exact"),
     ("pairs exact", 6, 64, {"interactions": 2}, "exact"), ("pairs", 12, 150, {"interactions": 2}, "iq-regression"),
@@ -176,7 +178,7 @@ def test_every_method_auto_picks_for_tables_stays_within_the_budget(what, n, bud
     assert model.rows / 3 <= 2 * budget and np.all(e.n_evaluations <= budget), (model.rows / 3, budget)
 
 
-_SEQUENCES = [("exact", 3, None, "exact"), ("permutation", 6, 20, "permutation"), ("regression", 6, 200, "regression"),
+_SEQUENCES = [("exact", 3, None, "exact"), ("permutation", 6, 20, "permutation"), ("surrogate-regression", 6, 200, "surrogate-regression"),
               ("pairs", 6, 200, "iq-regression")]
 
 
@@ -192,7 +194,8 @@ def test_every_method_auto_picks_for_sequences_stays_within_the_budget(what, ste
 
 
 _TEXTS = [("exact", 4, 32, {}, "exact"), ("permutation", 14, 20, {}, "permutation"),
-          ("regression", 14, 300, {}, "regression"), ("kernel-banzhaf", 14, 300, {"index": "banzhaf"}, "kernel-banzhaf"),
+          ("surrogate-regression", 14, 300, {}, "surrogate-regression"),
+          ("banzhaf", 14, 300, {"index": "banzhaf"}, "surrogate-regression"),
           ("owen-adaptive", 14, 60, {"index": "owen"}, "owen-adaptive")]
 
 

@@ -131,9 +131,9 @@ def test_auto_method_choice():
     assert fs.estimate(small, "shapley", budget=256, seed=0).method == "exact"
     opaque = fs.games.FunctionGame(soum(), n_players=16)        # a game without a closed form, with no declared cost
     plain = fs.estimate(opaque, "shapley", budget=500, seed=0)
-    assert plain.method == "regression" and plain.info["choice"]["method"] == "regression"
+    assert plain.method == "surrogate-regression" and plain.info["choice"]["method"] == "surrogate-regression"
     assert "declares no cost" in plain.info["choice"]["why"]
-    assert fs.estimate(opaque, "banzhaf", budget=500, seed=0).method == "kernel-banzhaf"
+    assert fs.estimate(opaque, "banzhaf", budget=500, seed=0).method == "surrogate-regression"
     # a game whose evaluations cost 10 ms each: 500 of them (5 s) dwarf the surrogates' ~0.36 s, which pay
     costly = fs.games.FunctionGame(soum(), n_players=16, cost=0.01)
     cv = fs.estimate(costly, "shapley", budget=500, seed=0)
@@ -143,11 +143,11 @@ def test_auto_method_choice():
     # 1 ms each: the surrogates would cost more than 30% of the game's evaluations
     cheap = fs.games.FunctionGame(soum(), n_players=16, cost=0.001)
     assert "more than 30%" in fs.estimate(cheap, "shapley", budget=500, seed=0).info["choice"]["why"]
-    assert fs.estimate(costly, "shapley", budget=60, seed=0).method == "regression"        # below 4n + 2: plain
+    assert fs.estimate(costly, "shapley", budget=60, seed=0).method == "surrogate-regression"  # below 4n + 2
     assert fs.estimate(costly, "shapley", budget=30, seed=0).method == "permutation"       # below 2n + 2
     # a game with a closed form answers exactly whatever the budget
     assert fs.estimate(soum(n=40), "shapley", budget=10, seed=0).method == "exact"
-    assert fs.estimate(opaque, fs.Semivalue.beta_shapley(4, 1), budget=500, seed=0).method == "semivalue-regression"
+    assert fs.estimate(opaque, fs.Semivalue.beta_shapley(4, 1), budget=500, seed=0).method == "surrogate-regression"
 
 
 def test_exact_through_estimate_respects_the_budget():

@@ -1,6 +1,7 @@
 """The even model's design (issue 42, item 2): unpaired draws with the products of two players fitted (kADDSHAP's
-design) and the odd Walsh surrogate on top; ``even_model="auto"``: a pilot of the paired design's own pairs decides
-whether the rest of the budget goes to that design (item 3), bit for bit the paired design where it does not."""
+design) and the odd Walsh surrogate on top; ``even_model="auto"`` (the default): that design by a rule on the budget
+(item 3), bit for bit the paired design where the rule does not take it; ``"pilot"``: a pilot of the paired design's
+own pairs decides whether the rest of the budget goes to that design."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from fairshare.engine.evaluation import BudgetError
 from fairshare.engine.samplers.pilot import continue_unpaired
 from fairshare.engine.samplers.sizes import shapley_size_log_mass
 from fairshare.engine.samplers.without_replacement import sample_without_replacement
+from fairshare.engine.surrogate_regression import EVEN_WORK
 from fairshare.engine.walsh import walsh_products
 
 
@@ -50,8 +52,8 @@ def test_pilot_that_stays_paired_is_the_paired_design_bit_for_bit():
     # an even part of products of four players: the even model of pairs would leave it in every unpaired row
     game = walsh_game(10, 0, four=(10, 1.0), seven=(6, 0.3))
     plain = fs.estimate(game, "shapley", method="regression", budget=600, seed=3)
-    paired = fs.estimate(game, "shapley", method="surrogate-regression", budget=600, seed=3)
-    auto = fs.estimate(game, "shapley", method="surrogate-regression", budget=600, seed=3, even_model="auto")
+    paired = fs.estimate(game, "shapley", method="surrogate-regression", budget=600, seed=3, even_model="none")
+    auto = fs.estimate(game, "shapley", method="surrogate-regression", budget=600, seed=3, even_model="pilot")
     assert auto.info["design"]["chosen"] == "paired" and auto.info["design"]["predicted_variance_ratio"] > 1.5
     assert auto.info["surrogate"]["kind"] == "none" and auto.n_evaluations == 600
     for other in (paired, plain):
@@ -65,12 +67,44 @@ def test_pilot_switches_where_the_even_part_is_pairwise_and_gains():
     truth = fs.exact(game, "shapley").values
     auto, paired = [], []
     for seed in range(8):
-        est = fs.estimate(game, "shapley", method="surrogate-regression", budget=600, seed=seed, even_model="auto")
+        est = fs.estimate(game, "shapley", method="surrogate-regression", budget=600, seed=seed, even_model="pilot")
         assert est.info["design"]["chosen"] == "unpaired, even model" and est.n_evaluations <= 600
         assert est.info["design"]["predicted_variance_ratio"] <= SWITCH
         auto.append(rel_error(est.values, truth))
         paired.append(rel_error(fs.estimate(game, "shapley", method="surrogate-regression", budget=600,
-                                            seed=seed).values, truth))
+                                            seed=seed, even_model="none").values, truth))
+    assert np.mean(auto) < 0.85 * np.mean(paired)
+
+
+def test_auto_takes_the_even_design_by_the_budget_rule_and_the_paired_design_below_it_bit_for_bit():
+    game = walsh_game(12, 0, two=(12, 1.0), three=(4, 0.5), seven=(6, 0.3))
+    unknowns = 12 + math.comb(12, 2)                                      # 78: 6 rows each from 468 evaluations
+    below = fs.estimate(game, "shapley", budget=467, seed=2)             # auto: no method named
+    paired = fs.estimate(game, "shapley", method="surrogate-regression", budget=467, seed=2, even_model="none")
+    assert below.info["choice"]["method"] == "surrogate-regression" and below.info["design"]["chosen"] == "paired"
+    assert np.array_equal(below.values, paired.values) and np.array_equal(below.stderr, paired.stderr)
+    at = fs.estimate(game, "shapley", budget=6 * unknowns, seed=2)
+    pairs = fs.estimate(game, "shapley", method="surrogate-regression", budget=6 * unknowns, seed=2,
+                        even_model="pairs")
+    assert at.info["design"]["chosen"] == "unpaired, even model" and at.info["design"]["rows_per_unknown"] == 6.0
+    assert np.array_equal(at.values, pairs.values) and np.array_equal(at.stderr, pairs.stderr)
+    # 21 players at 100n: 6.5 rows per unknown, but the fit's work (2100 x 231^2) is above EVEN_WORK: paired
+    wide = fs.estimate(walsh_game(21, 0, two=(5, 1.0)), "shapley", budget=2100, seed=0)
+    assert wide.info["design"]["chosen"] == "paired" and wide.info["design"]["work"] > EVEN_WORK
+
+
+def test_auto_rule_gains_where_the_even_part_is_pairwise():
+    game = walsh_game(10, 0, two=(10, 1.0), seven=(6, 0.3))        # 500 evaluations: 9.1 rows per unknown
+    truth = fs.exact(game, "shapley").values
+    auto, paired = [], []
+    for seed in range(6):
+        est = fs.estimate(game, "shapley", budget=500, seed=seed)
+        assert est.info["design"]["chosen"] == "unpaired, even model"
+        auto.append(rel_error(est.values, truth))
+        paired.append(rel_error(fs.estimate(game, "shapley", method="surrogate-regression", budget=500, seed=seed,
+                                            even_model="none").values, truth))
+    # above half of all 2^10 coalitions the paired design, drawn without replacement, is kept
+    assert fs.estimate(game, "shapley", budget=513, seed=0).info["design"]["chosen"] == "paired"
     assert np.mean(auto) < 0.85 * np.mean(paired)
 
 
@@ -79,11 +113,11 @@ def test_even_design_error_bars_cover_and_same_seed_same_bits():
     truth = fs.exact(game, "shapley").values.ravel()
     z = []
     for seed in range(6):
-        for options in ({"even_model": "pairs"}, {"even_model": "auto"}):
+        for options in ({"even_model": "pairs"}, {"even_model": "pilot"}):
             est = fs.estimate(game, "shapley", method="surrogate-regression", budget=600, seed=seed, **options)
             z.append(np.abs(est.values.ravel() - truth) / est.stderr.ravel())
     assert np.mean(np.concatenate(z) <= 1.96) >= 0.9
-    runs = [fs.estimate(game, "shapley", method="surrogate-regression", budget=600, seed=1, even_model="auto")
+    runs = [fs.estimate(game, "shapley", method="surrogate-regression", budget=600, seed=1, even_model="pilot")
             for _ in range(2)]
     assert np.array_equal(runs[0].values, runs[1].values) and np.array_equal(runs[0].stderr, runs[1].stderr)
     assert runs[0].info["design"] == runs[1].info["design"]
@@ -119,7 +153,8 @@ class Refusing(fs.games.FunctionGame):
 @pytest.mark.parametrize("options, error, match", [
     ({"even_model": "quadratic"}, ValueError, "even_model must be one of"),
     ({"even_model": "pairs", "paired": True}, ValueError, "not with paired=True"),
-    ({"even_model": "auto", "surrogate": "trees", "replacement": True}, ValueError, "even_model needs surrogate"),
+    ({"even_model": "pilot", "surrogate": "trees", "replacement": True}, ValueError, "'pilot' needs surrogate"),
+    ({"even_model": "pairs", "surrogate": "trees", "replacement": True}, ValueError, "'pilot' needs surrogate"),
 ])
 def test_bad_even_options_are_refused_before_any_evaluation(options, error, match):
     with pytest.raises(error, match=match):

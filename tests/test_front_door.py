@@ -90,7 +90,7 @@ def test_predict_proba_twice_in_a_process_in_a_fresh_process_and_from_the_cache_
     first = fs.explain(xgb_model.predict_proba, X.iloc[400:403], **args)
     second = fs.explain(xgb_model.predict_proba, X.iloc[400:403], **args)
     np.testing.assert_array_equal(first.values, second.values)
-    assert first.method == second.method == "regression"          # 800 cheap evaluations: no surrogates
+    assert first.method == second.method == "surrogate-regression"  # 800 cheap evaluations: no tree surrogates
     cached = fs.explain(xgb_model.predict_proba, X.iloc[400:403], cache=tmp_path / "c", **args)
     again = fs.explain(xgb_model.predict_proba, X.iloc[400:403], cache=tmp_path / "c", **args)
     np.testing.assert_array_equal(cached.values, first.values)
@@ -107,18 +107,18 @@ def test_auto_takes_plain_regression_for_a_cheap_pipeline_and_a_torch_mlp():
     auto does not add the surrogates' fits (which cost 0.3-0.9 s here), and says why."""
     pipe, frame = adult_pipeline()
     e = fs.explain(pipe, frame.iloc[:2], background=frame.iloc[:50], seed=0, progress=False)
-    assert e.method == "regression" and e.info["budget"] == 2072
+    assert e.method == "surrogate-regression" and e.info["budget"] == 2072
     why = e.info["choice"]["why"]
     assert "no tree control variate" in why and "covers over 1/8 of the 2^12" in why
     # below 1/8 coverage it is the cost of the surrogates' fits that keeps it plain
     e = fs.explain(pipe, frame.iloc[:2], background=frame.iloc[:50], budget=400, seed=0, progress=False)
-    assert e.method == "regression" and "more than 30%" in e.info["choice"]["why"]
+    assert e.method == "surrogate-regression" and "more than 30%" in e.info["choice"]["why"]
     torch = pytest.importorskip("torch")
     torch.manual_seed(0)
     net = torch.nn.Sequential(torch.nn.Linear(30, 32), torch.nn.ReLU(), torch.nn.Linear(32, 2))
     Xs = ((X - X.mean()) / X.std()).to_numpy(np.float32)
     e = fs.explain(net, Xs[:3], background=Xs[:20], budget=200, seed=0, progress=False)
-    assert e.method == "regression" and "more than 30%" in e.info["choice"]["why"]
+    assert e.method == "surrogate-regression" and "more than 30%" in e.info["choice"]["why"]
 
 
 # -------------------------------------------------------------------------- keywords on the tree path
@@ -176,12 +176,12 @@ def test_max_evaluations_caps_auto_even_where_it_would_enumerate():
     all 16384 coalitions; the cap holds."""
     g = fs.games.FunctionGame(lambda S: np.sqrt(S @ np.arange(1.0, 15.0)) + S[:, 0] * S[:, 1], n_players=14)
     phi = fs.estimate(g, "shapley", budget=100_000, seed=0, stop=RelativeError(0.001) | MaxEvaluations(3000))
-    assert phi.n_evaluations <= 3000 and phi.method == "regression"
+    assert phi.n_evaluations <= 3000 and phi.method == "surrogate-regression"
     exact = fs.exact(g, "shapley").values
     assert fs.metrics.relative_squared_error(phi.values, exact) < 1e-3
 
 
-@pytest.mark.parametrize("budget, method", [(31, "permutation"), (64, "regression")])
+@pytest.mark.parametrize("budget, method", [(31, "permutation"), (64, "surrogate-regression")])
 def test_tiny_budgets_on_30_players_give_sane_values_and_say_what_would_suffice(budget, method):
     """Row 8: budget 31 or 64 on a 30-player game: values on the true scale (no 1000x), and the infinite
     standard errors come with a warning naming a budget that gives finite ones."""

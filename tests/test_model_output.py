@@ -81,7 +81,7 @@ def test_explain_probability_exact_when_the_budget_covers_it_else_estimated(data
     Xw, yw = load_breast_cancer(return_X_y=True)                      # 30 features: 2^30 coalitions, estimated
     wide = xgb.XGBClassifier(n_estimators=30, max_depth=3).fit(Xw, yw)
     est = fs.explain(wide, Xw[:1], Xw[100:140], model_output="probability", budget=1500, seed=0, progress=False)
-    assert est.method == "regression" and np.all(np.isfinite(est.stderr)) and est.stderr.max() > 0
+    assert est.method == "surrogate-regression" and np.all(np.isfinite(est.stderr)) and est.stderr.max() > 0
     np.testing.assert_allclose(est.values.sum(axis=1) + est.empty_value, wide.predict_proba(Xw[:1]), atol=1e-6)
 
 

@@ -142,8 +142,7 @@ def test_explain_gives_each_feature_its_value_whatever_the_column_order_and_thre
                          n_jobs=n_jobs, **args)
         assert got.player_names == ref.player_names == list(X6.columns)        # the model's order
         np.testing.assert_array_equal(got.values, ref.values)
-        assert got.method == ref.method == ("exact" if model is FOREST else "regression" if index == "shapley"
-                                            else "kernel-banzhaf")
+        assert got.method == ref.method == ("exact" if model is FOREST else "surrogate-regression")
 
 
 @settings(max_examples=9, deadline=None, derandomize=True)

@@ -307,7 +307,7 @@ def test_from_the_regressions_budget_auto_runs_each_rows_own_regression(interact
     rows = [run(game.row_game(i), sv, choice, item_seed(item_root(5), i)) for i in range(40)]
     np.testing.assert_allclose(e.values, np.mean([r.values for r in rows], axis=0), atol=1e-12)
     np.testing.assert_allclose(e.stderr, np.sqrt(np.sum([r.stderr ** 2 for r in rows], axis=0)) / 40, atol=1e-12)
-    assert fs.global_importance(f, X, y, background=bg, budget=40, seed=1, tol=0.5).method == "regression"
+    assert fs.global_importance(f, X, y, background=bg, budget=40, seed=1, tol=0.5).method == "surrogate-regression"
     heard = []
     folds = fs.global_importance(f, X, y, background=bg, budget=40, seed=5, progress=lambda *a: heard.append(a[:2]))
     assert heard == [(i, 40) for i in range(1, 41)]                                  # progress: row by row

@@ -77,7 +77,7 @@ def _explains_a_table_bit_for_bit(client, name: str, pima, tmp_path, monkeypatch
     remote = fs.explain(model.predict_proba, X[:4], background=X[:10], budget=100, seed=3, progress=False,
                         client=client, cache="cache")
     assert np.array_equal(remote.values, local.values) and np.array_equal(remote.stderr, local.stderr)
-    assert remote.method == local.method == "regression"              # sampled: the seeds travelled
+    assert remote.method == local.method == "surrogate-regression"    # sampled: the seeds travelled
     assert sorted(p.name for p in (tmp_path / "cache" / "rows").glob("*.npz")) == \
         [f"{i:08d}.npz" for i in range(4)]                             # each row saved by its worker
     with pytest.raises(BackendError, match=rf"client \({name}\): the model \(a Locked\) cannot be pickled to the "
@@ -150,7 +150,7 @@ def test_a_driver_saving_cluster_gets_blocks_of_rows_with_the_local_values_bit_f
     remote = fs.explain(f, X[:20], background=X[20:], budget=40, seed=4, progress=False, client=backend,
                         cache=tmp_path / "cache")
     assert np.array_equal(remote.values, local.values) and np.array_equal(remote.stderr, local.stderr)
-    assert remote.method == local.method == "regression"
+    assert remote.method == local.method == "surrogate-regression"
     assert len(backend.tasks) == 8                                                       # not one per row
     assert [list(task[1]) for task in backend.tasks] == [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9, 10, 11], [12, 13],
                                                          [14, 15], [16, 17], [18, 19]]   # 4 blocks per slot

@@ -47,7 +47,7 @@ def test_a_short_generation_prompt_shrinks_by_default_and_not_when_told():
 
     game = fs.games.GenerationGame(logprobs, prompt=[1, 7, 5, 3, 9, 2, 4, 6, 8, 10, 11, 12], target=[20])
     e = fs.explain(game, budget=60, seed=0, progress=False)
-    assert (e.method, e.options["shrink"]) == ("regression", True)
+    assert (e.method, e.options["shrink"]) == ("surrogate-regression", True)
     assert "shrink=True (the game's)" in e.info["choice"]["why"]
     plain = fs.explain(game, budget=60, seed=0, progress=False, shrink=False)
     assert plain.options["shrink"] is False

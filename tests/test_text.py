@@ -100,7 +100,7 @@ def test_long_text_estimates_add_up_with_error_bars(spam_model):
     for index in ("shapley", "owen"):
         e = fs.explain(spam_model, text, index=index, budget=1500, seed=1, progress=False)
         assert e.values.shape[1] == len(tokenize(text)) > 150
-        assert e.method in ("regression", "owen-adaptive") and e.n_evaluations[0] <= 1500
+        assert e.method in ("surrogate-regression", "owen-adaptive") and e.n_evaluations[0] <= 1500
         np.testing.assert_allclose(e.values[0].sum(axis=0), (e.grand_value - e.empty_value)[0], atol=1e-6)
         assert np.all(np.isfinite(e.stderr)) and e.stderr.max() > 0
     again = fs.explain(spam_model, text, index="owen", budget=1500, seed=1, progress=False)

@@ -112,7 +112,7 @@ def test_explain_takes_a_torch_module_and_images():
     net = cnn()
     images = torch.rand(2, 3, 4, 4)
     e = fs.explain(net, images, budget=500, seed=0, progress=False)
-    assert e.values.shape == (2, 48, 4) and e.method == "regression"
+    assert e.values.shape == (2, 48, 4) and e.method == "surrogate-regression"
     out = net(images).detach().numpy().astype(float)
     np.testing.assert_allclose(e.values.sum(axis=1) + e.empty_value, out, atol=1e-9)
     grouped = fs.explain(net, images, groups=quadrants(), seed=0, progress=False)       # 2^6 coalitions: exact

@@ -238,7 +238,7 @@ def test_the_table_rule_for_log_loss_estimate_and_an_explicit_method(cancer12, p
     wide = lgb.LGBMClassifier(n_estimators=10, verbose=-1, n_jobs=1).fit(Xw, yw)
     g30 = fs.games.TreeGame(wide, Xw[0], mode="interventional", background=Xw[100:110], model_output="probability")
     assert g30.table_seconds() is None
-    assert fs.estimate(g30, "shapley", budget=200, seed=0).method == "regression"
+    assert fs.estimate(g30, "shapley", budget=200, seed=0).method == "surrogate-regression"
 
 
 def test_the_checked_reading_reuses_the_unchecked_one_instead_of_reading_the_trees_again(monkeypatch):

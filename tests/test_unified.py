@@ -207,8 +207,8 @@ def test_lambda_choices_agree_at_full_budget():
 def test_auto_picks_the_regression_estimator():
     g = tree_game(12)
     assert fs.estimate(g, "shapley", budget=20, seed=0).method == "permutation"            # below 2n + 2
-    assert fs.estimate(g, "shapley", budget=40, seed=0).method == "regression"             # below 4n + 2
-    assert fs.estimate(g, "shapley", budget=200, seed=0).method == "regression"            # no declared cost
+    assert fs.estimate(g, "shapley", budget=40, seed=0).method == "surrogate-regression"   # below 4n + 2
+    assert fs.estimate(g, "shapley", budget=200, seed=0).method == "surrogate-regression"  # no declared cost
     costly = fs.games.FunctionGame(g.fn, n_players=12, cost=0.02)                          # 20 ms an evaluation
     assert fs.estimate(costly, "shapley", budget=200, seed=0).method == "regression-cv"
 

@@ -228,6 +228,8 @@ def global_importance(model: Any, X: Any, y: Any, loss: Any = "mse", background:
 #: each row's own regression while ``budget x ROWS_COVERAGE < 2^d``; above, the mean game's regression drawn without
 #: replacement is the more accurate (measured: 6 features at 16-45 coalitions 1.2-1.9x; 8 features at 96, 1.1-1.2x)
 ROWS_COVERAGE = 4
+#: the regressions auto may answer for a SAGE game's Shapley values (plain, and with the surrogate: its default)
+_REGRESSIONS = ("regression", "surrogate-regression")
 
 
 def _by_rows(game: LossGame, sv: Any, choice: Choice, rule: Any, options: dict) -> str | None:
@@ -242,7 +244,7 @@ def _by_rows(game: LossGame, sv: Any, choice: Choice, rule: Any, options: dict) 
     if choice.method == "permutation" and sv.name == "shapley" and choice.budget >= row_permutations_need(n):
         return "row-permutations"
     few = n > 62 or choice.budget * ROWS_COVERAGE < (1 << n)
-    return "row-regressions" if choice.method == "regression" and few else None
+    return "row-regressions" if choice.method in _REGRESSIONS and few else None
 
 
 def _with_surrogate(game: LossGame, sv: Any, choice: Choice, rule: Any, options: dict) -> Choice:
@@ -250,7 +252,7 @@ def _with_surrogate(game: LossGame, sv: Any, choice: Choice, rule: Any, options:
     coalition costs every row's model rows, so the surrogate's fit is nearly free beside it, and it gives the plain
     regression bit for bit where it does not pay (measured on SAGE games of 6 to 16 features: never worse, up to 9x
     lower error at high coverage)."""
-    if not (choice.auto and choice.method == "regression" and rule is None and not options):
+    if not (choice.auto and choice.method in _REGRESSIONS and rule is None and not options):
         return choice
     upgraded = choose(game, sv, "surrogate-regression", choice.budget, rule, {})
     why = (f"{choice.reason}; upgraded to surrogate-regression: a coalition costs every row's model rows, so its "

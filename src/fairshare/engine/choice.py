@@ -18,8 +18,11 @@ options given and whether xgboost is installed. Never a clock.
    budget's ~2,070 hybrid rows through the trees 1-5 ms); its ``2^n`` reads are counted as evaluations, none of
    them a model call, and the choice's reason gives the table's and the budget's predicted costs;
 2. otherwise the registry's preferred method for the index and the game's kind that the budget affords
-   (Shapley: regression from ``2n + 2`` evaluations, one or more permutations below; Banzhaf: Kernel
-   Banzhaf; data valuation: truncated Monte Carlo for Shapley values; any semivalue: its regression);
+   (Shapley: ``surrogate-regression`` from ``2n + 2`` evaluations, the paired regression with its Walsh
+   surrogate and, by a rule on the budget, the even model's unpaired design (plain regression bit for bit where
+   neither pays), one or more permutations below; Banzhaf values and, from ``2 + n + C(n, 2)`` evaluations, beta
+   and other semivalues: ``surrogate-regression`` too (below, their plain regressions); weighted Banzhaf: MSR; data
+   valuation: truncated Monte Carlo for Shapley values, Kernel Banzhaf, the plain semivalue regression);
 3. upgraded to its tree control variate (``regression-cv``, ``kernel-banzhaf-cv``) when the budget leaves
    4n evaluations for the surrogates but covers at most 1/8 of all coalitions (above that, plain regression
    drawn without replacement is nearly exact), and the surrogates' fits are predicted to cost at most 30% of
@@ -198,7 +201,7 @@ def choose(game: Game, sv: Semivalue, method: str = "auto", budget: int | None =
     >>> g = fs.games.FunctionGame(lambda S: S.sum(axis=1) ** 1.5, n_players=30)
     >>> sv = fs.Semivalue.shapley()
     >>> [choose(g, sv, budget=b).method for b in (40, 1000)]
-    ['permutation', 'regression']
+    ['permutation', 'surrogate-regression']
     >>> choose(fs.games.FunctionGame(lambda S: S.sum(axis=1), n_players=8), sv, budget=256).reason
     'the budget covers all 2^8 = 256 coalitions: exact values'
     """
@@ -355,7 +358,7 @@ def _with_upgrade(game: Game, sv: Semivalue, spec: MethodSpec, opts: dict, first
     reason = f"the default for {sv.name} values" + (f" of a {game.kind} game" if kind_specific else "")
     if spec is not first:
         reason += f" at this budget ({first.name!r} needs {_need(first, game, sv, first.resolve(options, n, sv), active)})"
-    upgrade = next((s for s in registered() if s.upgrades == spec.name and s.supports(sv)), None)
+    upgrade = next((s for s in registered() if spec.name in s.upgrades and s.supports(sv)), None)
     if upgrade is not None and not options:
         pays, why = _surrogate_pays(game, cap, active)
         if pays:

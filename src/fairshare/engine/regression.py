@@ -367,7 +367,7 @@ SPECS = [
         options=(DISTRIBUTION, TAU, Option("replacement", True, REPLACEMENT.doc, kind="bool"), PAIRED, LAM,
                  Option("control_variate", "trees", CONTROL.doc, check=_check_control), COUNTS,
                  Option("complete", False, COMPLETE.doc, allowed=(True, False, "auto")), FOLDS, SOLVE),
-        min_budget=_min_regression, validate=_validate, upgrades="regression"),
+        min_budget=_min_regression, validate=_validate, upgrades=("surrogate-regression", "regression")),
     MethodSpec(
         name="regression-adaptive", indices=("shapley",),
         description="regression with variance-adaptive sizes: after a first round of leverage-score pairs, later rounds "
@@ -391,7 +391,8 @@ SPECS = [
         # measured (benchmarks/banzhaf.py, m = 20n): without replacement as good or better on 3 of 4 small datasets
         **_linear("regression"),
         options=(PAIRED, REPLACEMENT, COUNTS, SOLVE), fixed=dict(control_variate=None),
-        min_budget=_min_regression, default_for={"banzhaf": 20}, validate=_validate),
+        # data games keep it (their evaluations are model fits, noisy; the surrogate was measured on feature games)
+        min_budget=_min_regression, default_for={"banzhaf": 20, "banzhaf@data": 26}, validate=_validate),
     MethodSpec(
         name="kernel-banzhaf-cv", indices=("banzhaf",),
         description="Kernel Banzhaf on v - beta g, g the non-additive part of cross-fitted xgboost surrogates "
@@ -402,7 +403,7 @@ SPECS = [
         **_linear("regression"),
         options=(PAIRED, Option("replacement", True, REPLACEMENT.doc, kind="bool"), COUNTS, FOLDS, SOLVE),
         fixed=dict(control_variate="trees"), min_budget=_min_regression, validate=_validate,
-        upgrades="kernel-banzhaf"),
+        upgrades=("surrogate-regression", "kernel-banzhaf")),
     MethodSpec(
         name="unbiased-kernel-banzhaf", indices=("banzhaf",),
         description="matrix-vector counterpart of Kernel Banzhaf: unbiased Horvitz-Thompson sum of (z - 1/2) v(S)",
@@ -415,6 +416,7 @@ SPECS = [
         **_linear("regression"),
         options=(Option("paired", "auto", "draw complementary pairs (S, N \\ S); 'auto': when the semivalue is "
                         "symmetric", allowed=("auto", True, False)), REPLACEMENT, COUNTS, SOLVE),
-        fixed=dict(control_variate=None), min_budget=_min_regression, default_for={"any semivalue": 15},
+        fixed=dict(control_variate=None), min_budget=_min_regression,
+        default_for={"any semivalue": 15, "any semivalue@data": 17},
         validate=_validate),
 ]

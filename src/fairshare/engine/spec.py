@@ -89,8 +89,9 @@ class MethodSpec:
     default_for : index families for which ``method="auto"`` picks it, with a priority (highest wins among the
         methods the budget affords); a key ``"family@kind"`` applies to games of that ``Game.kind`` only
         (``"shapley@data"``: truncated Monte Carlo for data valuation)
-    upgrades : the method this one replaces under ``auto`` when its extra work pays (the tree control variate:
-        ``regression-cv`` upgrades ``regression``); decided by :mod:`fairshare.engine.choice`
+    upgrades : the methods this one replaces under ``auto`` when its extra work pays (the tree control variate:
+        ``regression-cv`` upgrades ``surrogate-regression`` and ``regression``); decided by
+        :mod:`fairshare.engine.choice`
     needs_budget : False for methods whose evaluations are fixed (exact values, leave-one-out): without a budget
         they spend what they need
     has_stderr : whether it reports standard errors
@@ -119,7 +120,7 @@ class MethodSpec:
     has_stderr: bool = True
     validate: Callable[[dict, int, Semivalue], None] | None = None
     exact: Callable[..., Estimate] | None = None    # the one method that is no sampling estimate
-    upgrades: str | None = None
+    upgrades: tuple[str, ...] = ()
     needs_budget: bool = True
     plan: Callable[[Setup], dict] | None = None
     requires: tuple[str, ...] = ()

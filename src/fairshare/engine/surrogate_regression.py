@@ -1,12 +1,15 @@
 """The surrogate regression as a method: the linear estimators' design and solver, with the penalized interaction
 surrogate of :mod:`fairshare.engine.surrogate_fit` (or the cross-fitted tree control variate) in the solve.
 
-``surrogate-regression`` estimates Shapley values, Banzhaf values and every semivalue; ``auto`` does not pick it
-(:mod:`fairshare.engine.choice`; ``benchmarks/default.py`` measures it against plain regression). Its design is the
-plain regression's (leverage-score sizes, distinct coalitions, complementary pairs where the semivalue is symmetric,
-whole size levels at small budgets), so where the surrogate does not pay the result is the plain regression's, bit
-for bit; ``e.info["surrogate"]`` says which surrogate was taken, its penalty and the estimated gain (the plain fit's
-leave-one-out error and estimated variance over the chosen one's; one report per output where there are several).
+``surrogate-regression`` estimates Shapley values, Banzhaf values and every semivalue; it is ``auto``'s method for
+Shapley and Banzhaf values and, from the unpaired design's ``2 + n + C(n, 2)`` evaluations, for the other semivalues
+but weighted Banzhaf (MSR) of every game but data valuation's (:mod:`fairshare.engine.choice`;
+``benchmarks/default.py`` measures it against plain regression and the peers). Its paired design is the plain regression's (leverage-score sizes, distinct coalitions, complementary
+pairs where the semivalue is symmetric, whole size levels at small budgets), so where the surrogate does not pay
+and the even model is not taken the result is the plain regression's, bit for bit; ``e.info["surrogate"]`` says
+which surrogate was taken, its penalty and the estimated gain (the plain fit's leave-one-out error and estimated
+variance over the chosen one's; one report per output where there are several), ``e.info["design"]`` which design
+ran.
 
 Options: ``surrogate`` (``"walsh"``: the penalized Walsh products; ``"trees"``: the cross-fitted xgboost control
 variate, which needs paired draws with replacement; ``"none"``: the plain regression), ``surrogate_order`` (the most
@@ -17,13 +20,17 @@ of two players as well and needs ``2 + n + C(n, 2)`` evaluations; a smaller budg
 ``even_model`` (issue 42, items 2 and 3): paired rows see only the odd part of the game; ``"pairs"`` draws unpaired
 coalitions and fits the products of every two players unpenalized with the additive design (kADDSHAP's even model:
 the even part fitted instead of cancelled, so every evaluation informs the odd part), the odd Walsh surrogate on top
-where it pays; from ``n + C(n, 2) + 6`` evaluations (refused below, naming that minimum). ``"auto"``: on a paired
-design whose budget lets a third of its pairs fit that even model, those pairs are evaluated first
-(:class:`~fairshare.engine.samplers.pilot.PilotDesign`) and :mod:`fairshare.engine.design_choice` predicts both
-designs' variance from them; the rest of the budget goes to unpaired draws only where the prediction is at most
-0.8 of the paired design's, and otherwise the sample is the paired design's, bit for bit. ``e.info["design"]`` says
-what was chosen and the predicted variance ratio. On an unpaired design ``"auto"`` fits the even model from
-``EVEN_RATIO`` times its unknowns on. ``"none"`` (the default): the designs above.
+where it pays; from ``n + C(n, 2) + 6`` evaluations (refused below, naming that minimum). ``"auto"`` (the default):
+on a paired Shapley design, that design where the budget gives ``EVEN_ROWS`` rows per unknown of the order-2 model,
+its fit costs at most ``EVEN_WORK`` multiply-adds and the budget covers at most half of all coalitions
+(:func:`even_by_budget`; a rule on the budget alone, fixed on
+the suite's synthetic games before the benchmark), the paired design otherwise; on an unpaired design, none (its
+surrogate's candidates already hold the products of two players, penalized: on a beta(4, 1) game of pairwise products,
+10 players and 200 evaluations, 2.4e-7 relative squared error against 1.1e-3 with them unpenalized). ``"pilot"``: on a paired design whose budget lets a third of its
+pairs fit the even model, those pairs are evaluated first (:class:`~fairshare.engine.samplers.pilot.PilotDesign`)
+and :mod:`fairshare.engine.design_choice` predicts both designs' variance from them; the rest of the budget goes to
+unpaired draws only where the prediction is at most 0.8 of the paired design's (measured: the prediction is
+unreliable, so it is not the default). ``"none"``: the paired (or unpaired) design without the even model.
 """
 
 from __future__ import annotations
@@ -39,19 +46,26 @@ from .._core.arguments import Option
 from ..indices.semivalues import Semivalue
 from .formulations import SemivalueDesign, SemivalueRegression, ShapleyKernel
 from .design_choice import PILOT_SHARE, pilot_pairs_needed, pilot_report
-from .regression import (COMPLETE, COUNTS, DISTRIBUTION, LAM, REPLACEMENT, TAU, RegressionSolver, _design, _plan,
-                         _size_mass, _validate)
+from .regression import (COMPLETE, COUNTS, DISTRIBUTION, LAM, REPLACEMENT, SHRINK, TAU, RegressionSolver, _design,
+                         _plan, _size_mass, _validate)
 from .ridge_path import one_thread
 from .samplers.pilot import PilotDesign
 from .samplers.sample import CoalitionSample
 from .spec import MethodSpec, Setup
 from .surrogate_fit import _Problem, fit_surrogate, groups, surrogate_stderr
 
-__all__ = ["SurrogateRegressionSolver", "SPECS", "min_budget", "EVEN_RATIO"]
+__all__ = ["SurrogateRegressionSolver", "SPECS", "min_budget", "even_by_budget", "EVEN_ROWS", "EVEN_WORK", "EVEN_COVERAGE"]
 
-#: ``even_model="auto"`` fits the products of two players on an unpaired design from this many times their unknowns
-#: (``n + C(n, 2)``) evaluations on
-EVEN_RATIO = 3.0
+#: ``even_model="auto"`` on a paired Shapley design: the even model's unpaired draws from this many rows per unknown of
+#: the order-2 model on (fixed on the suite's synthetic games before the benchmark: median gain 1.5x at 6 rows per
+#: unknown, 0.3-0.7x below 4; benchmarks/results/default/even_budget_rule.md)
+EVEN_ROWS = 6.0
+#: ... and while its fit costs at most this many multiply-adds (``budget (n + C(n, 2))^2``): ~50 ms per row on one
+#: core; n <= 20 at 100n
+EVEN_WORK = 1.0e8
+#: ... and while it covers at most 1 / EVEN_COVERAGE of all coalitions (measured on the benchmark's SVM of 8 features at
+#: 240 of 256: the paired design 121x more accurate; at 1,200 of 4,096 on its 12 features the even design 1.08x)
+EVEN_COVERAGE = 2
 
 
 class SurrogateRegressionSolver(RegressionSolver):
@@ -154,8 +168,9 @@ def _order(opts: dict, n: int, sv: Semivalue) -> int:
 
 def _check(opts: dict, n: int, sv: Semivalue) -> None:
     """Constraints between the options (before any evaluation)."""
-    if opts.get("even_model", "none") != "none" and opts.get("surrogate") == "trees":
-        raise ValueError("even_model needs surrogate='walsh' or 'none' (the trees' cross-fitting needs paired draws)")
+    if opts.get("even_model", "auto") in ("pairs", "pilot") and opts.get("surrogate") == "trees":
+        raise ValueError("even_model='pairs' or 'pilot' needs surrogate='walsh' or 'none' (the trees' cross-fitting "
+                         "needs paired draws)")
     if opts.get("even_model") == "pairs" and opts.get("paired") is True:
         raise ValueError("even_model='pairs' fits the even part on unpaired draws: not with paired=True")
     _validate({**opts, "control_variate": "trees" if opts.get("surrogate") == "trees" else None}, n, sv)
@@ -182,21 +197,60 @@ def _plan_surrogate(setup: Setup) -> dict:
     if surrogate == "trees" and plan["control_variate"] is None:
         surrogate = "none"                                   # too few pairs for the trees: noted by the plan
     pilot = even == "pilot" and plan["paired"] and not plan["replacement"] and setup.device is None
+    if not pilot:
+        setup.notes["design"] = _design_note(setup.n_players, setup.semivalue, opts, setup.budget, even, plan)
     return {**plan, "surrogate": surrogate, "even": even == "pairs", "pilot": pilot}
+
+
+def _design_note(n: int, sv: Semivalue, opts: dict, budget: int, even: str | None, plan: dict) -> dict:
+    """``e.info["design"]``: the design that runs and, for ``even_model="auto"``, the budget rule's figures."""
+    chosen = "unpaired, even model" if even == "pairs" else ("paired" if plan["paired"] else "unpaired")
+    note = {"chosen": chosen, "even_model": opts.get("even_model", "auto")}
+    if (note["even_model"] == "auto" and sv.is_shapley and plan["paired"]) or even == "pairs":
+        unknowns = n + math.comb(n, 2)
+        note.update(rows_per_unknown=round(budget / unknowns, 3), needed=EVEN_ROWS,
+                    work=float(budget * unknowns ** 2), most_work=EVEN_WORK,
+                    coverage=round(budget / 2.0 ** n, 6), most_coverage=1.0 / EVEN_COVERAGE)
+    return note
 
 
 def _even(n: int, sv: Semivalue, opts: dict, budget: int) -> str | None:
     """The even model's design: ``"pairs"`` (unpaired draws, the even model fitted: ``even_model="pairs"``, or
-    ``"auto"`` on an unpaired design from ``EVEN_RATIO`` times its unknowns on), ``"pilot"`` (``"auto"`` on a paired
-    design whose pilot can fit the even model: :mod:`fairshare.engine.design_choice` decides) or None."""
-    even = opts.get("even_model", "none")
+    ``"auto"`` by :func:`even_by_budget` on a paired Shapley design), ``"pilot"`` (``even_model="pilot"`` on a paired design whose pilot can fit the even model:
+    :mod:`fairshare.engine.design_choice` decides) or None."""
+    even = opts.get("even_model", "auto")
     if even == "pairs":
         return "pairs"
-    if even != "auto" or n < 3 or opts.get("surrogate") == "trees":
+    if even == "none" or n < 3 or opts.get("surrogate") == "trees":
         return None
     if _unpaired(n, sv, opts):
-        return "pairs" if budget >= EVEN_RATIO * (n + math.comb(n, 2)) else None
-    return "pilot" if PILOT_SHARE * (budget - 2) // 2 >= pilot_pairs_needed(n) else None
+        return None                       # the penalized products of two players already (measured: never worse)
+    if even == "pilot":
+        return "pilot" if PILOT_SHARE * (budget - 2) // 2 >= pilot_pairs_needed(n) else None
+    return "pairs" if even_by_budget(n, sv, opts, budget) else None
+
+
+def even_by_budget(n: int, sv: Semivalue, opts: dict, budget: int) -> bool:
+    """``even_model="auto"``'s rule on a paired Shapley design: unpaired draws with the even model where the budget
+    gives ``EVEN_ROWS`` rows per unknown of the order-2 model, its fit costs at most ``EVEN_WORK`` multiply-adds
+    (``budget (n + C(n, 2))^2``: the design's Gram matrix and basis) and the budget covers at most
+    ``1 / EVEN_COVERAGE`` of all ``2^n`` coalitions (above, the paired design drawn without replacement is nearly
+    exact); the paired design otherwise.
+
+    Examples
+    --------
+    >>> sv = Semivalue.shapley()
+    >>> [even_by_budget(n, sv, {}, 100 * n) for n in (8, 10, 12, 20, 21, 30)]
+    [False, False, True, True, False, False]
+    >>> even_by_budget(10, sv, {}, 500)
+    True
+    >>> even_by_budget(12, sv, {}, 30 * 12), even_by_budget(12, sv, {"paired": True}, 1200)
+    (False, False)
+    """
+    unknowns = n + math.comb(n, 2)
+    covered = n <= 62 and budget * EVEN_COVERAGE > (1 << n)
+    return bool(sv.is_shapley and opts.get("paired", "auto") != True  # noqa: E712 (the option is True, False or "auto")
+                and budget >= EVEN_ROWS * unknowns and budget * unknowns ** 2 <= EVEN_WORK and not covered)
 
 
 def _sampler(setup: Setup) -> Any:
@@ -244,28 +298,29 @@ SURROGATE = Option("surrogate", "walsh", "the interaction surrogate: 'walsh' (pe
 ORDER = Option("surrogate_order", "auto", "the most players in one Walsh product (3 or 5 paired; 2 or 3 unpaired; "
                "'auto': 5 paired, 3 unpaired)", check=_check_order)
 FOLDS = Option("folds", 4, "cross-fitting folds of surrogate='trees'", kind="int", minimum=2)
-EVEN = Option("even_model", "none", "'pairs': unpaired draws with the products of two players fitted unpenalized "
-              "(kADDSHAP's design); 'auto': on a paired design, a pilot of its pairs decides whether the rest of the "
-              "budget goes to unpaired draws with that even model (unpaired designs: from EVEN_RATIO x its unknowns "
-              "evaluations on); 'none'", allowed=("none", "pairs", "auto"))
+EVEN = Option("even_model", "auto", "'pairs': unpaired draws with the products of two players fitted unpenalized "
+              "(kADDSHAP's design); 'auto': that design where the budget gives EVEN_ROWS rows per unknown of the "
+              "order-2 model and its fit costs at most EVEN_WORK (Shapley values), the paired design otherwise; 'pilot': a pilot of the paired design's pairs decides; "
+              "'none'", allowed=("auto", "none", "pairs", "pilot"))
 PAIRED = Option("paired", "auto", "draw complementary pairs (S, N \\ S); 'auto': when the semivalue is symmetric",
                 allowed=("auto", True, False))
 
-# measured (benchmarks/results/default, 8 black-box pairs not tuned on and one tuned, 3 seeds x 3 rows, a busy machine):
-# the paired surrogate: median 1.7x / 1.65x / 1.55x lower error than plain regression at 10n / 30n / 100n (0.81x-1390x
-# per cell); even_model="pairs" at 100n 1.08-1.75x over the paired surrogate on 6 of 9 pairs, 0.70-0.77x on two;
-# even_model="auto" switched in one cell (communities 100n, 1.22x) at ~15-20 ms more CPU per row: not auto's choice
-# a budget rule fixed on the suite's synthetic games (the even design from 6 rows per unknown of the order-2 model,
-# else paired): plain / rule >= 0.97 on every pair, median 1.55-1.71x, but the even fit (after its speed-up) costs
-# 1.6-2.3x plain regression's CPU at n = 20-25, 100n: not auto's choice (results/default/even_budget_rule.md)
+# measured (benchmarks/results/default, 8 black-box pairs not tuned on and one tuned, 3 seeds x 3 rows): the paired
+# surrogate 1.7x / 1.65x / 1.55x lower median error than plain regression at 10n / 30n / 100n; with the even model by
+# the budget rule (even_budget_rule.md, fixed on the suite's synthetic games) at least 0.97x plain on every pair, so
+# it is auto's method for Shapley values; its fit stays under ~50 ms per row on one core at 100n (EVEN_WORK). On the
+# same tables (results/default, "Banzhaf and beta-Shapley values") 1.0-1,100x lower error than Kernel Banzhaf and
+# 2-1,100x than the semivalue regression (beta(4, 1), beta(16, 1)); against MSR for weighted Banzhaf values (p = 0.3)
+# 0.78-58,000x, so MSR stays auto's method there. Data games (model fits) keep their methods: not measured there
 SPECS = [
     MethodSpec(
         name="surrogate-regression", indices=("any semivalue",),
         description="regression with a penalized interaction surrogate: Walsh products of 3 and 5 players (and 2 "
                     "unpaired) fitted with the additive design, given their exact values; surrogate and penalty by "
                     "leave-one-out error, the plain regression where none helps; even_model: unpaired draws with the "
-                    "products of two players fitted (kADDSHAP's design), or chosen from a pilot of the pairs",
+                    "products of two players fitted (kADDSHAP's design) where the budget affords them; auto's "
+                    "method for Shapley, Banzhaf and beta values",
         plan=_plan_surrogate, sampler=_sampler, solver=_solver,
-        options=(DISTRIBUTION, TAU, REPLACEMENT, PAIRED, LAM, COUNTS, COMPLETE, SURROGATE, ORDER, FOLDS, EVEN),
-        min_budget=min_budget, validate=_check),
+        options=(DISTRIBUTION, TAU, REPLACEMENT, PAIRED, LAM, COUNTS, COMPLETE, SURROGATE, ORDER, FOLDS, EVEN, SHRINK),
+        min_budget=min_budget, validate=_check, default_for={"shapley": 25, "banzhaf": 25, "any semivalue": 16}),
 ]

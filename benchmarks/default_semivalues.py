@@ -1,0 +1,84 @@
+"""The other semivalues of ``fairshare bench default``: on the pairs whose games are tables of all ``2^n`` coalitions
+(n <= 20, exact values by enumeration), our default (``auto``) against the method that was the default before the
+surrogate regression took its place (Kernel Banzhaf for Banzhaf values, the semivalue regression for beta-Shapley
+values) and against ``surrogate-regression`` named, at the same budgets, seeds and rows as the Shapley cells.
+Weighted Banzhaf values keep MSR as ``auto``'s method: the surrogate regression is measured beside it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+import fairshare as fs
+
+#: index label -> (semivalue, the method auto ran before the surrogate regression)
+INDICES = {
+    "banzhaf": (fs.Semivalue.banzhaf(), "kernel-banzhaf"),
+    "beta(4,1)": (fs.Semivalue.beta_shapley(4, 1), "semivalue-regression"),
+    "beta(16,1)": (fs.Semivalue.beta_shapley(16, 1), "semivalue-regression"),
+    "weighted banzhaf 0.3": (fs.Semivalue.weighted_banzhaf(0.3), "msr"),
+}
+HEADERS = ["pair", "index", "budget", "auto's method", "ours (auto)", "former default", "former / ours",
+           "surrogate-regression", "former / surrogate", "CPU ms ours", "CPU ms former"]
+
+
+def _run(game: fs.Game, sv: Any, budget: int, seed: int, method: str | None) -> tuple[np.ndarray, float, str]:
+    start = time.process_time()
+    est = fs.estimate(game, sv, budget=budget, seed=seed, **({"method": method} if method else {}))
+    return est.values, time.process_time() - start, est.method
+
+
+def _error(values: np.ndarray, truth: np.ndarray) -> float:
+    return fs.metrics.relative_squared_error(np.asarray(values, float).reshape(-1), np.asarray(truth).reshape(-1))
+
+
+def rows_of(name: str, games: list, budgets: tuple, seeds: int) -> list[list]:
+    """The section's rows for one pair: ``games`` as ``Pair.games`` gives them (only tables are used)."""
+    tables = [g for g, _, how in games if how == "enumeration"]
+    if not tables:
+        return []
+    n, out = tables[0].n_players, []
+    for label, (sv, former) in INDICES.items():
+        truths = [fs.exact(g, sv).values for g in tables]
+        for mult in budgets:
+            errs: dict = {"auto": [], "former": [], "surrogate": []}
+            cpu: dict = {"auto": [], "former": []}
+            methods = []
+            for game, truth in zip(tables, truths):
+                for seed in range(seeds):
+                    for key, method in (("auto", None), ("former", former), ("surrogate", "surrogate-regression")):
+                        try:
+                            values, seconds, ran = _run(game, sv, mult * n, seed, method)
+                        except fs.BudgetError:                  # the unpaired surrogate needs 2 + n + C(n, 2)
+                            errs[key].append(np.nan)
+                            continue
+                        errs[key].append(_error(values, truth))
+                        if key in cpu:
+                            cpu[key].append(seconds)
+                        if key == "auto":
+                            methods.append(ran)
+            med = {k: float(np.median(v)) if not np.isnan(v).any() else float("nan") for k, v in errs.items()}
+            out.append([name, label, f"{mult}n", max(set(methods), key=methods.count), med["auto"], med["former"],
+                        _over(med["former"], med["auto"]), med["surrogate"], _over(med["former"], med["surrogate"]),
+                        1e3 * float(np.median(cpu["auto"])), 1e3 * float(np.median(cpu["former"]))])
+    return out
+
+
+def _over(a: float, b: float) -> float:
+    if not (np.isfinite(a) and np.isfinite(b)):
+        return float("nan")
+    return 1.0 if max(a, b) < 1e-20 else a / max(b, 1e-300)
+
+
+def summary(rows: list[list]) -> str:
+    """Per index: former default's error over ours, median and range."""
+    lines = []
+    for label in INDICES:
+        ratios = [r[6] for r in rows if r[1] == label and np.isfinite(r[6])]
+        if ratios:
+            lines.append(f"- {label}: former default / ours median {np.median(ratios):.3g} "
+                         f"({min(ratios):.3g}-{max(ratios):.3g}) over {len(ratios)} cells")
+    return "\n".join(lines)
