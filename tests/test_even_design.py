@@ -105,6 +105,12 @@ def test_auto_rule_gains_where_the_even_part_is_pairwise():
                                             even_model="none").values, truth))
     # above half of all 2^10 coalitions the paired design, drawn without replacement, is kept
     assert fs.estimate(game, "shapley", budget=513, seed=0).info["design"]["chosen"] == "paired"
+    # and under a stopping rule, which may spend far fewer evaluations than the budget the rule reads
+    stopped = fs.estimate(game, "shapley", budget=500, seed=0, tol=0.05)
+    paired = fs.estimate(game, "shapley", method="surrogate-regression", budget=500, seed=0, tol=0.05,
+                         even_model="none")
+    assert stopped.info["design"]["chosen"] == "paired" and "stopping rule" in stopped.info["design"]["why"]
+    assert np.array_equal(stopped.values, paired.values) and stopped.n_evaluations == paired.n_evaluations
     assert np.mean(auto) < 0.85 * np.mean(paired)
 
 

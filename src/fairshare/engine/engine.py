@@ -85,7 +85,7 @@ def execute(game: Game, index: Any, choice: Choice, seed: SeedLike = None, stop:
     else:
         device = getattr(target, "device", None) if getattr(target, "on_device", False) else None
         setup = Setup(target.n_players, target_index, choice.budget, dict(choice.options), sampler_rng, solver_rng,
-                      game=target, device=device)
+                      game=target, device=device, early_stop=bool(stop is not None and stop.needs_rounds))
         result = drive(spec, setup, evaluator, stop, progress=progress)
     info = {"choice": choice.as_info(), **result.info}
     if nulls is not None and nulls.any():

@@ -68,6 +68,7 @@ class Setup:
     solver_rng: np.random.Generator
     game: Any = None              # the game (solvers may read its declared facts; never evaluate it)
     device: Any = None            # a torch device when the game evaluates tensors there (TorchGame on a GPU)
+    early_stop: bool = False      # a stopping rule may end the run before the budget (one that needs rounds)
     plan: dict = field(default_factory=dict)        # settings the method's ``plan`` decided from the options and the
                                                     # budget, before the sampler and the solver are built (both read it)
     notes: dict = field(default_factory=dict)       # facts for the result's ``info`` (e.g. a fallback taken)

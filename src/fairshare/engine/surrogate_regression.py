@@ -18,19 +18,20 @@ players in one Walsh product: 3 or 5 on paired designs, 2 or 3 on unpaired ones;
 of two players as well and needs ``2 + n + C(n, 2)`` evaluations; a smaller budget is refused, naming that minimum.
 
 ``even_model`` (issue 42, items 2 and 3): paired rows see only the odd part of the game; ``"pairs"`` draws unpaired
-coalitions and fits the products of every two players unpenalized with the additive design (kADDSHAP's even model:
-the even part fitted instead of cancelled, so every evaluation informs the odd part), the odd Walsh surrogate on top
-where it pays; from ``n + C(n, 2) + 6`` evaluations (refused below, naming that minimum). ``"auto"`` (the default):
-on a paired Shapley design, that design where the budget gives ``EVEN_ROWS`` rows per unknown of the order-2 model,
-its fit costs at most ``EVEN_WORK`` multiply-adds and the budget covers at most half of all coalitions
-(:func:`even_by_budget`; a rule on the budget alone, fixed on
-the suite's synthetic games before the benchmark), the paired design otherwise; on an unpaired design, none (its
+coalitions and fits the products of every two players unpenalized with the additive design (kADDSHAP's even model: the
+even part fitted instead of cancelled, so every evaluation informs the odd part), the odd Walsh surrogate on top where
+it pays; from ``n + C(n, 2) + 6`` evaluations (refused below, naming that minimum). ``"auto"`` (the default): on a
+paired Shapley design, that design where the budget gives ``EVEN_ROWS`` rows per unknown of the order-2 model, its fit
+costs at most ``EVEN_WORK`` multiply-adds and the budget covers at most half of all coalitions
+(:func:`even_by_budget`; a rule on the budget alone, fixed on the suite's synthetic games before the benchmark), the
+paired design otherwise and under a stopping rule that may end the run early; on an unpaired design, none (its
 surrogate's candidates already hold the products of two players, penalized: on a beta(4, 1) game of pairwise products,
-10 players and 200 evaluations, 2.4e-7 relative squared error against 1.1e-3 with them unpenalized). ``"pilot"``: on a paired design whose budget lets a third of its
-pairs fit the even model, those pairs are evaluated first (:class:`~fairshare.engine.samplers.pilot.PilotDesign`)
-and :mod:`fairshare.engine.design_choice` predicts both designs' variance from them; the rest of the budget goes to
-unpaired draws only where the prediction is at most 0.8 of the paired design's (measured: the prediction is
-unreliable, so it is not the default). ``"none"``: the paired (or unpaired) design without the even model.
+10 players and 200 evaluations, 2.4e-7 relative squared error against 1.1e-3 with them unpenalized). ``"pilot"``: on a
+paired design whose budget lets a third of its pairs fit the even model, those pairs are evaluated first
+(:class:`~fairshare.engine.samplers.pilot.PilotDesign`) and :mod:`fairshare.engine.design_choice` predicts both
+designs' variance from them; the rest of the budget goes to unpaired draws only where the prediction is at most 0.8 of
+the paired design's (measured: the prediction is unreliable, so it is not the default). ``"none"``: the paired (or
+unpaired) design without the even model.
 """
 
 from __future__ import annotations
@@ -190,7 +191,7 @@ def _plan_surrogate(setup: Setup) -> dict:
         complete = False                      # whole levels at small budgets: a Shapley rule (Kernel Banzhaf's design)
     as_regression = dataclasses.replace(setup, options={**opts, "complete": complete,
                                                         "control_variate": "trees" if surrogate == "trees" else None})
-    even = _even(setup.n_players, setup.semivalue, opts, setup.budget)
+    even = _even(setup.n_players, setup.semivalue, opts, setup.budget, setup.early_stop)
     if even == "pairs":
         as_regression = dataclasses.replace(as_regression, options={**as_regression.options, "paired": False})
     plan = _plan(as_regression, "regression")
@@ -199,6 +200,8 @@ def _plan_surrogate(setup: Setup) -> dict:
     pilot = even == "pilot" and plan["paired"] and not plan["replacement"] and setup.device is None
     if not pilot:
         setup.notes["design"] = _design_note(setup.n_players, setup.semivalue, opts, setup.budget, even, plan)
+        if setup.early_stop and opts.get("even_model", "auto") == "auto":
+            setup.notes["design"]["why"] = "a stopping rule may end the run before the budget: the paired design"
     return {**plan, "surrogate": surrogate, "even": even == "pairs", "pilot": pilot}
 
 
@@ -214,10 +217,11 @@ def _design_note(n: int, sv: Semivalue, opts: dict, budget: int, even: str | Non
     return note
 
 
-def _even(n: int, sv: Semivalue, opts: dict, budget: int) -> str | None:
+def _even(n: int, sv: Semivalue, opts: dict, budget: int, early_stop: bool = False) -> str | None:
     """The even model's design: ``"pairs"`` (unpaired draws, the even model fitted: ``even_model="pairs"``, or
     ``"auto"`` by :func:`even_by_budget` on a paired Shapley design), ``"pilot"`` (``even_model="pilot"`` on a paired design whose pilot can fit the even model:
-    :mod:`fairshare.engine.design_choice` decides) or None."""
+    :mod:`fairshare.engine.design_choice` decides) or None. ``"auto"`` keeps the paired design under a stopping
+    rule that may end the run early (``early_stop``): the budget is then no measure of the evaluations spent."""
     even = opts.get("even_model", "auto")
     if even == "pairs":
         return "pairs"
@@ -227,6 +231,8 @@ def _even(n: int, sv: Semivalue, opts: dict, budget: int) -> str | None:
         return None                       # the penalized products of two players already (measured: never worse)
     if even == "pilot":
         return "pilot" if PILOT_SHARE * (budget - 2) // 2 >= pilot_pairs_needed(n) else None
+    if early_stop:        # the rule reads the evaluations the run spends: a stopping rule may spend far fewer
+        return None
     return "pairs" if even_by_budget(n, sv, opts, budget) else None
 
 
