@@ -236,3 +236,22 @@ def test_a_leave_one_out_gain_within_its_noise_keeps_the_plain_fit():
     assert 0.42 < gain < 0.44 and not significant(plain, spiky, tries=18)
     assert significant(plain, np.sqrt(1 - gain) * plain, tries=18)
     assert not significant(plain, plain, tries=1) and not significant(plain[:2], 0.1 * plain[:2])
+
+
+def test_auto_keeps_the_surrogate_where_its_fit_is_cheap_beside_the_game_and_gives_way_where_not():
+    """``auto``'s surrogate regression gives way to the plain regression where its surrogate's predicted fit is over
+    WALSH_ALLOWANCE seconds and over 30% of the game's declared evaluations (a fixed cost model, never a clock)."""
+    from fairshare.engine.choice import WALSH_ALLOWANCE, choose
+    from fairshare.engine.surrogate import predicted_walsh_seconds
+
+    sv, fn = fs.Semivalue.shapley(), walsh_game(64, seed=0)
+    assert predicted_walsh_seconds(8192, 64) <= WALSH_ALLOWANCE < predicted_walsh_seconds(100_000, 64)
+    assert choose(fs.games.FunctionGame(fn, n_players=64), sv, budget=8192).method == "surrogate-regression"
+    unknown = choose(fs.games.FunctionGame(fn, n_players=64), sv, budget=100_000)     # no declared cost
+    assert unknown.method == "regression" and "declares no cost" in unknown.reason
+    cheap = choose(fs.games.FunctionGame(fn, n_players=64, cost=5e-6), sv, budget=100_000)   # 0.5 s of evaluations
+    assert cheap.method == "regression" and "more than 30%" in cheap.reason
+    costly = choose(fs.games.FunctionGame(fn, n_players=64, cost=1e-4), sv, budget=100_000)  # 10 s of evaluations
+    assert costly.method in ("surrogate-regression", "regression-cv")
+    banzhaf = choose(fs.games.FunctionGame(fn, n_players=64, cost=5e-6), fs.Semivalue.banzhaf(), budget=100_000)
+    assert banzhaf.method == "kernel-banzhaf"

@@ -22,7 +22,10 @@ options given and whether xgboost is installed. Never a clock.
    surrogate and, by a rule on the budget, the even model's unpaired design (plain regression bit for bit where
    neither pays), one or more permutations below; Banzhaf values and, from ``2 + n + C(n, 2)`` evaluations, beta
    and other semivalues: ``surrogate-regression`` too (below, their plain regressions); weighted Banzhaf: MSR; data
-   valuation: truncated Monte Carlo for Shapley values, Kernel Banzhaf, the plain semivalue regression);
+   valuation: truncated Monte Carlo for Shapley values, Kernel Banzhaf, the plain semivalue regression). The
+   surrogate regression gives way to the plain one where its surrogate's predicted fit (a fixed cost model in
+   ``predicted_walsh_seconds``) is over ``WALSH_ALLOWANCE`` seconds and over ``SURROGATE_SHARE`` of the game's
+   declared evaluations (a tiny CNN at 100,000 coalitions; never at 100n on tables of up to 60 features);
 3. upgraded to its tree control variate (``regression-cv``, ``kernel-banzhaf-cv``) when the budget leaves
    4n evaluations for the surrogates but covers at most 1/8 of all coalitions (above that, plain regression
    drawn without replacement is nearly exact), and the surrogates' fits are predicted to cost at most 30% of
@@ -50,12 +53,16 @@ from .exact import MAX_ENUMERATION_PLAYERS, owen_cost_lower_bound
 from .registry import get_method, registered
 from .spec import MethodSpec, knows_closed_form
 from .stopping import StoppingRule
-from .surrogate import CONTROL_MIN_ROWS_PER_PLAYER, predicted_fit_seconds
+from .surrogate import CONTROL_MIN_ROWS_PER_PLAYER, predicted_fit_seconds, predicted_walsh_seconds
 
-__all__ = ["Choice", "choose", "SURROGATE_SHARE", "COVERAGE_SHARE"]
+__all__ = ["Choice", "choose", "SURROGATE_SHARE", "COVERAGE_SHARE", "WALSH_ALLOWANCE"]
 
 #: the most the control variate's surrogate fits may cost, as a share of the game's evaluations
 SURROGATE_SHARE = 0.3
+#: ``surrogate-regression``'s Walsh surrogate is auto's wherever its predicted seconds are at most this, else only where
+#: they are at most ``SURROGATE_SHARE`` of the game's declared evaluations (a tiny CNN of 64 patches at 100,000
+#: coalitions: 0.8-1 s on 1.5-6 s of forward passes; 20-50 players at 100n: 0.04-0.08 s)
+WALSH_ALLOWANCE = 0.25
 #: the control variate only where the budget is at most this fraction (1 / share) of all coalitions: measured on
 #: an RBF support-vector game of 8 features at 200 evaluations (78% of them), plain regression drawn without
 #: replacement had 0.6x the error of the control variate, which needs draws with replacement
@@ -217,7 +224,32 @@ def choose(game: Game, sv: Semivalue, method: str = "auto", budget: int | None =
     if cap is None:
         return _without_budget(game, sv, ranked, options, active)
     spec, opts = _affordable(game, sv, ranked, cap, options, active)
+    if spec.name == "surrogate-regression":
+        pays, why = _walsh_pays(game, cap, active)
+        if not pays:
+            rest = [t for t in ranked if t[2] is not spec]
+            if rest:
+                spec, opts = _affordable(game, sv, rest, cap, options, active)
+                return _with_upgrade(game, sv, spec, opts, rest[0][2], cap, options, active,
+                                     f"; not surrogate-regression: {why}")
     return _with_upgrade(game, sv, spec, opts, ranked[0][2], cap, options, active)
+
+
+def _walsh_pays(game: Game, cap: int, n: int) -> tuple[bool, str]:
+    """Whether the Walsh surrogate's predicted seconds are within ``WALSH_ALLOWANCE`` or ``SURROGATE_SHARE`` of the
+    game's declared evaluations (a fixed cost model, never a clock)."""
+    fit = predicted_walsh_seconds(cap, n)
+    if fit <= WALSH_ALLOWANCE:
+        return True, ""
+    cost = game.cost()
+    if cost is None:
+        return False, (f"its surrogate fit ~{fit:.2g} s is over {WALSH_ALLOWANCE:g} s and the game declares no cost "
+                       "per evaluation")
+    calls = cap * cost
+    if fit <= SURROGATE_SHARE * calls:
+        return True, ""
+    return False, (f"its surrogate fit ~{fit:.2g} s against game evaluations ~{calls:.2g} s (more than "
+                   f"{SURROGATE_SHARE:.0%} of them)")
 
 
 def _asked(game: Game, sv: Semivalue, method: str, budget: int | None, cap: int | None, stop: StoppingRule | None,
@@ -351,13 +383,14 @@ def _affordable(game: Game, sv: Semivalue, ranked: list, cap: int, options: dict
 
 
 def _with_upgrade(game: Game, sv: Semivalue, spec: MethodSpec, opts: dict, first: MethodSpec, cap: int,
-                  options: dict, active: int) -> Choice:
+                  options: dict, active: int, note: str = "") -> Choice:
     """``auto``'s estimator with its reason, upgraded to its tree control variate where that pays (rule 3)."""
     n = game.n_players
     kind_specific = any(key.endswith("@" + game.kind) for key in spec.default_for)
     reason = f"the default for {sv.name} values" + (f" of a {game.kind} game" if kind_specific else "")
     if spec is not first:
         reason += f" at this budget ({first.name!r} needs {_need(first, game, sv, first.resolve(options, n, sv), active)})"
+    reason += note
     upgrade = next((s for s in registered() if spec.name in s.upgrades and s.supports(sv)), None)
     if upgrade is not None and not options:
         pays, why = _surrogate_pays(game, cap, active)
