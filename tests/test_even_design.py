@@ -88,8 +88,8 @@ def test_auto_takes_the_even_design_by_the_budget_rule_and_the_paired_design_bel
                         even_model="pairs")
     assert at.info["design"]["chosen"] == "unpaired, even model" and at.info["design"]["rows_per_unknown"] == 6.0
     assert np.array_equal(at.values, pairs.values) and np.array_equal(at.stderr, pairs.stderr)
-    # 21 players at 100n: 6.5 rows per unknown, but the fit's work (2100 x 231^2) is above EVEN_WORK: paired
-    wide = fs.estimate(walsh_game(21, 0, two=(5, 1.0)), "shapley", budget=2100, seed=0)
+    # 15 players at 100n: 12.5 rows per unknown, but the fit's work (1500 x 120^2) is above EVEN_WORK: paired
+    wide = fs.estimate(walsh_game(15, 0, two=(5, 1.0)), "shapley", budget=1500, seed=0)
     assert wide.info["design"]["chosen"] == "paired" and wide.info["design"]["work"] > EVEN_WORK
 
 
