@@ -24,7 +24,7 @@
     if (v === null || v === undefined || Number.isNaN(v)) { return "n/a"; }
     if (!isFinite(v)) { return v > 0 ? "\u221e" : "-\u221e"; }
     var a = Math.abs(v);
-    if (a !== 0 && (a >= 1e5 || a < 1e-3)) { return v.toExponential(2); }
+    if (a !== 0 && (a >= 1e5 || a < 1e-3)) { return v.toExponential(digits > 3 ? digits - 1 : 2); }  // the table's digits
     return String(Number(v.toPrecision(digits || 4)));
   }
   function shorten(text, size) { text = String(text); return text.length > size ? text.slice(0, size - 1) + "\u2026" : text; }
