@@ -76,20 +76,23 @@ def test_pilot_switches_where_the_even_part_is_pairwise_and_gains():
     assert np.mean(auto) < 0.85 * np.mean(paired)
 
 
+AUTO = dict(method="surrogate-regression", even_model="auto")
+
+
 def test_auto_takes_the_even_design_by_the_budget_rule_and_the_paired_design_below_it_bit_for_bit():
     game = walsh_game(12, 0, two=(12, 1.0), three=(4, 0.5), seven=(6, 0.3))
     unknowns = 12 + math.comb(12, 2)                                      # 78: 6 rows each from 468 evaluations
-    below = fs.estimate(game, "shapley", budget=467, seed=2)             # auto: no method named
-    paired = fs.estimate(game, "shapley", method="surrogate-regression", budget=467, seed=2, even_model="none")
-    assert below.info["choice"]["method"] == "surrogate-regression" and below.info["design"]["chosen"] == "paired"
+    below = fs.estimate(game, "shapley", budget=467, seed=2, **AUTO)
+    paired = fs.estimate(game, "shapley", budget=467, seed=2)                  # auto's method: the paired design
+    assert paired.info["choice"]["method"] == "surrogate-regression" and below.info["design"]["chosen"] == "paired"
     assert np.array_equal(below.values, paired.values) and np.array_equal(below.stderr, paired.stderr)
-    at = fs.estimate(game, "shapley", budget=6 * unknowns, seed=2)
+    at = fs.estimate(game, "shapley", budget=6 * unknowns, seed=2, **AUTO)
     pairs = fs.estimate(game, "shapley", method="surrogate-regression", budget=6 * unknowns, seed=2,
                         even_model="pairs")
     assert at.info["design"]["chosen"] == "unpaired, even model" and at.info["design"]["rows_per_unknown"] == 6.0
     assert np.array_equal(at.values, pairs.values) and np.array_equal(at.stderr, pairs.stderr)
     # 15 players at 100n: 12.5 rows per unknown, but the fit's work (1500 x 120^2) is above EVEN_WORK: paired
-    wide = fs.estimate(walsh_game(15, 0, two=(5, 1.0)), "shapley", budget=1500, seed=0)
+    wide = fs.estimate(walsh_game(15, 0, two=(5, 1.0)), "shapley", budget=1500, seed=0, **AUTO)
     assert wide.info["design"]["chosen"] == "paired" and wide.info["design"]["work"] > EVEN_WORK
 
 
@@ -98,15 +101,15 @@ def test_auto_rule_gains_where_the_even_part_is_pairwise():
     truth = fs.exact(game, "shapley").values
     auto, paired = [], []
     for seed in range(6):
-        est = fs.estimate(game, "shapley", budget=500, seed=seed)
+        est = fs.estimate(game, "shapley", budget=500, seed=seed, **AUTO)
         assert est.info["design"]["chosen"] == "unpaired, even model"
         auto.append(rel_error(est.values, truth))
         paired.append(rel_error(fs.estimate(game, "shapley", method="surrogate-regression", budget=500, seed=seed,
                                             even_model="none").values, truth))
     # above half of all 2^10 coalitions the paired design, drawn without replacement, is kept
-    assert fs.estimate(game, "shapley", budget=513, seed=0).info["design"]["chosen"] == "paired"
+    assert fs.estimate(game, "shapley", budget=513, seed=0, **AUTO).info["design"]["chosen"] == "paired"
     # and under a stopping rule, which may spend far fewer evaluations than the budget the rule reads
-    stopped = fs.estimate(game, "shapley", budget=500, seed=0, tol=0.05)
+    stopped = fs.estimate(game, "shapley", budget=500, seed=0, tol=0.05, **AUTO)
     paired = fs.estimate(game, "shapley", method="surrogate-regression", budget=500, seed=0, tol=0.05,
                          even_model="none")
     assert stopped.info["design"]["chosen"] == "paired" and "stopping rule" in stopped.info["design"]["why"]

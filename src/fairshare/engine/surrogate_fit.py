@@ -59,6 +59,7 @@ from .formulations import ShapleyKernel
 from .ridge_path import RidgePath, gram_basis, one_thread, thin_svd
 from .samplers.sample import CoalitionSample
 from .solve import replicate_stderr, unit_groups
+from .screening import pair_scores, screened_triples
 from .walsh import semivalue_of_walsh, top_subsets, walsh_products
 
 __all__ = ["SurrogateFit", "fit_surrogate", "surrogate_stderr", "feature_cap", "significant", "PENALTIES", "MAX_PLAYERS"]
@@ -165,6 +166,8 @@ class _Problem:
         self.sizes_full = Z.sum(axis=1)
         A = Z * np.asarray(rows.s, dtype=float)[:, None] - np.asarray(rows.t, dtype=float)[:, None]
         self.paired = bool(sample.paired and rows.collapse_pairs)
+        # the pairs' even halves score which pairs of players interact (the products of three are screened by them)
+        self.pairs = pair_scores(Z, np.asarray(arrays.to_numpy(target), dtype=float)[:, 0]) if self.paired else None
         keep = slice(0, None, 2) if self.paired else slice(None)
         if self.paired:
             A, y, w = A[0::2], 0.5 * (y[0::2] - y[1::2]), 2.0 * w[0::2]
@@ -267,7 +270,8 @@ class _Blocks:
         key = (k, cap)
         if key not in self.blocks:
             p = self.problem
-            subsets = np.arange(p.n)[:, None] if k == 1 else top_subsets(self.score, k, cap)
+            subsets = np.arange(p.n)[:, None] if k == 1 else screened_triples(p.pairs, self.score, cap) \
+                if k == 3 and p.pairs is not None else top_subsets(self.score, k, cap)
             ones = np.ones(subsets.shape[0])
             F = p.features(subsets, ones)
             self.blocks[key] = (subsets, F, F - self.Ua @ (self.Ua.T @ F), p.value_map(self.sv, subsets, ones))

@@ -3,13 +3,14 @@ surrogate of :mod:`fairshare.engine.surrogate_fit` (or the cross-fitted tree con
 
 ``surrogate-regression`` estimates Shapley values, Banzhaf values and every semivalue; it is ``auto``'s method for
 Shapley and Banzhaf values and, from the unpaired design's ``2 + n + C(n, 2)`` evaluations, for the other semivalues
-but weighted Banzhaf (MSR) of every game but data valuation's (:mod:`fairshare.engine.choice`;
-``benchmarks/default.py`` measures it against plain regression and the peers). Its paired design is the plain regression's (leverage-score sizes, distinct coalitions, complementary
-pairs where the semivalue is symmetric, whole size levels at small budgets), so where the surrogate does not pay
-and the even model is not taken the result is the plain regression's, bit for bit; ``e.info["surrogate"]`` says
-which surrogate was taken, its penalty and the estimated gain (the plain fit's leave-one-out error and estimated
-variance over the chosen one's; one report per output where there are several), ``e.info["design"]`` which design
-ran.
+but weighted Banzhaf (MSR) of every game but data valuation's; its products of three players are screened by the
+pairs' even halves (:mod:`fairshare.engine.screening`) (:mod:`fairshare.engine.choice`; ``benchmarks/default.py``
+measures it against plain regression and the peers). Its paired design is the plain regression's (leverage-score
+sizes, distinct coalitions, complementary pairs where the semivalue is symmetric, whole size levels at small budgets),
+so where the surrogate does not pay and the even model is not taken the result is the plain regression's, bit for bit;
+``e.info["surrogate"]`` says which surrogate was taken, its penalty and the estimated gain (the plain fit's
+leave-one-out error and estimated variance over the chosen one's; one report per output where there are several),
+``e.info["design"]`` which design ran.
 
 Options: ``surrogate`` (``"walsh"``: the penalized Walsh products; ``"trees"``: the cross-fitted xgboost control
 variate, which needs paired draws with replacement; ``"none"``: the plain regression), ``surrogate_order`` (the most
@@ -20,18 +21,20 @@ of two players as well and needs ``2 + n + C(n, 2)`` evaluations; a smaller budg
 ``even_model`` (issue 42, items 2 and 3): paired rows see only the odd part of the game; ``"pairs"`` draws unpaired
 coalitions and fits the products of every two players unpenalized with the additive design (kADDSHAP's even model: the
 even part fitted instead of cancelled, so every evaluation informs the odd part), the odd Walsh surrogate on top where
-it pays; from ``n + C(n, 2) + 6`` evaluations (refused below, naming that minimum). ``"auto"`` (the default): on a
-paired Shapley design, that design where the budget gives ``EVEN_ROWS`` rows per unknown of the order-2 model, its fit
-costs at most ``EVEN_WORK`` multiply-adds and the budget covers at most half of all coalitions
-(:func:`even_by_budget`; a rule on the budget alone, fixed on the suite's synthetic games before the benchmark), the
-paired design otherwise and under a stopping rule that may end the run early; on an unpaired design, none (its
-surrogate's candidates already hold the products of two players, penalized: on a beta(4, 1) game of pairwise products,
-10 players and 200 evaluations, 2.4e-7 relative squared error against 1.1e-3 with them unpenalized). ``"pilot"``: on a
-paired design whose budget lets a third of its pairs fit the even model, those pairs are evaluated first
+it pays; from ``n + C(n, 2) + 6`` evaluations (refused below, naming that minimum). ``"auto"``: on a paired Shapley
+design, that design where the budget gives ``EVEN_ROWS`` rows per unknown of the order-2 model, its fit costs at most
+``EVEN_WORK`` multiply-adds and the budget covers at most half of all coalitions (:func:`even_by_budget`; a rule on
+the budget alone, fixed on the suite's synthetic games before the benchmark), the paired design otherwise and under a
+stopping rule that may end the run early; on an unpaired design, none (its surrogate's candidates already hold the
+products of two players, penalized: on a beta(4, 1) game of pairwise products, 10 players and 200 evaluations, 2.4e-7
+relative squared error against 1.1e-3 with them unpenalized). ``"pilot"``: on a paired design whose budget lets a
+third of its pairs fit the even model, those pairs are evaluated first
 (:class:`~fairshare.engine.samplers.pilot.PilotDesign`) and :mod:`fairshare.engine.design_choice` predicts both
 designs' variance from them; the rest of the budget goes to unpaired draws only where the prediction is at most 0.8 of
-the paired design's (measured: the prediction is unreliable, so it is not the default). ``"none"``: the paired (or
-unpaired) design without the even model.
+the paired design's (measured: the prediction is unreliable). ``"none"`` (the default): the paired (or unpaired)
+design without the even model. Since the products of three players are screened by the pairs' even halves
+(:mod:`fairshare.engine.screening`), the paired design beat the budget rule's even design 2.7-8x at 100n on the
+benchmark's 12- and 14-player tables, so ``"auto"`` is not the default.
 """
 
 from __future__ import annotations
@@ -55,16 +58,15 @@ from .samplers.sample import CoalitionSample
 from .spec import MethodSpec, Setup
 from .surrogate_fit import _Problem, fit_surrogate, groups, surrogate_stderr
 
-__all__ = ["SurrogateRegressionSolver", "SPECS", "min_budget", "even_by_budget", "EVEN_ROWS", "EVEN_WORK", "EVEN_COVERAGE"]
+__all__ = ["SurrogateRegressionSolver", "SPECS", "min_budget", "even_by_budget", "EVEN_ROWS", "EVEN_WORK",
+           "EVEN_COVERAGE"]
 
 #: ``even_model="auto"`` on a paired Shapley design: the even model's unpaired draws from this many rows per unknown of
 #: the order-2 model on (fixed on the suite's synthetic games before the benchmark: median gain 1.5x at 6 rows per
 #: unknown, 0.3-0.7x below 4; benchmarks/results/default/even_budget_rule.md)
 EVEN_ROWS = 6.0
-#: ... and while its fit costs at most this many multiply-adds (``budget (n + C(n, 2))^2``; n <= 14 at 100n): beside the
-#: paired surrogate (3- and 5-player products ranked by their players' scores) it gained 1.1x on the mean error and
-#: lost 0.9x on the median at 100n on the benchmark's tables (n = 12-20), at 1.5-2x its CPU (50-76 ms at n = 14-20
-#: against 29-38 ms): kept only where that is small
+#: ... and while its fit costs at most this many multiply-adds (``budget (n + C(n, 2))^2``; n <= 14 at 100n): its fit
+#: cost 1.5-2x the paired surrogate's CPU (50-76 ms a row at n = 14-20 against 29-38 ms)
 EVEN_WORK = 1.6e7
 #: ... and while it covers at most 1 / EVEN_COVERAGE of all coalitions (measured on the benchmark's SVM of 8 features at
 #: 240 of 256: the paired design 121x more accurate; at 1,200 of 4,096 on its 12 features the even design 1.08x)
@@ -171,7 +173,7 @@ def _order(opts: dict, n: int, sv: Semivalue) -> int:
 
 def _check(opts: dict, n: int, sv: Semivalue) -> None:
     """Constraints between the options (before any evaluation)."""
-    if opts.get("even_model", "auto") in ("pairs", "pilot") and opts.get("surrogate") == "trees":
+    if opts.get("even_model", "none") in ("pairs", "pilot") and opts.get("surrogate") == "trees":
         raise ValueError("even_model='pairs' or 'pilot' needs surrogate='walsh' or 'none' (the trees' cross-fitting "
                          "needs paired draws)")
     if opts.get("even_model") == "pairs" and opts.get("paired") is True:
@@ -202,7 +204,7 @@ def _plan_surrogate(setup: Setup) -> dict:
     pilot = even == "pilot" and plan["paired"] and not plan["replacement"] and setup.device is None
     if not pilot:
         setup.notes["design"] = _design_note(setup.n_players, setup.semivalue, opts, setup.budget, even, plan)
-        if setup.early_stop and opts.get("even_model", "auto") == "auto":
+        if setup.early_stop and opts.get("even_model", "none") == "auto":
             setup.notes["design"]["why"] = "a stopping rule may end the run before the budget: the paired design"
     return {**plan, "surrogate": surrogate, "even": even == "pairs", "pilot": pilot}
 
@@ -210,7 +212,7 @@ def _plan_surrogate(setup: Setup) -> dict:
 def _design_note(n: int, sv: Semivalue, opts: dict, budget: int, even: str | None, plan: dict) -> dict:
     """``e.info["design"]``: the design that runs and, for ``even_model="auto"``, the budget rule's figures."""
     chosen = "unpaired, even model" if even == "pairs" else ("paired" if plan["paired"] else "unpaired")
-    note = {"chosen": chosen, "even_model": opts.get("even_model", "auto")}
+    note = {"chosen": chosen, "even_model": opts.get("even_model", "none")}
     if (note["even_model"] == "auto" and sv.is_shapley and plan["paired"]) or even == "pairs":
         unknowns = n + math.comb(n, 2)
         note.update(rows_per_unknown=round(budget / unknowns, 3), needed=EVEN_ROWS,
@@ -221,10 +223,11 @@ def _design_note(n: int, sv: Semivalue, opts: dict, budget: int, even: str | Non
 
 def _even(n: int, sv: Semivalue, opts: dict, budget: int, early_stop: bool = False) -> str | None:
     """The even model's design: ``"pairs"`` (unpaired draws, the even model fitted: ``even_model="pairs"``, or
-    ``"auto"`` by :func:`even_by_budget` on a paired Shapley design), ``"pilot"`` (``even_model="pilot"`` on a paired design whose pilot can fit the even model:
-    :mod:`fairshare.engine.design_choice` decides) or None. ``"auto"`` keeps the paired design under a stopping
-    rule that may end the run early (``early_stop``): the budget is then no measure of the evaluations spent."""
-    even = opts.get("even_model", "auto")
+    ``"auto"`` by :func:`even_by_budget` on a paired Shapley design), ``"pilot"`` (``even_model="pilot"`` on a
+    paired design whose pilot can fit the even model: :mod:`fairshare.engine.design_choice` decides) or None.
+    ``"auto"`` keeps the paired design under a stopping rule that may end the run early (``early_stop``): the budget
+    is then no measure of the evaluations spent."""
+    even = opts.get("even_model", "none")
     if even == "pairs":
         return "pairs"
     if even == "none" or n < 3 or opts.get("surrogate") == "trees":
@@ -306,9 +309,10 @@ SURROGATE = Option("surrogate", "walsh", "the interaction surrogate: 'walsh' (pe
 ORDER = Option("surrogate_order", "auto", "the most players in one Walsh product (3 or 5 paired; 2 or 3 unpaired; "
                "'auto': 5 paired, 3 unpaired)", check=_check_order)
 FOLDS = Option("folds", 4, "cross-fitting folds of surrogate='trees'", kind="int", minimum=2)
-EVEN = Option("even_model", "auto", "'pairs': unpaired draws with the products of two players fitted unpenalized "
+EVEN = Option("even_model", "none", "'pairs': unpaired draws with the products of two players fitted unpenalized "
               "(kADDSHAP's design); 'auto': that design where the budget gives EVEN_ROWS rows per unknown of the "
-              "order-2 model and its fit costs at most EVEN_WORK (Shapley values), the paired design otherwise; 'pilot': a pilot of the paired design's pairs decides; "
+              "order-2 model and its fit costs at most EVEN_WORK (Shapley values), the paired design otherwise; "
+              "'pilot': a pilot of the paired design's pairs decides; "
               "'none'", allowed=("auto", "none", "pairs", "pilot"))
 PAIRED = Option("paired", "auto", "draw complementary pairs (S, N \\ S); 'auto': when the semivalue is symmetric",
                 allowed=("auto", True, False))

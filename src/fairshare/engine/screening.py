@@ -1,0 +1,78 @@
+"""Products of three players screened by their pairs: the even half of a paired sample, which the paired regression
+discards, shows which pairs of players interact, and a game's order-3 interactions live mostly where its pairs do.
+
+A complementary pair ``(S, N \\ S)`` gives the odd part of the game, ``(v(S) - v(N \\ S)) / 2``, which the regression
+fits, and its even part ``(v(S) + v(N \\ S)) / 2``. Centred within each size stratum (``min(|S|, n - |S|)``: what
+depends on the size alone is symmetric and cancels), the even part's covariance with the products of two players'
+signs scores each pair ``|c_ij|``. A product of three players ``T = {a, b, d}`` scores
+``|c_ab| r_d + |c_ad| r_b + |c_bd| r_a`` (``r``: the players' relevance from the plain fit): a pair that interacts
+with a player that matters. On the exact Walsh spectra of the benchmark's tree and MLP games (14-20 players) the 120
+products of three players ranked so carried 37-93% of the order-3 energy, those ranked by the product of the players'
+relevance 24-90%; on estimates from the samples, 1.1-2.2x lower mean error at 30n and 100n evaluations.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .walsh import players_for, top_subsets
+
+__all__ = ["pair_scores", "screened_triples", "SCREEN_POOL"]
+
+#: the triples are ranked among the players with the highest relevance that keep at most this many of them
+SCREEN_POOL = 20_000
+
+
+def pair_scores(coalitions: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``(n, n)`` interaction scores of the pairs of players from a paired sample: rows ``2i`` and ``2i + 1`` are
+    complementary coalitions (``coalitions`` boolean ``(2p, n)``, ``values`` ``(2p,)``).
+
+    Examples
+    --------
+    >>> import itertools
+    >>> Z = np.array(list(itertools.product([False, True], repeat=4)))
+    >>> Z = np.stack([Z, ~Z], axis=1).reshape(-1, 4)                      # each coalition and its complement
+    >>> s = 2.0 * Z - 1.0
+    >>> C = pair_scores(Z, s[:, 0] * s[:, 2] + 0.1 * s[:, 1])           # players 0 and 2 interact
+    >>> [int(i) for i in np.unravel_index(np.argmax(C), C.shape)]
+    [0, 2]
+    """
+    Z = np.asarray(coalitions, dtype=bool)
+    even = 0.5 * (values[0::2] + values[1::2])
+    signs = 2.0 * Z[0::2] - 1.0
+    sizes = Z[0::2].sum(axis=1)
+    stratum = np.minimum(sizes, Z.shape[1] - sizes)
+    counts = np.bincount(stratum, minlength=Z.shape[1] + 1).astype(float)
+    safe = np.maximum(counts, 1.0)
+    even_c = even - (np.bincount(stratum, weights=even, minlength=counts.size) / safe)[stratum]
+    sums = np.zeros((counts.size, Z.shape[1]))
+    np.add.at(sums, stratum, signs)
+    signs_c = signs - (sums / safe[:, None])[stratum]
+    scores = np.abs((signs_c * even_c[:, None]).T @ signs_c)
+    np.fill_diagonal(scores, 0.0)
+    return scores
+
+
+def screened_triples(pairs: np.ndarray, relevance: np.ndarray, cap: int) -> np.ndarray:
+    """The ``cap`` products of three players with the highest screening score (module docstring), among the most
+    relevant players that keep ``SCREEN_POOL`` of them, sorted; ties by the product of the players' relevance, then
+    by index. :func:`~fairshare.engine.walsh.top_subsets` where the pairs show nothing (all scores zero).
+
+    Examples
+    --------
+    >>> pairs = np.zeros((5, 5)); pairs[3, 4] = pairs[4, 3] = 1.0
+    >>> screened_triples(pairs, np.array([1.0, 0.9, 0.8, 0.1, 0.1]), 2).tolist()
+    [[0, 3, 4], [1, 3, 4]]
+    """
+    n = int(relevance.size)
+    top = pairs.max() if pairs.size else 0.0
+    if n < 3 or cap < 1 or not np.isfinite(top) or top <= 0:
+        return top_subsets(relevance, 3, cap)
+    pool = np.sort(np.argsort(-relevance, kind="stable")[:players_for(n, 3, SCREEN_POOL)])
+    triples = top_subsets(relevance[pool], 3, SCREEN_POOL)          # every triple of the pool, in index order
+    a, b, d = pool[triples].T
+    r = relevance
+    score = (pairs[a, b] * r[d] + pairs[a, d] * r[b] + pairs[b, d] * r[a]) / top
+    score = score + 1e-3 * np.cbrt(r[a] * r[b] * r[d])
+    keep = np.sort(np.argsort(-score, kind="stable")[:cap])
+    return pool[triples[keep]]
