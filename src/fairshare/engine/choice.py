@@ -19,8 +19,7 @@ options given and whether xgboost is installed. Never a clock.
    them a model call, and the choice's reason gives the table's and the budget's predicted costs;
 2. otherwise the registry's preferred method for the index and the game's kind that the budget affords
    (Shapley: ``surrogate-regression`` from ``2n + 2`` evaluations, the paired regression with its Walsh
-   surrogate and, by a rule on the budget, the even model's unpaired design (plain regression bit for bit where
-   neither pays), one or more permutations below; Banzhaf values and, from ``2 + n + C(n, 2)`` evaluations, beta
+   surrogate (plain regression bit for bit where it does not pay), one or more permutations below; Banzhaf values and, from ``2 + n + C(n, 2)`` evaluations, beta
    and other semivalues: ``surrogate-regression`` too (below, their plain regressions); weighted Banzhaf: MSR; data
    valuation: truncated Monte Carlo for Shapley values, Kernel Banzhaf, the plain semivalue regression). The
    surrogate regression gives way to the plain one where its surrogate's predicted fit (a fixed cost model in
