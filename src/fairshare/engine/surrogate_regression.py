@@ -317,13 +317,11 @@ EVEN = Option("even_model", "none", "'pairs': unpaired draws with the products o
 PAIRED = Option("paired", "auto", "draw complementary pairs (S, N \\ S); 'auto': when the semivalue is symmetric",
                 allowed=("auto", True, False))
 
-# measured (benchmarks/results/default, 8 black-box pairs not tuned on and one tuned, 3 seeds x 3 rows): the paired
-# surrogate 1.7x / 1.65x / 1.55x lower median error than plain regression at 10n / 30n / 100n; with the even model by
-# the budget rule (even_budget_rule.md, fixed on the suite's synthetic games) at least 0.97x plain on every pair, so
-# it is auto's method for Shapley values; its fit stays under ~50 ms per row on one core at 100n (EVEN_WORK). On the
-# same tables (results/default, "Banzhaf and beta-Shapley values") 1.0-1,100x lower error than Kernel Banzhaf and
-# 2-1,100x than the semivalue regression (beta(4, 1), beta(16, 1)); against MSR for weighted Banzhaf values (p = 0.3)
-# 0.78-58,000x, so MSR stays auto's method there. Data games (model fits) keep their methods: not measured there
+# measured (benchmarks/results/default, 8 black-box pairs not tuned on and one tuned, 3 seeds x 3 rows): with the
+# screened triples 2.5x / 2.1x / 2.0x lower median error than plain regression at 10n / 30n / 100n (at least 1.0x per
+# cell), 1-24 ms of CPU per row at 100n and n <= 30; Banzhaf values 1.5x below Kernel Banzhaf and beta(4, 1) /
+# beta(16, 1) 10x / 22x below the semivalue regression (medians over 18 cells); against MSR for weighted Banzhaf
+# values (p = 0.3) 0.78-58,000x, so MSR stays auto's method there. Data games (model fits) keep their methods
 SPECS = [
     MethodSpec(
         name="surrogate-regression", indices=("any semivalue",),
