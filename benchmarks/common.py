@@ -129,6 +129,18 @@ def best_of(fn: Callable[[], Any], repeats: int = 3, budget_s: float = 3.0) -> t
     return out, best
 
 
+def relative_error(phi: Any, truth: Any) -> float:
+    """``||phi - truth||^2 / ||truth||^2`` over every value (any shapes of the same size)."""
+    return fs.metrics.relative_squared_error(np.asarray(phi, float).reshape(-1), np.asarray(truth, float).reshape(-1))
+
+
+def ratio(a: float, b: float) -> float:
+    """``a / b``, 1 where both are below 1e-20 (both exact to rounding), nan where one is not finite."""
+    if not (np.isfinite(a) and np.isfinite(b)):
+        return float("nan")
+    return 1.0 if max(a, b) < 1e-20 else a / max(b, 1e-300)
+
+
 def quantiles(values: list[float]) -> tuple[float, float, float]:
     a = np.asarray(values, dtype=float)
     return float(np.quantile(a, 0.25)), float(np.median(a)), float(np.quantile(a, 0.75))

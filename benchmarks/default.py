@@ -33,7 +33,7 @@ import numpy as np
 
 import fairshare as fs
 
-from .common import plot_lines, results_dir, table, write_report
+from .common import plot_lines, ratio, relative_error, results_dir, table, write_report
 from ._default_peers import PEERS, Counted
 from . import datasets as D
 from . import default_semivalues as S
@@ -230,10 +230,6 @@ def _ours(game: fs.Game, budget: int, seed: int, options: dict) -> tuple[np.ndar
                                                   **phi.info.get("surrogate", {})}
 
 
-def _error(phi: np.ndarray, truth: np.ndarray) -> float:
-    return fs.metrics.relative_squared_error(np.asarray(phi, float).reshape(-1), truth)
-
-
 def run_cell(games: list, budget_of: Callable[[int], int], seeds: int) -> dict:
     """Every run of one (pair, budget) cell: errors per estimator, our seconds and z-scores, peers' evaluations."""
     out: dict = {"errors": {}, "seconds": [], "cpu": [], "plain_seconds": [], "plain_cpu": [], "z": [],
@@ -243,7 +239,7 @@ def run_cell(games: list, budget_of: Callable[[int], int], seeds: int) -> dict:
         budget = budget_of(n)
         for seed in range(seeds):
             phi, se, seconds, cpu, what = _ours(game, budget, seed, OURS)
-            out["errors"].setdefault("fairshare ours", []).append(_error(phi, truth))
+            out["errors"].setdefault("fairshare ours", []).append(relative_error(phi, truth))
             out["seconds"].append(seconds)
             out["cpu"].append(cpu)
             out["kinds"].append(f"{what['design']}, {what.get('kind', what['method'])}")
@@ -256,7 +252,7 @@ def run_cell(games: list, budget_of: Callable[[int], int], seeds: int) -> dict:
                 except fs.BudgetError:                        # the even model's design needs n + C(n, 2) + 6
                     out["errors"].setdefault(label, []).append(np.nan)
                     continue
-                out["errors"].setdefault(label, []).append(_error(est, truth))
+                out["errors"].setdefault(label, []).append(relative_error(est, truth))
                 if label == "fairshare regression":
                     out["plain_seconds"].append(seconds)
                     out["plain_cpu"].append(cpu)
@@ -264,7 +260,7 @@ def run_cell(games: list, budget_of: Callable[[int], int], seeds: int) -> dict:
                 f = Counted(game)
                 try:
                     est = peer(f, n, budget, seed)
-                    out["errors"].setdefault(label, []).append(_error(est, truth))
+                    out["errors"].setdefault(label, []).append(relative_error(est, truth))
                 except Exception as exc:  # noqa: BLE001 - a peer failing is reported, not fatal
                     out["errors"].setdefault(label, []).append(np.inf)
                     print(f"   {label} failed: {type(exc).__name__}: {exc}", flush=True)
@@ -275,13 +271,6 @@ def run_cell(games: list, budget_of: Callable[[int], int], seeds: int) -> dict:
 # ------------------------------------------------------------------------------------------------ report
 def _median(values: list) -> float:
     return float(np.median(values)) if values else float("nan")
-
-
-def _over(a: float, b: float) -> float:
-    """``a / b``, 1 where both are below 1e-20 (rounding: both exact, a budget above 2^n), nan where one is."""
-    if not (np.isfinite(a) and np.isfinite(b)):
-        return float("nan")
-    return 1.0 if max(a, b) < 1e-20 else a / max(b, 1e-300)
 
 
 def _rows_of(pair: Pair, games: list, cells: dict) -> tuple[list, list]:
@@ -295,9 +284,9 @@ def _rows_of(pair: Pair, games: list, cells: dict) -> tuple[list, list]:
         cover = float(np.mean(z[np.isfinite(z)] <= 1.96)) if z.size else float("nan")
         kinds = max(set(cell["kinds"]), key=cell["kinds"].count)
         main.append([pair.name + (" (tuned)" if pair.tuned else ""), games[0][0].n_players, f"{mult}n", ours,
-                     med[best], best, _over(med[best], ours), med["fairshare regression"],
-                     _over(med["fairshare regression"], ours), _over(med["fairshare surrogate (paired)"], ours),
-                     _over(med["fairshare even model"], ours),
+                     med[best], best, ratio(med[best], ours), med["fairshare regression"],
+                     ratio(med["fairshare regression"], ours), ratio(med["fairshare surrogate (paired)"], ours),
+                     ratio(med["fairshare even model"], ours),
                      cell["default_method"],
                      _median(cell["seconds"]) * 1e3, _median(cell["cpu"]) * 1e3, _median(cell["plain_seconds"]) * 1e3,
                      _median(cell["plain_cpu"]) * 1e3, cover, kinds])

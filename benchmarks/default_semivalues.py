@@ -14,6 +14,8 @@ import numpy as np
 
 import fairshare as fs
 
+from .common import ratio, relative_error
+
 #: index label -> (semivalue, the method auto ran before the surrogate regression)
 INDICES = {
     "banzhaf": (fs.Semivalue.banzhaf(), "kernel-banzhaf"),
@@ -29,10 +31,6 @@ def _run(game: fs.Game, sv: Any, budget: int, seed: int, method: str | None) -> 
     start = time.process_time()
     est = fs.estimate(game, sv, budget=budget, seed=seed, **({"method": method} if method else {}))
     return est.values, time.process_time() - start, est.method
-
-
-def _error(values: np.ndarray, truth: np.ndarray) -> float:
-    return fs.metrics.relative_squared_error(np.asarray(values, float).reshape(-1), np.asarray(truth).reshape(-1))
 
 
 def rows_of(name: str, games: list, budgets: tuple, seeds: int) -> list[list]:
@@ -55,22 +53,16 @@ def rows_of(name: str, games: list, budgets: tuple, seeds: int) -> list[list]:
                         except fs.BudgetError:                  # the unpaired surrogate needs 2 + n + C(n, 2)
                             errs[key].append(np.nan)
                             continue
-                        errs[key].append(_error(values, truth))
+                        errs[key].append(relative_error(values, truth))
                         if key in cpu:
                             cpu[key].append(seconds)
                         if key == "auto":
                             methods.append(ran)
             med = {k: float(np.median(v)) if not np.isnan(v).any() else float("nan") for k, v in errs.items()}
             out.append([name, label, f"{mult}n", max(set(methods), key=methods.count), med["auto"], med["former"],
-                        _over(med["former"], med["auto"]), med["surrogate"], _over(med["former"], med["surrogate"]),
+                        ratio(med["former"], med["auto"]), med["surrogate"], ratio(med["former"], med["surrogate"]),
                         1e3 * float(np.median(cpu["auto"])), 1e3 * float(np.median(cpu["former"]))])
     return out
-
-
-def _over(a: float, b: float) -> float:
-    if not (np.isfinite(a) and np.isfinite(b)):
-        return float("nan")
-    return 1.0 if max(a, b) < 1e-20 else a / max(b, 1e-300)
 
 
 def summary(rows: list[list]) -> str:

@@ -17,14 +17,15 @@ options given and whether xgboost is installed. Never a clock.
    budget (measured per background row: the table 0.05-0.2 ms at 12 features and 1-6 ms at 16, the default
    budget's ~2,070 hybrid rows through the trees 1-5 ms); its ``2^n`` reads are counted as evaluations, none of
    them a model call, and the choice's reason gives the table's and the budget's predicted costs;
-2. otherwise the registry's preferred method for the index and the game's kind that the budget affords
-   (Shapley: ``surrogate-regression`` from ``2n + 2`` evaluations, the paired regression with its Walsh
-   surrogate (plain regression bit for bit where it does not pay), one or more permutations below; Banzhaf values and, from ``2 + n + C(n, 2)`` evaluations, beta
-   and other semivalues: ``surrogate-regression`` too (below, their plain regressions); weighted Banzhaf: MSR; data
-   valuation: truncated Monte Carlo for Shapley values, Kernel Banzhaf, the plain semivalue regression). The
-   surrogate regression gives way to the plain one where its surrogate's predicted fit (a fixed cost model in
-   ``predicted_walsh_seconds``) is over ``WALSH_ALLOWANCE`` seconds and over ``SURROGATE_SHARE`` of the game's
-   declared evaluations (a tiny CNN at 100,000 coalitions; never at 100n on tables of up to 60 features);
+2. otherwise the registry's preferred method for the index and the game's kind that the budget affords (Shapley:
+   ``surrogate-regression`` from ``2n + 2`` evaluations, the paired regression with its Walsh surrogate (plain
+   regression bit for bit where it does not pay), one or more permutations below; Banzhaf values and, from ``2 + n
+   + C(n, 2)`` evaluations, beta and other semivalues: ``surrogate-regression`` too (below, their plain
+   regressions); weighted Banzhaf: MSR; data valuation: truncated Monte Carlo for Shapley values, Kernel Banzhaf,
+   the plain semivalue regression). The surrogate regression gives way to the plain one where its surrogate's
+   predicted fit (a fixed cost model in ``predicted_walsh_seconds``) is over ``WALSH_ALLOWANCE`` seconds and over
+   ``SURROGATE_SHARE`` of the game's declared evaluations (a tiny CNN at 100,000 coalitions; never at 100n on
+   tables of up to 60 features);
 3. upgraded to its tree control variate (``regression-cv``, ``kernel-banzhaf-cv``) when the budget leaves
    4n evaluations for the surrogates but covers at most 1/8 of all coalitions (above that, plain regression
    drawn without replacement is nearly exact), and the surrogates' fits are predicted to cost at most 30% of
@@ -225,13 +226,21 @@ def choose(game: Game, sv: Semivalue, method: str = "auto", budget: int | None =
     spec, opts = _affordable(game, sv, ranked, cap, options, active)
     if spec.name == "surrogate-regression":
         pays, why = _walsh_pays(game, cap, active)
-        if not pays:
-            rest = [t for t in ranked if t[2] is not spec]
-            if rest:
-                spec, opts = _affordable(game, sv, rest, cap, options, active)
-                return _with_upgrade(game, sv, spec, opts, rest[0][2], cap, options, active,
-                                     f"; not surrogate-regression: {why}")
+        rest = [t for t in ranked if t[2] is not spec]
+        plain = _affordable_or_none(game, sv, rest, cap, options, active) if not pays else None
+        if plain is not None:                       # the next estimator the budget affords: its plain regression
+            return _with_upgrade(game, sv, *plain, rest[0][2], cap, options, active,
+                                 f"; not surrogate-regression: {why}")
     return _with_upgrade(game, sv, spec, opts, ranked[0][2], cap, options, active)
+
+
+def _affordable_or_none(game: Game, sv: Semivalue, ranked: list, cap: int, options: dict,
+                        active: int) -> tuple[MethodSpec, dict] | None:
+    """:func:`_affordable`, or None where no ranked estimator is (or none is ranked)."""
+    try:
+        return _affordable(game, sv, ranked, cap, options, active) if ranked else None
+    except BudgetError:
+        return None
 
 
 def _walsh_pays(game: Game, cap: int, n: int) -> tuple[bool, str]:

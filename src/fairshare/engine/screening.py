@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .walsh import players_for, top_subsets
+from .walsh import best_rows, pool_subsets, top_subsets
 
 __all__ = ["pair_scores", "screened_triples", "SCREEN_POOL"]
 
@@ -25,7 +25,8 @@ SCREEN_POOL = 20_000
 
 def pair_scores(coalitions: np.ndarray, values: np.ndarray) -> np.ndarray:
     """``(n, n)`` interaction scores of the pairs of players from a paired sample: rows ``2i`` and ``2i + 1`` are
-    complementary coalitions (``coalitions`` boolean ``(2p, n)``, ``values`` ``(2p,)``).
+    complementary coalitions (``coalitions`` boolean ``(2p, n)``, ``values`` ``(2p,)``). One pass over the pairs
+    sorted by stratum (their means by ``reduceat``) and one ``(n, p) x (p, n)`` product.
 
     Examples
     --------
@@ -37,18 +38,18 @@ def pair_scores(coalitions: np.ndarray, values: np.ndarray) -> np.ndarray:
     >>> [int(i) for i in np.unravel_index(np.argmax(C), C.shape)]
     [0, 2]
     """
-    Z = np.asarray(coalitions, dtype=bool)
-    even = 0.5 * (values[0::2] + values[1::2])
-    signs = 2.0 * Z[0::2] - 1.0
-    sizes = Z[0::2].sum(axis=1)
-    stratum = np.minimum(sizes, Z.shape[1] - sizes)
-    counts = np.bincount(stratum, minlength=Z.shape[1] + 1).astype(float)
-    safe = np.maximum(counts, 1.0)
-    even_c = even - (np.bincount(stratum, weights=even, minlength=counts.size) / safe)[stratum]
-    sums = np.zeros((counts.size, Z.shape[1]))
-    np.add.at(sums, stratum, signs)
-    signs_c = signs - (sums / safe[:, None])[stratum]
-    scores = np.abs((signs_c * even_c[:, None]).T @ signs_c)
+    Z = np.asarray(coalitions, dtype=bool)[0::2]
+    values = np.asarray(values, dtype=float)
+    sizes = Z.sum(axis=1)
+    order = np.argsort(np.minimum(sizes, Z.shape[1] - sizes), kind="stable")      # by stratum
+    stratum = np.minimum(sizes, Z.shape[1] - sizes)[order]
+    starts = np.flatnonzero(np.r_[True, stratum[1:] != stratum[:-1]])
+    counts = np.diff(np.r_[starts, stratum.size])
+    signs = 2.0 * Z[order] - 1.0
+    signs -= np.repeat(np.add.reduceat(signs, starts, axis=0) / counts[:, None], counts, axis=0)
+    even = 0.5 * (values[0::2] + values[1::2])[order]
+    even -= np.repeat(np.add.reduceat(even, starts) / counts, counts)
+    scores = np.abs((signs * even[:, None]).T @ signs)
     np.fill_diagonal(scores, 0.0)
     return scores
 
@@ -64,15 +65,11 @@ def screened_triples(pairs: np.ndarray, relevance: np.ndarray, cap: int) -> np.n
     >>> screened_triples(pairs, np.array([1.0, 0.9, 0.8, 0.1, 0.1]), 2).tolist()
     [[0, 3, 4], [1, 3, 4]]
     """
-    n = int(relevance.size)
     top = pairs.max() if pairs.size else 0.0
-    if n < 3 or cap < 1 or not np.isfinite(top) or top <= 0:
+    if relevance.size < 3 or cap < 1 or not np.isfinite(top) or top <= 0:
         return top_subsets(relevance, 3, cap)
-    pool = np.sort(np.argsort(-relevance, kind="stable")[:players_for(n, 3, SCREEN_POOL)])
-    triples = top_subsets(relevance[pool], 3, SCREEN_POOL)          # every triple of the pool, in index order
-    a, b, d = pool[triples].T
+    triples = pool_subsets(relevance, 3, SCREEN_POOL)
+    a, b, d = triples.T
     r = relevance
-    score = (pairs[a, b] * r[d] + pairs[a, d] * r[b] + pairs[b, d] * r[a]) / top
-    score = score + 1e-3 * np.cbrt(r[a] * r[b] * r[d])
-    keep = np.sort(np.argsort(-score, kind="stable")[:cap])
-    return pool[triples[keep]]
+    score = (pairs[a, b] * r[d] + pairs[a, d] * r[b] + pairs[b, d] * r[a]) / top + 1e-3 * np.cbrt(r[a] * r[b] * r[d])
+    return best_rows(triples, score, cap)

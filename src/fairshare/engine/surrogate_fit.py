@@ -46,6 +46,7 @@ residuals (:func:`surrogate_stderr`), so the error bars carry the surrogate's fi
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass
@@ -166,8 +167,7 @@ class _Problem:
         self.sizes_full = Z.sum(axis=1)
         A = Z * np.asarray(rows.s, dtype=float)[:, None] - np.asarray(rows.t, dtype=float)[:, None]
         self.paired = bool(sample.paired and rows.collapse_pairs)
-        # the pairs' even halves score which pairs of players interact (the products of three are screened by them)
-        self.pairs = pair_scores(Z, np.asarray(arrays.to_numpy(target), dtype=float)[:, 0]) if self.paired else None
+        self._pair_source = (Z, np.asarray(arrays.to_numpy(target), dtype=float)[:, 0]) if self.paired else None
         keep = slice(0, None, 2) if self.paired else slice(None)
         if self.paired:
             A, y, w = A[0::2], 0.5 * (y[0::2] - y[1::2]), 2.0 * w[0::2]
@@ -182,6 +182,12 @@ class _Problem:
         self.A, self.Y, self.w = A * self.root[:, None], y * self.root[:, None], w
         self.n = Z.shape[1]
         self.p_add, self.even_map = self.A.shape[1], None
+
+    @functools.cached_property
+    def pairs(self) -> np.ndarray | None:
+        """The pairs' interaction scores from their even halves (the products of three are screened by them; paired
+        designs only), computed where a fit first asks for them."""
+        return None if self._pair_source is None else pair_scores(*self._pair_source)
 
     def add_even(self, sv: Semivalue) -> None:
         """Fit the products of every two players with the additive design, unpenalized (an unpaired design's even

@@ -260,8 +260,8 @@ def even_by_budget(n: int, sv: Semivalue, opts: dict, budget: int) -> bool:
     """
     unknowns = n + math.comb(n, 2)
     covered = n <= 62 and budget * EVEN_COVERAGE > (1 << n)
-    return bool(sv.is_shapley and opts.get("paired", "auto") != True  # noqa: E712 (the option is True, False or "auto")
-                and budget >= EVEN_ROWS * unknowns and budget * unknowns ** 2 <= EVEN_WORK and not covered)
+    return bool(sv.is_shapley and opts.get("paired", "auto") is not True and budget >= EVEN_ROWS * unknowns
+                and budget * unknowns ** 2 <= EVEN_WORK and not covered)
 
 
 def _sampler(setup: Setup) -> Any:

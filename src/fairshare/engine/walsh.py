@@ -31,7 +31,7 @@ import numpy as np
 from .._core.combinatorics import log_binom, logsumexp
 from ..indices.semivalues import Semivalue
 
-__all__ = ["walsh_products", "semivalue_of_walsh", "top_subsets", "players_for", "POOL"]
+__all__ = ["walsh_products", "semivalue_of_walsh", "top_subsets", "pool_subsets", "best_rows", "players_for", "POOL"]
 
 #: :func:`top_subsets` ranks the subsets of as many first players as keep this many times the cap of them
 POOL = 8
@@ -109,16 +109,37 @@ def top_subsets(score: np.ndarray, k: int, cap: int) -> np.ndarray:
     >>> top_subsets(np.array([4.0, 3.0, 2.0, 1.0, 0.1]), 2, 4).tolist()
     [[0, 1], [0, 2], [0, 3], [1, 2]]
     """
-    n = int(score.size)
-    if n < k or cap < 1:
+    if int(score.size) < k or cap < 1:
         return np.zeros((0, k), dtype=np.int64)
     score = np.asarray(score, dtype=float)
-    pool = np.sort(np.argsort(-score, kind="stable")[:players_for(n, k, POOL * cap)])
-    subsets = pool[_combinations(int(pool.size), k)]
+    subsets = pool_subsets(score, k, POOL * cap)
     if subsets.shape[0] <= cap:
         return subsets
-    logs = np.log(np.maximum(score, 1e-300))[subsets].sum(axis=1)
-    return subsets[np.sort(np.argsort(-logs, kind="stable")[:cap])]
+    return best_rows(subsets, np.log(np.maximum(score, 1e-300))[subsets].sum(axis=1), cap)
+
+
+def pool_subsets(score: np.ndarray, k: int, most: int) -> np.ndarray:
+    """Every ``k``-subset of the players with the highest ``score`` (ties by index), as many players as keep at most
+    ``most`` of them (at least ``k``): ``(q, k)`` sorted player indices in lexicographic order.
+
+    Examples
+    --------
+    >>> pool_subsets(np.array([0.1, 3.0, 2.0, 0.5]), 2, 3).tolist()
+    [[1, 2], [1, 3], [2, 3]]
+    """
+    pool = np.sort(np.argsort(-np.asarray(score, dtype=float), kind="stable")[:players_for(int(score.size), k, most)])
+    return pool[_combinations(int(pool.size), k)]
+
+
+def best_rows(subsets: np.ndarray, score: np.ndarray, cap: int) -> np.ndarray:
+    """The ``cap`` rows of ``subsets`` with the highest ``score`` (ties: the earlier row), in their order.
+
+    Examples
+    --------
+    >>> best_rows(np.array([[0, 1], [0, 2], [1, 2]]), np.array([0.5, 2.0, 0.5]), 2).tolist()
+    [[0, 1], [0, 2]]
+    """
+    return subsets[np.sort(np.argsort(-np.asarray(score), kind="stable")[:cap])]
 
 
 @functools.lru_cache(maxsize=64)
