@@ -225,7 +225,7 @@ def test_one_thread_holds_one_limit_while_fits_overlap_in_threads(monkeypatch):
 def test_a_leave_one_out_gain_within_its_noise_keeps_the_plain_fit():
     """The choice rule: 43% less leave-one-out error passes the relative bar (2 / sqrt(100) = 20%) but, when it comes
     from two rows of a hundred, is within the noise of the comparison; the same gain spread over every row is not."""
-    from fairshare.engine.surrogate_fit import significant
+    from fairshare.engine.surrogate_errors import significant
 
     rng = np.random.default_rng(0)
     plain = rng.normal(size=(100, 1))
@@ -285,3 +285,52 @@ def test_the_pairs_even_halves_find_the_interacting_pairs_and_screen_the_triples
     est = fs.estimate(game, "shapley", budget=480, seed=0)
     plain = fs.estimate(game, "shapley", budget=480, seed=0, method="regression")
     assert rel_error(est.values, truth) < 1e-6 < 1e-3 < rel_error(plain.values, truth)
+
+
+def symmetric_game(n: int, seed: int) -> fs.games.FunctionGame:
+    """An additive game plus a steep function of the coalition's size (what a blurred baseline does to an image
+    model's output as more patches are kept)."""
+    a = np.random.default_rng(seed).normal(size=n)
+    return fs.games.FunctionGame(lambda Z: Z @ a + 8.0 / (1.0 + np.exp(-12.0 * (Z.mean(axis=1) - 0.6))), n_players=n)
+
+
+@pytest.mark.parametrize("name", list(SEMIVALUES))
+def test_size_feature_values_match_enumeration(name):
+    from fairshare.engine.size_features import legendre, size_values
+
+    n, degrees = 9, (2, 3, 5)
+    for j, d in enumerate(degrees):
+        game = fs.games.FunctionGame(lambda Z, d=d: legendre(2.0 * Z.sum(axis=1) / n - 1.0, (d,))[:, 0], n_players=n)
+        exact = fs.exact(game, index=SEMIVALUES[name]).values
+        assert np.allclose(exact, size_values(SEMIVALUES[name], n, degrees)[j], atol=1e-12)
+
+
+@pytest.mark.parametrize("index, plain", [("shapley", "regression"), ("banzhaf", "kernel-banzhaf")])
+def test_the_symmetric_features_take_a_games_size_effect_out_of_the_fit(index, plain):
+    game = symmetric_game(18, seed=3)
+    truth = fs.exact(game, index=index).values
+    est = fs.estimate(game, index=index, method="surrogate-regression", budget=360, seed=0)
+    base = fs.estimate(game, index=index, method=plain, budget=360, seed=0)
+    assert est.info["surrogate"]["kind"].startswith("size")
+    assert rel_error(est.values, truth) < 0.02 * rel_error(base.values, truth)
+    assert abs(est.values.sum() - truth.sum()) < 1e-8 * abs(truth.sum()) or index != "shapley"
+
+
+def test_auto_gives_a_torch_modules_game_the_surrogate_regression_not_the_tree_control_variate():
+    """A costly game takes the tree control variate where the budget pays for it; a torch module's game (images,
+    sequences) keeps the surrogate regression, whose symmetric features beat the trees there."""
+    torch = pytest.importorskip("torch")
+    from fairshare.engine.choice import choose
+
+    pytest.importorskip("xgboost")
+    sv, fn = fs.Semivalue.shapley(), walsh_game(64, seed=0)
+    assert choose(fs.games.FunctionGame(fn, n_players=64, cost=1.0), sv, budget=4000).method == "regression-cv"
+    nn = torch.nn
+    net = nn.Sequential(nn.Conv2d(3, 64, 3, padding=1), nn.ReLU(), nn.Conv2d(64, 64, 3, padding=1), nn.ReLU(),
+                        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10))
+    game = fs.games.TorchGame(net, torch.rand(3, 32, 32), outputs=0,
+                              groups=np.broadcast_to((np.arange(32)[:, None] // 4) * 8 + np.arange(32) // 4,
+                                                     (3, 32, 32)))
+    choice = choose(game, sv, budget=4000)
+    assert game.n_players == 64 and game.cost() * 4000 > 5.0       # a cost the tree control variate's fits pay
+    assert choice.method == "surrogate-regression" and "torch module" in choice.reason

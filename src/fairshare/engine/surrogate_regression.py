@@ -56,7 +56,8 @@ from .ridge_path import one_thread
 from .samplers.pilot import PilotDesign
 from .samplers.sample import CoalitionSample
 from .spec import MethodSpec, Setup
-from .surrogate_fit import _Problem, fit_surrogate, groups, surrogate_stderr
+from .surrogate_errors import groups, surrogate_stderr
+from .surrogate_fit import _Problem, fit_surrogate
 
 __all__ = ["SurrogateRegressionSolver", "SPECS", "min_budget", "even_by_budget", "EVEN_ROWS", "EVEN_WORK",
            "EVEN_COVERAGE"]
@@ -326,7 +327,8 @@ SPECS = [
     MethodSpec(
         name="surrogate-regression", indices=("any semivalue",),
         description="regression with a penalized interaction surrogate: Walsh products of 3 and 5 players (and 2 "
-                    "unpaired) fitted with the additive design, given their exact values; surrogate and penalty by "
+                    "unpaired) and functions of the coalition's size fitted with the additive design, given their "
+                    "exact values; surrogate and penalty by "
                     "leave-one-out error, the plain regression where none helps; even_model: unpaired draws with the "
                     "products of two players fitted (kADDSHAP's design) where the budget affords them; auto's "
                     "method for Shapley, Banzhaf and beta values",
