@@ -38,7 +38,8 @@ def environment() -> str:
     versions = []
     from importlib.metadata import PackageNotFoundError, version
 
-    for dist in ("fairshare", "numpy", "scipy", "scikit-learn", "xgboost", "lightgbm", "shap", "shapiq", "torch", "dask"):
+    for dist in ("fairshare", "numpy", "scipy", "scikit-learn", "xgboost", "lightgbm", "shap", "shapiq", "torch",
+                 "captum", "dask"):
         try:
             versions.append(f"{dist} {version(dist)}")
         except PackageNotFoundError:
@@ -72,11 +73,12 @@ def configuration(sizes: dict, size: str, seeds: int | None, key: str = "seeds",
     return cfg
 
 
-def write_report(name: str, title: str, sections: list[str], out: str | None = None) -> Path:
+def write_report(name: str, title: str, sections: list[str], out: str | None = None, quiet: bool = False) -> Path:
     path = results_dir(name, out) / "README.md"
     text = f"# {title}\n\n{environment()}\n\n" + "\n\n".join(sections) + "\n"
     path.write_text(text)
-    print(text)
+    if not quiet:
+        print(text)
     return path
 
 

@@ -287,8 +287,8 @@ def _shap(kind: str):
 
 RUNNERS = {"fairshare default (auto)": _ours("auto"), "fairshare regression": _ours("regression"),
            "captum ShapleyValueSampling": _captum_sampling("svs"), "captum KernelShap": _captum_sampling("kernel"),
-           "captum IntegratedGradients": _captum_gradients("ig"), "captum GradientShap": _captum_gradients("gs"),
-           "shap Permutation": _shap("permutation"), "shap Partition (Owen values)": _shap("partition")}
+           "shap Permutation": _shap("permutation"), "shap Partition (Owen values)": _shap("partition"),
+           "captum IntegratedGradients": _captum_gradients("ig"), "captum GradientShap": _captum_gradients("gs")}
 
 
 # ------------------------------------------------------------------------------------------------ the runs
@@ -310,20 +310,26 @@ def _measure(fn, exps: list, refs: list, counted, m: int) -> tuple[list, list, l
 
 def run_game(cfg: dict, device: str, large: tuple = ()) -> tuple[list, dict, str]:
     """Table rows (m, library, model rows, s / explicand, time / floor, median NMSE, NMSE / ours), error curves and
-    the game's description."""
+    the game's description (the libraries of ``_PART["libraries"]``; peers at budgets up to
+    ``_PART["peer_budget"]``)."""
     net, images = network(cfg, device)
     counted = Counted(net).module
     exps = [Explicand(net, x, cfg["patch"], device) for x in images]
+    start = time.perf_counter()
     refs, how = zip(*[reference(e, cfg["budgets"]) for e in exps])
+    print(f"   reference: {how[0]}, {(time.perf_counter() - start) / len(exps):.1f} s per explicand", flush=True)
     rows, curves = [], {}
     for name, fn in RUNNERS.items():
+        if _PART["libraries"] is not None and not any(name.startswith(lib) for lib in _PART["libraries"]):
+            continue
         try:
             fn(exps[0], counted, min(cfg["budgets"]), 99)                 # untimed: imports and first calls
         except Exception as exc:  # noqa: BLE001 - a peer that does not run on this game is reported, not fatal
             rows.append(["-", name, "-", float("nan"), float("nan"), float("nan"), float("nan"),
                          f"does not run: {exc}"[:90]])
             continue
-        for m in cfg["budgets"] + (large if name.startswith("fairshare") else ()):
+        ours = name.startswith("fairshare")
+        for m in [b for b in cfg["budgets"] if ours or b <= _PART["peer_budget"]] + list(large if ours else ()):
             errors, seconds, ratios, used, own = _measure(fn, exps, refs, counted, m)
             rows.append([m, name, int(np.median(used)), float(np.mean(seconds)), float(np.median(ratios)),
                          float(np.median(own)), float(np.median(errors)), ""])
@@ -356,8 +362,10 @@ def _machine(device: str) -> str:
 
 def sections(size: str, device: str, cfg: dict) -> list[str]:
     """One section per game: its table and its error curves (a PNG)."""
-    games = [(g, device) for g in cfg["cpu"]]
-    if device == "cuda" or size == "quick":
+    games = [(g, device) for g in cfg["cpu"]] if _PART["cpu_games"] else []
+    if device == "cuda":                      # the GPU size first: its figures are what a lent device is for
+        games.insert(0, (cfg["gpu"], device))
+    elif size == "quick":
         games.append((cfg["gpu"], device))
     out = []
     headers = ["m", "library", "model rows", "s / explicand", "time / floor", "time / own forward passes",
@@ -370,6 +378,7 @@ def sections(size: str, device: str, cfg: dict) -> list[str]:
                    f"{game['net']}, patches of {game['patch']}", "model evaluations m", "median NMSE vs reference",
                    curves)
         out.append(f"## Game {k + 1} on {dev} ({_machine(dev)})\n\n{about}.\n\n" + table(headers, rows))
+        write_report("deep", "fairshare bench deep", out, _OUT[0], quiet=True)   # kept as it goes: a run cut short
     if device != "cuda" and size != "quick":
         out.append("## GPU size\n\nResNet-50 on 224 x 224 images (196 patches, m = 1k / 4k / 16k): "
                    "`fairshare bench deep --device cuda` (not run here: no GPU).")
@@ -377,9 +386,15 @@ def sections(size: str, device: str, cfg: dict) -> list[str]:
 
 
 _OUT: list = [None]
+_PART: dict = {"libraries": None, "peer_budget": float("inf"), "cpu_games": True}
 
 
-def main(size: str = "default", seeds: int | None = None, out: str | None = None, device: str = "cpu") -> None:
+def main(size: str = "default", seeds: int | None = None, out: str | None = None, device: str = "cpu",
+         libraries: tuple[str, ...] | None = None, peer_budget: float = float("inf"), cpu_games: bool = True) -> None:
+    """Run the benchmark; a part of it (a rerun on a lent device's few minutes) with ``libraries`` (the rows whose
+    names start with one of these), ``peer_budget`` (the peers at budgets up to it) and ``cpu_games=False`` (with
+    ``device="cuda"``: the GPU size alone)."""
+    _PART.update(libraries=libraries, peer_budget=peer_budget, cpu_games=cpu_games)
     cfg = configuration(SIZES, size, None)
     if seeds:
         cfg["cpu"] = [dict(g, points=seeds) for g in cfg["cpu"]]
