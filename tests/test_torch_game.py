@@ -190,3 +190,35 @@ def test_a_time_window_longer_than_the_series_is_refused():
     X = np.zeros((2, 5, 3))
     with pytest.raises(ValueError, match=r"groups=\('time', 8\): the window is longer than the inputs' 5 steps"):
         fs.explain(lambda A: A.sum(axis=(1, 2)), X, background=X[:1], groups=("time", 8), progress=False)
+
+
+def test_a_modules_cost_counts_its_multiply_adds_on_meta_tensors():
+    """The cost model counts each layer's multiply-adds from the shapes it sees (strides, pooling, recurrent steps,
+    attention), without computing or copying anything; a module that does not run on meta tensors keeps the upper
+    bound; a GPU's unit cost is the GPU's."""
+    from fairshare.games.cost import torch_macs, torch_row_seconds
+
+    nn = torch.nn
+    strided = nn.Sequential(nn.Conv2d(3, 8, 3, stride=2, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                            nn.Conv2d(8, 4, 1), nn.Flatten(), nn.Linear(4 * 8 * 8, 10))
+    assert torch_macs(strided, (3, 32, 32)) == 8 * 16 * 16 * 27 + 4 * 8 * 8 * 8 + 10 * 256
+
+    class Recurrent(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lstm, self.attend = nn.LSTM(8, 16, num_layers=2, batch_first=True), nn.MultiheadAttention(16, 2,
+                                                                                                      batch_first=True)
+
+        def forward(self, x):
+            h = self.lstm(x)[0]
+            return self.attend(h, h, h)[0].sum(dim=1)
+
+    lstm = 10 * 4 * 16 * ((8 + 16) + (16 + 16))                   # 10 steps, 4 gates, two layers
+    attention = 10 * (4 * 16 * 16 + 2 * 10 * 16)                  # projections and scores of 10 tokens
+    net = Recurrent()
+    before = [p.detach().clone() for p in net.parameters()]
+    assert torch_macs(net, (10, 8)) == lstm + attention
+    assert all(torch.equal(a, b) for a, b in zip(before, net.parameters()))          # nothing moved or copied
+    assert torch_macs(torch.jit.script(nn.Linear(3, 2)), (3,)) is None              # TorchScript: the upper bound
+    assert torch_row_seconds(torch.jit.script(nn.Linear(3, 2)), (3,)) > 0
+    assert torch_row_seconds(strided, (3, 32, 32), "cuda") < 1e-3 * torch_row_seconds(strided, (3, 32, 32))

@@ -110,6 +110,7 @@ class TorchGame(Game):
         self.row_batch = int(batch_size) if fixed else max(1, elements // numel)
         self.coalition_batch = max(1, self.row_batch // self.n_background)     # coalitions per forward pass
         self.seconds = 0.0              # time spent in masking and forward passes (the model's share of a run)
+        self._row_cost: float | None = None
         self._threads = torch.get_num_threads()     # torch's threads as the caller has them, kept (see _sync)
 
     @staticmethod
@@ -135,10 +136,12 @@ class TorchGame(Game):
         return owner, len(groups)
 
     def cost(self) -> float:
-        """Predicted seconds per evaluation: one forward pass of one input (:mod:`fairshare.games.cost`)."""
-        one = torch_row_seconds(self.module, tuple(self.x.shape)) if hasattr(self.module, "modules") else \
-            self.x.numel() * CELL_SECONDS
-        return one * self.n_background
+        """Predicted seconds per evaluation: one forward pass of one input on the game's device, its multiply-adds
+        counted once (:mod:`fairshare.games.cost`)."""
+        if self._row_cost is None:
+            self._row_cost = torch_row_seconds(self.module, tuple(self.x.shape), self.device.type) \
+                if hasattr(self.module, "modules") else self.x.numel() * CELL_SECONDS
+        return self._row_cost * self.n_background
 
     def _sync(self) -> None:
         """Wait for the device; and keep torch's threads as the caller had them: numba's OpenMP pool (fairshare's
