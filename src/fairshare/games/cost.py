@@ -168,7 +168,8 @@ def _layer_macs(layer: Any, inputs: tuple, output: Any) -> float:
     if isinstance(layer, nn.Bilinear):
         return float(out.numel()) * layer.in1_features * layer.in2_features
     if isinstance(layer, nn.RNNBase):                      # per step, direction and layer: gates x hidden x inputs
-        gates, dirs, hidden = {"LSTM": 4, "GRU": 3}.get(layer.mode, 1), 2 if layer.bidirectional else 1, layer.hidden_size
+        gates, hidden = {"LSTM": 4, "GRU": 3}.get(layer.mode, 1), layer.hidden_size
+        dirs = 2 if layer.bidirectional else 1
         steps = float(inputs[0].numel()) / inputs[0].shape[-1]
         widths = [layer.input_size] + [hidden * dirs] * (layer.num_layers - 1)
         return steps * dirs * sum(gates * hidden * (w + hidden) for w in widths)
