@@ -114,6 +114,8 @@ class Counted:
                 self.inner, self.rows, self.seconds = inner, 0, 0.0
 
             def forward(self, x):
+                if x.device.type == "meta":              # fairshare's count of the network's work: no model call
+                    return self.inner(x)
                 self.rows += int(x.shape[0])
                 _sync(x.device.type)
                 start = time.perf_counter()
