@@ -82,12 +82,13 @@ def row_seconds(model: Any, n_features: int, n_strings: int = 0) -> float:
             + _work_seconds(model, n_features))
 
 
-def torch_row_seconds(module: Any, input_shape: tuple[int, ...] | None, device: str = "cpu") -> float:
-    """Predicted seconds of one input of ``input_shape`` (no batch dimension) in a torch module on ``device``: its
-    multiply-adds, counted on meta tensors (shapes only, nothing computed: :func:`torch_macs`) times a unit cost, the
-    CPU's or a GPU's. Where the module does not run on meta tensors, an upper bound: a linear layer's weights once and
-    a convolution's at every position of the input's spatial grid (strides and pooling shrink later grids; 200x over
-    on a ResNet-50).
+def torch_row_seconds(module: Any, input_shape: tuple[int, ...] | None, device: str = "cpu",
+                      dtype: Any = None) -> float:
+    """Predicted seconds of one input of ``input_shape`` (no batch dimension, of ``dtype``: float32 by default) in a
+    torch module on ``device``: its multiply-adds, counted on meta tensors (shapes only, nothing computed:
+    :func:`torch_macs`) times a unit cost, the CPU's or a GPU's. Where the module does not run on meta tensors, an
+    upper bound: a linear layer's weights once and a convolution's at every position of the input's spatial grid
+    (strides and pooling shrink later grids; 200x over on a ResNet-50).
 
     Measured on the 2-core CPU, counted against timed: ResNet-50 (width 8) 0.96x on 112 x 112 and 0.91x on
     224 x 224, a two-layer CNN 2x, a one-layer CNN 0.4x. On an H200, ResNet-50 (width 64, 224 x 224): 4.09e9
@@ -102,8 +103,11 @@ def torch_row_seconds(module: Any, input_shape: tuple[int, ...] | None, device: 
     >>> conv = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, stride=2, padding=1))
     >>> torch_macs(conv, (3, 32, 32))                     # 8 x 16 x 16 outputs, 27 multiply-adds each
     55296.0
+    >>> bag = torch.nn.Sequential(torch.nn.Embedding(50, 8), torch.nn.Flatten(), torch.nn.Linear(7 * 8, 2))
+    >>> torch_macs(bag, (7,), torch.long)                 # token ids: the input's own dtype
+    112.0
     """
-    macs = torch_macs(module, input_shape) if input_shape is not None else None
+    macs = torch_macs(module, input_shape, dtype) if input_shape is not None else None
     if macs is None:
         spatial = float(np.prod(input_shape[1:])) if input_shape is not None and len(input_shape) > 1 else 1.0
         macs = 0.0
@@ -115,7 +119,7 @@ def torch_row_seconds(module: Any, input_shape: tuple[int, ...] | None, device: 
     return macs * (_TORCH_GPU_FLOP_SECONDS if str(device).startswith("cuda") else _TORCH_FLOP_SECONDS)
 
 
-def torch_macs(module: Any, input_shape: tuple[int, ...]) -> float | None:
+def torch_macs(module: Any, input_shape: tuple[int, ...], dtype: Any = None) -> float | None:
     """Multiply-adds of one input of ``input_shape`` in ``module``: a forward pass of two inputs on meta tensors (the
     module's parameters and buffers replaced by empty ones of the same shapes; nothing is computed or copied), each
     convolution, linear layer, recurrent layer and attention counted from the shapes it sees; None where the module
@@ -136,7 +140,8 @@ def torch_macs(module: Any, input_shape: tuple[int, ...]) -> float | None:
         hooks = [m.register_forward_hook(count) for m in module.modules() if _counted(m)]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            torch.func.functional_call(module, state, (torch.empty((2,) + tuple(input_shape), device="meta"),))
+            x = torch.empty((2,) + tuple(input_shape), device="meta", dtype=dtype or torch.float32)
+            torch.func.functional_call(module, state, (x,))
     except Exception:  # noqa: BLE001 - a module that cannot run on meta tensors keeps the upper bound
         return None
     finally:

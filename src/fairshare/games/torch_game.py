@@ -139,7 +139,7 @@ class TorchGame(Game):
         """Predicted seconds per evaluation: one forward pass of one input on the game's device, its multiply-adds
         counted once (:mod:`fairshare.games.cost`)."""
         if self._row_cost is None:
-            self._row_cost = torch_row_seconds(self.module, tuple(self.x.shape), self.device.type) \
+            self._row_cost = torch_row_seconds(self.module, tuple(self.x.shape), self.device.type, self.x.dtype) \
                 if hasattr(self.module, "modules") else self.x.numel() * CELL_SECONDS
         return self._row_cost * self.n_background
 
