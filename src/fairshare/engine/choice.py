@@ -176,7 +176,7 @@ def _surrogate_pays(game: Game, cap: int, n: int) -> tuple[bool, str]:
         return False, (f"the budget covers over 1/{COVERAGE_SHARE} of the 2^{n} coalitions, where plain regression "
                        "drawn without replacement is nearly exact (the surrogates need draws with replacement)")
     if game.kind in NO_TREE_KINDS:
-        return False, ("a torch module's game: the surrogate regression's symmetric features measured 2.8-3.3x more "
+        return False, ("a torch module's game: the surrogate regression's symmetric features measured 2.7-3.4x more "
                        "accurate than the tree control variate (a random ResNet-50, 196 patches, 1,000-4,000 "
                        "evaluations)")
     if importlib.util.find_spec("xgboost") is None:
