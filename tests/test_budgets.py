@@ -178,8 +178,8 @@ def test_every_method_auto_picks_for_tables_stays_within_the_budget(what, n, bud
     assert model.rows / 3 <= 2 * budget and np.all(e.n_evaluations <= budget), (model.rows / 3, budget)
 
 
-_SEQUENCES = [("exact", 3, None, "exact"), ("permutation", 6, 20, "permutation"), ("surrogate-regression", 6, 200, "surrogate-regression"),
-              ("pairs", 6, 200, "iq-regression")]
+_SEQUENCES = [("exact", 3, None, "exact"), ("permutation", 6, 20, "permutation"),
+              ("surrogate-regression", 6, 200, "surrogate-regression"), ("pairs", 6, 200, "iq-regression")]
 
 
 @pytest.mark.parametrize("what, steps, budget, method", _SEQUENCES, ids=[c[0] for c in _SEQUENCES])

@@ -102,9 +102,10 @@ def test_predict_proba_twice_in_a_process_in_a_fresh_process_and_from_the_cache_
 
 
 # ------------------------------------------------------------------------------- auto on cheap models
-def test_auto_takes_plain_regression_for_a_cheap_pipeline_and_a_torch_mlp():
+def test_auto_takes_no_tree_control_variate_for_a_cheap_pipeline_and_a_torch_mlp():
     """Row 2: a ColumnTransformer pipeline (12 features, 2072 evaluations) and a torch MLP (budget 200) are cheap:
-    auto does not add the surrogates' fits (which cost 0.3-0.9 s here), and says why."""
+    auto does not add the tree surrogates' fits (which cost 0.3-0.9 s here), and says why; it runs the surrogate
+    regression, whose Walsh surrogate costs milliseconds."""
     pipe, frame = adult_pipeline()
     e = fs.explain(pipe, frame.iloc[:2], background=frame.iloc[:50], seed=0, progress=False)
     assert e.method == "surrogate-regression" and e.info["budget"] == 2072

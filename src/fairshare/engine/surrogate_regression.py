@@ -328,10 +328,9 @@ SPECS = [
         name="surrogate-regression", indices=("any semivalue",),
         description="regression with a penalized interaction surrogate: Walsh products of 3 and 5 players (and 2 "
                     "unpaired) and functions of the coalition's size fitted with the additive design, given their "
-                    "exact values; surrogate and penalty by "
-                    "leave-one-out error, the plain regression where none helps; even_model: unpaired draws with the "
-                    "products of two players fitted (kADDSHAP's design) where the budget affords them; auto's "
-                    "method for Shapley, Banzhaf and beta values",
+                    "exact values; surrogate and penalty by leave-one-out error, the plain regression where none "
+                    "helps; even_model: unpaired draws with the products of two players fitted (kADDSHAP's design) "
+                    "where the budget affords them; auto's method for Shapley, Banzhaf and beta values",
         plan=_plan_surrogate, sampler=_sampler, solver=_solver,
         options=(DISTRIBUTION, TAU, REPLACEMENT, PAIRED, LAM, COUNTS, COMPLETE, SURROGATE, ORDER, FOLDS, EVEN, SHRINK),
         min_budget=min_budget, validate=_check, default_for={"shapley": 25, "banzhaf": 25, "any semivalue": 16}),
