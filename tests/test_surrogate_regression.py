@@ -334,3 +334,31 @@ def test_auto_gives_a_torch_modules_game_the_surrogate_regression_not_the_tree_c
     choice = choose(game, sv, budget=4000)
     assert game.n_players == 64 and game.cost() * 4000 > 5.0       # a cost the tree control variate's fits pay
     assert choice.method == "surrogate-regression" and "torch module" in choice.reason
+
+
+def test_the_wide_candidates_fit_every_product_of_three_where_the_three_screened_ones_cannot(monkeypatch):
+    """A game of 14 players whose odd part is spread over all 364 products of three (plus an even size effect): at
+    100n the wide candidate holds every product and the estimate is near exact; the three screened candidates (the
+    regime where fewer than 30% of the products fit) hold ~180 of them and stay at the plain regression's error."""
+    import itertools
+
+    from fairshare.engine import surrogate_fit
+
+    n = 14
+    rng = np.random.default_rng(3)
+    T3 = np.array(list(itertools.combinations(range(n), 3)))
+    c3, a = rng.normal(size=len(T3)) * 0.05, rng.normal(size=n)
+
+    def f(Z):
+        return Z @ a + walsh_products(2.0 * Z - 1.0, T3) @ c3 + 0.3 * Z.sum(axis=1) ** 2 / n
+
+    game = fs.games.FunctionGame(f, n_players=n)
+    truth = fs.exact(game, "shapley").values
+    wide = fs.estimate(game, "shapley", budget=100 * n, seed=0)
+    assert wide.info["surrogate"]["kind"] == "walsh-3-wide"
+    monkeypatch.setattr(surrogate_fit, "complete_cap", lambda rows, n_players: 0)
+    screened = fs.estimate(game, "shapley", budget=100 * n, seed=0)
+    assert not screened.info["surrogate"]["kind"].endswith("wide")
+    plain = fs.estimate(game, "shapley", budget=100 * n, seed=0, method="regression")
+    assert rel_error(wide.values, truth) < 1e-6 < 1e-4 < rel_error(screened.values, truth)
+    assert rel_error(screened.values, truth) > 0.5 * rel_error(plain.values, truth)

@@ -14,13 +14,17 @@ stay unpenalized, the fit's residual is orthogonal to them and has zero value fo
 game orthogonal to the additive games in the regression's weights is zero, Lemma 3.4 / Theorem 2.1): the surrogate
 moves no value at the population level, it only takes noise out of the sampled fit. Its products are those of three
 players (and of five, scaled, with players weighted by their plain values) among the players that matter most
-as many as keep the work of every candidate's fit within ``_WORK`` multiply-adds (:func:`feature_cap`: every product
-of three players at small budgets, where the kernel form is cheap; ~100-200 at 100n): tens of milliseconds per row.
+as many as keep the work of every candidate's fit within a budget (:mod:`fairshare.engine.surrogate_candidates`:
+every product of three players at small budgets, where the kernel form is cheap; ~100-200 at 100n): tens of
+milliseconds per row.
 The candidates share one decomposition of the design and their feature blocks (:class:`_Blocks`); each costs one
 eigendecomposition. Where the rows' coalitions have enough distinct sizes, the *symmetric features* (functions of the
 coalition's size alone, :mod:`fairshare.engine.size_features`) are a candidate on their own and join every other:
 the part of a game that moves with how many players are in, not which (an image model's output as more patches are
 kept), which paired regression fitted only linearly (2.8x lower error on a random ResNet-50 of 196 patches).
+Where at least 30% of all products of three players fit within ~20 ms (``complete_cap``: up to ~20 players at
+100n), the *wide* candidates hold them all (or as many as fit), unweighted, beside one screened candidate: on the
+12-20 player pairs of ``bench default`` 1.1-2.2x lower error at 30n and 1.1-13x at 100n than the three screened ones.
 
 Which surrogate and penalty: the one with the least *leave-one-out* error of the fit (exact, from the leverages),
 the plain regression (no surrogate) among the candidates; it is taken only when it beats the plain fit by more than
@@ -64,76 +68,19 @@ from .ridge_path import RidgePath, gram_basis, one_thread
 from .samplers.sample import CoalitionSample
 from .screening import pair_scores, screened_triples
 from .size_features import MIN_SIZES, legendre, size_degrees, size_values
+from .surrogate_candidates import (WIDE_SECONDS, Candidate, candidates, complete_cap, feature_cap, fit_seconds,
+                                   wide_candidates)
 from .surrogate_errors import significant
 from .walsh import semivalue_of_walsh, top_subsets, walsh_products
 
-__all__ = ["SurrogateFit", "fit_surrogate", "feature_cap", "PENALTIES", "MAX_PLAYERS"]
+__all__ = ["SurrogateFit", "fit_surrogate", "PENALTIES", "MAX_PLAYERS"]
 
 #: penalties tried, relative to the largest eigenvalue of the features' Gram matrix
 PENALTIES = (1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 #: the surrogate is fitted for games of at most this many players (the plain regression beyond)
 MAX_PLAYERS = 256
-#: most multiply-adds of all candidates' decompositions together: ~15 ms on one core (14 GFlop/s measured)
-_WORK = 2e8
-_MAX_FEATURES = 800
-_MIN_FEATURES = 40
 #: the scale of the products of five players against those of three
 _FIVE_SCALE = 0.3
-
-
-def feature_cap(rows: int, n_candidates: int = 1) -> int:
-    """How many Walsh products each of ``n_candidates`` fits on ``rows`` rows may use: with ``r = min(rows, q)``,
-    the smaller Gram matrix and the projected features (``2 rows q r`` multiply-adds) and its eigendecomposition
-    (``~22 r^3``, measured) within ``_WORK`` for all candidates together; ``q`` in [40, 800].
-
-    Examples
-    --------
-    >>> feature_cap(30), feature_cap(150), feature_cap(1000), feature_cap(1000, 3), feature_cap(2500, 3)
-    (800, 800, 182, 119, 96)
-    """
-    per = _WORK / max(n_candidates, 1)
-    q = _MAX_FEATURES
-    while q > _MIN_FEATURES and 2.0 * rows * q * min(rows, q) + 22.0 * min(rows, q) ** 3 > per:
-        q -= 1
-    return q
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """A surrogate: Walsh products of these degrees, each product weighted by its players' plain values relative to
-    the largest, to the power ``relevance`` (geometric mean over its players; 0: unweighted); with ``size``, the
-    symmetric features too (:mod:`fairshare.engine.size_features`)."""
-
-    degrees: tuple[int, ...]
-    relevance: float
-    size: bool = False
-
-    @property
-    def label(self) -> str:
-        walsh = "walsh-" + "+".join(map(str, self.degrees)) + (f"-weighted{self.relevance:g}" if self.relevance else "")
-        return ("size" + ("+" if self.degrees else "") if self.size else "") + (walsh if self.degrees else "")
-
-
-def candidates(paired: bool, order: int, even: bool = False, size: bool = False) -> list[Candidate]:
-    """The surrogates tried on a design: odd degrees (3, then 5) when pairs cancel the even part, degrees 2 and 3
-    otherwise; with ``size``, the symmetric features alone and with each of them.
-
-    Examples
-    --------
-    >>> [c.label for c in candidates(True, 5)]
-    ['walsh-3', 'walsh-3-weighted1', 'walsh-3+5-weighted2']
-    >>> [c.label for c in candidates(False, 3, size=True)]
-    ['size', 'size+walsh-2', 'size+walsh-2-weighted2', 'size+walsh-2+3-weighted2']
-    """
-    if order < 2:
-        return []
-    if paired or even:
-        out = [Candidate((3,), 0.0, size), Candidate((3,), 1.0, size)]
-        out += [Candidate((3, 5), 2.0, size)] if order >= 5 else []
-    else:
-        out = [Candidate((2,), 0.0, size), Candidate((2,), 2.0, size)]
-        out += [Candidate((2, 3), 2.0, size)] if order >= 3 else []
-    return ([Candidate((), 0.0, True)] if size else []) + out
 
 
 @dataclass
@@ -340,6 +287,7 @@ class _Blocks:
         parts = [((1, 0), np.ones(self.problem.n))] if self.problem.linear else []
         if cand.size:
             parts.append(((0, 0), np.ones(len(size_degrees(self.problem.paired)))))
+        cap = cand.cap or cap
         for k in cand.degrees:
             key = (k, cap if k == cand.degrees[0] else cap // 2)
             subsets = self.block(*key)[0]
@@ -384,6 +332,9 @@ def _fit(problem: _Problem, sv: Semivalue, order: int) -> SurrogateFit | None:
     score = _relevance(problem.values(plain.x) - problem.values(np.zeros_like(plain.x)))
     cands = candidates(problem.paired, order, problem.even_map is not None, problem.sized)
     cap = feature_cap(m, sum(1 for c in cands if c.degrees))
+    complete = complete_cap(m, problem.n) if problem.paired or problem.even_map is not None else 0
+    if complete:
+        cands = wide_candidates(cands, complete, fit_seconds(m, complete + complete // 2) <= WIDE_SECONDS)
     blocks = _Blocks(problem, sv, score, base[0])
     for cand in cands:
         F, Fh, value_map, gram = blocks.design(cand, cap)
@@ -412,10 +363,8 @@ def _fit(problem: _Problem, sv: Semivalue, order: int) -> SurrogateFit | None:
 def _maps(problem: _Problem, path: RidgePath, lam: float, plain: RidgePath,
           value_map: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The linear maps ``(d, m)`` of the whitened targets to the chosen fit's values and to the plain fit's; with the
-    even model's many columns, through the value map's rows (``d``) instead of the solution's (``p``)."""
-    if problem.even_map is None:
-        X, C = path.maps(lam)
-        return problem.x_map(X) + value_map @ C, problem.x_map(plain.maps(np.inf)[0])
+    even model's many columns, through the value map's rows (``d``) instead of the solution's (``p``), and without
+    forming the features' coefficient map (``q x m``: ``q r m`` multiply-adds, 3 ms of a 100n fit of 18 players)."""
     M = problem.x_map(np.eye(problem.A.shape[1]))
     return path.value_map(lam, M, value_map), plain.value_map(np.inf, M, value_map[:, :0])
 

@@ -1,0 +1,143 @@
+"""Which surrogates the regression tries, and how many Walsh products each holds
+(:mod:`fairshare.engine.surrogate_fit` fits them).
+
+Three *screened* candidates (products of three players screened by the pairs' even halves, unweighted and weighted by
+the players' plain values; with products of five) share :func:`feature_cap`'s number of products. Where at least 30%
+of all products of three players fit within ``WIDE_SECONDS`` (:func:`complete_cap`, from the fit's measured cost
+:func:`fit_seconds`), the *wide* candidates hold them all (or as many as fit) instead, beside one screened candidate
+(:func:`wide_candidates`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+__all__ = ["Candidate", "candidates", "wide_candidates", "feature_cap", "complete_cap", "fit_seconds", "WIDE_SECONDS"]
+
+#: most multiply-adds of all candidates' decompositions together: ~15 ms on one core (14 GFlop/s measured)
+_WORK = 2e8
+_MAX_FEATURES = 800
+_MIN_FEATURES = 40
+#: one thread's seconds per multiply-add of a fit's matrix products (``rows x q x r``: Gram, projections, maps) and
+#: per ``r^3`` of its eigendecomposition, measured (OpenBLAS, one core: 83 ms at ``r`` = 816, 12 ms at 377)
+_PRODUCT_SECONDS = 7.5e-11
+_EIGH_SECONDS = 2.3e-10
+#: the most seconds each wide candidate's fit may take (:func:`complete_cap`), and its most products
+WIDE_SECONDS = 0.02
+_MAX_WIDE = 1200
+#: the share of all products of three players the wide candidates must hold (:func:`complete_cap`)
+_WIDE_SHARE = 0.3
+
+def feature_cap(rows: int, n_candidates: int = 1) -> int:
+    """How many Walsh products each of ``n_candidates`` fits on ``rows`` rows may use: with ``r = min(rows, q)``,
+    the smaller Gram matrix and the projected features (``2 rows q r`` multiply-adds) and its eigendecomposition
+    (``~22 r^3``, measured) within ``_WORK`` for all candidates together; ``q`` in [40, 800].
+
+    Examples
+    --------
+    >>> feature_cap(30), feature_cap(150), feature_cap(1000), feature_cap(1000, 3), feature_cap(2500, 3)
+    (800, 800, 182, 119, 96)
+    """
+    per = _WORK / max(n_candidates, 1)
+    q = _MAX_FEATURES
+    while q > _MIN_FEATURES and 2.0 * rows * q * min(rows, q) + 22.0 * min(rows, q) ** 3 > per:
+        q -= 1
+    return q
+
+
+def fit_seconds(rows: int, q: int) -> float:
+    """One thread's seconds of one candidate's fit with ``q`` features on ``rows`` rows, as measured: its matrix
+    products (``rows q r`` multiply-adds) and its eigendecomposition (``r^3``), ``r = min(rows, q)``.
+
+    Examples
+    --------
+    >>> round(fit_seconds(900, 400), 3), round(fit_seconds(300, 1140), 3)
+    (0.026, 0.014)
+    """
+    r = min(rows, q)
+    return _PRODUCT_SECONDS * rows * q * r + _EIGH_SECONDS * r ** 3
+
+
+def complete_cap(rows: int, n_players: int) -> int:
+    """How many products of three players the *wide* candidates hold (every ``C(n, 3)`` where they fit within
+    ``WIDE_SECONDS`` of :func:`fit_seconds`, else as many as fit), where that is at least 30% of them; 0 where it
+    is fewer (then only :func:`feature_cap`'s three screened candidates).
+
+    Where most products of three fit, relevance weights and screening have little to choose, and a fit holding many
+    more products (unweighted) beat the three screened candidates holding fewer: on the 12-20 player pairs of
+    ``bench default`` 1.1-2.2x lower error at 30n, 1.1-13x at 100n (all 816 products of 18 players: 10x at 100n,
+    but at 170 ms a row). :func:`wide_candidates` keeps one screened candidate beside them for games of a few
+    strong products.
+
+    Examples
+    --------
+    >>> complete_cap(100, 20), complete_cap(900, 18), complete_cap(450, 30), complete_cap(2000, 40)
+    (1140, 363, 0, 0)
+    """
+    total = math.comb(n_players, 3)
+    q = min(total, _MAX_WIDE)
+    if fit_seconds(rows, q) > WIDE_SECONDS:
+        lo, hi = 0, q                                     # the most products within the time: bisection
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if fit_seconds(rows, mid) <= WIDE_SECONDS else (lo, mid - 1)
+        q = lo
+    return q if q > 0 and q >= _WIDE_SHARE * total else 0
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A surrogate: Walsh products of these degrees, each product weighted by its players' plain values relative to
+    the largest, to the power ``relevance`` (geometric mean over its players; 0: unweighted); with ``size``, the
+    symmetric features too (:mod:`fairshare.engine.size_features`); ``cap``: its own number of products of its
+    first degree (0: the fit's :func:`feature_cap`; labelled ``wide``, :func:`complete_cap`'s)."""
+
+    degrees: tuple[int, ...]
+    relevance: float
+    size: bool = False
+    cap: int = 0
+
+    @property
+    def label(self) -> str:
+        walsh = "walsh-" + "+".join(map(str, self.degrees)) + (f"-weighted{self.relevance:g}" if self.relevance else "")
+        walsh += "-wide" if self.cap else ""
+        return ("size" + ("+" if self.degrees else "") if self.size else "") + (walsh if self.degrees else "")
+
+
+def candidates(paired: bool, order: int, even: bool = False, size: bool = False) -> list[Candidate]:
+    """The surrogates tried on a design: odd degrees (3, then 5) when pairs cancel the even part, degrees 2 and 3
+    otherwise; with ``size``, the symmetric features alone and with each of them.
+
+    Examples
+    --------
+    >>> [c.label for c in candidates(True, 5)]
+    ['walsh-3', 'walsh-3-weighted1', 'walsh-3+5-weighted2']
+    >>> [c.label for c in candidates(False, 3, size=True)]
+    ['size', 'size+walsh-2', 'size+walsh-2-weighted2', 'size+walsh-2+3-weighted2']
+    """
+    if order < 2:
+        return []
+    if paired or even:
+        out = [Candidate((3,), 0.0, size), Candidate((3,), 1.0, size)]
+        out += [Candidate((3, 5), 2.0, size)] if order >= 5 else []
+    else:
+        out = [Candidate((2,), 0.0, size), Candidate((2,), 2.0, size)]
+        out += [Candidate((2, 3), 2.0, size)] if order >= 3 else []
+    return ([Candidate((), 0.0, True)] if size else []) + out
+
+
+def wide_candidates(cands: list[Candidate], cap: int, five: bool) -> list[Candidate]:
+    """:func:`complete_cap`'s regime: the symmetric features alone, every product of three unweighted (and with those
+    of five weighted where that fit is as cheap), and the screened products of three at :func:`feature_cap`'s number
+    (a game of a few strong products, which the many penalized products blur).
+
+    Examples
+    --------
+    >>> [c.label for c in wide_candidates(candidates(True, 5, size=True), 816, False)]
+    ['size', 'size+walsh-3-wide', 'size+walsh-3']
+    """
+    wide = [dataclasses.replace(c, cap=cap) for c in cands
+            if c.degrees == (3,) and not c.relevance or five and len(c.degrees) > 1]
+    return [c for c in cands if not c.degrees] + wide + [c for c in cands if c.degrees == (3,) and not c.relevance]
