@@ -362,3 +362,28 @@ def test_the_wide_candidates_fit_every_product_of_three_where_the_three_screened
     plain = fs.estimate(game, "shapley", budget=100 * n, seed=0, method="regression")
     assert rel_error(wide.values, truth) < 1e-6 < 1e-4 < rel_error(screened.values, truth)
     assert rel_error(screened.values, truth) > 0.5 * rel_error(plain.values, truth)
+
+
+def test_the_screened_products_are_taken_from_the_wide_block_with_the_same_values(monkeypatch):
+    """In the wide regime the screened candidate's products are columns of the wide block (not built again): the
+    estimate (whichever candidate the leave-one-out error takes) equals, to rounding, the one that builds them anew."""
+    from fairshare.engine import surrogate_fit
+
+    taken = []
+    within = surrogate_fit._Blocks._within
+    monkeypatch.setattr(surrogate_fit._Blocks, "_within",
+                        lambda self, k, s: taken.append(within(self, k, s)) or taken[-1])
+    n = 16
+    a = np.r_[np.linspace(3.0, 1.0, 10), np.full(6, 0.2)]
+    T3 = np.array([[11, 13, 14], [12, 13, 14]])
+
+    def f(Z):
+        return Z @ a + walsh_products(2.0 * Z - 1.0, T3) @ [0.8, -0.6]
+
+    game = fs.games.FunctionGame(f, n_players=n)
+    reused = fs.estimate(game, "shapley", budget=480, seed=0)
+    assert [t is not None for t in taken] == [False, False, True]      # built: wide 3, wide 5; taken: screened
+    monkeypatch.setattr(surrogate_fit._Blocks, "_within", lambda self, k, s: None)
+    built = fs.estimate(game, "shapley", budget=480, seed=0)
+    np.testing.assert_allclose(reused.values, built.values, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(reused.stderr, built.stderr, rtol=0, atol=1e-12)

@@ -34,11 +34,9 @@ regression's own values and error bars are returned bit for bit. No evaluation i
 Measured on tuning games (sklearn's wine SVM, diabetes MLP, breast-cancer MLP and xgboost; n = 10-30): 2-5x lower
 error than paired regression at 10n-30n evaluations and 3-1000x at 100n; fitting the surrogate on other folds
 (cross-fitting) lost 1.5-10x of that gain, so every row enters the fit and the choice is cross-validated instead.
-On the pairs not tuned on (``benchmarks/results/default``): with up to 800 products and four candidates, median
-2.5-3.1x lower error than paired regression at 15-1400 ms per row; with the features capped by the cost of the fit
-(three candidates, ~100-200 products at 100n), median 1.55-1.7x at 20-160 ms on a busy machine (plain regression:
-15-93 ms there). The cells below 1x (german credit MLP: 0.97x at 30n, 0.81x at 100n; 3 seeds x 3 rows) are the
-noise of nine runs: over 8 seeds x 3 rows the surrogate is 1.22x and 1.34x more accurate there.
+On the pairs not tuned on (``benchmarks/results/default``, 3 seeds x 3 rows, one thread): median 2.1x / 3.1x / 3.0x
+lower error than paired regression at 10n / 30n / 100n, at least 1.0x in every cell, at 1-41 ms per row at 100n and
+n <= 30 (plain regression: 1-5 ms).
 
 Designs: paired for symmetric semivalues (odd products); unpaired (an asymmetric semivalue, or ``paired=False``:
 kADDSHAP's design) fits the even products of two players too, from ``2 + n + C(n, 2)`` evaluations on. With the even
@@ -261,10 +259,30 @@ class _Blocks:
                 return self.blocks[key]
             subsets = np.arange(p.n)[:, None] if k == 1 else screened_triples(p.pairs, self.score, cap) \
                 if k == 3 and p.pairs is not None else top_subsets(self.score, k, cap)
+            within = self._within(k, subsets)
+            if within is not None:                        # the screened products: columns of the wide block's
+                block, cols = within
+                self.blocks[key] = (subsets, block[1][:, cols], block[2][:, cols], block[3][:, cols])
+                return self.blocks[key]
             ones = np.ones(subsets.shape[0])
             F = p.features(subsets, ones)
             self.blocks[key] = (subsets, F, F - self.Ua @ (self.Ua.T @ F), p.value_map(self.sv, subsets, ones))
         return self.blocks[key]
+
+    def _within(self, k: int, subsets: np.ndarray) -> tuple[tuple, np.ndarray] | None:
+        """A block already built of products of ``k`` players that holds every one of ``subsets``, and their
+        columns in it (or None)."""
+        weights = self.problem.n ** np.arange(k, dtype=np.int64)[::-1]
+        codes = subsets @ weights
+        for (kk, _), block in self.blocks.items():
+            if kk != k or block[0].shape[0] < subsets.shape[0]:
+                continue
+            have = block[0] @ weights
+            order = np.argsort(have, kind="stable")
+            at = np.minimum(np.searchsorted(have[order], codes), have.size - 1)
+            if np.array_equal(have[order][at], codes):
+                return block, order[at]
+        return None
 
     def gram(self, a: tuple, b: tuple) -> np.ndarray:
         if (a, b) not in self.grams:

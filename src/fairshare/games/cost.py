@@ -123,7 +123,14 @@ def torch_macs(module: Any, input_shape: tuple[int, ...], dtype: Any = None) -> 
     """Multiply-adds of one input of ``input_shape`` in ``module``: a forward pass of two inputs on meta tensors (the
     module's parameters and buffers replaced by empty ones of the same shapes; nothing is computed or copied), each
     convolution, linear layer, recurrent layer and attention counted from the shapes it sees; None where the module
-    does not run so (TorchScript, data-dependent steps) or holds none of those layers."""
+    does not run so (TorchScript, data-dependent steps) or holds none of those layers.
+
+    Examples
+    --------
+    >>> import torch
+    >>> torch_macs(torch.nn.Sequential(torch.nn.Linear(10, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1)), (10,))
+    44.0
+    """
     import warnings
 
     import torch
