@@ -2,8 +2,8 @@
 (:mod:`fairshare.engine.surrogate_fit` fits them).
 
 Three *screened* candidates (products of three players screened by the pairs' even halves, unweighted and weighted by
-the players' plain values; with products of five) share :func:`feature_cap`'s number of products. Where at least 30%
-of all products of three players fit within ``WIDE_SECONDS`` (:func:`complete_cap`, from the fit's measured cost
+the players' plain values; with products of five) share :func:`feature_cap`'s number of products. Where more
+products of three players than that fit within ``WIDE_SECONDS`` (:func:`complete_cap`, from the fit's measured cost
 :func:`fit_seconds`), the *wide* candidates hold them all (or as many as fit) instead, beside one screened candidate
 (:func:`wide_candidates`).
 """
@@ -27,8 +27,6 @@ _EIGH_SECONDS = 2.3e-10
 #: the most seconds each wide candidate's fit may take (:func:`complete_cap`), and its most products
 WIDE_SECONDS = 0.02
 _MAX_WIDE = 1200
-#: the share of all products of three players the wide candidates must hold (:func:`complete_cap`)
-_WIDE_SHARE = 0.3
 
 def feature_cap(rows: int, n_candidates: int = 1) -> int:
     """How many Walsh products each of ``n_candidates`` fits on ``rows`` rows may use: with ``r = min(rows, q)``,
@@ -60,21 +58,24 @@ def fit_seconds(rows: int, q: int) -> float:
     return _PRODUCT_SECONDS * rows * q * r + _EIGH_SECONDS * r ** 3
 
 
-def complete_cap(rows: int, n_players: int) -> int:
-    """How many products of three players the *wide* candidates hold (every ``C(n, 3)`` where they fit within
-    ``WIDE_SECONDS`` of :func:`fit_seconds`, else as many as fit), where that is at least 30% of them; 0 where it
-    is fewer (then only :func:`feature_cap`'s three screened candidates).
+def complete_cap(rows: int, n_players: int, screened: int = 0) -> int:
+    """How many products of three players the *wide* candidates hold: every ``C(n, 3)`` where they fit within
+    ``WIDE_SECONDS`` of :func:`fit_seconds`, else as many as fit (at most 1,200), where that is more than the
+    ``screened`` candidates' number; 0 where it is not (then only :func:`feature_cap`'s screened candidates).
 
-    Where most products of three fit, relevance weights and screening have little to choose, and a fit holding many
-    more products (unweighted) beat the three screened candidates holding fewer: on the 12-20 player pairs of
-    ``bench default`` 1.1-2.2x lower error at 30n, 1.1-13x at 100n (all 816 products of 18 players: 10x at 100n,
-    but at 170 ms a row). :func:`wide_candidates` keeps one screened candidate beside them for games of a few
-    strong products.
+    A fit holding many more products (unweighted, the most relevant by the screening) beat the three screened
+    candidates holding fewer on every pair of ``bench default`` it was measured on: 1.1-2.2x lower error at 30n and
+    1.1-13x at 100n at 12-20 players, where most products fit (all 816 products of 18 players: 10x at 100n, but at
+    170 ms a row); at 40-50 players, where ~300 of 10,000-20,000 fit at 100n, 1.3-1.4x at 10n, 1.1-1.3x at 30n and
+    1.2-3.4x at 100n (nhanes / xgboost, brca / MLP), and 1.3-1.6x on a CNN's 64 patches. :func:`wide_candidates`
+    keeps one screened candidate beside them for games of a few strong products.
 
     Examples
     --------
-    >>> complete_cap(100, 20), complete_cap(900, 18), complete_cap(450, 30), complete_cap(2000, 40)
-    (1140, 363, 0, 0)
+    >>> complete_cap(100, 20), complete_cap(900, 18), complete_cap(450, 30), complete_cap(2000, 40, screened=103)
+    (1140, 363, 399, 301)
+    >>> complete_cap(50_000, 64, screened=80)                     # no more products than the screened ones: none
+    0
     """
     total = math.comb(n_players, 3)
     q = min(total, _MAX_WIDE)
@@ -84,7 +85,7 @@ def complete_cap(rows: int, n_players: int) -> int:
             mid = (lo + hi + 1) // 2
             lo, hi = (mid, hi) if fit_seconds(rows, mid) <= WIDE_SECONDS else (lo, mid - 1)
         q = lo
-    return q if q > 0 and q >= _WIDE_SHARE * total else 0
+    return q if q > max(screened, 0) else 0
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,10 @@ eigendecomposition. Where the rows' coalitions have enough distinct sizes, the *
 coalition's size alone, :mod:`fairshare.engine.size_features`) are a candidate on their own and join every other:
 the part of a game that moves with how many players are in, not which (an image model's output as more patches are
 kept), which paired regression fitted only linearly (2.8x lower error on a random ResNet-50 of 196 patches).
-Where at least 30% of all products of three players fit within ~20 ms (``complete_cap``: up to ~20 players at
-100n), the *wide* candidates hold them all (or as many as fit), unweighted, beside one screened candidate: on the
-12-20 player pairs of ``bench default`` 1.1-2.2x lower error at 30n and 1.1-13x at 100n than the three screened ones.
+Where more products of three players than the screened candidates hold fit within ~20 ms (``complete_cap``: all of
+them up to ~20 players at 30n, ~300-400 at 100n), the *wide* candidates hold them all (or as many as fit), unweighted,
+beside one screened candidate: on the pairs of ``bench default`` 1.1-2.2x lower error at 30n and 1.1-13x at 100n
+than the three screened ones at 12-20 players, 1.2-3.4x at 40-50 players.
 
 Which surrogate and penalty: the one with the least *leave-one-out* error of the fit (exact, from the leverages),
 the plain regression (no surrogate) among the candidates; it is taken only when it beats the plain fit by more than
@@ -350,7 +351,7 @@ def _fit(problem: _Problem, sv: Semivalue, order: int) -> SurrogateFit | None:
     score = _relevance(problem.values(plain.x) - problem.values(np.zeros_like(plain.x)))
     cands = candidates(problem.paired, order, problem.even_map is not None, problem.sized)
     cap = feature_cap(m, sum(1 for c in cands if c.degrees))
-    complete = complete_cap(m, problem.n) if problem.paired or problem.even_map is not None else 0
+    complete = complete_cap(m, problem.n, cap) if problem.paired or problem.even_map is not None else 0
     if complete:
         cands = wide_candidates(cands, complete, fit_seconds(m, complete + complete // 2) <= WIDE_SECONDS)
     blocks = _Blocks(problem, sv, score, base[0])
