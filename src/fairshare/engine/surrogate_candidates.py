@@ -14,7 +14,10 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-__all__ = ["Candidate", "candidates", "wide_candidates", "feature_cap", "complete_cap", "fit_seconds", "WIDE_SECONDS"]
+from .screening import RANK_POOL
+
+__all__ = ["Candidate", "candidates", "wide_candidates", "feature_cap", "complete_cap", "ranks", "fit_seconds",
+           "WIDE_SECONDS"]
 
 #: most multiply-adds of all candidates' decompositions together: ~15 ms on one core (14 GFlop/s measured)
 _WORK = 2e8
@@ -27,6 +30,12 @@ _EIGH_SECONDS = 2.3e-10
 #: the most seconds each wide candidate's fit may take (:func:`complete_cap`), and its most products
 WIDE_SECONDS = 0.02
 _MAX_WIDE = 1200
+#: the wide candidates' products of three are ranked by a first fit (:func:`ranks`) where there are at least this
+#: many rows per product kept (fewer: the choice fits the sample's noise, and the error bars' coverage fell to
+#: 0.84-0.89 at 30n on brca and nhanes at 2 rows); one thread's seconds per row and pooled product of that
+#: ranking, measured
+_RANK_ROWS = 3
+_RANK_SECONDS = 1.2e-8
 
 def feature_cap(rows: int, n_candidates: int = 1) -> int:
     """How many Walsh products each of ``n_candidates`` fits on ``rows`` rows may use: with ``r = min(rows, q)``,
@@ -60,8 +69,9 @@ def fit_seconds(rows: int, q: int) -> float:
 
 def complete_cap(rows: int, n_players: int, screened: int = 0) -> int:
     """How many products of three players the *wide* candidates hold: every ``C(n, 3)`` where they fit within
-    ``WIDE_SECONDS`` of :func:`fit_seconds`, else as many as fit (at most 1,200), where that is more than the
-    ``screened`` candidates' number; 0 where it is not (then only :func:`feature_cap`'s screened candidates).
+    ``WIDE_SECONDS`` of :func:`fit_seconds`, else as many as fit (at most 1,200) with the seconds of ranking them
+    where :func:`ranks` does; where that is more than the ``screened`` candidates' number, else 0 (then only
+    :func:`feature_cap`'s screened candidates).
 
     A fit holding many more products (unweighted, the most relevant by the screening) beat the three screened
     candidates holding fewer on every pair of ``bench default`` it was measured on: 1.1-2.2x lower error at 30n and
@@ -73,19 +83,42 @@ def complete_cap(rows: int, n_players: int, screened: int = 0) -> int:
     Examples
     --------
     >>> complete_cap(100, 20), complete_cap(900, 18), complete_cap(450, 30), complete_cap(2000, 40, screened=103)
-    (1140, 363, 399, 301)
+    (1140, 288, 399, 185)
     >>> complete_cap(50_000, 64, screened=80)                     # no more products than the screened ones: none
     0
     """
     total = math.comb(n_players, 3)
-    q = min(total, _MAX_WIDE)
-    if fit_seconds(rows, q) > WIDE_SECONDS:
-        lo, hi = 0, q                                     # the most products within the time: bisection
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            lo, hi = (mid, hi) if fit_seconds(rows, mid) <= WIDE_SECONDS else (lo, mid - 1)
-        q = lo
+    q = _most_within(min(total, _MAX_WIDE), lambda q: fit_seconds(rows, q))
+    if q < total:                                         # ranked by a first fit of more of them: its seconds too
+        ranked = _most_within(q, lambda q: fit_seconds(rows, q) + _RANK_SECONDS * rows * min(RANK_POOL * q, total))
+        q = ranked if ranks(rows, ranked, n_players) else q
     return q if q > max(screened, 0) else 0
+
+
+def ranks(rows: int, q: int, n_players: int) -> bool:
+    """Whether the wide candidates' ``q`` products of three, fewer than all, are the best by a first fit of
+    ``RANK_POOL`` times as many (:func:`~fairshare.engine.screening.ridge_ranked`) rather than by their pairs: where
+    there are at least ``_RANK_ROWS`` rows per product (on the benchmark's pairs at 100n, 3.1x lower error on
+    communities / gradient boosting, 1.1-1.8x on german credit, nhanes and brca).
+
+    Examples
+    --------
+    >>> ranks(900, 288, 18), ranks(900, 816, 18), ranks(600, 386, 40)
+    (True, False, False)
+    """
+    return 0 < q < math.comb(n_players, 3) and rows >= _RANK_ROWS * q
+
+
+def _most_within(most: int, seconds) -> int:
+    """The largest ``q <= most`` with ``seconds(q) <= WIDE_SECONDS`` (0 if none), by bisection (``seconds`` grows
+    with ``q``)."""
+    if seconds(most) <= WIDE_SECONDS:
+        return most
+    lo, hi = 0, most
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if seconds(mid) <= WIDE_SECONDS else (lo, mid - 1)
+    return lo
 
 
 @dataclass(frozen=True)

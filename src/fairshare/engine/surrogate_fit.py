@@ -23,9 +23,12 @@ coalition's size alone, :mod:`fairshare.engine.size_features`) are a candidate o
 the part of a game that moves with how many players are in, not which (an image model's output as more patches are
 kept), which paired regression fitted only linearly (2.8x lower error on a random ResNet-50 of 196 patches).
 Where more products of three players than the screened candidates hold fit within ~20 ms (``complete_cap``: all of
-them up to ~20 players at 30n, ~300-400 at 100n), the *wide* candidates hold them all (or as many as fit), unweighted,
-beside one screened candidate: on the pairs of ``bench default`` 1.1-2.2x lower error at 30n and 1.1-13x at 100n
-than the three screened ones at 12-20 players, 1.2-3.4x at 40-50 players.
+them up to ~20 players at 30n, ~160-370 at 100n), the *wide* candidates hold them all (or as many as fit),
+unweighted, beside one screened candidate: on the pairs of ``bench default`` 1.1-2.2x lower error at 30n and 1.1-13x
+at 100n than the three screened ones at 12-20 players, 1.2-3.4x at 40-50 players. Where they hold fewer than all,
+with at least 3 rows per product, they are the best of three times as many by a first fit
+(:func:`~fairshare.engine.screening.ridge_ranked`): 3.3x lower error again on communities at 100n, 1.1-1.9x on
+german credit, nhanes and brca.
 
 Which surrogate and penalty: the one with the least *leave-one-out* error of the fit (exact, from the leverages),
 the plain regression (no surrogate) among the candidates; it is taken only when it beats the plain fit by more than
@@ -65,10 +68,10 @@ from ..indices.semivalues import Semivalue
 from .formulations import ShapleyKernel
 from .ridge_path import RidgePath, gram_basis, one_thread
 from .samplers.sample import CoalitionSample
-from .screening import pair_scores, screened_triples
+from .screening import RANK_POOL, pair_scores, ridge_ranked, screened_triples
 from .size_features import MIN_SIZES, legendre, size_degrees, size_values
 from .surrogate_candidates import (WIDE_SECONDS, Candidate, candidates, complete_cap, feature_cap, fit_seconds,
-                                   wide_candidates)
+                                   ranks, wide_candidates)
 from .surrogate_errors import significant
 from .walsh import semivalue_of_walsh, top_subsets, walsh_products
 
@@ -244,16 +247,22 @@ class _Blocks:
     step from products to projected rows is linear in a column's weight), so the candidates that share products
     share this work and differ only in their eigendecompositions."""
 
-    def __init__(self, problem: _Problem, sv: Semivalue, score: np.ndarray, Ua: np.ndarray) -> None:
-        self.problem, self.sv, self.score, self.Ua = problem, sv, score, Ua
+    def __init__(self, problem: _Problem, sv: Semivalue, score: np.ndarray, Ua: np.ndarray, ranked: int = 0) -> None:
+        self.problem, self.sv, self.score, self.Ua, self.ranked = problem, sv, score, Ua, ranked
         self.blocks: dict = {}
         self.grams: dict = {}
 
     def block(self, k: int, cap: int) -> tuple:
-        """``(subsets, F, projected F, value map)`` of the products of ``k`` players (``k = 1``: every player)."""
+        """``(subsets, F, projected F, value map)`` of the products of ``k`` players (``k = 1``: every player); the
+        ``ranked`` number of products of three: the best of ``RANK_POOL`` times as many by a first fit."""
         key = (k, cap)
         if key not in self.blocks:
             p = self.problem
+            if k == 3 and cap == self.ranked:
+                pool = self.block(3, min(RANK_POOL * cap, math.comb(p.n, 3)))
+                cols = ridge_ranked(pool[2], p.Y - self.Ua @ (self.Ua.T @ p.Y), cap)
+                self.blocks[key] = (pool[0][cols], pool[1][:, cols], pool[2][:, cols], pool[3][:, cols])
+                return self.blocks[key]
             if k == 0:                                    # the symmetric features
                 F, vmap = p.size_block(self.sv)
                 self.blocks[key] = (np.zeros((F.shape[1], 0), dtype=np.int64), F, F - self.Ua @ (self.Ua.T @ F), vmap)
@@ -352,9 +361,11 @@ def _fit(problem: _Problem, sv: Semivalue, order: int) -> SurrogateFit | None:
     cands = candidates(problem.paired, order, problem.even_map is not None, problem.sized)
     cap = feature_cap(m, sum(1 for c in cands if c.degrees))
     complete = complete_cap(m, problem.n, cap) if problem.paired or problem.even_map is not None else 0
-    if complete:
-        cands = wide_candidates(cands, complete, fit_seconds(m, complete + complete // 2) <= WIDE_SECONDS)
-    blocks = _Blocks(problem, sv, score, base[0])
+    ranked = complete if ranks(m, complete, problem.n) else 0
+    if complete:                                          # with products of five where that fit is as cheap (and
+        five = not ranked and fit_seconds(m, complete + complete // 2) <= WIDE_SECONDS      # no ranking paid for)
+        cands = wide_candidates(cands, complete, five)
+    blocks = _Blocks(problem, sv, score, base[0], ranked)
     for cand in cands:
         F, Fh, value_map, gram = blocks.design(cand, cap)
         if F.shape[1] == 0:

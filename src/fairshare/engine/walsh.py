@@ -49,10 +49,11 @@ def walsh_products(signs: np.ndarray, subsets: np.ndarray) -> np.ndarray:
     subsets = np.asarray(subsets, dtype=np.int64)
     if subsets.shape[1] == 0:
         return np.ones((signs.shape[0], subsets.shape[0]))
-    out = np.array(signs[:, subsets[:, 0]], dtype=float, order="C")      # products of signs: exact in any order
+    rows = np.ascontiguousarray(np.asarray(signs, dtype=float).T)    # (n, m): each factor a whole row, gathered fast
+    out = rows[subsets[:, 0]]                             # products of signs: exact in any order
     for j in range(1, subsets.shape[1]):
-        out *= signs[:, subsets[:, j]]
-    return out
+        out *= rows[subsets[:, j]]
+    return np.ascontiguousarray(out.T)
 
 
 @functools.lru_cache(maxsize=256)
