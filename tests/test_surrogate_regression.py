@@ -355,7 +355,7 @@ def test_the_wide_candidates_fit_every_product_of_three_where_the_three_screened
     game = fs.games.FunctionGame(f, n_players=n)
     truth = fs.exact(game, "shapley").values
     wide = fs.estimate(game, "shapley", budget=100 * n, seed=0)
-    assert wide.info["surrogate"]["kind"] == "walsh-3-wide"
+    assert wide.info["surrogate"]["kind"] == "walsh-3-pairs0.5-wide"
     monkeypatch.setattr(surrogate_fit, "complete_cap", lambda rows, n_players, screened=0: 0)
     screened = fs.estimate(game, "shapley", budget=100 * n, seed=0)
     assert not screened.info["surrogate"]["kind"].endswith("wide")
@@ -411,5 +411,5 @@ def test_the_wide_products_are_ranked_by_a_first_fit_where_the_pairs_show_nothin
     monkeypatch.setattr(surrogate_fit, "ranks", lambda *args: False)
     unranked = fs.estimate(game, "shapley", budget=100 * n, seed=0)
     plain = fs.estimate(game, "shapley", budget=100 * n, seed=0, method="regression")
-    assert ranked.info["surrogate"]["kind"] == unranked.info["surrogate"]["kind"] == "size+walsh-3-wide"
+    assert ranked.info["surrogate"]["kind"] == unranked.info["surrogate"]["kind"] == "size+walsh-3-pairs0.5-wide"
     assert rel_error(ranked.values, truth) < 3e-4 < 1e-3 < rel_error(unranked.values, truth) < rel_error(plain.values, truth)

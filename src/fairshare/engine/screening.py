@@ -23,7 +23,7 @@ import numpy as np
 
 from .walsh import best_rows, pool_subsets, top_subsets
 
-__all__ = ["pair_scores", "screened_triples", "ridge_ranked", "SCREEN_POOL", "RANK_POOL"]
+__all__ = ["pair_scores", "screened_triples", "triple_scores", "ridge_ranked", "SCREEN_POOL", "RANK_POOL"]
 
 #: the triples are ranked among the players with the highest relevance that keep at most this many of them
 SCREEN_POOL = 20_000
@@ -80,10 +80,27 @@ def screened_triples(pairs: np.ndarray, relevance: np.ndarray, cap: int) -> np.n
     if relevance.size < 3 or cap < 1 or not np.isfinite(top) or top <= 0:
         return top_subsets(relevance, 3, cap)
     triples = pool_subsets(relevance, 3, SCREEN_POOL)
-    a, b, d = triples.T
+    return best_rows(triples, triple_scores(pairs, relevance, triples), cap)
+
+
+def triple_scores(pairs: np.ndarray | None, relevance: np.ndarray, subsets: np.ndarray) -> np.ndarray:
+    """The screening score of each product of three players ``subsets`` ``(q, 3)`` (module docstring), relative to
+    the largest pair score; the cube root of its players' relevance product where the pairs show nothing (no pair
+    scores, or all zero).
+
+    Examples
+    --------
+    >>> pairs = np.zeros((4, 4)); pairs[2, 3] = pairs[3, 2] = 1.0
+    >>> triple_scores(pairs, np.array([1.0, 0.5, 0.2, 0.2]), np.array([[0, 2, 3], [0, 1, 2]])).round(3).tolist()
+    [1.0, 0.0]
+    """
     r = relevance
-    score = (pairs[a, b] * r[d] + pairs[a, d] * r[b] + pairs[b, d] * r[a]) / top + 1e-3 * np.cbrt(r[a] * r[b] * r[d])
-    return best_rows(triples, score, cap)
+    a, b, d = np.asarray(subsets, dtype=np.int64).T
+    product = np.cbrt(r[a] * r[b] * r[d])
+    top = pairs.max() if pairs is not None and pairs.size else 0.0
+    if not np.isfinite(top) or top <= 0:
+        return product
+    return (pairs[a, b] * r[d] + pairs[a, d] * r[b] + pairs[b, d] * r[a]) / top + 1e-3 * product
 
 
 def ridge_ranked(F: np.ndarray, r: np.ndarray, keep: int) -> np.ndarray:

@@ -68,7 +68,7 @@ from ..indices.semivalues import Semivalue
 from .formulations import ShapleyKernel
 from .ridge_path import RidgePath, gram_basis, one_thread
 from .samplers.sample import CoalitionSample
-from .screening import RANK_POOL, pair_scores, ridge_ranked, screened_triples
+from .screening import RANK_POOL, pair_scores, ridge_ranked, screened_triples, triple_scores
 from .size_features import MIN_SIZES, legendre, size_degrees, size_values
 from .surrogate_candidates import (WIDE_SECONDS, Candidate, candidates, complete_cap, feature_cap, fit_seconds,
                                    ranks, wide_candidates)
@@ -324,6 +324,9 @@ class _Blocks:
             weights = np.ones(subsets.shape[0])
             if cand.relevance:
                 weights = np.prod(self.score[subsets], axis=1) ** (cand.relevance / k)
+            if cand.pairs and k == 3:
+                weights = weights * triple_scores(self.problem.pairs, self.score, subsets) ** cand.pairs
+            if cand.relevance or cand.pairs:
                 weights = weights / np.sqrt(np.mean(weights ** 2))
             if k > cand.degrees[0]:
                 weights = weights * _FIVE_SCALE
