@@ -71,11 +71,11 @@ def fit_seconds(rows: int, q: int) -> float:
 
 def complete_cap(rows: int, n_players: int, screened: int = 0) -> int:
     """How many products of three players the *wide* candidates hold: every ``C(n, 3)`` where they fit within
-    ``WIDE_SECONDS`` of :func:`fit_seconds`, else as many as fit (at most 1,200) with the seconds of ranking them
-    where :func:`ranks` does; where that is more than the ``screened`` candidates' number, else 0 (then only
-    :func:`feature_cap`'s screened candidates).
+    ``WIDE_SECONDS`` of :func:`fit_seconds`, else as many as fit (at most 1,200), with the seconds of ranking them
+    where :func:`ranks` does and that keeps at least half as many; where that is more than the ``screened``
+    candidates' number, else 0 (then only :func:`feature_cap`'s screened candidates).
 
-    A fit holding many more products (unweighted, the most relevant by the screening) beat the three screened
+    A fit holding many more products (the most relevant by the screening) beat the three screened
     candidates holding fewer on every pair of ``bench default`` it was measured on: 1.1-2.2x lower error at 30n and
     1.1-13x at 100n at 12-20 players, where most products fit (all 816 products of 18 players: 10x at 100n, but at
     170 ms a row); at 40-50 players, where ~300 of 10,000-20,000 fit at 100n, 1.3-1.4x at 10n, 1.1-1.3x at 30n and
@@ -88,27 +88,36 @@ def complete_cap(rows: int, n_players: int, screened: int = 0) -> int:
     (1140, 288, 399, 185)
     >>> complete_cap(50_000, 64, screened=80)                     # no more products than the screened ones: none
     0
+    >>> complete_cap(10_000, 12, screened=56)                     # ranking would keep 50: 159 unranked instead
+    159
     """
     total = math.comb(n_players, 3)
     q = _most_within(min(total, _MAX_WIDE), lambda q: fit_seconds(rows, q))
     if q < total:                                         # ranked by a first fit of more of them: its seconds too
-        ranked = _most_within(q, lambda q: fit_seconds(rows, q) + _RANK_SECONDS * rows * min(RANK_POOL * q, total))
-        q = ranked if ranks(rows, ranked, n_players) else q
+        ranked = _most_within(q, lambda q: _ranked_seconds(rows, q, total))
+        q = ranked if ranks(rows, ranked, n_players) and 2 * ranked >= q else q    # not at half the products
     return q if q > max(screened, 0) else 0
 
 
 def ranks(rows: int, q: int, n_players: int) -> bool:
     """Whether the wide candidates' ``q`` products of three, fewer than all, are the best by a first fit of
     ``RANK_POOL`` times as many (:func:`~fairshare.engine.screening.ridge_ranked`) rather than by their pairs: where
-    there are at least ``_RANK_ROWS`` rows per product (on the benchmark's pairs at 100n, 3.1x lower error on
-    communities / gradient boosting, 1.1-1.8x on german credit, nhanes and brca).
+    there are at least ``_RANK_ROWS`` rows per product and the fit and its ranking take at most ``WIDE_SECONDS`` (on
+    the benchmark's pairs at 100n, 3.3x lower error on communities / gradient boosting, 1.1-1.9x on german credit,
+    nhanes and brca).
 
     Examples
     --------
-    >>> ranks(900, 288, 18), ranks(900, 816, 18), ranks(600, 386, 40)
-    (True, False, False)
+    >>> ranks(900, 288, 18), ranks(900, 816, 18), ranks(600, 386, 40), ranks(900, 300, 18)      # the last: too slow
+    (True, False, False, False)
     """
-    return 0 < q < math.comb(n_players, 3) and rows >= _RANK_ROWS * q
+    total = math.comb(n_players, 3)
+    return 0 < q < total and rows >= _RANK_ROWS * q and _ranked_seconds(rows, q, total) <= WIDE_SECONDS
+
+
+def _ranked_seconds(rows: int, q: int, total: int) -> float:
+    """:func:`fit_seconds` of ``q`` products and the seconds of ranking ``RANK_POOL`` times as many (of ``total``)."""
+    return fit_seconds(rows, q) + _RANK_SECONDS * rows * min(RANK_POOL * q, total)
 
 
 def _most_within(most: int, seconds) -> int:

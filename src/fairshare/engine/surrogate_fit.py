@@ -23,10 +23,10 @@ coalition's size alone, :mod:`fairshare.engine.size_features`) are a candidate o
 the part of a game that moves with how many players are in, not which (an image model's output as more patches are
 kept), which paired regression fitted only linearly (2.8x lower error on a random ResNet-50 of 196 patches).
 Where more products of three players than the screened candidates hold fit within ~20 ms (``complete_cap``: all of
-them up to ~20 players at 30n, ~160-370 at 100n), the *wide* candidates hold them all (or as many as fit),
-unweighted, beside one screened candidate: on the pairs of ``bench default`` 1.1-2.2x lower error at 30n and 1.1-13x
-at 100n than the three screened ones at 12-20 players, 1.2-3.4x at 40-50 players. Where they hold fewer than all,
-with at least 3 rows per product, they are the best of three times as many by a first fit
+them up to ~20 players at 30n, ~160-370 at 100n), the *wide* candidates hold them all (or as many as fit), weighted
+by their pairs' screening score, beside one screened candidate: on the pairs of ``bench default`` 1.1-2.2x lower
+error at 30n and 1.1-13x at 100n than the three screened ones at 12-20 players, 1.2-3.4x at 40-50 players. Where
+they hold fewer than all, with at least 3 rows per product, they are the best of three times as many by a first fit
 (:func:`~fairshare.engine.screening.ridge_ranked`): 3.3x lower error again on communities at 100n, 1.1-1.9x on
 german credit, nhanes and brca.
 
