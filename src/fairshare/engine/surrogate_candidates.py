@@ -36,8 +36,8 @@ _MAX_WIDE = 1200
 #: ranking, measured
 _RANK_ROWS = 3
 _RANK_SECONDS = 1.2e-8
-#: the power of the screening score each of the wide candidate's products of three is weighted by
-_WIDE_PAIRS = 0.5
+#: the power of the screening score each product of three of the unweighted candidates is weighted by (paired designs)
+PAIRS_POWER = 0.5
 
 def feature_cap(rows: int, n_candidates: int = 1) -> int:
     """How many Walsh products each of ``n_candidates`` fits on ``rows`` rows may use: with ``r = min(rows, q)``,
@@ -156,19 +156,23 @@ class Candidate:
 
 def candidates(paired: bool, order: int, even: bool = False, size: bool = False) -> list[Candidate]:
     """The surrogates tried on a design: odd degrees (3, then 5) when pairs cancel the even part, degrees 2 and 3
-    otherwise; with ``size``, the symmetric features alone and with each of them.
+    otherwise; with ``size``, the symmetric features alone and with each of them. On a paired design the products of
+    three not weighted by relevance are weighted by the square root of their pairs' screening score
+    (:func:`~fairshare.engine.screening.triple_scores`): against unweighted products, on the benchmark's tables
+    (3 rows x 5 seeds, geometric mean error) 1.1-1.5x lower at 30n on adult, bank, communities and german credit,
+    1.0-1.25x at 100n (wide candidates), 1.0-1.2x at 10n.
 
     Examples
     --------
     >>> [c.label for c in candidates(True, 5)]
-    ['walsh-3', 'walsh-3-weighted1', 'walsh-3+5-weighted2']
+    ['walsh-3-pairs0.5', 'walsh-3-weighted1', 'walsh-3+5-weighted2']
     >>> [c.label for c in candidates(False, 3, size=True)]
     ['size', 'size+walsh-2', 'size+walsh-2-weighted2', 'size+walsh-2+3-weighted2']
     """
     if order < 2:
         return []
     if paired or even:
-        out = [Candidate((3,), 0.0, size), Candidate((3,), 1.0, size)]
+        out = [Candidate((3,), 0.0, size, pairs=PAIRS_POWER if paired else 0.0), Candidate((3,), 1.0, size)]
         out += [Candidate((3, 5), 2.0, size)] if order >= 5 else []
     else:
         out = [Candidate((2,), 0.0, size), Candidate((2,), 2.0, size)]
@@ -177,19 +181,16 @@ def candidates(paired: bool, order: int, even: bool = False, size: bool = False)
 
 
 def wide_candidates(cands: list[Candidate], cap: int, five: bool) -> list[Candidate]:
-    """:func:`complete_cap`'s regime: the symmetric features alone, every product of three weighted by the square
-    root of its screening score (its pairs' interactions; :func:`~fairshare.engine.screening.triple_scores`), with
-    those of five weighted by relevance where that fit is as cheap, and the screened products of three at
-    :func:`feature_cap`'s number (a game of a few strong products, which the many penalized products blur).
-
-    The square root of the screening score, against unweighted products, on the benchmark's tables (3 rows x 5 seeds,
-    geometric mean error): 1.1-1.5x lower at 30n on adult, bank, communities and german credit, 1.0-1.25x at 100n.
+    """:func:`complete_cap`'s regime: the symmetric features alone, every product of three (weighted by the pairs as
+    :func:`candidates` weights them, not by relevance), with those of five weighted by relevance where that fit is as
+    cheap, and the screened products of three at :func:`feature_cap`'s number (a game of a few strong products,
+    which the many penalized products blur).
 
     Examples
     --------
     >>> [c.label for c in wide_candidates(candidates(True, 5, size=True), 816, False)]
-    ['size', 'size+walsh-3-pairs0.5-wide', 'size+walsh-3']
+    ['size', 'size+walsh-3-pairs0.5-wide', 'size+walsh-3-pairs0.5']
     """
-    wide = [dataclasses.replace(c, cap=cap, pairs=_WIDE_PAIRS if len(c.degrees) == 1 else 0.0) for c in cands
+    wide = [dataclasses.replace(c, cap=cap) for c in cands
             if c.degrees == (3,) and not c.relevance or five and len(c.degrees) > 1]
     return [c for c in cands if not c.degrees] + wide + [c for c in cands if c.degrees == (3,) and not c.relevance]
