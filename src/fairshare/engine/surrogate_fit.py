@@ -258,8 +258,10 @@ class _Blocks:
     step from products to projected rows is linear in a column's weight), so the candidates that share products
     share this work and differ only in their eigendecompositions."""
 
-    def __init__(self, problem: _Problem, sv: Semivalue, score: np.ndarray, Ua: np.ndarray, ranked: int = 0) -> None:
+    def __init__(self, problem: _Problem, sv: Semivalue, score: np.ndarray, Ua: np.ndarray, ranked: int = 0,
+                 residual: np.ndarray | None = None) -> None:
         self.problem, self.sv, self.score, self.Ua, self.ranked = problem, sv, score, Ua, ranked
+        self.residual = residual                          # the plain fit's, which ranks the ``ranked`` products
         self.blocks: dict = {}
         self.grams: dict = {}
 
@@ -271,7 +273,7 @@ class _Blocks:
             p = self.problem
             if k == 3 and cap == self.ranked:
                 pool = self.block(3, min(RANK_POOL * cap, math.comb(p.n, 3)))
-                cols = ridge_ranked(pool[2], p.Y - self.Ua @ (self.Ua.T @ p.Y), cap)
+                cols = ridge_ranked(pool[2], self.residual, cap)
                 self.blocks[key] = (pool[0][cols], pool[1][:, cols], pool[2][:, cols], pool[3][:, cols])
                 return self.blocks[key]
             if k == 0:                                    # the symmetric features
@@ -380,7 +382,7 @@ def _fit(problem: _Problem, sv: Semivalue, order: int) -> SurrogateFit | None:
     if complete:                                          # with products of five where that fit is as cheap (and
         five = not ranked and fit_seconds(m, complete + complete // 2) <= WIDE_SECONDS      # no ranking paid for)
         cands = wide_candidates(cands, complete, five)
-    blocks = _Blocks(problem, sv, score, base[0], ranked)
+    blocks = _Blocks(problem, sv, score, base[0], ranked, plain_path.Yh)
     for cand in cands:
         F, Fh, value_map, gram = blocks.design(cand, cap)
         if F.shape[1] == 0:
