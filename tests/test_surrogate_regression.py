@@ -414,3 +414,29 @@ def test_the_wide_products_are_ranked_by_a_first_fit_where_the_pairs_show_nothin
     assert ranked.info["surrogate"]["kind"] == unranked.info["surrogate"]["kind"] == "size+walsh-3-pairs0.5-wide"
     assert rel_error(ranked.values, truth) < 3e-4 < 1e-3 < rel_error(unranked.values, truth)
     assert rel_error(unranked.values, truth) < rel_error(plain.values, truth)
+
+
+def test_products_of_three_are_weighted_by_their_pairs(monkeypatch):
+    """A game whose 32 products of three each extend one of 4 interacting pairs (560 products in all): at 30n the
+    candidates weighted by the pairs' scores (the even halves') give 1.7x lower error (geometric mean over 4 seeds)
+    than the same candidates unweighted."""
+    from fairshare.engine import surrogate_candidates
+
+    n = 16
+    rng = np.random.default_rng(7)
+    P = np.array([[0, 1], [2, 3], [4, 5], [6, 7]])
+    T = np.array([sorted((a, b, x)) for a, b in P for x in range(8, 16)])
+    c3, a = rng.normal(size=len(T)) * 0.2, rng.normal(size=n)
+    game = fs.games.FunctionGame(lambda Z: Z @ a + walsh_products(2.0 * Z - 1.0, P).sum(axis=1)
+                                 + walsh_products(2.0 * Z - 1.0, T) @ c3, n_players=n)
+    truth = fs.exact(game, "shapley").values
+
+    def errors():
+        runs = [fs.estimate(game, "shapley", budget=30 * n, seed=seed) for seed in range(4)]
+        return np.array([rel_error(r.values, truth) for r in runs]), {r.info["surrogate"]["kind"] for r in runs}
+
+    weighted, kinds = errors()
+    monkeypatch.setattr(surrogate_candidates, "PAIRS_POWER", 0.0)
+    unweighted, plain_kinds = errors()
+    assert kinds == {"size+walsh-3-pairs0.5-wide"} and plain_kinds == {"size+walsh-3"}
+    assert np.exp(np.mean(np.log(weighted))) < 0.75 * np.exp(np.mean(np.log(unweighted)))

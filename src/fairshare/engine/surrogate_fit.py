@@ -38,9 +38,9 @@ regression's own values and error bars are returned bit for bit. No evaluation i
 Measured on tuning games (sklearn's wine SVM, diabetes MLP, breast-cancer MLP and xgboost; n = 10-30): 2-5x lower
 error than paired regression at 10n-30n evaluations and 3-1000x at 100n; fitting the surrogate on other folds
 (cross-fitting) lost 1.5-10x of that gain, so every row enters the fit and the choice is cross-validated instead.
-On the pairs not tuned on (``benchmarks/results/default``, 3 seeds x 3 rows, one thread): median 2.1x / 3.1x / 3.0x
-lower error than paired regression at 10n / 30n / 100n, at least 1.0x in every cell, at 1-41 ms per row at 100n and
-n <= 30 (plain regression: 1-5 ms).
+On the pairs of ``benchmarks/results/default`` (5 seeds x 5 rows, one thread): median 2.1x / 3.5x / 8.9x lower error
+than paired regression at 10n / 30n / 100n, at least 1.0x in every cell, at 1-47 ms per row at 100n and n <= 30 on
+the pairs not tuned on (plain regression: 2-5 ms).
 
 Designs: paired for symmetric semivalues (odd products); unpaired (an asymmetric semivalue, or ``paired=False``:
 kADDSHAP's design) fits the even products of two players too, from ``2 + n + C(n, 2)`` evaluations on. With the even

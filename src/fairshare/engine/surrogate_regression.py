@@ -318,12 +318,12 @@ EVEN = Option("even_model", "none", "'pairs': unpaired draws with the products o
 PAIRED = Option("paired", "auto", "draw complementary pairs (S, N \\ S); 'auto': when the semivalue is symmetric",
                 allowed=("auto", True, False))
 
-# measured (benchmarks/results/default, 8 black-box pairs not tuned on and one tuned, 3 seeds x 3 rows): with the
-# screened and wide products of three players 2.1x / 3.1x / 3.0x lower median error than plain regression at 10n /
-# 30n / 100n (at least 1.0x per cell), 1-41 ms of CPU per row at 100n and n <= 30; Banzhaf values 1.7x below Kernel
-# Banzhaf and beta(4, 1) / beta(16, 1) 10x / 22x below the semivalue regression (medians over 18 cells); against MSR
-# for weighted Banzhaf values (p = 0.3) 0.78-58,000x, so MSR stays auto's method there. Data games (model fits) keep
-# their methods
+# measured (benchmarks/results/default, 8 black-box pairs not tuned on and one tuned, 5 seeds x 5 rows): with the
+# screened and wide products of three players 2.1x / 3.5x / 8.9x lower median error than plain regression at 10n /
+# 30n / 100n (at least 1.0x per cell), 1-47 ms of CPU per row at 100n and n <= 30; Banzhaf values 2.0x below Kernel
+# Banzhaf and beta(4, 1) / beta(16, 1) 9.3x / 22x below the semivalue regression (medians over 18 cells); against
+# MSR for weighted Banzhaf values (p = 0.3) 0.87-70,000x, so MSR stays auto's method there. Data games (model fits)
+# keep their methods
 SPECS = [
     MethodSpec(
         name="surrogate-regression", indices=("any semivalue",),
