@@ -163,8 +163,9 @@ def _gram_svd(F: np.ndarray, gram: np.ndarray | None = None) -> tuple[np.ndarray
 class RidgePath:
     """The penalized problem of the module docstring, decomposed once (``base``: ``A``'s thin SVD from
     :func:`thin_svd`, when several feature blocks share one ``A``; ``projected``: ``F`` projected off ``A``'s
-    columns and its Gram matrix (or None), when already known; ``plain``: a path on the same ``A``, ``Y`` and
-    ``base``, whose leverages and residuals this one shares).
+    columns, its Gram matrix (or None) and ``Ua^T F``, when already known: then ``F`` itself may be None, the path
+    needs only those; ``plain``: a path on the same ``A``, ``Y`` and ``base``, whose leverages and residuals this
+    one shares).
 
     Examples
     --------
@@ -179,11 +180,11 @@ class RidgePath:
     True
     """
 
-    def __init__(self, A: np.ndarray, F: np.ndarray, Y: np.ndarray,
+    def __init__(self, A: np.ndarray, F: np.ndarray | None, Y: np.ndarray,
                  base: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
-                 projected: tuple[np.ndarray, np.ndarray | None] | None = None,
+                 projected: tuple[np.ndarray, np.ndarray | None, np.ndarray] | None = None,
                  plain: RidgePath | None = None) -> None:
-        self.A, self.F, self.Y = A, F, Y
+        self.A, self.Y = A, Y
         self.Ua, self.sa, self.Va = base if base is not None else thin_svd(A)
         if plain is not None:                   # a path on the same A, Y and base: its leverages and residuals
             self.h_plain, self.Yh = plain.h_plain, plain.Yh
@@ -191,9 +192,10 @@ class RidgePath:
             self.h_plain = np.einsum("ij,ij->i", self.Ua, self.Ua)
             self.Yh = Y - self.Ua @ (self.Ua.T @ Y)
         if projected is not None:
-            Fh, gram = projected
-        else:
-            Fh, gram = (F - self.Ua @ (self.Ua.T @ F) if F.shape[1] else F), None
+            Fh, gram, self.UtF = projected
+        else:                                   # F enters only through Ua^T F (the fit's x and the maps)
+            self.UtF = self.Ua.T @ F
+            Fh, gram = (F - self.Ua @ self.UtF if F.shape[1] else F), None
         self.P, self.sigma2, self.R = _gram_svd(Fh, gram)
         self.PtY = self.P.T @ Y
         self._P2: np.ndarray | None = None
@@ -201,7 +203,7 @@ class RidgePath:
 
     @property
     def n_features(self) -> int:
-        return int(self.F.shape[1])
+        return int(self.UtF.shape[1])
 
     def _shrink(self, lam: float) -> np.ndarray:
         """``sigma^2 / (sigma^2 + lam scale)`` per direction (0 for ``lam = inf``)."""
@@ -234,7 +236,7 @@ class RidgePath:
         with np.errstate(divide="ignore"):
             c = self.R @ ((np.sqrt(self.sigma2) / (self.sigma2 + lam * self.scale))[:, None] * self.PtY) \
                 if np.isfinite(lam) and self.sigma2.size else np.zeros((self.n_features, self.Y.shape[1]))
-        x = self.Va @ ((self.Ua.T @ (self.Y - self.F @ c)) / self.sa[:, None])
+        x = self.Va @ ((self.Ua.T @ self.Y - self.UtF @ c) / self.sa[:, None])
         return PathPoint(float(lam), x, c, *self._loo(lam))
 
     def maps(self, lam: float, left: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -244,11 +246,8 @@ class RidgePath:
             C = self.R @ ((np.sqrt(self.sigma2) / (self.sigma2 + lam * self.scale))[:, None] * self.P.T)
         else:
             C = np.zeros((self.n_features, self.Y.shape[0]))
-        if left is None:
-            base = self.Va @ (self.Ua.T / self.sa[:, None])
-        else:
-            base = ((left @ self.Va) / self.sa[None, :]) @ self.Ua.T
-        return base - (base @ self.F) @ C, C
+        coef = self.Va / self.sa[None, :] if left is None else (left @ self.Va) / self.sa[None, :]
+        return coef @ self.Ua.T - (coef @ self.UtF) @ C, C
 
     def value_map(self, lam: float, left: np.ndarray, value_map: np.ndarray) -> np.ndarray:
         """``left X + value_map C`` (r, m) at penalty ``lam`` (:meth:`maps`' ``X`` and ``C``) without forming either:
@@ -263,8 +262,9 @@ class RidgePath:
         >>> bool(np.allclose(path.value_map(0.1, left, vmap), left @ X + vmap @ C))
         True
         """
-        base = ((left @ self.Va) / self.sa[None, :]) @ self.Ua.T
+        coef = (left @ self.Va) / self.sa[None, :]
+        base = coef @ self.Ua.T
         if not (np.isfinite(lam) and self.sigma2.size):
             return base
         shrink = np.sqrt(self.sigma2) / (self.sigma2 + lam * self.scale)
-        return base + (((value_map - base @ self.F) @ self.R) * shrink[None, :]) @ self.P.T
+        return base + (((value_map - coef @ self.UtF) @ self.R) * shrink[None, :]) @ self.P.T

@@ -134,4 +134,4 @@ def ridge_ranked(F: np.ndarray, r: np.ndarray, keep: int) -> np.ndarray:
         d = res + (new / np.maximum(rr, 1e-300)) * d
         rr = new
     score = (np.abs(c) / np.maximum(np.abs(c).max(axis=0), 1e-300)).max(axis=1)
-    return np.sort(np.argsort(-score, kind="stable")[:keep])
+    return best_rows(np.arange(F.shape[1]), score, keep)

@@ -254,9 +254,10 @@ def _relevance(plain: np.ndarray) -> np.ndarray:
 
 class _Blocks:
     """The candidates' feature blocks, built once per sample: the unweighted whitened features of every product set,
-    projected off the design (``Ua``), their value maps and Gram matrices; a candidate's weights scale them (every
-    step from products to projected rows is linear in a column's weight), so the candidates that share products
-    share this work and differ only in their eigendecompositions."""
+    as a fit needs them (their components along the design ``Ua^T F`` and their rows projected off it; the rows
+    themselves are not kept), their value maps and Gram matrices; a candidate's weights scale them (every step from
+    products to projected rows is linear in a column's weight), so the candidates that share products share this
+    work and differ only in their eigendecompositions."""
 
     def __init__(self, problem: _Problem, sv: Semivalue, score: np.ndarray, Ua: np.ndarray, ranked: int = 0,
                  residual: np.ndarray | None = None) -> None:
@@ -266,8 +267,8 @@ class _Blocks:
         self.grams: dict = {}
 
     def block(self, k: int, cap: int) -> tuple:
-        """``(subsets, F, projected F, value map)`` of the products of ``k`` players (``k = 1``: every player); the
-        ``ranked`` number of products of three: the best of ``RANK_POOL`` times as many by a first fit."""
+        """``(subsets, Ua^T F, projected F, value map)`` of the products of ``k`` players (``k = 1``: every player);
+        the ``ranked`` number of products of three: the best of ``RANK_POOL`` times as many by a first fit."""
         key = (k, cap)
         if key not in self.blocks:
             p = self.problem
@@ -278,7 +279,7 @@ class _Blocks:
                 return self.blocks[key]
             if k == 0:                                    # the symmetric features
                 F, vmap = p.size_block(self.sv)
-                self.blocks[key] = (np.zeros((F.shape[1], 0), dtype=np.int64), F, F - self.Ua @ (self.Ua.T @ F), vmap)
+                self.blocks[key] = (np.zeros((F.shape[1], 0), dtype=np.int64), *self._project(F), vmap)
                 return self.blocks[key]
             subsets = np.arange(p.n)[:, None] if k == 1 else screened_triples(p.pairs, self.score, cap) \
                 if k == 3 and p.pairs is not None else top_subsets(self.score, k, cap)
@@ -288,9 +289,13 @@ class _Blocks:
                 self.blocks[key] = (subsets, block[1][:, cols], block[2][:, cols], block[3][:, cols])
                 return self.blocks[key]
             ones = np.ones(subsets.shape[0])
-            F = p.features(subsets, ones)
-            self.blocks[key] = (subsets, F, F - self.Ua @ (self.Ua.T @ F), p.value_map(self.sv, subsets, ones))
+            self.blocks[key] = (subsets, *self._project(p.features(subsets, ones)), p.value_map(self.sv, subsets, ones))
         return self.blocks[key]
+
+    def _project(self, F: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(Ua^T F, F projected off the design)``: all a fit needs of the features ``F`` (their rows are not kept)."""
+        along = self.Ua.T @ F
+        return along, F - self.Ua @ along
 
     def _within(self, k: int, subsets: np.ndarray) -> tuple[tuple, np.ndarray] | None:
         """A block already built of products of ``k`` players that holds every one of ``subsets``, and their
@@ -323,8 +328,8 @@ class _Blocks:
         return out
 
     def design(self, cand: Candidate, cap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
-        """``(F, projected F, value map, Gram of the projected F or None)`` of one candidate (the Gram where the
-        features are no more than the rows)."""
+        """``(Ua^T F, projected F, value map, Gram of the projected F or None)`` of one candidate's features ``F`` (the
+        Gram where the features are no more than the rows)."""
         parts = [((1, 0), np.ones(self.problem.n))] if self.problem.linear else []
         if cand.size:
             parts.append(((0, 0), np.ones(len(size_degrees(self.problem.paired)))))
@@ -347,12 +352,12 @@ class _Blocks:
             parts.append((key, weights))
         m, d = self.problem.A.shape[0], self.problem.n
         if not parts:
-            return np.zeros((m, 0)), np.zeros((m, 0)), np.zeros((d, 0)), None
-        F, Fh, vmap = (self._weighted(parts, i) for i in (1, 2, 3))
+            return np.zeros((self.Ua.shape[1], 0)), np.zeros((m, 0)), np.zeros((d, 0)), None
+        along, Fh, vmap = (self._weighted(parts, i) for i in (1, 2, 3))
         gram = None
-        if F.shape[1] <= m:
+        if Fh.shape[1] <= m:
             gram = np.block([[wa[:, None] * self.gram(a, b) * wb[None, :] for b, wb in parts] for a, wa in parts])
-        return F, Fh, vmap, gram
+        return along, Fh, vmap, gram
 
 
 def fit_surrogate(problem: _Problem, sv: Semivalue, order: int) -> SurrogateFit | None:
@@ -384,10 +389,10 @@ def _fit(problem: _Problem, sv: Semivalue, order: int) -> SurrogateFit | None:
         cands = wide_candidates(cands, complete, five)
     blocks = _Blocks(problem, sv, score, base[0], ranked, plain_path.Yh)
     for cand in cands:
-        F, Fh, value_map, gram = blocks.design(cand, cap)
-        if F.shape[1] == 0:
+        along, Fh, value_map, gram = blocks.design(cand, cap)
+        if Fh.shape[1] == 0:
             continue
-        path = RidgePath(problem.A, F, problem.Y, base=base, projected=(Fh, gram), plain=plain_path)
+        path = RidgePath(problem.A, None, problem.Y, base=base, projected=(Fh, gram, along), plain=plain_path)
         for lam in PENALTIES:
             error = path.loo_error(lam)
             if error < best_error:
