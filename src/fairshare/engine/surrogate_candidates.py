@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 from .screening import RANK_POOL
 
@@ -50,10 +51,8 @@ def feature_cap(rows: int, n_candidates: int = 1) -> int:
     (800, 800, 182, 119, 96)
     """
     per = _WORK / max(n_candidates, 1)
-    q = _MAX_FEATURES
-    while q > _MIN_FEATURES and 2.0 * rows * q * min(rows, q) + 22.0 * min(rows, q) ** 3 > per:
-        q -= 1
-    return q
+    return _largest(_MAX_FEATURES, lambda q: 2.0 * rows * q * min(rows, q) + 22.0 * min(rows, q) ** 3 <= per,
+                    least=_MIN_FEATURES)
 
 
 def fit_seconds(rows: int, q: int) -> float:
@@ -92,9 +91,9 @@ def complete_cap(rows: int, n_players: int, screened: int = 0) -> int:
     159
     """
     total = math.comb(n_players, 3)
-    q = _most_within(min(total, _MAX_WIDE), lambda q: fit_seconds(rows, q))
+    q = _largest(min(total, _MAX_WIDE), lambda q: fit_seconds(rows, q) <= WIDE_SECONDS)
     if q < total:                                         # ranked by a first fit of more of them: its seconds too
-        ranked = _most_within(q, lambda q: _ranked_seconds(rows, q, total))
+        ranked = _largest(q, lambda q: _ranked_seconds(rows, q, total) <= WIDE_SECONDS)
         q = ranked if ranks(rows, ranked, n_players) and 2 * ranked >= q else q    # not at half the products
     return q if q > max(screened, 0) else 0
 
@@ -120,15 +119,15 @@ def _ranked_seconds(rows: int, q: int, total: int) -> float:
     return fit_seconds(rows, q) + _RANK_SECONDS * rows * min(RANK_POOL * q, total)
 
 
-def _most_within(most: int, seconds) -> int:
-    """The largest ``q <= most`` with ``seconds(q) <= WIDE_SECONDS`` (0 if none), by bisection (``seconds`` grows
-    with ``q``)."""
-    if seconds(most) <= WIDE_SECONDS:
+def _largest(most: int, fits: Callable[[int], bool], least: int = 0) -> int:
+    """The largest ``q`` in ``[least, most]`` that ``fits`` (``least`` if none does), by bisection: a cost that grows
+    with ``q`` fits up to some ``q`` and not beyond."""
+    if fits(most):
         return most
-    lo, hi = 0, most
+    lo, hi = least, most
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        lo, hi = (mid, hi) if seconds(mid) <= WIDE_SECONDS else (lo, mid - 1)
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid - 1)
     return lo
 
 
