@@ -39,7 +39,7 @@ Measured on tuning games (sklearn's wine SVM, diabetes MLP, breast-cancer MLP an
 error than paired regression at 10n-30n evaluations and 3-1000x at 100n; fitting the surrogate on other folds
 (cross-fitting) lost 1.5-10x of that gain, so every row enters the fit and the choice is cross-validated instead.
 On the pairs of ``benchmarks/results/default`` (5 seeds x 5 rows, one thread): median 2.1x / 3.5x / 8.9x lower error
-than paired regression at 10n / 30n / 100n, at least 1.0x in every cell, at 1-47 ms per row at 100n and n <= 30 on
+than paired regression at 10n / 30n / 100n, at least 1.0x in every cell, at 1-41 ms per row at 100n and n <= 30 on
 the pairs not tuned on (plain regression: 2-5 ms).
 
 Designs: paired for symmetric semivalues (odd products); unpaired (an asymmetric semivalue, or ``paired=False``:

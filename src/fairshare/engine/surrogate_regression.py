@@ -320,7 +320,7 @@ PAIRED = Option("paired", "auto", "draw complementary pairs (S, N \\ S); 'auto':
 
 # measured (benchmarks/results/default, 8 black-box pairs not tuned on and one tuned, 5 seeds x 5 rows): with the
 # screened and wide products of three players 2.1x / 3.5x / 8.9x lower median error than plain regression at 10n /
-# 30n / 100n (at least 1.0x per cell), 1-47 ms of CPU per row at 100n and n <= 30; Banzhaf values 2.0x below Kernel
+# 30n / 100n (at least 1.0x per cell), 1-41 ms of CPU per row at 100n and n <= 30; Banzhaf values 2.0x below Kernel
 # Banzhaf and beta(4, 1) / beta(16, 1) 9.3x / 22x below the semivalue regression (medians over 18 cells); against
 # MSR for weighted Banzhaf values (p = 0.3) 0.87-70,000x, so MSR stays auto's method there. Data games (model fits)
 # keep their methods
