@@ -1,8 +1,9 @@
 """The other semivalues of ``fairshare bench default``: on the pairs whose games are tables of all ``2^n`` coalitions
 (n <= 20, exact values by enumeration), our default (``auto``) against the method that was the default before the
 surrogate regression took its place (Kernel Banzhaf for Banzhaf values, the semivalue regression for beta-Shapley
-values) and against ``surrogate-regression`` named, at the same budgets, seeds and rows as the Shapley cells.
-Weighted Banzhaf values keep MSR as ``auto``'s method: the surrogate regression is measured beside it.
+values, MSR for weighted Banzhaf values) and against ``surrogate-regression`` named, at the same budgets, seeds and
+rows as the Shapley cells. Weighted Banzhaf values are fitted under their product measure (each player in with
+probability ``w``); below the unpaired surrogate's ``2 + n + C(n, 2)`` evaluations ``auto`` runs that plain fit.
 """
 
 from __future__ import annotations

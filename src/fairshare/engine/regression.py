@@ -27,7 +27,7 @@ from ..games.base import Game
 from .samplers.sample import CoalitionSample
 from .samplers.sizes import DISTRIBUTIONS, shapley_size_log_mass
 from ..indices.semivalues import Semivalue
-from .formulations import SemivalueDesign, SemivalueRegression, ShapleyKernel
+from .formulations import SemivalueDesign, formulation, product_weight
 from .iterative import PackedDesign, solve_regression_iterative, use_iterative
 from .samplers import CoalitionDesign, NeymanSizes
 from .shrink import james_stein
@@ -257,8 +257,8 @@ def _size_mass(setup: Setup) -> tuple[np.ndarray, bool]:
     o, d, sv = setup.options, setup.n_players, setup.semivalue
     if sv.is_shapley:
         return shapley_size_log_mass(d, o.get("distribution", "leverage"), o.get("tau")), True
-    design = SemivalueDesign(sv, d)
-    return design.log_q, design.symmetric
+    form = formulation(sv, d)
+    return (form.design.log_q, form.design.symmetric) if product_weight(sv) is None else (form.log_q, False)
 
 
 def _plan(setup: Setup, kind: str) -> dict:
@@ -297,8 +297,7 @@ def _design(setup: Setup, kind: str, adaptive: bool = False) -> CoalitionDesign:
 
 def _solver(setup: Setup, kind: str) -> RegressionSolver:
     sv, d = setup.semivalue, setup.n_players
-    form = ShapleyKernel(d, setup.options.get("lam", "alpha")) if sv.is_shapley else SemivalueRegression(sv, d)
-    return RegressionSolver(setup, form, kind)
+    return RegressionSolver(setup, formulation(sv, d, setup.options.get("lam", "alpha")), kind)
 
 
 def _min_regression(n: int, sv: Semivalue, opts: dict) -> int:
@@ -412,11 +411,12 @@ SPECS = [
         fixed=dict(control_variate=None), min_budget=lambda n, sv, o: 4, validate=_validate),
     MethodSpec(
         name="semivalue-regression", indices=("any semivalue",),
-        description="regression for any semivalue (Lemma 3.4) with leverage-score sampling (Theorem 3.5)",
+        description="regression for any semivalue (Lemma 3.4) with leverage-score sampling (Theorem 3.5); weighted "
+                    "Banzhaf values: least squares under their product measure",
         **_linear("regression"),
         options=(Option("paired", "auto", "draw complementary pairs (S, N \\ S); 'auto': when the semivalue is "
                         "symmetric", allowed=("auto", True, False)), REPLACEMENT, COUNTS, SOLVE),
         fixed=dict(control_variate=None), min_budget=_min_regression,
-        default_for={"any semivalue": 15, "any semivalue@data": 17},
+        default_for={"any semivalue": 15, "any semivalue@data": 17, "weighted-banzhaf": 19},
         validate=_validate),
 ]

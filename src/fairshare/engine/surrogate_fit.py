@@ -114,10 +114,9 @@ class _Problem:
         rows = form.rows(sample, target, total)
         self.form, self.total = form, total
         self.shapley = isinstance(form, ShapleyKernel)
-        # Lemma 3.4's rows s_h z - t_h 1 span the additive games only where s and t do not depend on the size
-        # (Banzhaf values): for other semivalues the surrogate carries the players' own Walsh products too
-        self.linear = not self.shapley and not (np.ptp(form.design.log_s[1:-1]) < 1e-12
-                                                and np.ptp(form.design.log_t[:-1]) < 1e-12)
+        # where the rows do not span the additive games (Lemma 3.4's for most semivalues) the surrogate carries the
+        # players' own Walsh products too
+        self.linear = not form.spans_additive
         Z = np.asarray(arrays.to_numpy(sample.coalitions), dtype=bool)
         y = np.asarray(arrays.to_numpy(rows.y), dtype=float)
         w = np.exp(rows.log_w - float(np.max(rows.log_w)))

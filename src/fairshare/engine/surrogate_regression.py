@@ -3,8 +3,8 @@ surrogate of :mod:`fairshare.engine.surrogate_fit` (or the cross-fitted tree con
 
 ``surrogate-regression`` estimates Shapley values, Banzhaf values and every semivalue; it is ``auto``'s method for
 Shapley and Banzhaf values and, from the unpaired design's ``2 + n + C(n, 2)`` evaluations, for the other semivalues
-but weighted Banzhaf (MSR) of every game but data valuation's; its products of three players are screened by the
-pairs' even halves (:mod:`fairshare.engine.screening`) (:mod:`fairshare.engine.choice`; ``benchmarks/default.py``
+(weighted Banzhaf values on the product measure's regression, :class:`~fairshare.engine.formulations.ProductRegression`)
+of every game but data valuation's; its products of three players are screened by the pairs' even halves (:mod:`fairshare.engine.screening`) (:mod:`fairshare.engine.choice`; ``benchmarks/default.py``
 measures it against plain regression and the peers). Its paired design is the plain regression's (leverage-score
 sizes, distinct coalitions, complementary pairs where the semivalue is symmetric, whole size levels at small budgets),
 so where the surrogate does not pay and the even model is not taken the result is the plain regression's, bit for bit;
@@ -48,7 +48,7 @@ import numpy as np
 from .._core import arrays
 from .._core.arguments import Option
 from ..indices.semivalues import Semivalue
-from .formulations import SemivalueDesign, SemivalueRegression, ShapleyKernel
+from .formulations import SemivalueDesign, formulation
 from .design_choice import PILOT_SHARE, pilot_pairs_needed, pilot_report
 from .regression import (COMPLETE, COUNTS, DISTRIBUTION, LAM, REPLACEMENT, SHRINK, TAU, RegressionSolver, _design,
                          _plan, _size_mass, _validate)
@@ -287,8 +287,7 @@ def _sampler(setup: Setup) -> Any:
 
 
 def _form(setup: Setup) -> Any:
-    sv, d = setup.semivalue, setup.n_players
-    return ShapleyKernel(d, setup.options.get("lam", "alpha")) if sv.is_shapley else SemivalueRegression(sv, d)
+    return formulation(setup.semivalue, setup.n_players, setup.options.get("lam", "alpha"))
 
 
 def _solver(setup: Setup) -> SurrogateRegressionSolver:
@@ -322,8 +321,8 @@ PAIRED = Option("paired", "auto", "draw complementary pairs (S, N \\ S); 'auto':
 # screened and wide products of three players 2.1x / 3.5x / 8.9x lower median error than plain regression at 10n /
 # 30n / 100n (at least 1.0x per cell), 1-41 ms of CPU per row at 100n and n <= 30; Banzhaf values 2.0x below Kernel
 # Banzhaf and beta(4, 1) / beta(16, 1) 9.3x / 22x below the semivalue regression (medians over 18 cells); against
-# MSR for weighted Banzhaf values (p = 0.3) 0.87-70,000x, so MSR stays auto's method there. Data games (model fits)
-# keep their methods
+# MSR for weighted Banzhaf values (w = 0.3) 6.6-71x at 30n and 100n on the product measure's regression (it was
+# 0.87-70,000x on Lemma 3.4's rows). Data games (model fits) keep their methods
 SPECS = [
     MethodSpec(
         name="surrogate-regression", indices=("any semivalue",),
@@ -331,8 +330,10 @@ SPECS = [
                     "unpaired) and functions of the coalition's size fitted with the additive design, given their "
                     "exact values; surrogate and penalty by leave-one-out error, the plain regression where none "
                     "helps; even_model: unpaired draws with the products of two players fitted (kADDSHAP's design) "
-                    "where the budget affords them; auto's method for Shapley, Banzhaf and beta values",
+                    "where the budget affords them; auto's method for Shapley, Banzhaf, beta and weighted Banzhaf "
+                    "values",
         plan=_plan_surrogate, sampler=_sampler, solver=_solver,
         options=(DISTRIBUTION, TAU, REPLACEMENT, PAIRED, LAM, COUNTS, COMPLETE, SURROGATE, ORDER, FOLDS, EVEN, SHRINK),
-        min_budget=min_budget, validate=_check, default_for={"shapley": 25, "banzhaf": 25, "any semivalue": 16}),
+        min_budget=min_budget, validate=_check, default_for={"shapley": 25, "banzhaf": 25, "weighted-banzhaf": 20,
+                                                               "any semivalue": 16}),
 ]
