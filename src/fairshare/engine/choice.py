@@ -21,11 +21,11 @@ options given and whether xgboost is installed. Never a clock.
    ``surrogate-regression`` from ``2n + 2`` evaluations, the paired regression with its Walsh surrogate (plain
    regression bit for bit where it does not pay), one or more permutations below; Banzhaf values and, from ``2 + n
    + C(n, 2)`` evaluations, beta and other semivalues: ``surrogate-regression`` too (below, their plain
-   regressions; weighted Banzhaf values' on their product measure); data valuation: truncated Monte Carlo for
-   Shapley values, Kernel Banzhaf, MSR for weighted Banzhaf values, the plain semivalue regression). The surrogate regression gives way to the plain one where its surrogate's
-   predicted fit (a fixed cost model in ``predicted_walsh_seconds``) is over ``WALSH_ALLOWANCE`` seconds and over
-   ``SURROGATE_SHARE`` of the game's declared evaluations (a tiny CNN at 100,000 coalitions; never at 100n on
-   tables of up to 60 features);
+   regressions; weighted Banzhaf and beta values fitted under product measures); data valuation: truncated Monte
+   Carlo for Shapley values, Kernel Banzhaf, MSR for weighted Banzhaf values, the plain semivalue regression). The
+   surrogate regression gives way to the plain one where its surrogate's predicted fit (a fixed cost model in
+   ``predicted_walsh_seconds``) is over ``WALSH_ALLOWANCE`` seconds and over ``SURROGATE_SHARE`` of the game's
+   declared evaluations (a tiny CNN at 100,000 coalitions; never at 100n on tables of up to 60 features);
 3. upgraded to its tree control variate (``regression-cv``, ``kernel-banzhaf-cv``) when the budget leaves
    4n evaluations for the surrogates but covers at most 1/8 of all coalitions (above that, plain regression
    drawn without replacement is nearly exact), and the surrogates' fits are predicted to cost at most 30% of

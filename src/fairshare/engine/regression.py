@@ -27,7 +27,7 @@ from ..games.base import Game
 from .samplers.sample import CoalitionSample
 from .samplers.sizes import DISTRIBUTIONS, shapley_size_log_mass
 from ..indices.semivalues import Semivalue
-from .formulations import SemivalueDesign, formulation, product_weight
+from .formulations import MeasureRegression, SemivalueDesign, formulation
 from .iterative import PackedDesign, solve_regression_iterative, use_iterative
 from .samplers import CoalitionDesign, NeymanSizes
 from .shrink import james_stein
@@ -36,7 +36,7 @@ from .._core.arguments import Option
 from .spec import MethodSpec, Setup
 from .surrogate import CONTROL_MIN_ROWS_PER_PLAYER, tree_control_variate
 
-__all__ = ["RegressionSolver", "SPECS"]
+__all__ = ["RegressionSolver", "SPECS", "fit_residual"]
 
 
 # ---------------------------------------------------------------------------------------- solver
@@ -137,6 +137,12 @@ class RegressionSolver:
                 solve_regression(design, constrained=self.form.constrained)
         else:
             lin = solve_matrix_vector(design, self.form.matrix_vector(top))
+        if kind == "regression" and getattr(self.form, "corrects", False):
+            # a semivalue of several product measures: each node's slopes of the fit's residual (their error bars
+            # are the estimate's: the fit's own values are exact for the fitted function)
+            x = np.asarray(arrays.to_numpy(lin.x), dtype=float)
+            shift, stderr = self.form.correction(sample, fit_residual(sample, w, rows.y, x), self.rng)
+            return self.form.values(lin.x, total) + shift, stderr
         stderr = group_stderr(design, lin, self.rng, transform=self.form.transform)
         return self.form.values(lin.x, total), stderr
 
@@ -168,6 +174,23 @@ class RegressionSolver:
             estimates.append(phi + g)
             variances.append(se**2)
         return 0.5 * (estimates[0] + estimates[1]), 0.5 * np.sqrt(variances[0] + variances[1])
+
+
+def fit_residual(sample: CoalitionSample, w: np.ndarray, y: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``y - b - Z x`` for the fit with a free intercept ``b`` in the weights ``w`` (the sample's rows, ``(m, k)``).
+
+    Examples
+    --------
+    >>> from fairshare.engine.samplers.sample import CoalitionSample
+    >>> Z = np.array([[True, False], [False, True], [True, True], [False, False]])
+    >>> sample = CoalitionSample(Z, np.zeros(4), np.arange(4), np.zeros(4, int), np.ones(4), 4, False, "random")
+    >>> fit_residual(sample, np.ones(4), np.array([[1.0], [2.0], [3.0], [0.0]]), np.array([[1.0], [2.0]])).ravel()
+    array([0., 0., 0., 0.])
+    """
+    y = np.asarray(arrays.to_numpy(y), dtype=float)
+    fitted = np.asarray(arrays.to_numpy(indicator_product(sample.coalitions, x)), dtype=float)
+    w = np.asarray(arrays.to_numpy(w), dtype=float)
+    return (y - w @ y / w.sum()) - (fitted - w @ fitted / w.sum())
 
 
 # ------------------------------------------------------------------------------- option checks
@@ -257,8 +280,8 @@ def _size_mass(setup: Setup) -> tuple[np.ndarray, bool]:
     o, d, sv = setup.options, setup.n_players, setup.semivalue
     if sv.is_shapley:
         return shapley_size_log_mass(d, o.get("distribution", "leverage"), o.get("tau")), True
-    form = formulation(sv, d)
-    return (form.design.log_q, form.design.symmetric) if product_weight(sv) is None else (form.log_q, False)
+    form = formulation(sv, d, budget=setup.budget)
+    return (form.log_q, False) if isinstance(form, MeasureRegression) else (form.design.log_q, form.design.symmetric)
 
 
 def _plan(setup: Setup, kind: str) -> dict:
@@ -297,7 +320,7 @@ def _design(setup: Setup, kind: str, adaptive: bool = False) -> CoalitionDesign:
 
 def _solver(setup: Setup, kind: str) -> RegressionSolver:
     sv, d = setup.semivalue, setup.n_players
-    return RegressionSolver(setup, formulation(sv, d, setup.options.get("lam", "alpha")), kind)
+    return RegressionSolver(setup, formulation(sv, d, setup.options.get("lam", "alpha"), setup.budget), kind)
 
 
 def _min_regression(n: int, sv: Semivalue, opts: dict) -> int:
@@ -412,7 +435,8 @@ SPECS = [
     MethodSpec(
         name="semivalue-regression", indices=("any semivalue",),
         description="regression for any semivalue (Lemma 3.4) with leverage-score sampling (Theorem 3.5); weighted "
-                    "Banzhaf values: least squares under their product measure",
+                    "Banzhaf and beta values: least squares under their product measures (a quadrature over the "
+                    "inclusion probability)",
         **_linear("regression"),
         options=(Option("paired", "auto", "draw complementary pairs (S, N \\ S); 'auto': when the semivalue is "
                         "symmetric", allowed=("auto", True, False)), REPLACEMENT, COUNTS, SOLVE),

@@ -44,6 +44,7 @@ class PathPoint:
     c: np.ndarray             # (q, k)
     leverage: np.ndarray      # (m,)
     loo: np.ndarray           # (m, k): e_j / (1 - h_j); inf where a row is fitted exactly
+    residual: np.ndarray      # (m, k): e_j
 
     @property
     def loo_error(self) -> float:
@@ -216,8 +217,8 @@ class RidgePath:
         coefficients)."""
         return PathPoint(float(lam), self.Y[:0], self.Y[:0], *self._loo(lam)).loo_error
 
-    def _loo(self, lam: float) -> tuple[np.ndarray, np.ndarray]:
-        """Leverages and leave-one-out residuals at penalty ``lam``."""
+    def _loo(self, lam: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Leverages, leave-one-out residuals and residuals at penalty ``lam``."""
         shrink = self._shrink(lam)
         fitted_f = self.P @ (shrink[:, None] * self.PtY)                   # F c, projected off A
         if self._P2 is None:
@@ -229,7 +230,7 @@ class RidgePath:
         loo[~np.isfinite(loo)] = np.inf
         exact = leverage > 1.0 - 1e-9
         loo[exact] = np.inf
-        return leverage, loo
+        return leverage, loo, residual
 
     def fit(self, lam: float) -> PathPoint:
         """The fit at penalty ``lam`` (relative; ``inf``: the plain fit)."""

@@ -33,11 +33,13 @@ from .._core import arrays
 from .samplers.sample import CoalitionSample
 
 __all__ = ["Design", "Linearized", "gram", "indicator_product", "solve_regression", "solve_matrix_vector",
-           "group_stderr", "projected", "merge", "subsample", "small_sample_factor", "unit_groups", "replicate_stderr"]
+           "group_stderr", "projected", "merge", "subsample", "small_sample_factor", "unit_groups", "replicate_stderr",
+           "MAX_GROUPS"]
 
 _BLOCK_ROWS = 4096
 _EXACT_LEVERAGE_WORK = 2e9        # m d^2 up to which every row's leverage is solved exactly
-_MAX_GROUPS = 32
+#: the most random groups of sampling units an error bar is estimated from
+MAX_GROUPS = 32
 
 
 def projected(c: np.ndarray) -> np.ndarray:
@@ -245,7 +247,7 @@ def group_stderr(design: Design, lin: Linearized, rng: np.random.Generator,
         if not np.all(np.isfinite(scale)) or np.any(leverage[random_rows] > 1.0 - 1e-9):
             return np.full((d, k), np.inf)                 # the fit passes exactly through a sampled row
         contrib = contrib * arrays.like(scale[:, None], contrib)
-    G = min(_MAX_GROUPS, n_random)
+    G = min(MAX_GROUPS, n_random)
     row_group = unit_groups(design.unit, design.stratum, rng, G)
     scaled = contrib * arrays.like(np.sqrt(design.fpc)[:, None], contrib)
     totals = design.group_sums(scaled, row_group, G)                                # (G, d, k)

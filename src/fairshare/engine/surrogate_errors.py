@@ -9,13 +9,12 @@ from typing import Any
 
 import numpy as np
 
-from .solve import replicate_stderr, unit_groups
+from .solve import MAX_GROUPS, replicate_stderr, unit_groups
 
 __all__ = ["significant", "surrogate_stderr", "groups", "LEVEL"]
 
 #: one-sided level at which a surrogate's leave-one-out gain must be significant (:func:`significant`)
 LEVEL = 0.05
-_MAX_GROUPS = 32
 
 
 def significant(plain_loo: np.ndarray, loo: np.ndarray, tries: int = 1, level: float = LEVEL) -> bool:
@@ -78,4 +77,4 @@ def groups(problem: Any, rng: np.random.Generator) -> np.ndarray | None:
     n_random = int((problem.fpc[first] > 1e-12).sum())
     if n_random < 2:
         return None
-    return unit_groups(problem.unit, problem.stratum, rng, min(_MAX_GROUPS, n_random))
+    return unit_groups(problem.unit, problem.stratum, rng, min(MAX_GROUPS, n_random))

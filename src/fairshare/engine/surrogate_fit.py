@@ -104,6 +104,7 @@ class SurrogateFit:
     plain_L: np.ndarray
     plain_loo: np.ndarray
     leverage: np.ndarray | None = None
+    residual: np.ndarray | None = None          # (m, k): the fit's residuals (whitened rows)
 
 
 class _Problem:
@@ -408,7 +409,7 @@ def _fit(problem: _Problem, sv: Semivalue, order: int) -> SurrogateFit | None:
     values = problem.values(point.x) + value_map @ point.c
     gain = plain.loo_error / point.loo_error if point.loo_error > 0 else np.inf
     return SurrogateFit(values, L, point.loo, _label(problem, cand.label), lam, int(value_map.shape[1]), gain,
-                        plain_L, plain.loo, point.leverage)
+                        plain_L, plain.loo, point.leverage, point.residual)
 
 
 def _maps(problem: _Problem, path: RidgePath, lam: float, plain: RidgePath,
@@ -430,4 +431,5 @@ def _even_only(problem: _Problem, path: RidgePath, plain: Any) -> SurrogateFit |
     if problem.even_map is None:
         return None
     L = path.value_map(np.inf, problem.x_map(np.eye(problem.A.shape[1])), np.zeros((problem.n, 0)))
-    return SurrogateFit(problem.values(plain.x), L, plain.loo, "order-2", np.inf, 0, 1.0, L, plain.loo, plain.leverage)
+    return SurrogateFit(problem.values(plain.x), L, plain.loo, "order-2", np.inf, 0, 1.0, L, plain.loo, plain.leverage,
+                        plain.residual)
