@@ -205,7 +205,7 @@ def test_auto_choices_for_banzhaf_family():
     wb = fs.Semivalue.weighted_banzhaf(0.3)
     assert fs.estimate(opaque, wb, budget=300, seed=0).method == "surrogate-regression"
     assert fs.estimate(opaque, wb, budget=100, seed=0).method == "semivalue-regression"     # below 107
-    assert fs.estimate(_DataLike(soum(14), n_players=14), wb, budget=300, seed=0).method == "msr"   # data games keep it
+    assert fs.estimate(_DataLike(soum(14), n_players=14), wb, budget=300, seed=0).method == "semivalue-regression"
     assert fs.estimate(opaque, fs.Semivalue.beta_shapley(4, 1), budget=300, seed=0).method == "surrogate-regression"
     # below the unpaired surrogate's 2 + n + C(n, 2) = 107 evaluations: the plain semivalue regression
     assert fs.estimate(opaque, fs.Semivalue.beta_shapley(4, 1), budget=100, seed=0).method == "semivalue-regression"

@@ -22,7 +22,7 @@ options given and whether xgboost is installed. Never a clock.
    regression bit for bit where it does not pay), one or more permutations below; Banzhaf values and, from ``2 + n
    + C(n, 2)`` evaluations, beta and other semivalues: ``surrogate-regression`` too (below, their plain
    regressions; weighted Banzhaf and beta values fitted under product measures); data valuation: truncated Monte
-   Carlo for Shapley values, Kernel Banzhaf, MSR for weighted Banzhaf values, the plain semivalue regression). The
+   Carlo for Shapley values, Kernel Banzhaf, the plain semivalue regression). The
    surrogate regression gives way to the plain one where its surrogate's predicted fit (a fixed cost model in
    ``predicted_walsh_seconds``) is over ``WALSH_ALLOWANCE`` seconds and over ``SURROGATE_SHARE`` of the game's
    declared evaluations (a tiny CNN at 100,000 coalitions; never at 100n on tables of up to 60 features);

@@ -278,8 +278,8 @@ SPECS = [
         min_budget=lambda n, sv, o: 2 * n + 4,
         # measured: MSR beat per-player Monte Carlo; the regression under the product measure beat MSR 2.7-20x
         # (semivalue-regression) and 6.6-71x (surrogate-regression) on bench default's tables at 10n-100n, w = 0.3,
-        # so auto runs those on feature games; data games (model fits, measured with MSR only) keep it
-        default_for={"weighted-banzhaf": 18, "weighted-banzhaf@data": 21}),
+        # and 1.04-2.6x (semivalue-regression) on three data games' tables of fits at 10n and 30n, so auto runs those
+        default_for={"weighted-banzhaf": 18}),
     MethodSpec(
         name="tmc", indices=("shapley",),
         description="truncated Monte Carlo (TMC-Shapley): permutation walks stopped once the value is within "
