@@ -222,3 +222,17 @@ def test_a_modules_cost_counts_its_multiply_adds_on_meta_tensors():
     assert torch_macs(torch.jit.script(nn.Linear(3, 2)), (3,)) is None              # TorchScript: the upper bound
     assert torch_row_seconds(torch.jit.script(nn.Linear(3, 2)), (3,)) == pytest.approx(8 * 0.08e-9)   # 6 + 2 weights
     assert torch_row_seconds(strided, (3, 32, 32), "cuda") < 1e-3 * torch_row_seconds(strided, (3, 32, 32))
+
+
+@pytest.mark.parametrize("method", ["semivalue-regression", "surrogate-regression"])
+@pytest.mark.parametrize("sv", [fs.Semivalue.beta_shapley(4, 1), fs.Semivalue.weighted_banzhaf(0.3)],
+                         ids=["beta(4,1)", "wbanzhaf(0.3)"])
+def test_the_tensor_path_fits_product_measures_as_the_host_does(sv, method):
+    net, x = cnn(classes=3), torch.rand(3, 6, 6)
+    groups = np.repeat(np.arange(12), 9).reshape(3, 6, 6)
+    on_device = fs.estimate(fs.games.TorchGame(net, x, groups=groups, on_device=True), sv, method=method, budget=600,
+                            seed=0)
+    host = fs.estimate(fs.games.TorchGame(net, x, groups=groups), sv, method=method, budget=600, seed=0)
+    np.testing.assert_allclose(on_device.values, host.values, atol=1e-12)
+    full = fs.estimate(fs.games.TorchGame(net, x, groups=groups, on_device=True), sv, method=method, budget=4096, seed=0)
+    np.testing.assert_allclose(full.values, fs.exact(fs.games.TorchGame(net, x, groups=groups), sv).values, atol=1e-7)
