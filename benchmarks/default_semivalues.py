@@ -3,7 +3,9 @@
 surrogate regression took its place (Kernel Banzhaf for Banzhaf values, the semivalue regression for beta-Shapley
 values, MSR for weighted Banzhaf values) and against ``surrogate-regression`` named, at the same budgets, seeds and
 rows as the Shapley cells. Weighted Banzhaf values are fitted under their product measure (each player in with
-probability ``w``); below the unpaired surrogate's ``2 + n + C(n, 2)`` evaluations ``auto`` runs that plain fit.
+probability ``w``) and beta values as a quadrature of such fits over ``w``, by the semivalue regression too (so for
+them ``former / ours`` is the surrogate's gain over the plain fit); below the unpaired surrogate's ``2 + n + C(n, 2)``
+evaluations ``auto`` runs that plain fit.
 """
 
 from __future__ import annotations

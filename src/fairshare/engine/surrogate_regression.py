@@ -342,10 +342,11 @@ PAIRED = Option("paired", "auto", "draw complementary pairs (S, N \\ S); 'auto':
 
 # measured (benchmarks/results/default, 8 black-box pairs not tuned on and one tuned, 5 seeds x 5 rows): with the
 # screened and wide products of three players 2.1x / 3.5x / 8.9x lower median error than plain regression at 10n /
-# 30n / 100n (at least 1.0x per cell), 1-41 ms of CPU per row at 100n and n <= 30; Banzhaf values 2.0x below Kernel
-# Banzhaf and beta(4, 1) / beta(16, 1) 9.3x / 22x below the semivalue regression (medians over 18 cells); against
-# MSR for weighted Banzhaf values (w = 0.3) 6.6-71x at 30n and 100n on the product measure's regression (it was
-# 0.87-70,000x on Lemma 3.4's rows). Data games (model fits) keep their methods
+# 30n / 100n (at least 1.0x per cell), 1-42 ms of CPU per row at 100n and n <= 30; Banzhaf values 2.0x below Kernel
+# Banzhaf (median over 18 cells); on the product measures' fits: beta(4, 1) / beta(16, 1) 5.2x / 5.9x below their
+# plain fit (medians over 18 cells) and 22x / 6.5x below the last stop's default, the surrogate on Lemma 3.4's rows
+# (over the 17 cells not exact), weighted Banzhaf values (w = 0.3) 71x below MSR (2.4-14,000x). Data games (model
+# fits) keep the plain fits
 SPECS = [
     MethodSpec(
         name="surrogate-regression", indices=("any semivalue",),
