@@ -234,5 +234,6 @@ def test_the_tensor_path_fits_product_measures_as_the_host_does(sv, method):
                             seed=0)
     host = fs.estimate(fs.games.TorchGame(net, x, groups=groups), sv, method=method, budget=600, seed=0)
     np.testing.assert_allclose(on_device.values, host.values, atol=1e-12)
-    full = fs.estimate(fs.games.TorchGame(net, x, groups=groups, on_device=True), sv, method=method, budget=4096, seed=0)
+    full = fs.estimate(fs.games.TorchGame(net, x, groups=groups, on_device=True), sv, method=method, budget=4096,
+                       seed=0)
     np.testing.assert_allclose(full.values, fs.exact(fs.games.TorchGame(net, x, groups=groups), sv).values, atol=1e-7)
