@@ -32,11 +32,11 @@ from .node_slopes import node_slopes
 from .solve import projected
 
 __all__ = ["log_kernel_weight", "SemivalueDesign", "ShapleyKernel", "SemivalueRegression", "MeasureRegression",
-           "Rows", "formulation", "measure_nodes", "MEASURE_WORK"]
+           "Rows", "formulation", "measure_nodes", "MEASURE_DEGREE"]
 
-#: the most multiply-adds the nodes' fits of a beta value may take (``nodes budget (d + 1)^2``; beyond, Lemma 3.4's
-#: rows): 20 players at 100n 2e7, 50 players 3.3e8
-MEASURE_WORK = 4e8
+#: the highest degree in ``u`` a beta value's quadrature integrates exactly (16 nodes): every game whose Moebius terms
+#: hold at most 32 players (its weighted Banzhaf values are polynomials of degree 31 in ``u``), all games of <= 32
+MEASURE_DEGREE = 31
 
 
 def log_kernel_weight(d: int, sizes: np.ndarray) -> np.ndarray:
@@ -208,7 +208,7 @@ class MeasureRegression:
     so the slope of ``v`` on ``z_i`` in the least-squares fit with a free intercept is ``Cov(v, z_i) / (u (1 - u)) =
     E[v | i in S] - E[v | i not in S]``, the weighted Banzhaf value ``phi_u``. A semivalue of measure ``m`` is
     ``int phi_u dm(u)``: with nodes ``u_k`` and weights ``c_k`` integrating polynomials of degree ``d - 1`` exactly
-    (``phi_u`` is one), ``sum_k c_k phi_{u_k}``.
+    (``phi_u`` is one; at most ``MEASURE_DEGREE``), ``sum_k c_k phi_{u_k}``.
 
     The rows are those of the mixture ``nu = sum_k c_k mu_{u_k}``: ``z_S`` with a free intercept, weighted by
     ``nu(S)`` times the sample's Horvitz-Thompson weight, sizes from the mixture of each node's leverage scores,
@@ -268,20 +268,19 @@ class MeasureRegression:
         return x
 
     def correction(self, sample: CoalitionSample, residual: np.ndarray, rng: np.random.Generator,
-                   errors: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                   errors: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, float]:
         """``sum_k c_k`` times the slopes of ``residual`` (``(m, k)``, a fit's on the sample's rows) under each node's
-        measure (:func:`~fairshare.engine.node_slopes.node_slopes`), and their standard errors from ``errors`` in
-        place of the residual where given (a fit's leave-one-out residuals: its own residuals are too small where it
-        has nearly as many unknowns as rows)."""
+        measure (:func:`~fairshare.engine.node_slopes.node_slopes`), their standard errors from ``errors`` in place
+        of the residual where given (a fit's leave-one-out residuals: its own residuals are too small where it has
+        nearly as many unknowns as rows), and the weight of the nodes the sample cannot determine (left out)."""
         return node_slopes(sample.coalitions, sample.log_weight, self.log_mu, self.weights, residual,
                            residual if errors is None else errors, sample.unit, sample.stratum, sample.fpc, rng)
 
 
-def measure_nodes(sv: Semivalue, d: int, budget: int | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+def measure_nodes(sv: Semivalue, d: int) -> tuple[np.ndarray, np.ndarray] | None:
     """The nodes and weights :class:`MeasureRegression` fits ``sv`` on ``d`` players with: a weighted Banzhaf value's
-    point (``0 < w < 1``), a beta value's quadrature exact to degree ``d - 1``; None for Shapley and Banzhaf values
-    (their own regressions), user weights, leave-one-out, and where the nodes' fits of ``budget`` rows would cost
-    over ``MEASURE_WORK`` multiply-adds (``nodes budget (d + 1)^2``: 64 players at 100n).
+    point (``0 < w < 1``), a beta value's quadrature exact to degree ``min(d - 1, MEASURE_DEGREE)``; None for Shapley
+    and Banzhaf values (their own regressions), user weights and leave-one-out.
 
     Examples
     --------
@@ -296,15 +295,12 @@ def measure_nodes(sv: Semivalue, d: int, budget: int | None = None) -> tuple[np.
         return None
     if measure[0] == "point":
         return (np.array([float(measure[1])]), np.array([1.0])) if 0.0 < float(measure[1]) < 1.0 else None
-    nodes, weights = sv.quadrature(d - 1)
-    if budget is not None and nodes.size * float(budget) * (d + 1) ** 2 > MEASURE_WORK:
-        return None
-    return nodes, weights
+    return sv.quadrature(min(d - 1, MEASURE_DEGREE))
 
 
-def formulation(sv: Semivalue, d: int, lam: Any = "alpha", budget: int | None = None) -> Any:
-    """The regression a linear estimator solves for ``sv`` on ``d`` players at ``budget``: the Shapley kernel (``lam``:
-    its lambda), the product measures' for weighted Banzhaf and beta values (:func:`measure_nodes`), Lemma 3.4's for
+def formulation(sv: Semivalue, d: int, lam: Any = "alpha") -> Any:
+    """The regression a linear estimator solves for ``sv`` on ``d`` players: the Shapley kernel (``lam``: its
+    lambda), the product measures' for weighted Banzhaf and beta values (:func:`measure_nodes`), Lemma 3.4's for
     every other semivalue.
 
     Examples
@@ -314,5 +310,5 @@ def formulation(sv: Semivalue, d: int, lam: Any = "alpha", budget: int | None = 
     """
     if sv.is_shapley:
         return ShapleyKernel(d, lam)
-    measure = measure_nodes(sv, d, budget)
+    measure = measure_nodes(sv, d)
     return SemivalueRegression(sv, d) if measure is None else MeasureRegression(*measure, d)

@@ -4,11 +4,16 @@ that makes a fit under their mixture exact for a semivalue of that measure
 
 Under ``mu_u`` (each player in with probability ``u``) the slope of ``r`` on ``z_i`` in the least-squares fit with a
 free intercept is ``r``'s weighted Banzhaf value at ``u``. From one sample, node ``k``'s fit weighs row ``j`` by its
-Horvitz-Thompson weight times ``mu_{u_k}(S_j)``; the result is ``sum_k c_k`` times node ``k``'s slopes. Standard
-errors: random groups of sampling units (the same groups for every node, so the nodes' covariances count), each
-row's contribution over ``1 - h_j`` (its leverage in its node's fit), with the small-sample ``t`` factor, as
-:func:`~fairshare.engine.solve.group_stderr` does for one fit. The nodes are a fixed loop (a quadrature's, at most
-``d / 2 + 1``) of matrix products; no loop over rows.
+Horvitz-Thompson weight times ``mu_{u_k}(S_j)``, a function of the coalition's size: so every node's normal
+equations are sums over sizes of moments taken once (``m d^2`` multiply-adds for all nodes, then ``d^3`` a node).
+The result is ``sum_k c_k`` times node ``k``'s slopes. A node whose sampled rows cannot determine its ``d + 1``
+unknowns (its normal equations singular, or a sampled row fitted exactly: a node near ``u = 0`` or ``1`` of little
+weight at a small budget) adds nothing, and its weight is reported.
+
+Standard errors: random groups of sampling units (the same groups for every node, so the nodes' covariances count),
+each row's contribution over ``1 - h_j`` (its leverage in its node's fit), with the small-sample ``t`` factor, as
+:func:`~fairshare.engine.solve.group_stderr` does for one fit. The nodes and sizes are fixed loops of matrix
+products; no loop over rows.
 """
 
 from __future__ import annotations
@@ -16,17 +21,23 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import arrays
-from .solve import MAX_GROUPS, replicate_stderr, unit_groups
+from .ridge_path import one_thread
+from .samplers.sample import CoalitionSample
+from .solve import MAX_GROUPS, indicator_product, replicate_stderr, unit_groups
 
-__all__ = ["node_slopes"]
+__all__ = ["node_slopes", "fit_residual", "EXACT_LEVERAGE_WORK"]
+
+#: leverages are exact up to this many multiply-adds (``nodes m d^2``); beyond, ``w_j ||z_j - zbar||^2`` over the
+#: mean diagonal of the normal equations (as :func:`~fairshare.engine.solve.solve_regression` does), at most 1/2
+EXACT_LEVERAGE_WORK = 2e9
 
 
 def node_slopes(Z: np.ndarray, log_weight: np.ndarray, log_mu: np.ndarray, c: np.ndarray, residual: np.ndarray,
                 errors: np.ndarray, unit: np.ndarray, stratum: np.ndarray, fpc: np.ndarray,
-                rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+                rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, float]:
     """``sum_k c_k`` times node ``k``'s weighted least-squares slopes of ``residual`` on the rows ``Z`` (``(m, d)``)
-    with a free intercept, row ``j`` weighted by ``exp(log_weight_j + log_mu[k, |S_j|])``; and their standard errors
-    from the same fits of ``errors`` (``(m, k)`` both).
+    with a free intercept, row ``j`` weighted by ``exp(log_weight_j + log_mu[k, |S_j|])``; their standard errors
+    from the same fits of ``errors`` (``(m, k)`` both); and the weight ``sum c_k`` of the nodes left out.
 
     Examples
     --------
@@ -35,17 +46,33 @@ def node_slopes(Z: np.ndarray, log_weight: np.ndarray, log_mu: np.ndarray, c: np
     >>> r = (Z @ np.array([1.0, 2.0, 3.0]))[:, None]               # additive: every node's slopes are 1, 2, 3
     >>> h = np.arange(4)
     >>> log_mu = np.stack([h * np.log(u) + (3 - h) * np.log1p(-u) for u in (0.2, 0.6)])
-    >>> values, stderr = node_slopes(Z, np.zeros(200), log_mu, np.array([0.5, 0.5]), r, r, np.arange(200),
-    ...                              np.zeros(200, int), np.ones(200), rng)
-    >>> np.round(values.ravel(), 10).tolist(), bool(np.allclose(stderr, 0.0))
-    ([1.0, 2.0, 3.0], True)
+    >>> values, stderr, left = node_slopes(Z, np.zeros(200), log_mu, np.array([0.5, 0.5]), r, r, np.arange(200),
+    ...                                    np.zeros(200, int), np.ones(200), rng)
+    >>> np.round(values.ravel(), 10).tolist(), bool(np.allclose(stderr, 0.0)), left
+    ([1.0, 2.0, 3.0], True, 0.0)
     """
+    with one_thread():                  # small products: one BLAS thread (two threads measured 6-12x slower)
+        return _node_slopes(Z, log_weight, log_mu, c, residual, errors, unit, stratum, fpc, rng)
+
+
+def _node_slopes(Z: np.ndarray, log_weight: np.ndarray, log_mu: np.ndarray, c: np.ndarray, residual: np.ndarray,
+                 errors: np.ndarray, unit: np.ndarray, stratum: np.ndarray, fpc: np.ndarray,
+                 rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, float]:
     Z = np.asarray(arrays.to_numpy(Z), dtype=float)
     m, d = Z.shape
     k = residual.shape[1]
     sizes = Z.sum(axis=1).astype(np.int64)
-    log_w = np.asarray(arrays.to_numpy(log_weight), dtype=float)[:, None] + log_mu[:, sizes].T       # (m, K)
-    W = np.exp(log_w - log_w.max(axis=0, keepdims=True))
+    log_weight = np.asarray(arrays.to_numpy(log_weight), dtype=float)
+    base = np.exp(log_weight - log_weight.max())
+    present = np.unique(sizes)
+    # per size: the moments of the rows, weighted by their Horvitz-Thompson weights
+    S0, S1, S2 = np.zeros(present.size), np.zeros((present.size, d)), np.zeros((present.size, d, d))
+    R0, R1 = np.zeros((present.size, k)), np.zeros((present.size, d, k))
+    for i, h in enumerate(present):
+        rows = sizes == h
+        b, Zh = base[rows], Z[rows]
+        S0[i], S1[i], S2[i] = b.sum(), b @ Zh, Zh.T @ (b[:, None] * Zh)
+        R0[i], R1[i] = b @ residual[rows], Zh.T @ (b[:, None] * residual[rows])
     random_rows = fpc > 1e-12
     _, first = np.unique(unit, return_index=True)
     n_random = int(random_rows[first].sum())
@@ -54,28 +81,59 @@ def node_slopes(Z: np.ndarray, log_weight: np.ndarray, log_mu: np.ndarray, c: np
     if G >= 2:
         onehot = np.zeros((G, m))
         onehot[unit_groups(unit, stratum, rng, G), np.arange(m)] = 1.0
-    values, dx, exact = np.zeros((d, k)), np.zeros((d, G, k)), False
+    exact_leverage = log_mu.shape[0] * m * d * d <= EXACT_LEVERAGE_WORK
+    values, dx, left = np.zeros((d, k)), np.zeros((d, G, k)), 0.0
     for node, weight in enumerate(np.asarray(c, dtype=float)):
-        w = W[:, node]
-        total = w.sum()
-        Zc = Z - (w @ Z) / total
-        gram = Zc.T @ (w[:, None] * Zc)
-        solve = arrays.factor_solver(gram)
-        values += weight * solve(Zc.T @ (w[:, None] * (residual - (w @ residual) / total)))
-        if onehot is None:
+        log_a = log_mu[node, present] - log_mu[node, present].max()
+        # the node's weight per size (scaled); below e^-70 none (rows 1e-30 of its heaviest count for nothing, and
+        # their products would go subnormal and slow every step 100x)
+        a = np.where(log_a > -70.0, np.exp(np.maximum(log_a, -70.0)), 0.0)
+        total = a @ S0
+        zbar = (a @ S1) / total
+        gram = np.tensordot(a, S2, axes=1) - total * np.outer(zbar, zbar)
+        rhs = np.tensordot(a, R1, axes=1) - np.outer(zbar, a @ R0)
+        eig = np.linalg.eigvalsh(gram)
+        if eig[0] <= 1e-12 * max(eig[-1], 1e-300):
+            left += float(weight)                                          # the sample cannot determine this node
             continue
-        e = errors - (w @ errors) / total
-        e = e - Zc @ solve(Zc.T @ (w[:, None] * e))
-        leverage = w * (Zc * solve(Zc.T).T).sum(axis=1)
-        exact |= bool(np.any(leverage[random_rows] > 1.0 - 1e-9))
-        scale = np.where(random_rows, 1.0 / np.maximum(1.0 - leverage, 1e-300), 1.0) * np.sqrt(fpc) * w
-        contrib = e * scale[:, None]                                                   # (m, k)
-        spread = (contrib[:, :, None] * Zc[:, None, :]).reshape(m, k * d)
-        totals = (onehot @ spread).reshape(G, k, d).transpose(0, 2, 1) * G               # (G, d, k)
-        deviation = totals - totals.mean(axis=0, keepdims=True)
-        dx += weight * solve(deviation.transpose(1, 0, 2).reshape(d, G * k)).reshape(d, G, k)
+        inverse = arrays.factor_solver(gram)(np.eye(d))                    # d x d: every solve below a product
+        w = base * a[np.searchsorted(present, sizes)]
+        Zc = Z - zbar
+        if onehot is not None:
+            e = errors - (w @ errors) / total
+            e = e - Zc @ (inverse @ (Zc.T @ (w[:, None] * e)))
+            if exact_leverage:
+                leverage = w * ((Zc @ inverse) * Zc).sum(axis=1)
+            else:
+                leverage = np.minimum(w * (Zc * Zc).sum(axis=1) / float(np.mean(np.diag(gram))), 0.5)
+            if np.any(leverage[random_rows] > 1.0 - 1e-9):
+                left += float(weight)                                      # a sampled row fitted exactly
+                continue
+            scale = np.where(random_rows, 1.0 / (1.0 - leverage), 1.0) * np.sqrt(fpc) * w
+            spread = ((e * scale[:, None])[:, :, None] * Zc[:, None, :]).reshape(m, k * d)
+            totals = (onehot @ spread).reshape(G, k, d).transpose(0, 2, 1) * G              # (G, d, k)
+            deviation = totals - totals.mean(axis=0, keepdims=True)
+            dx += weight * (inverse @ deviation.transpose(1, 0, 2).reshape(d, G * k)).reshape(d, G, k)
+        values += weight * (inverse @ rhs)
     if n_random == 0:
-        return values, np.zeros((d, k))
-    if onehot is None or exact:
-        return values, np.full((d, k), np.inf)
-    return values, replicate_stderr(dx, axis=1)
+        return values, np.zeros((d, k)), left
+    if onehot is None:
+        return values, np.full((d, k), np.inf), left
+    return values, replicate_stderr(dx, axis=1), left
+
+
+def fit_residual(sample: CoalitionSample, w: np.ndarray, y: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``y - b - Z x`` for the fit with a free intercept ``b`` in the weights ``w`` (the sample's rows, ``(m, k)``).
+
+    Examples
+    --------
+    >>> from fairshare.engine.samplers.sample import CoalitionSample
+    >>> Z = np.array([[True, False], [False, True], [True, True], [False, False]])
+    >>> sample = CoalitionSample(Z, np.zeros(4), np.arange(4), np.zeros(4, int), np.ones(4), 4, False, "random")
+    >>> fit_residual(sample, np.ones(4), np.array([[1.0], [2.0], [3.0], [0.0]]), np.array([[1.0], [2.0]])).ravel()
+    array([0., 0., 0., 0.])
+    """
+    y = np.asarray(arrays.to_numpy(y), dtype=float)
+    fitted = np.asarray(arrays.to_numpy(indicator_product(sample.coalitions, x)), dtype=float)
+    w = np.asarray(arrays.to_numpy(w), dtype=float)
+    return (y - w @ y / w.sum()) - (fitted - w @ fitted / w.sum())

@@ -29,6 +29,7 @@ from .samplers.sizes import DISTRIBUTIONS, shapley_size_log_mass
 from ..indices.semivalues import Semivalue
 from .formulations import MeasureRegression, SemivalueDesign, formulation
 from .iterative import PackedDesign, solve_regression_iterative, use_iterative
+from .node_slopes import fit_residual
 from .samplers import CoalitionDesign, NeymanSizes
 from .shrink import james_stein
 from .solve import Design, group_stderr, indicator_product, merge, solve_matrix_vector, solve_regression, subsample
@@ -36,7 +37,7 @@ from .._core.arguments import Option
 from .spec import MethodSpec, Setup
 from .surrogate import CONTROL_MIN_ROWS_PER_PLAYER, tree_control_variate
 
-__all__ = ["RegressionSolver", "SPECS", "fit_residual"]
+__all__ = ["RegressionSolver", "SPECS"]
 
 
 # ---------------------------------------------------------------------------------------- solver
@@ -107,6 +108,8 @@ class RegressionSolver:
         else:
             values, stderr = self.fit(sample, target, total, self.kind)
         info["solver"] = self.solved_with
+        if getattr(self, "nodes_left_out", 0.0) > 0:
+            info["nodes_left_out"] = self.nodes_left_out        # quadrature weight no sampled row could fit
         values, stderr = arrays.to_numpy(values), arrays.to_numpy(stderr)       # the results: d x k, to the host
         if sample.coverage == "partial":
             stderr = np.full_like(values, np.inf)
@@ -141,7 +144,8 @@ class RegressionSolver:
             # a semivalue of several product measures: each node's slopes of the fit's residual (their error bars
             # are the estimate's: the fit's own values are exact for the fitted function)
             x = np.asarray(arrays.to_numpy(lin.x), dtype=float)
-            shift, stderr = self.form.correction(sample, fit_residual(sample, w, rows.y, x), self.rng)
+            shift, stderr, self.nodes_left_out = self.form.correction(sample, fit_residual(sample, w, rows.y, x),
+                                                                      self.rng)
             return self.form.values(lin.x, total) + shift, stderr
         stderr = group_stderr(design, lin, self.rng, transform=self.form.transform)
         return self.form.values(lin.x, total), stderr
@@ -174,23 +178,6 @@ class RegressionSolver:
             estimates.append(phi + g)
             variances.append(se**2)
         return 0.5 * (estimates[0] + estimates[1]), 0.5 * np.sqrt(variances[0] + variances[1])
-
-
-def fit_residual(sample: CoalitionSample, w: np.ndarray, y: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """``y - b - Z x`` for the fit with a free intercept ``b`` in the weights ``w`` (the sample's rows, ``(m, k)``).
-
-    Examples
-    --------
-    >>> from fairshare.engine.samplers.sample import CoalitionSample
-    >>> Z = np.array([[True, False], [False, True], [True, True], [False, False]])
-    >>> sample = CoalitionSample(Z, np.zeros(4), np.arange(4), np.zeros(4, int), np.ones(4), 4, False, "random")
-    >>> fit_residual(sample, np.ones(4), np.array([[1.0], [2.0], [3.0], [0.0]]), np.array([[1.0], [2.0]])).ravel()
-    array([0., 0., 0., 0.])
-    """
-    y = np.asarray(arrays.to_numpy(y), dtype=float)
-    fitted = np.asarray(arrays.to_numpy(indicator_product(sample.coalitions, x)), dtype=float)
-    w = np.asarray(arrays.to_numpy(w), dtype=float)
-    return (y - w @ y / w.sum()) - (fitted - w @ fitted / w.sum())
 
 
 # ------------------------------------------------------------------------------- option checks
@@ -280,7 +267,7 @@ def _size_mass(setup: Setup) -> tuple[np.ndarray, bool]:
     o, d, sv = setup.options, setup.n_players, setup.semivalue
     if sv.is_shapley:
         return shapley_size_log_mass(d, o.get("distribution", "leverage"), o.get("tau")), True
-    form = formulation(sv, d, budget=setup.budget)
+    form = formulation(sv, d)
     return (form.log_q, False) if isinstance(form, MeasureRegression) else (form.design.log_q, form.design.symmetric)
 
 
@@ -320,7 +307,7 @@ def _design(setup: Setup, kind: str, adaptive: bool = False) -> CoalitionDesign:
 
 def _solver(setup: Setup, kind: str) -> RegressionSolver:
     sv, d = setup.semivalue, setup.n_players
-    return RegressionSolver(setup, formulation(sv, d, setup.options.get("lam", "alpha"), setup.budget), kind)
+    return RegressionSolver(setup, formulation(sv, d, setup.options.get("lam", "alpha")), kind)
 
 
 def _min_regression(n: int, sv: Semivalue, opts: dict) -> int:

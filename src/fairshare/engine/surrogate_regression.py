@@ -148,7 +148,7 @@ class SurrogateRegressionSolver(RegressionSolver):
         with np.errstate(divide="ignore", invalid="ignore"):
             residual = np.where(root > 0, fit.residual / root, 0.0)
             loo = np.where(root > 0, fit.loo / root, 0.0)
-        shift, nodes = self.form.correction(sample, residual, self.rng, errors=loo)
+        shift, nodes, self.nodes_left_out = self.form.correction(sample, residual, self.rng, errors=loo)
         # one node: the fit's residual has no slopes under its measure (the shift is rounding), the error bars count
         return (fit.values + shift if self.form.corrects else fit.values), np.maximum(stderr, nodes), report
 
@@ -310,7 +310,7 @@ def _sampler(setup: Setup) -> Any:
 
 
 def _form(setup: Setup) -> Any:
-    return formulation(setup.semivalue, setup.n_players, setup.options.get("lam", "alpha"), setup.budget)
+    return formulation(setup.semivalue, setup.n_players, setup.options.get("lam", "alpha"))
 
 
 def _solver(setup: Setup) -> SurrogateRegressionSolver:
