@@ -146,7 +146,7 @@ class RegressionSolver:
             x = np.asarray(arrays.to_numpy(lin.x), dtype=float)
             shift, stderr, self.nodes_left_out = self.form.correction(sample, fit_residual(sample, w, rows.y, x),
                                                                       self.rng)
-            return self.form.values(lin.x, total) + shift, stderr
+            return self.form.values(x, total) + shift, stderr                 # on the host, as the nodes' slopes
         stderr = group_stderr(design, lin, self.rng, transform=self.form.transform)
         return self.form.values(lin.x, total), stderr
 
