@@ -50,7 +50,7 @@ import numpy as np
 from .._core import arrays
 from .._core.arguments import Option
 from ..indices.semivalues import Semivalue
-from .formulations import SemivalueDesign, formulation
+from .formulations import formulation
 from .design_choice import PILOT_SHARE, pilot_pairs_needed, pilot_report
 from .regression import (COMPLETE, COUNTS, DISTRIBUTION, LAM, REPLACEMENT, SHRINK, TAU, RegressionSolver, _design,
                          _plan, _size_mass, _validate)
@@ -165,7 +165,7 @@ class SurrogateRegressionSolver(RegressionSolver):
 # ------------------------------------------------------------------------------------------------- registry
 def _unpaired(n: int, sv: Semivalue, opts: dict) -> bool:
     paired = opts.get("paired", "auto")
-    return paired is False or (paired == "auto" and not (sv.is_shapley or SemivalueDesign(sv, n).symmetric))
+    return paired is False or (paired == "auto" and not formulation(sv, n).symmetric)
 
 
 def min_budget(n: int, sv: Semivalue, opts: dict) -> int:
