@@ -174,7 +174,9 @@ class SemivalueRegression:
         self.symmetric = self.design.symmetric
         self.d = d
         # rows s_h z - t_h 1 span the additive games only where s and t do not depend on the size (Banzhaf values)
-        self.spans_additive = bool(np.ptp(self.design.log_s[1:-1]) < 1e-12 and np.ptp(self.design.log_t[:-1]) < 1e-12)
+        inner_s, inner_t = self.design.log_s[1:-1], self.design.log_t[:-1]          # (empty for one player)
+        self.spans_additive = bool((inner_s.size == 0 or np.ptp(inner_s) < 1e-12)
+                                   and (inner_t.size == 0 or np.ptp(inner_t) < 1e-12))
 
     def rows(self, sample: CoalitionSample, target: np.ndarray, total: np.ndarray) -> Rows:
         sizes = np.asarray(arrays.to_numpy(sample.sizes), dtype=np.int64)
