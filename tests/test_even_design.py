@@ -1,7 +1,8 @@
 """The even model's design (issue 42, item 2): unpaired draws with the products of two players fitted (kADDSHAP's
-design) and the odd Walsh surrogate on top; ``even_model="auto"`` (the default): that design by a rule on the budget
-(item 3), bit for bit the paired design where the rule does not take it; ``"pilot"``: a pilot of the paired design's
-own pairs decides whether the rest of the budget goes to that design."""
+design) and the odd Walsh surrogate on top; ``even_model="budget"``: that design by a rule on the budget (item 3), bit
+for bit the paired design where the rule does not take it; ``"auto"`` (the default): the pairs fitted so on unpaired
+product-measure designs by a rule on the budget; ``"pilot"``: a pilot of the paired design's own pairs decides whether
+the rest of the budget goes to that design."""
 
 from __future__ import annotations
 
@@ -76,7 +77,7 @@ def test_pilot_switches_where_the_even_part_is_pairwise_and_gains():
     assert np.mean(auto) < 0.85 * np.mean(paired)
 
 
-AUTO = dict(method="surrogate-regression", even_model="auto")
+AUTO = dict(method="surrogate-regression", even_model="budget")
 
 
 def test_auto_takes_the_even_design_by_the_budget_rule_and_the_paired_design_below_it_bit_for_bit():
@@ -194,3 +195,21 @@ def test_even_fit_linear_algebra_matches_the_explicit_forms():
     X, C = path.maps(1e-2)
     np.testing.assert_allclose(path.value_map(1e-2, left, vmap), left @ X + vmap @ C, atol=1e-12)
     np.testing.assert_allclose(path.value_map(np.inf, left, vmap), left @ np.linalg.pinv(A), atol=1e-12)
+
+
+@pytest.mark.parametrize("sv", [fs.Semivalue.weighted_banzhaf(0.3), fs.Semivalue.beta_shapley(4, 1)],
+                         ids=["wbanzhaf(0.3)", "beta(4,1)"])
+def test_auto_fits_the_pairs_unpenalized_on_product_measures_where_the_budget_affords_them(sv):
+    """1200 evaluations of 12 players: 15 rows per unknown of the order-2 model (measured 3.5x / 3.6x lower mean error
+    than the penalized pairs); 360, below the rule's 6 rows per unknown: the unpaired design without the even model."""
+    game = walsh_game(12, 0, two=(12, 1.0), three=(4, 0.5), seven=(6, 0.3))
+    truth = fs.exact(game, sv).values
+    auto, none = [], []
+    for seed in range(6):
+        est = fs.estimate(game, sv, budget=1200, seed=seed)
+        assert est.info["design"]["chosen"] == "unpaired, even model"
+        auto.append(rel_error(est.values, truth))
+        none.append(rel_error(fs.estimate(game, sv, method="surrogate-regression", budget=1200, seed=seed,
+                                          even_model="none").values, truth))
+    assert np.mean(auto) < np.mean(none) / 2.0, (np.mean(auto), np.mean(none))
+    assert fs.estimate(game, sv, budget=360, seed=0).info["design"]["chosen"] == "unpaired"

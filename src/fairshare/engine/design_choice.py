@@ -1,4 +1,4 @@
-"""Paired or unpaired with an even model: the choice of ``even_model="auto"``, made from a pilot of the paired design's
+"""Paired or unpaired with an even model: the choice of ``even_model="pilot"``, made from a pilot of the paired design's
 own pairs (:class:`~fairshare.engine.samplers.pilot.PilotDesign`), no evaluation spent on it.
 
 A sampled coalition's row errs in a paired fit by the odd residual ``r_o(S)`` of the game (what the additive model

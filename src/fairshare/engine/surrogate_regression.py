@@ -23,20 +23,20 @@ of two players as well and needs ``2 + n + C(n, 2)`` evaluations; a smaller budg
 ``even_model`` (issue 42, items 2 and 3): paired rows see only the odd part of the game; ``"pairs"`` draws unpaired
 coalitions and fits the products of every two players unpenalized with the additive design (kADDSHAP's even model: the
 even part fitted instead of cancelled, so every evaluation informs the odd part), the odd Walsh surrogate on top where
-it pays; from ``n + C(n, 2) + 6`` evaluations (refused below, naming that minimum). ``"auto"``: on a paired Shapley
-design, that design where the budget gives ``EVEN_ROWS`` rows per unknown of the order-2 model, its fit costs at most
-``EVEN_WORK`` multiply-adds and the budget covers at most half of all coalitions (:func:`even_by_budget`; a rule on
-the budget alone, fixed on the suite's synthetic games before the benchmark), the paired design otherwise and under a
-stopping rule that may end the run early; on an unpaired design, none (its surrogate's candidates already hold the
-products of two players, penalized: on a beta(4, 1) game of pairwise products, 10 players and 200 evaluations, 2.4e-7
-relative squared error against 1.1e-3 with them unpenalized). ``"pilot"``: on a paired design whose budget lets a
-third of its pairs fit the even model, those pairs are evaluated first
-(:class:`~fairshare.engine.samplers.pilot.PilotDesign`) and :mod:`fairshare.engine.design_choice` predicts both
-designs' variance from them; the rest of the budget goes to unpaired draws only where the prediction is at most 0.8 of
-the paired design's (measured: the prediction is unreliable). ``"none"`` (the default): the paired (or unpaired)
-design without the even model. Since the products of three players are screened by the pairs' even halves
-(:mod:`fairshare.engine.screening`), the paired design beat the budget rule's even design 2.7-8x at 100n on the
-benchmark's 12- and 14-player tables, so ``"auto"`` is not the default.
+it pays; from ``n + C(n, 2) + 6`` evaluations (refused below, naming that minimum). ``"auto"`` (the default): on an
+unpaired product-measure design (weighted Banzhaf and beta values), that fit where the budget gives ``EVEN_ROWS`` rows
+per unknown of the order-2 model and it costs at most ``MEASURE_EVEN_WORK`` multiply-adds (:func:`even_on_measures`;
+measured 1.2-10x lower error at 100n than the penalized products of two players, 1-4x higher at 30n, below the rule);
+on a paired design, the paired design. ``"budget"``: on a paired Shapley design, the even design where the budget
+gives ``EVEN_ROWS`` rows per unknown, its fit costs at most ``EVEN_WORK`` multiply-adds and the budget covers at most
+half of all coalitions (:func:`even_by_budget`; fixed on the suite's synthetic games before the benchmark); since the
+products of three players are screened by the pairs' even halves (:mod:`fairshare.engine.screening`), the paired
+design beat it 2.7-8x at 100n on the benchmark's 12- and 14-player tables. Both rules keep the design as it is under
+a stopping rule that may end the run early. ``"pilot"``: on a paired design whose budget lets a third of its pairs
+fit the even model, those pairs are evaluated first (:class:`~fairshare.engine.samplers.pilot.PilotDesign`) and
+:mod:`fairshare.engine.design_choice` predicts both designs' variance from them; the rest of the budget goes to
+unpaired draws only where the prediction is at most 0.8 of the paired design's (measured: the prediction is
+unreliable). ``"none"``: the paired (or unpaired) design without the even model.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ import numpy as np
 from .._core import arrays
 from .._core.arguments import Option
 from ..indices.semivalues import Semivalue
-from .formulations import formulation
+from .formulations import MeasureRegression, formulation
 from .design_choice import PILOT_SHARE, pilot_pairs_needed, pilot_report
 from .regression import (COMPLETE, COUNTS, DISTRIBUTION, LAM, REPLACEMENT, SHRINK, TAU, RegressionSolver, _design,
                          _plan, _size_mass, _validate)
@@ -61,8 +61,8 @@ from .spec import MethodSpec, Setup
 from .surrogate_errors import groups, surrogate_stderr
 from .surrogate_fit import _Problem, fit_surrogate
 
-__all__ = ["SurrogateRegressionSolver", "SPECS", "min_budget", "even_by_budget", "EVEN_ROWS", "EVEN_WORK",
-           "EVEN_COVERAGE"]
+__all__ = ["SurrogateRegressionSolver", "SPECS", "min_budget", "even_by_budget", "even_on_measures", "EVEN_ROWS",
+           "EVEN_WORK", "EVEN_COVERAGE", "MEASURE_EVEN_WORK"]
 
 #: ``even_model="auto"`` on a paired Shapley design: the even model's unpaired draws from this many rows per unknown of
 #: the order-2 model on (fixed on the suite's synthetic games before the benchmark: median gain 1.5x at 6 rows per
@@ -74,6 +74,9 @@ EVEN_WORK = 1.6e7
 #: ... and while it covers at most 1 / EVEN_COVERAGE of all coalitions (measured on the benchmark's SVM of 8 features at
 #: 240 of 256: the paired design 121x more accurate; at 1,200 of 4,096 on its 12 features the even design 1.08x)
 EVEN_COVERAGE = 2
+#: ``even_model="auto"`` on an unpaired product-measure design: the even model while its fit costs at most this many
+#: multiply-adds (20 players at 100n: 8.8e7, 35-40 ms of CPU more than the penalized pairs' fit)
+MEASURE_EVEN_WORK = 1e8
 
 
 class SurrogateRegressionSolver(RegressionSolver):
@@ -180,7 +183,7 @@ def min_budget(n: int, sv: Semivalue, opts: dict) -> int:
     """
     if n == 1:
         return 2
-    if opts.get("even_model", "none") == "pairs":
+    if opts.get("even_model", "auto") == "pairs":
         return min(n + math.comb(n, 2) + 6, 1 << min(n, 62))
     if opts.get("surrogate", "walsh") == "walsh" and _unpaired(n, sv, opts):
         return min(2 + n + math.comb(n, 2), 1 << min(n, 62))
@@ -197,7 +200,7 @@ def _order(opts: dict, n: int, sv: Semivalue) -> int:
 
 def _check(opts: dict, n: int, sv: Semivalue) -> None:
     """Constraints between the options (before any evaluation)."""
-    if opts.get("even_model", "none") in ("pairs", "pilot") and opts.get("surrogate") == "trees":
+    if opts.get("even_model", "auto") in ("pairs", "pilot") and opts.get("surrogate") == "trees":
         raise ValueError("even_model='pairs' or 'pilot' needs surrogate='walsh' or 'none' (the trees' cross-fitting "
                          "needs paired draws)")
     if opts.get("even_model") == "pairs" and opts.get("paired") is True:
@@ -228,16 +231,17 @@ def _plan_surrogate(setup: Setup) -> dict:
     pilot = even == "pilot" and plan["paired"] and not plan["replacement"] and setup.device is None
     if not pilot:
         setup.notes["design"] = _design_note(setup.n_players, setup.semivalue, opts, setup.budget, even, plan)
-        if setup.early_stop and opts.get("even_model", "none") == "auto":
+        if setup.early_stop and opts.get("even_model", "auto") in ("auto", "budget"):
             setup.notes["design"]["why"] = "a stopping rule may end the run before the budget: the paired design"
     return {**plan, "surrogate": surrogate, "even": even == "pairs", "pilot": pilot}
 
 
 def _design_note(n: int, sv: Semivalue, opts: dict, budget: int, even: str | None, plan: dict) -> dict:
-    """``e.info["design"]``: the design that runs and, for ``even_model="auto"``, the budget rule's figures."""
+    """``e.info["design"]``: the design that runs and, for ``even_model="budget"`` or the even model, the budget rule's
+    figures."""
     chosen = "unpaired, even model" if even == "pairs" else ("paired" if plan["paired"] else "unpaired")
-    note = {"chosen": chosen, "even_model": opts.get("even_model", "none")}
-    if (note["even_model"] == "auto" and sv.is_shapley and plan["paired"]) or even == "pairs":
+    note = {"chosen": chosen, "even_model": opts.get("even_model", "auto")}
+    if (note["even_model"] == "budget" and sv.is_shapley and plan["paired"]) or even == "pairs":
         unknowns = n + math.comb(n, 2)
         note.update(rows_per_unknown=round(budget / unknowns, 3), needed=EVEN_ROWS,
                     work=float(budget * unknowns ** 2), most_work=EVEN_WORK,
@@ -246,27 +250,50 @@ def _design_note(n: int, sv: Semivalue, opts: dict, budget: int, even: str | Non
 
 
 def _even(n: int, sv: Semivalue, opts: dict, budget: int, early_stop: bool = False) -> str | None:
-    """The even model's design: ``"pairs"`` (unpaired draws, the even model fitted: ``even_model="pairs"``, or
-    ``"auto"`` by :func:`even_by_budget` on a paired Shapley design), ``"pilot"`` (``even_model="pilot"`` on a
-    paired design whose pilot can fit the even model: :mod:`fairshare.engine.design_choice` decides) or None.
-    ``"auto"`` keeps the paired design under a stopping rule that may end the run early (``early_stop``): the budget
-    is then no measure of the evaluations spent."""
-    even = opts.get("even_model", "none")
+    """The even model's design: ``"pairs"`` (unpaired draws, the even model fitted: ``even_model="pairs"``;
+    ``"auto"`` by :func:`even_on_measures` on an unpaired product-measure design; ``"budget"`` by
+    :func:`even_by_budget` on a paired Shapley design), ``"pilot"`` (``even_model="pilot"`` on a paired design whose
+    pilot can fit the even model: :mod:`fairshare.engine.design_choice` decides) or None. The budget rules keep the
+    design as it is under a stopping rule that may end the run early (``early_stop``): the budget is then no measure
+    of the evaluations spent."""
+    even = opts.get("even_model", "auto")
     if even == "pairs":
         return "pairs"
     if even == "none" or n < 3 or opts.get("surrogate") == "trees":
         return None
+    if early_stop and even in ("auto", "budget"):   # the rules read the budget: a stopping rule may spend far less
+        return None
     if _unpaired(n, sv, opts):
-        return None                       # the penalized products of two players already (measured: never worse)
+        return "pairs" if even == "auto" and even_on_measures(n, sv, budget) else None
     if even == "pilot":
         return "pilot" if PILOT_SHARE * (budget - 2) // 2 >= pilot_pairs_needed(n) else None
-    if early_stop:        # the rule reads the evaluations the run spends: a stopping rule may spend far fewer
-        return None
-    return "pairs" if even_by_budget(n, sv, opts, budget) else None
+    return "pairs" if even == "budget" and even_by_budget(n, sv, opts, budget) else None
+
+
+def even_on_measures(n: int, sv: Semivalue, budget: int) -> bool:
+    """``even_model="auto"``'s rule on an unpaired product-measure design (weighted Banzhaf and beta values): the
+    products of every two players fitted unpenalized where the budget gives ``EVEN_ROWS`` rows per unknown of the
+    order-2 model, its fit costs at most ``MEASURE_EVEN_WORK`` multiply-adds (``budget (n + C(n, 2))^2``) and the
+    budget covers at most ``1 / EVEN_COVERAGE`` of all coalitions. Measured on ``bench default``'s tables at 100n
+    (12-20 players): 1.2-10x lower error than the penalized pairs (at 30n, below the rule, 1-4x higher).
+
+    Examples
+    --------
+    >>> wb = Semivalue.weighted_banzhaf(0.3)
+    >>> [even_on_measures(n, wb, 100 * n) for n in (8, 12, 20, 21)], even_on_measures(18, wb, 30 * 18)
+    ([False, True, True, False], False)
+    >>> even_on_measures(12, Semivalue.shapley(), 1200)
+    False
+    """
+    if not isinstance(formulation(sv, n), MeasureRegression):
+        return False
+    unknowns = n + math.comb(n, 2)
+    covered = n <= 62 and budget * EVEN_COVERAGE > (1 << n)
+    return bool(budget >= EVEN_ROWS * unknowns and budget * unknowns ** 2 <= MEASURE_EVEN_WORK and not covered)
 
 
 def even_by_budget(n: int, sv: Semivalue, opts: dict, budget: int) -> bool:
-    """``even_model="auto"``'s rule on a paired Shapley design: unpaired draws with the even model where the budget
+    """``even_model="budget"``'s rule on a paired Shapley design: unpaired draws with the even model where the budget
     gives ``EVEN_ROWS`` rows per unknown of the order-2 model, its fit costs at most ``EVEN_WORK`` multiply-adds
     (``budget (n + C(n, 2))^2``: the design's Gram matrix and basis) and the budget covers at most
     ``1 / EVEN_COVERAGE`` of all ``2^n`` coalitions (above, the paired design drawn without replacement is nearly
@@ -289,7 +316,7 @@ def even_by_budget(n: int, sv: Semivalue, opts: dict, budget: int) -> bool:
 
 
 def _sampler(setup: Setup) -> Any:
-    """The linear design, or where ``even_model="auto"`` can switch, the paired design with its pilot."""
+    """The linear design, or where ``even_model="pilot"`` can switch, the paired design with its pilot."""
     if not setup.plan.get("pilot"):
         return _design(setup, "regression")
     sv, d = setup.semivalue, setup.n_players
@@ -332,11 +359,13 @@ SURROGATE = Option("surrogate", "walsh", "the interaction surrogate: 'walsh' (pe
 ORDER = Option("surrogate_order", "auto", "the most players in one Walsh product (3 or 5 paired; 2 or 3 unpaired; "
                "'auto': 5 paired, 3 unpaired)", check=_check_order)
 FOLDS = Option("folds", 4, "cross-fitting folds of surrogate='trees'", kind="int", minimum=2)
-EVEN = Option("even_model", "none", "'pairs': unpaired draws with the products of two players fitted unpenalized "
-              "(kADDSHAP's design); 'auto': that design where the budget gives EVEN_ROWS rows per unknown of the "
-              "order-2 model and its fit costs at most EVEN_WORK (Shapley values), the paired design otherwise; "
-              "'pilot': a pilot of the paired design's pairs decides; "
-              "'none'", allowed=("auto", "none", "pairs", "pilot"))
+EVEN = Option("even_model", "auto", "'pairs': unpaired draws with the products of two players fitted unpenalized "
+              "(kADDSHAP's design); 'auto': on an unpaired product-measure design (weighted Banzhaf and beta values) "
+              "the pairs fitted so where the budget gives EVEN_ROWS rows per unknown of the order-2 model and the "
+              "fit costs at most MEASURE_EVEN_WORK, none on a paired design; 'budget': a paired Shapley design "
+              "switched to the even design where the budget gives EVEN_ROWS rows per unknown and the fit costs at "
+              "most EVEN_WORK; 'pilot': a pilot of the paired design's pairs decides; 'none'",
+              allowed=("auto", "budget", "none", "pairs", "pilot"))
 PAIRED = Option("paired", "auto", "draw complementary pairs (S, N \\ S); 'auto': when the semivalue is symmetric",
                 allowed=("auto", True, False))
 
