@@ -218,11 +218,11 @@ class MeasureRegression:
     Banzhaf's design). A fitted function ``g`` (the additive fit, or with a surrogate) has its values exactly (its
     slopes, and the surrogate's values); with several nodes, :meth:`correction` adds ``sum_k c_k`` times each node's
     slopes of the residual ``v - g``, fitted under ``mu_{u_k}`` (with one node, the fit's residual has none).
-    Measured on the tables of ``bench default`` (8-20 players, 5 rows x 5 seeds, ``auto`` before and after):
-    weighted Banzhaf values (``u = 0.3``) median 71x below MSR (2.4-14,000x); beta(4, 1) / beta(16, 1) median 22x /
-    6.5x below Lemma 3.4's rows (the surrogate regression on both; 17 cells each), below 1 on 3 cells where both
-    errors are under 1.1e-6 (pima at 30n, 240 of its 256 coalitions; adult 12 at 100n). A regression only (no
-    matrix-vector form).
+    Measured on the tables of ``bench default`` (8-20 players, 5 rows x 5 seeds, ``auto`` before and after, with the
+    surrogate and at 100n the unpenalized pairs of ``even_model="auto"``): weighted Banzhaf values (``u = 0.3``)
+    median 92x below MSR (2.4-14,000x); beta(4, 1) / beta(16, 1) median 24x / 16x below Lemma 3.4's rows (the
+    surrogate regression on both; 17 cells each), below 1 on 2 cells where both errors are under 1.1e-6 (pima at 30n,
+    240 of its 256 coalitions). A regression only (no matrix-vector form).
 
     Examples
     --------

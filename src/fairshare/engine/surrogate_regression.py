@@ -372,9 +372,9 @@ PAIRED = Option("paired", "auto", "draw complementary pairs (S, N \\ S); 'auto':
 # measured (benchmarks/results/default, 8 black-box pairs not tuned on and one tuned, 5 seeds x 5 rows): with the
 # screened and wide products of three players 2.1x / 3.5x / 8.9x lower median error than plain regression at 10n /
 # 30n / 100n (at least 1.0x per cell), 1-42 ms of CPU per row at 100n and n <= 30; Banzhaf values 2.0x below Kernel
-# Banzhaf (median over 18 cells); on the product measures' fits: beta(4, 1) / beta(16, 1) 5.2x / 5.9x below their
-# plain fit (medians over 18 cells) and 22x / 6.5x below the last stop's default, the surrogate on Lemma 3.4's rows
-# (over the 17 cells not exact), weighted Banzhaf values (w = 0.3) 71x below MSR (2.4-14,000x). Data games (model
+# Banzhaf (median over 18 cells); on the product measures' fits: beta(4, 1) / beta(16, 1) 5.4x / 8.2x below their
+# plain fit (medians over 18 cells) and 24x / 16x below the last stop's default, the surrogate on Lemma 3.4's rows
+# (over the 17 cells not exact), weighted Banzhaf values (w = 0.3) 92x below MSR (2.4-14,000x). Data games (model
 # fits) keep the plain fits
 SPECS = [
     MethodSpec(
