@@ -110,6 +110,24 @@ def test_estimate_same_seed_same_values_whatever_the_batch_size(n, game_seed, se
         np.testing.assert_array_equal(runs[0].stderr, runs[1].stderr)
 
 
+@settings(max_examples=10, deadline=None, derandomize=True)
+@given(n=st.integers(11, 12), game_seed=st.integers(0, 10**6), seed=st.integers(0, 2**32 - 1),
+       index=st.sampled_from(["beta-shapley(4,1)", "beta-shapley(16,1)", "weighted-banzhaf(0.3)"]),
+       extra=st.integers(0, 200), batch=st.integers(1, 64))
+def test_product_measures_with_the_even_model_same_seed_same_values_whatever_the_batch_size(n, game_seed, seed, index,
+                                                                                            extra, batch):
+    """``auto``'s path at 6 rows per unknown of the order-2 model (the pairs unpenalized, the nodes' slopes of the
+    residual), which the smaller games above do not reach (11 and 12 players: the budget stays under half of all
+    coalitions, where the rule takes it)."""
+    budget = 6 * (n + n * (n - 1) // 2) + extra
+    runs = [fs.estimate(CountingGame(n, game_seed, batch_size=b), index, budget=budget, seed=seed)
+            for b in (None, batch)]
+    assert runs[0].info["design"]["chosen"] == "unpaired, even model"
+    np.testing.assert_array_equal(runs[0].values, runs[1].values)
+    np.testing.assert_array_equal(runs[0].stderr, runs[1].stderr)
+    assert runs[0].n_evaluations == runs[1].n_evaluations <= budget
+
+
 @PROPERTY
 @given(n=st.integers(3, 12), cap=st.integers(1, 400), seed=st.integers(0, 1000), index=st.sampled_from(INDICES),
        data=st.data())
@@ -132,7 +150,7 @@ def test_max_evaluations_is_never_exceeded_whatever_auto_picks(n, cap, seed, ind
 
 @settings(max_examples=12, deadline=None, derandomize=True)
 @given(order=st.permutations(list(X6.columns)), seed=st.integers(0, 1000), rows=st.integers(1, 3),
-       n_jobs=st.sampled_from([1, 2]), index=st.sampled_from(["shapley", "banzhaf"]))
+       n_jobs=st.sampled_from([1, 2]), index=st.sampled_from(INDICES))
 def test_explain_gives_each_feature_its_value_whatever_the_column_order_and_threads(order, seed, rows, n_jobs, index):
     args = dict(index=index, budget=40, seed=seed, progress=False)         # < 2^6: sampled, not enumerated
     for model in (LR.predict_proba, LR, FOREST):

@@ -32,7 +32,8 @@ from .node_slopes import node_slopes
 from .solve import projected
 
 __all__ = ["log_kernel_weight", "SemivalueDesign", "ShapleyKernel", "SemivalueRegression", "MeasureRegression",
-           "Rows", "formulation", "measure_nodes", "MEASURE_DEGREE"]
+           "Rows", "formulation", "measure_nodes", "fits_measures", "pairs_possible",
+           "MEASURE_DEGREE"]
 
 #: the highest degree in ``u`` a beta value's quadrature integrates exactly (16 nodes): every game whose Moebius terms
 #: hold at most 32 players (its weighted Banzhaf values are polynomials of degree 31 in ``u``), all games of <= 32
@@ -279,6 +280,33 @@ class MeasureRegression:
                            residual if errors is None else errors, sample.unit, sample.stratum, sample.fpc, rng)
 
 
+def fits_measures(sv: Semivalue, d: int) -> bool:
+    """Whether :func:`formulation` fits ``sv`` on ``d`` players under product measures (:func:`measure_nodes` is not
+    None), without building the nodes.
+
+    Examples
+    --------
+    >>> fits_measures(Semivalue.beta_shapley(4, 1), 10), fits_measures(Semivalue.banzhaf(), 10)
+    (True, False)
+    """
+    measure = getattr(sv, "measure", None)
+    if sv.is_shapley or sv.is_banzhaf or measure is None or d < 2:
+        return False
+    return measure[0] != "point" or 0.0 < float(measure[1]) < 1.0
+
+
+def pairs_possible(sv: Semivalue, d: int) -> bool:
+    """Whether the regression :func:`formulation` gives ``sv`` can take complementary pairs (symmetric rows): the
+    Shapley kernel and Lemma 3.4's rows of a symmetric semivalue; never the product measures' rows.
+
+    Examples
+    --------
+    >>> pairs_possible(Semivalue.shapley(), 6), pairs_possible(Semivalue.beta_shapley(2, 2), 6)
+    (True, False)
+    """
+    return bool(sv.is_shapley or (not fits_measures(sv, d) and SemivalueDesign(sv, d).symmetric))
+
+
 def measure_nodes(sv: Semivalue, d: int) -> tuple[np.ndarray, np.ndarray] | None:
     """The nodes and weights :class:`MeasureRegression` fits ``sv`` on ``d`` players with: a weighted Banzhaf value's
     point (``0 < w < 1``), a beta value's quadrature exact to degree ``min(d - 1, MEASURE_DEGREE)``; None for Shapley
@@ -292,11 +320,10 @@ def measure_nodes(sv: Semivalue, d: int) -> tuple[np.ndarray, np.ndarray] | None
     >>> u.size, round(float(c.sum()), 12), measure_nodes(Semivalue.banzhaf(), 10)
     (5, 1.0, None)
     """
-    measure = getattr(sv, "measure", None)
-    if sv.is_shapley or sv.is_banzhaf or measure is None or d < 2:
+    if not fits_measures(sv, d):
         return None
-    if measure[0] == "point":
-        return (np.array([float(measure[1])]), np.array([1.0])) if 0.0 < float(measure[1]) < 1.0 else None
+    if sv.measure[0] == "point":
+        return np.array([float(sv.measure[1])]), np.array([1.0])
     return sv.quadrature(min(d - 1, MEASURE_DEGREE))
 
 

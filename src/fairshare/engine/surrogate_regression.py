@@ -50,7 +50,7 @@ import numpy as np
 from .._core import arrays
 from .._core.arguments import Option
 from ..indices.semivalues import Semivalue
-from .formulations import MeasureRegression, formulation
+from .formulations import fits_measures, formulation, pairs_possible
 from .design_choice import PILOT_SHARE, pilot_pairs_needed, pilot_report
 from .regression import (COMPLETE, COUNTS, DISTRIBUTION, LAM, REPLACEMENT, SHRINK, TAU, RegressionSolver, _design,
                          _plan, _size_mass, _validate)
@@ -151,7 +151,8 @@ class SurrogateRegressionSolver(RegressionSolver):
         with np.errstate(divide="ignore", invalid="ignore"):
             residual = np.where(root > 0, fit.residual / root, 0.0)
             loo = np.where(root > 0, fit.loo / root, 0.0)
-        shift, nodes, self.nodes_left_out = self.form.correction(sample, residual, self.rng, errors=loo)
+        shift, nodes, left = self.form.correction(sample, residual, self.rng, errors=loo)
+        self.nodes_left_out = max(getattr(self, "nodes_left_out", 0.0), left)          # the most over the outputs
         # one node: the fit's residual has no slopes under its measure (the shift is rounding), the error bars count
         return (fit.values + shift if self.form.corrects else fit.values), np.maximum(stderr, nodes), report
 
@@ -168,7 +169,7 @@ class SurrogateRegressionSolver(RegressionSolver):
 # ------------------------------------------------------------------------------------------------- registry
 def _unpaired(n: int, sv: Semivalue, opts: dict) -> bool:
     paired = opts.get("paired", "auto")
-    return paired is False or (paired == "auto" and not formulation(sv, n).symmetric)
+    return paired is False or (paired == "auto" and not pairs_possible(sv, n))
 
 
 def min_budget(n: int, sv: Semivalue, opts: dict) -> int:
@@ -232,7 +233,8 @@ def _plan_surrogate(setup: Setup) -> dict:
     if not pilot:
         setup.notes["design"] = _design_note(setup.n_players, setup.semivalue, opts, setup.budget, even, plan)
         if setup.early_stop and opts.get("even_model", "auto") in ("auto", "budget"):
-            setup.notes["design"]["why"] = "a stopping rule may end the run before the budget: the paired design"
+            setup.notes["design"]["why"] = ("a stopping rule may end the run before the budget: no even model by "
+                                            "the budget's rule")
     return {**plan, "surrogate": surrogate, "even": even == "pairs", "pilot": pilot}
 
 
@@ -285,7 +287,7 @@ def even_on_measures(n: int, sv: Semivalue, budget: int) -> bool:
     >>> even_on_measures(12, Semivalue.shapley(), 1200)
     False
     """
-    if not isinstance(formulation(sv, n), MeasureRegression):
+    if not fits_measures(sv, n):
         return False
     unknowns = n + math.comb(n, 2)
     covered = n <= 62 and budget * EVEN_COVERAGE > (1 << n)
