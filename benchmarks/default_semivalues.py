@@ -27,13 +27,20 @@ INDICES = {
     "weighted banzhaf 0.3": (fs.Semivalue.weighted_banzhaf(0.3), "msr"),
 }
 HEADERS = ["pair", "index", "budget", "auto's method", "ours (auto)", "former default", "former / ours",
-           "surrogate-regression", "former / surrogate", "CPU ms ours", "CPU ms former"]
+           "surrogate-regression", "former / surrogate", "CPU ms ours", "CPU ms former", "coverage (auto)"]
 
 
-def _run(game: fs.Game, sv: Any, budget: int, seed: int, method: str | None) -> tuple[np.ndarray, float, str]:
+def _run(game: fs.Game, sv: Any, budget: int, seed: int, method: str | None) -> tuple[Any, float]:
     start = time.process_time()
     est = fs.estimate(game, sv, budget=budget, seed=seed, **({"method": method} if method else {}))
-    return est.values, time.process_time() - start, est.method
+    return est, time.process_time() - start
+
+
+def _covered(est: Any, truth: np.ndarray) -> float:
+    """Share of the true values inside the estimate's 95% error bars (nan for exact values: no bars to check)."""
+    if est.method == "exact":
+        return float("nan")
+    return float(np.mean(np.abs(np.asarray(est.values) - truth) <= 1.96 * np.asarray(est.stderr)))
 
 
 def rows_of(name: str, games: list, budgets: tuple, seeds: int) -> list[list]:
@@ -47,33 +54,38 @@ def rows_of(name: str, games: list, budgets: tuple, seeds: int) -> list[list]:
         for mult in budgets:
             errs: dict = {"auto": [], "former": [], "surrogate": []}
             cpu: dict = {"auto": [], "former": []}
-            methods = []
+            methods, covered = [], []
             for game, truth in zip(tables, truths):
                 for seed in range(seeds):
                     for key, method in (("auto", None), ("former", former), ("surrogate", "surrogate-regression")):
                         try:
-                            values, seconds, ran = _run(game, sv, mult * n, seed, method)
+                            est, seconds = _run(game, sv, mult * n, seed, method)
                         except fs.BudgetError:                  # the unpaired surrogate needs 2 + n + C(n, 2)
                             errs[key].append(np.nan)
                             continue
-                        errs[key].append(relative_error(values, truth))
+                        errs[key].append(relative_error(est.values, truth))
                         if key in cpu:
                             cpu[key].append(seconds)
                         if key == "auto":
-                            methods.append(ran)
+                            methods.append(est.method)
+                            covered.append(_covered(est, truth))
             med = {k: float(np.median(v)) if not np.isnan(v).any() else float("nan") for k, v in errs.items()}
             out.append([name, label, f"{mult}n", max(set(methods), key=methods.count), med["auto"], med["former"],
                         ratio(med["former"], med["auto"]), med["surrogate"], ratio(med["former"], med["surrogate"]),
-                        1e3 * float(np.median(cpu["auto"])), 1e3 * float(np.median(cpu["former"]))])
+                        1e3 * float(np.median(cpu["auto"])), 1e3 * float(np.median(cpu["former"])),
+                        float(np.mean(covered)) if covered and np.isfinite(covered).all() else float("nan")])
     return out
 
 
 def summary(rows: list[list]) -> str:
-    """Per index: former default's error over ours, median and range."""
+    """Per index: former default's error over ours, median and range; our error bars' coverage."""
     lines = []
     for label in INDICES:
         ratios = [r[6] for r in rows if r[1] == label and np.isfinite(r[6])]
+        covers = [r[11] for r in rows if r[1] == label and np.isfinite(r[11])]
         if ratios:
             lines.append(f"- {label}: former default / ours median {np.median(ratios):.3g} "
-                         f"({min(ratios):.3g}-{max(ratios):.3g}) over {len(ratios)} cells")
+                         f"({min(ratios):.3g}-{max(ratios):.3g}) over {len(ratios)} cells"
+                         + (f"; 95% error bars' coverage {min(covers):.3f}-{max(covers):.3f} per cell" if covers
+                            else ""))
     return "\n".join(lines)
