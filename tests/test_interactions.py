@@ -210,14 +210,18 @@ def test_faithful_indices_stay_accurate_below_two_rows_per_unknown():
 
 
 def test_the_surrogate_beats_plain_stratified_sampling_on_low_order_games():
-    ratios = []
+    ratios, gains = [], []
     for seed in range(4):
         g, f = soum_pair(n=16, seed=seed, max_size=4)
         exact = fs.interactions(g, "k-sii", order=2, method="exact").values
-        reg = relative_error(fs.interactions(f, "k-sii", budget=1500, seed=seed), exact)
+        res = fs.interactions(f, "k-sii", budget=1500, seed=seed)
+        reg = relative_error(res, exact)
         strat = relative_error(fs.interactions(f, "k-sii", budget=1500, seed=seed, method="iq-stratified"), exact)
         ratios.append(reg / strat)
+        gains.append(res.info["surrogate_gain"])
     assert np.median(ratios) < 0.3, ratios
+    # the gain reported in info (estimated variances, no extra evaluation) is the measured one (58x; 51x estimated)
+    assert 0.5 < np.median(gains) * np.median(ratios) < 2.0, (gains, ratios)
 
 
 def test_same_seed_same_values_and_null_players_get_zero():

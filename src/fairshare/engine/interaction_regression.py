@@ -16,7 +16,8 @@ exactly (from its Moebius terms), and the sum is the Horvitz-Thompson estimate o
 unbiased whatever ``g`` is, and small where ``g`` fits. The surrogates are cross-fitted (the correction of a row
 never uses a fit that saw it); the candidates (:func:`surrogate_candidates`) are each order whose
 ``1 + n + ... + C(n, l)`` unknowns the sample determines and ridge fits of orders ``>= 2`` from half a row per
-unknown, and the one whose estimate has the least estimated variance is taken. For the faithful indices (FSII,
+unknown, and the one whose estimate has the least estimated variance is taken (``info["surrogate_gain"]``: the
+estimated variance without a surrogate over the chosen one's). For the faithful indices (FSII,
 FBII) the fit of order ``k`` is regression-FSII/FBII's estimate; the correction removes what a small sample's fit
 gets wrong (at 900 evaluations of 30 players, relative error 909 -> 1.3 on a sum of unanimity games). With
 ``surrogate_order=0`` the surrogate is a constant and the estimator is the plain stratified one (SVARM-IQ's idea:
@@ -233,6 +234,9 @@ class InteractionSolver:
             values = self.transform @ values
             stderr = self._corrections(rows, [fits[best][1]], self.transform)[0][1]
         info["surrogate_order"], info["surrogate_ridge"] = candidates[best]
+        # the estimated variance of the plain stratified estimate (a constant surrogate) over the chosen one's
+        if candidates[0] == (0, 0.0) and spread[best] > 0 and np.isfinite(spread[0]):
+            info["surrogate_gain"] = round(spread[0] / spread[best], 4)
         if rows.coverage == "partial":
             stderr = np.full_like(values, np.inf)
         return values, stderr, info
