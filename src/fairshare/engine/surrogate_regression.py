@@ -61,8 +61,8 @@ from .spec import MethodSpec, Setup
 from .surrogate_errors import groups, surrogate_stderr
 from .surrogate_fit import _Problem, fit_surrogate
 
-__all__ = ["SurrogateRegressionSolver", "SPECS", "min_budget", "even_by_budget", "even_on_measures", "EVEN_ROWS",
-           "EVEN_WORK", "EVEN_COVERAGE", "MEASURE_EVEN_WORK"]
+__all__ = ["SurrogateRegressionSolver", "SPECS", "min_budget", "near_minimum", "even_by_budget", "even_on_measures",
+           "EVEN_ROWS", "EVEN_WORK", "EVEN_COVERAGE", "MEASURE_EVEN_WORK", "EDGE_ROWS"]
 
 #: ``even_model="auto"`` on a paired Shapley design: the even model's unpaired draws from this many rows per unknown of
 #: the order-2 model on (fixed on the suite's synthetic games before the benchmark: median gain 1.5x at 6 rows per
@@ -77,6 +77,12 @@ EVEN_COVERAGE = 2
 #: ``even_model="auto"`` on an unpaired product-measure design: the even model while its fit costs at most this many
 #: multiply-adds (20 players at 100n: 8.8e7, 35-40 ms of CPU more than the penalized pairs' fit)
 MEASURE_EVEN_WORK = 1e8
+#: on an unpaired design with fewer rows than this many per unknown of the order-2 model (``1 + n + C(n, 2)``), the
+#: error bars are the larger of the surrogate's and the plain fit's: just above the surrogate's minimum its penalty and
+#: products are chosen on nearly as many rows as it has unknowns, and its own bars were too narrow (12 players, 100
+#: evaluations, a sum of unanimity games of up to 5 players: coverage 0.60-0.68 for beta(4, 1) and beta(2, 7), the
+#: estimated error 0.2x the true one; from 2 rows per unknown on 0.96-0.99)
+EDGE_ROWS = 2.0
 
 
 class SurrogateRegressionSolver(RegressionSolver):
@@ -142,6 +148,9 @@ class SurrogateRegressionSolver(RegressionSolver):
         report = {"kind": fit.label, "penalty": fit.penalty, "features": fit.n_features,
                   "loo_gain": round(float(fit.loo_gain), 4),
                   "estimated_gain": round(plain_var / chosen_var, 4) if chosen_var > 0 else None}
+        if near_minimum(problem.A.shape[0], self.d, sample.paired):
+            stderr = np.maximum(stderr, plain)
+            report["error_bars"] = f"the plain fit's where wider (under {EDGE_ROWS:g} rows per unknown of order 2)"
         if not hasattr(self.form, "correction"):
             return fit.values, stderr, report
         # the residuals in the targets' units (rows of no weight, fitted by nothing, count none); the error bars the
@@ -167,6 +176,18 @@ class SurrogateRegressionSolver(RegressionSolver):
 
 
 # ------------------------------------------------------------------------------------------------- registry
+def near_minimum(rows: int, n: int, paired: bool) -> bool:
+    """Whether an unpaired design's ``rows`` are under ``EDGE_ROWS`` per unknown of the order-2 model: there the
+    surrogate's error bars are the larger of its own and the plain fit's.
+
+    Examples
+    --------
+    >>> near_minimum(100, 12, False), near_minimum(160, 12, False), near_minimum(100, 12, True)
+    (True, False, False)
+    """
+    return not paired and rows < EDGE_ROWS * (1 + n + math.comb(n, 2))
+
+
 def _unpaired(n: int, sv: Semivalue, opts: dict) -> bool:
     paired = opts.get("paired", "auto")
     return paired is False or (paired == "auto" and not pairs_possible(sv, n))
