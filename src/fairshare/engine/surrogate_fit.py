@@ -48,13 +48,14 @@ model (:meth:`_Problem.add_even`, ``even_model`` of the method) every product of
 design, the odd products of three (and five) players are the candidates, and where none is taken the fit is that of
 the additive and pairwise model (kADDSHAP's estimator on our design); its many columns are decomposed through their
 Gram matrix (:func:`~fairshare.engine.ridge_path.gram_basis`) and the maps to the values formed through the values'
-rows.
-Standard errors: random groups of sampling units over the solution's linear map applied to the leave-one-out
-residuals (:func:`surrogate_stderr`), so the error bars carry the surrogate's fit.
+rows. Standard errors: random groups of sampling units over the solution's linear map applied to the leave-one-out
+residuals (:func:`surrogate_stderr`), so the error bars carry the surrogate's fit; where its products were ranked by
+a first fit, at least those of a fit whose products were not (:func:`_check`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import math
@@ -105,6 +106,7 @@ class SurrogateFit:
     plain_loo: np.ndarray
     leverage: np.ndarray | None = None
     residual: np.ndarray | None = None          # (m, k): the fit's residuals (whitened rows)
+    check: tuple | None = None                  # (L, loo) of the unranked fit whose bars floor these (:func:`_check`)
 
 
 class _Problem:
@@ -266,13 +268,14 @@ class _Blocks:
         self.blocks: dict = {}
         self.grams: dict = {}
 
-    def block(self, k: int, cap: int) -> tuple:
+    def block(self, k: int, cap: int, unranked: bool = False) -> tuple:
         """``(subsets, Ua^T F, projected F, value map)`` of the products of ``k`` players (``k = 1``: every player);
-        the ``ranked`` number of products of three: the best of ``RANK_POOL`` times as many by a first fit."""
-        key = (k, cap)
+        the ``ranked`` number of products of three: the best of ``RANK_POOL`` times as many by a first fit (unless
+        ``unranked``: then chosen by their pairs)."""
+        key = (k, cap, True) if unranked else (k, cap)
         if key not in self.blocks:
             p = self.problem
-            if k == 3 and cap == self.ranked:
+            if k == 3 and cap == self.ranked and not unranked:
                 pool = self.block(3, min(RANK_POOL * cap, math.comb(p.n, 3)))
                 cols = ridge_ranked(pool[2], self.residual, cap)
                 self.blocks[key] = (pool[0][cols], pool[1][:, cols], pool[2][:, cols], pool[3][:, cols])
@@ -302,8 +305,8 @@ class _Blocks:
         columns in it (or None)."""
         weights = self.problem.n ** np.arange(k, dtype=np.int64)[::-1]
         codes = subsets @ weights
-        for (kk, _), block in self.blocks.items():
-            if kk != k or block[0].shape[0] < subsets.shape[0]:
+        for kk, block in self.blocks.items():
+            if kk[0] != k or block[0].shape[0] < subsets.shape[0]:
                 continue
             have = block[0] @ weights
             order = np.argsort(have, kind="stable")
@@ -327,15 +330,16 @@ class _Blocks:
             start += block.shape[1]
         return out
 
-    def design(self, cand: Candidate, cap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    def design(self, cand: Candidate, cap: int,
+               unranked: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
         """``(Ua^T F, projected F, value map, Gram of the projected F or None)`` of one candidate's features ``F`` (the
-        Gram where the features are no more than the rows)."""
+        Gram where the features are no more than the rows; ``unranked``: products of three chosen by their pairs)."""
         parts = [((1, 0), np.ones(self.problem.n))] if self.problem.linear else []
         if cand.size:
             parts.append(((0, 0), np.ones(len(size_degrees(self.problem.paired)))))
         cap = cand.cap or cap
         for k in cand.degrees:
-            key = (k, cap if k == cand.degrees[0] else cap // 2)
+            key = (k, cap if k == cand.degrees[0] else cap // 2) + ((True,) if unranked else ())
             subsets = self.block(*key)[0]
             if subsets.shape[0] == 0:
                 continue
@@ -408,8 +412,21 @@ def _fit(problem: _Problem, sv: Semivalue, order: int) -> SurrogateFit | None:
     L, plain_L = _maps(problem, path, lam, plain_path, value_map)
     values = problem.values(point.x) + value_map @ point.c
     gain = plain.loo_error / point.loo_error if point.loo_error > 0 else np.inf
-    return SurrogateFit(values, L, point.loo, _label(problem, cand.label), lam, int(value_map.shape[1]), gain,
-                        plain_L, plain.loo, point.leverage, point.residual)
+    check = _check(problem, blocks, base, plain_path, cand, cap, lam) if ranked and cand.cap == ranked else None
+    label = cand.label if problem.even_map is None else "order-2+" + cand.label
+    return SurrogateFit(values, L, point.loo, label, lam, int(value_map.shape[1]), gain,
+                        plain_L, plain.loo, point.leverage, point.residual, check)
+
+
+def _check(problem: _Problem, blocks: _Blocks, base: tuple, plain_path: RidgePath, cand: Candidate, cap: int,
+           lam: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(L, loo)`` of the candidate with half its products of three, chosen by their pairs (not ranked by a first fit
+    of the targets), at the chosen penalty ``lam``: the chosen fit's error bars are at least this fit's, whose products
+    are fixed before its residuals. The ranking reads the residuals the bars read (german credit / MLP at 100n, 3 rows
+    x 5 seeds: coverage 0.913 / 0.887 for Shapley / Banzhaf values, with this floor 0.987 / 0.970)."""
+    along, Fh, value_map, gram = blocks.design(dataclasses.replace(cand, cap=cand.cap // 2), cap, unranked=True)
+    path = RidgePath(problem.A, None, problem.Y, base=base, projected=(Fh, gram, along), plain=plain_path)
+    return _maps(problem, path, lam, plain_path, value_map)[0], path.fit(lam).loo
 
 
 def _maps(problem: _Problem, path: RidgePath, lam: float, plain: RidgePath,
@@ -419,10 +436,6 @@ def _maps(problem: _Problem, path: RidgePath, lam: float, plain: RidgePath,
     forming the features' coefficient map (``q x m``: ``q r m`` multiply-adds, 3 ms of a 100n fit of 18 players)."""
     M = problem.x_map(np.eye(problem.A.shape[1]))
     return path.value_map(lam, M, value_map), plain.value_map(np.inf, M, value_map[:, :0])
-
-
-def _label(problem: _Problem, label: str) -> str:
-    return label if problem.even_map is None else "order-2+" + label
 
 
 def _even_only(problem: _Problem, path: RidgePath, plain: Any) -> SurrogateFit | None:

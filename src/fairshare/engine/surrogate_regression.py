@@ -151,6 +151,9 @@ class SurrogateRegressionSolver(RegressionSolver):
         if near_minimum(problem.A.shape[0], self.d, sample.paired):
             stderr = np.maximum(stderr, plain)
             report["error_bars"] = f"the plain fit's where wider (under {EDGE_ROWS:g} rows per unknown of order 2)"
+        if fit.check is not None:       # products ranked by a first fit of the residuals the bars read: a floor
+            stderr = np.maximum(stderr, surrogate_stderr(problem, *fit.check, group))
+            report["error_bars"] = "at least those of a fit with half its products of three, chosen by their pairs"
         if not hasattr(self.form, "correction"):
             return fit.values, stderr, report
         # the residuals in the targets' units (rows of no weight, fitted by nothing, count none); the error bars the
