@@ -144,16 +144,16 @@ class SurrogateRegressionSolver(RegressionSolver):
         group = groups(problem, self.rng)
         stderr = surrogate_stderr(problem, fit.L, fit.loo, group)
         plain = surrogate_stderr(problem, fit.plain_L, fit.plain_loo, group)
-        chosen_var, plain_var = float(np.sum(stderr ** 2)), float(np.sum(plain ** 2))
         report = {"kind": fit.label, "penalty": fit.penalty, "features": fit.n_features,
-                  "loo_gain": round(float(fit.loo_gain), 4),
-                  "estimated_gain": round(plain_var / chosen_var, 4) if chosen_var > 0 else None}
+                  "loo_gain": round(float(fit.loo_gain), 4)}
         if near_minimum(problem.A.shape[0], self.d, sample.paired):
             stderr = np.maximum(stderr, plain)
             report["error_bars"] = f"the plain fit's where wider (under {EDGE_ROWS:g} rows per unknown of order 2)"
         if fit.check is not None:       # products ranked by a first fit of the residuals the bars read: a floor
             stderr = np.maximum(stderr, surrogate_stderr(problem, *fit.check, group))
-            report["error_bars"] = "at least those of a fit with half its products of three, chosen by their pairs"
+            report["error_bars"] = "at least a fit's with a quarter of its products of three, chosen by their pairs"
+        chosen_var, plain_var = float(np.sum(stderr ** 2)), float(np.sum(plain ** 2))     # of the bars returned
+        report["estimated_gain"] = round(plain_var / chosen_var, 4) if chosen_var > 0 else None
         if not hasattr(self.form, "correction"):
             return fit.values, stderr, report
         # the residuals in the targets' units (rows of no weight, fitted by nothing, count none); the error bars the
