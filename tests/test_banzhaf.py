@@ -215,6 +215,17 @@ def test_beta_values_of_many_players_improve_with_the_budget():
     assert errors[2] < errors[1] < errors[0]
 
 
+def test_nodes_left_out_are_the_last_rounds_not_an_earlier_ones():
+    """64 players, beta(4, 1): at 640 evaluations the sample cannot fit nodes of weight 5.4e-4; a stopping rule's run
+    to 3,902 evaluations in 7 rounds reports its last round's (4.1e-6), not its first round's 5.4e-4 (as it did)."""
+    g = fs.games.SOUMGame.random(64, n_terms=100, max_size=4, seed=0)
+    f = fs.games.FunctionGame(lambda S: g(S), n_players=64)
+    sv = fs.Semivalue.beta_shapley(4, 1)
+    assert fs.estimate(f, sv, budget=640, seed=0).info["nodes_left_out"] > 1e-4
+    stopped = fs.estimate(f, sv, budget=4000, seed=0, tol=0.001)
+    assert stopped.info["n_rounds"] > 1 and stopped.info.get("nodes_left_out", 0.0) < 1e-4
+
+
 @pytest.mark.parametrize("sv", [fs.Semivalue.beta_shapley(4, 1), fs.Semivalue.weighted_banzhaf(0.3)],
                          ids=["beta(4,1)", "wbanzhaf(0.3)"])
 def test_tol_with_the_unpaired_surrogate_stops_with_honest_error_bars(sv):

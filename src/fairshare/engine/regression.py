@@ -57,6 +57,7 @@ class RegressionSolver:
         self.samples: list[CoalitionSample] = []
         self.values: list[np.ndarray] = []
         self.betas: list = []
+        self.nodes_left_out = 0.0       # quadrature weight no sampled row could fit (the most over outputs, this fit)
 
     def start(self, v0: np.ndarray, vN: np.ndarray) -> None:
         self.v0, self.vN = v0, vN
@@ -87,6 +88,7 @@ class RegressionSolver:
         sample = merge(self.samples, [s.n_draws for s in self.samples])
         V = arrays.concat(self.values)
         info: dict = {"n_samples": int(sample.n_draws), "n_rounds": len(self.samples)}
+        self.nodes_left_out = 0.0                           # of this result's fit, not of an earlier round's
         if isinstance(self.cv, str) and self.cv == "trees" and sample.coverage != "all":   # (all: exact as it is)
             adjustment, beta = tree_control_variate(sample.coalitions, V, self.rng, self.setup.semivalue,
                                                     folds=self.folds)
@@ -108,8 +110,8 @@ class RegressionSolver:
         else:
             values, stderr = self.fit(sample, target, total, self.kind)
         info["solver"] = self.solved_with
-        if getattr(self, "nodes_left_out", 0.0) > 0:
-            info["nodes_left_out"] = self.nodes_left_out        # quadrature weight no sampled row could fit
+        if self.nodes_left_out > 0:
+            info["nodes_left_out"] = self.nodes_left_out
         values, stderr = arrays.to_numpy(values), arrays.to_numpy(stderr)       # the results: d x k, to the host
         if sample.coverage == "partial":
             stderr = np.full_like(values, np.inf)
@@ -144,8 +146,8 @@ class RegressionSolver:
             # a semivalue of several product measures: each node's slopes of the fit's residual (their error bars
             # are the estimate's: the fit's own values are exact for the fitted function)
             x = np.asarray(arrays.to_numpy(lin.x), dtype=float)
-            shift, stderr, self.nodes_left_out = self.form.correction(sample, fit_residual(sample, w, rows.y, x),
-                                                                      self.rng)
+            shift, stderr, left = self.form.correction(sample, fit_residual(sample, w, rows.y, x), self.rng)
+            self.nodes_left_out = max(self.nodes_left_out, left)
             return self.form.values(x, total) + shift, stderr                 # on the host, as the nodes' slopes
         stderr = group_stderr(design, lin, self.rng, transform=self.form.transform)
         return self.form.values(lin.x, total), stderr

@@ -164,7 +164,7 @@ class SurrogateRegressionSolver(RegressionSolver):
             residual = np.where(root > 0, fit.residual / root, 0.0)
             loo = np.where(root > 0, fit.loo / root, 0.0)
         shift, nodes, left = self.form.correction(sample, residual, self.rng, errors=loo)
-        self.nodes_left_out = max(getattr(self, "nodes_left_out", 0.0), left)          # the most over the outputs
+        self.nodes_left_out = max(self.nodes_left_out, left)                             # the most over the outputs
         # one node: the fit's residual has no slopes under its measure (the shift is rounding), the error bars count
         return (fit.values + shift if self.form.corrects else fit.values), np.maximum(stderr, nodes), report
 
