@@ -1,0 +1,226 @@
+"""The cross-fitted polynomial surrogates of the interaction estimator (:mod:`fairshare.engine.interaction_regression`).
+
+A surrogate of order ``l`` is ``g(S) = sum_{|T| <= l} beta_T [T subset of S]``, fitted by weighted least squares
+(the regression weight ``mu`` of each coalition) on the sample. It is cross-fitted: the rows drawn at random are
+split into folds (groups of sampling units, balanced over the strata) and the residuals of a fold come from a fit
+on the other folds and the rows taken with certainty, so the stratified correction of those residuals stays
+unbiased whatever the fit does.
+
+The normal equations are accumulated once, fold by fold, and each fold's system is the total less its own part:
+``A_f = A_certain + c (A_random - A_(f))`` with ``c = folds / (folds - 1)`` (the weight that keeps the training
+rows' share of each stratum), so every penalty of every fold costs one factorization and no pass over the rows.
+A penalized system (``ridge > 0``, on the coefficients of two or more players) is solved by Cholesky; the Shapley
+family's constraint (the coefficients add up to ``v(N) - v(empty)``) is met by eliminating its multiplier. An
+unpenalized system is solved by the pseudo-inverse (it may be singular).
+
+The rows are read in blocks (:data:`ROW_BLOCK`), so the design matrix is never held whole; the memory is that of
+``folds + 3`` normal matrices (each fold's, the certain rows', a fold's system and its factorization): the pairs of
+100 players (5,051 coefficients, 4 folds) take 1.55 GB (measured: the process's peak 1.84 GB, 0.29 GB before the
+fit), whatever the number of coalitions.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+import scipy.linalg
+
+from ..indices.interactions import InteractionIndex, subsets_up_to
+from ..indices.moebius import contains, interactions_from_terms
+
+__all__ = ["FoldSystems", "carriers", "cross_fit", "ROW_BLOCK"]
+
+#: rows of the design built at a time
+ROW_BLOCK = 1024
+
+
+def carriers(feats: np.ndarray, n: int) -> np.ndarray:
+    """Boolean ``(p, n)`` rows of the padded subsets ``feats``.
+
+    Examples
+    --------
+    >>> carriers(np.array([[-1, -1], [0, -1], [0, 2]]), 3).astype(int)
+    array([[0, 0, 0],
+           [1, 0, 0],
+           [1, 0, 1]])
+    """
+    out = np.zeros((feats.shape[0], n), dtype=bool)
+    rows = np.repeat(np.arange(feats.shape[0]), feats.shape[1])
+    cols = feats.ravel()
+    out[rows[cols >= 0], cols[cols >= 0]] = True
+    return out
+
+
+class FoldSystems:
+    """The weighted normal equations of a polynomial surrogate of order ``order``, per fold, from one pass.
+
+    Parameters
+    ----------
+    Z, V : the coalitions ``(rows, n)`` and their values ``(rows, k)``; rows 0 and 1 are the empty and the grand
+        coalition (the Shapley family fits them exactly, outside the least squares).
+    mu : the regression weight of each row.
+    fold : the fold of each row, ``-1`` for the rows taken with certainty (in every fit).
+    folds : how many folds (1: one fit on every row, its residuals in-sample).
+    order : the surrogate's order; ``shapley``: the Shapley family (``beta_empty = v(empty)``, constrained sum).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> Z = np.vstack([np.zeros(4, bool), np.ones(4, bool), rng.random((40, 4)) < 0.5])
+    >>> V = (Z[:, :1] & Z[:, 1:2]).astype(float) + Z[:, 2:3]         # a pair and a main effect: order 2 fits it
+    >>> sys = FoldSystems(Z, V, np.ones(42), np.r_[-1, -1, np.arange(40) % 4], 4, 2, shapley=True)
+    >>> beta = sys.solve(0, [1e-9])
+    >>> float(np.abs(sys.residuals(beta, np.arange(42))).max()) < 1e-6
+    True
+    """
+
+    def __init__(self, Z: np.ndarray, V: np.ndarray, mu: np.ndarray, fold: np.ndarray, folds: int, order: int,
+                 shapley: bool) -> None:
+        self.Z, self.V, self.mu, self.fold, self.folds = Z, V, mu, fold, folds
+        self.shapley = shapley
+        n = Z.shape[1]
+        self.feats = subsets_up_to(n, order, 0)                     # the empty set first
+        self.carriers = carriers(self.feats, n)
+        self.v0, self.vN = V[0], V[1]
+        # the Shapley family leaves out the empty set's coefficient (v(empty)) and the two ends (fitted exactly)
+        self._cols = self.feats[1:] if shapley else self.feats
+        self.shrunk = (self._cols >= 0).sum(axis=1) >= 2
+        p, k = self._cols.shape[0], V.shape[1]
+        self._A = {f: np.zeros((p, p)) for f in range(-1, folds)}
+        self._b = {f: np.zeros((p, k)) for f in range(-1, folds)}
+        first = 2 if shapley else 0
+        every = np.arange(Z.shape[0])
+        for f in range(-1, folds):
+            rows = (every if f == -1 else every[:0]) if folds == 1 else np.flatnonzero(fold == f)
+            for X, idx in self._blocks(rows[rows >= first]):
+                Xw = X * mu[idx, None]
+                self._A[f] += X.T @ Xw
+                self._b[f] += Xw.T @ self._target(idx)
+
+    @property
+    def n_features(self) -> int:
+        """The coefficients fitted (the empty set's too)."""
+        return int(self.feats.shape[0])
+
+    def _target(self, idx: np.ndarray) -> np.ndarray:
+        return self.V[idx] - self.v0[None, :] if self.shapley else self.V[idx]
+
+    def _blocks(self, rows: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        for start in range(0, rows.size, ROW_BLOCK):
+            idx = rows[start:start + ROW_BLOCK]
+            yield contains(self.Z[idx], self._cols).astype(float), idx
+
+    def system(self, f: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(A, b)`` of the fit that leaves fold ``f`` out (``folds == 1``: of every row)."""
+        if self.folds == 1:
+            return self._A[-1].copy(), self._b[-1].copy()
+        c = self.folds / (self.folds - 1.0)
+        out = []
+        for parts in (self._A, self._b):              # in place: one matrix of memory beyond the stored ones
+            total = np.zeros_like(parts[-1])
+            for g in range(self.folds):
+                if g != f:
+                    total += parts[g]
+            total *= c
+            total += parts[-1]
+            out.append(total)
+        return out[0], out[1]
+
+    def solve(self, f: int, ridges: list[float]) -> np.ndarray:
+        """``beta (p, k, len(ridges))`` (the empty set's first) of the fits leaving fold ``f`` out; a ridge
+        penalizes the coefficients of two or more players by ``ridge`` times the mean diagonal of the normal
+        equations (0: unpenalized)."""
+        A, b = self.system(f)
+        at = np.flatnonzero(self.shrunk)
+        scale = float(np.mean(np.diag(A)))
+        out = []
+        for ridge in ridges:
+            if ridge:
+                Ar = A.copy()
+                Ar[at, at] += ridge * scale
+                beta = self._penalized(Ar, b)           # factorized in place
+                if beta is None:                        # not positive definite (main effects undetermined)
+                    Ar = A.copy()
+                    Ar[at, at] += ridge * scale
+                    beta = self._bordered_pinv(Ar, b)
+            else:
+                beta = self._bordered_pinv(A, b)
+            out.append(np.concatenate([self.v0[None, :], beta]) if self.shapley else beta)
+        return np.stack(out, axis=2)
+
+    def _penalized(self, A: np.ndarray, b: np.ndarray) -> np.ndarray | None:
+        rhs = np.concatenate([b, np.ones((b.shape[0], 1))], axis=1) if self.shapley else b
+        try:
+            factor = scipy.linalg.cho_factor(A, overwrite_a=True, check_finite=False)
+            sol = scipy.linalg.cho_solve(factor, rhs, check_finite=False)
+        except np.linalg.LinAlgError:
+            return None
+        if not self.shapley:
+            return sol
+        # the constraint's multiplier: sum(beta) = v(N) - v(empty)
+        k = b.shape[1]
+        ones = sol[:, k]
+        lam = (sol[:, :k].sum(axis=0) - (self.vN - self.v0)) / ones.sum()
+        return sol[:, :k] - ones[:, None] * lam[None, :]
+
+    def _bordered_pinv(self, A: np.ndarray, b: np.ndarray) -> np.ndarray:
+        if not self.shapley:
+            return np.linalg.pinv(A, hermitian=True) @ b
+        p = A.shape[0]
+        scale = max(float(np.abs(A).max(initial=0.0)), 1e-300)
+        K = np.zeros((p + 1, p + 1))
+        K[:p, :p] = A
+        K[:p, p] = K[p, :p] = scale
+        rhs = np.concatenate([b, ((self.vN - self.v0) * scale)[None, :]])
+        return (np.linalg.pinv(K, hermitian=True) @ rhs)[:p]
+
+    def residuals(self, beta: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """``V - g`` ``(rows, k, fits)`` at the rows ``idx`` of the surrogates with coefficients ``beta``
+        ``(p, k, fits)``."""
+        p, k, fits = beta.shape
+        out = np.empty((idx.size, k, fits))
+        for start in range(0, idx.size, ROW_BLOCK):
+            part = idx[start:start + ROW_BLOCK]
+            X = contains(self.Z[part], self.feats).astype(float)
+            out[start:start + ROW_BLOCK] = self.V[part][:, :, None] - (X @ beta.reshape(p, -1)).reshape(-1, k, fits)
+        return out
+
+    def index_of(self, beta: np.ndarray, index: InteractionIndex, subsets: np.ndarray) -> np.ndarray:
+        """The surrogates' index values ``(len(subsets), k, fits)`` at ``subsets``, exactly (from their Moebius
+        terms ``beta (p, k, fits)``)."""
+        p, k, fits = beta.shape
+        return interactions_from_terms(self.carriers, beta.reshape(p, -1), index, subsets).reshape(-1, k, fits)
+
+
+def cross_fit(systems: FoldSystems, ridges: list[float], index: InteractionIndex, subsets: np.ndarray,
+              certain: np.ndarray) -> dict[float, tuple[np.ndarray, np.ndarray]]:
+    """For each penalty: the surrogate's index (the mean over the folds' fits) and the residuals the correction
+    sums (a fold's rows: its own fit's; the rows taken with certainty: the mean over the fits).
+
+    Examples
+    --------
+    >>> from fairshare.indices.interactions import InteractionIndex
+    >>> rng = np.random.default_rng(1)
+    >>> Z = np.vstack([np.zeros(3, bool), np.ones(3, bool), rng.random((30, 3)) < 0.5])
+    >>> V = Z[:, :1].astype(float) * 2.0
+    >>> fold = np.r_[-1, -1, np.arange(30) % 2]
+    >>> sys = FoldSystems(Z, V, np.ones(32), fold, 2, 1, shapley=True)
+    >>> ix, resid = cross_fit(sys, [0.0], InteractionIndex("k-sii", 1), subsets_up_to(3, 1, 1), fold < 0)[0.0]
+    >>> np.round(ix[:, 0], 6).tolist(), float(np.abs(resid).max()) < 1e-9
+    ([2.0, 0.0, 0.0], True)
+    """
+    k, rows, fits = systems.V.shape[1], systems.Z.shape[0], len(ridges)
+    mean_beta = np.zeros((systems.n_features, k, fits))
+    resid = np.zeros((rows, k, fits))
+    cert = np.flatnonzero(certain)
+    for f in range(systems.folds):
+        held = np.flatnonzero(systems.fold == f) if systems.folds > 1 else np.arange(rows)
+        beta = systems.solve(f, ridges)
+        mean_beta += beta / systems.folds
+        resid[held] = systems.residuals(beta, held)
+        if systems.folds > 1:
+            resid[cert] += systems.residuals(beta, cert) / systems.folds
+    # the index is linear in the coefficients: the folds' mean index is the mean fit's
+    base = systems.index_of(mean_beta, index, subsets)
+    return {r: (base[:, :, i], resid[:, :, i]) for i, r in enumerate(ridges)}
