@@ -83,3 +83,14 @@ def test_an_order_asked_for_is_fitted_whatever_it_costs(monkeypatch):
     monkeypatch.setattr(IR, "_MAX_FIT_WORK", 1.0)
     assert IR.surrogate_candidates(30, 2, 900) == [(0, 0.0)]
     assert IR.surrogate_candidates(30, 2, 900, fixed=2) == [(2, 0.0)]
+
+
+@pytest.mark.parametrize("n, order", [(16, 3), (30, 2), (30, 3), (64, 2), (100, 2), (111, 2), (112, 2)])
+def test_a_larger_budget_never_loses_a_surrogate_a_smaller_one_had(n, order):
+    """The cap is on the factorizations (they do not grow with the budget): the pairs of up to 111 players."""
+    before: set = set()
+    for rows in np.unique(np.geomspace(2 * n, 400_000, 40).astype(int)):
+        orders = {ell for ell, _ in IR.surrogate_candidates(n, order, int(rows))}
+        assert before <= orders, (rows, before, orders)
+        before = orders
+    assert (2 in before) == (n <= 111)

@@ -9,9 +9,10 @@ unbiased whatever the fit does.
 The normal equations are accumulated once, fold by fold, and each fold's system is the total less its own part:
 ``A_f = A_certain + c (A_random - A_(f))`` with ``c = folds / (folds - 1)`` (the weight that keeps the training
 rows' share of each stratum), so every penalty of every fold costs one factorization and no pass over the rows.
-A penalized system (``ridge > 0``, on the coefficients of two or more players) is solved by Cholesky; the Shapley
-family's constraint (the coefficients add up to ``v(N) - v(empty)``) is met by eliminating its multiplier. An
-unpenalized system is solved by the pseudo-inverse (it may be singular).
+A penalized system (``ridge > 0``, on the coefficients of two or more players) is solved by one factorization
+(numpy's LAPACK: scipy's brings a second BLAS thread pool, and the two fought over two cores, 2x slower); the
+Shapley family's constraint (the coefficients add up to ``v(N) - v(empty)``) borders it. An unpenalized system is
+solved by the pseudo-inverse (it may be singular).
 
 The rows are read in blocks (:data:`ROW_BLOCK`), so the design matrix is never held whole; the memory is that of
 ``folds + 3`` normal matrices (each fold's, the certain rows', a fold's system and its factorization): the pairs of
@@ -24,7 +25,6 @@ from __future__ import annotations
 from typing import Iterator
 
 import numpy as np
-import scipy.linalg
 
 from ..indices.interactions import InteractionIndex, subsets_up_to
 from ..indices.moebius import contains, interactions_from_terms
@@ -130,50 +130,33 @@ class FoldSystems:
     def solve(self, f: int, ridges: list[float]) -> np.ndarray:
         """``beta (p, k, len(ridges))`` (the empty set's first) of the fits leaving fold ``f`` out; a ridge
         penalizes the coefficients of two or more players by ``ridge`` times the mean diagonal of the normal
-        equations (0: unpenalized)."""
+        equations (0: unpenalized, by the pseudo-inverse)."""
         A, b = self.system(f)
         at = np.flatnonzero(self.shrunk)
         scale = float(np.mean(np.diag(A)))
+        p = A.shape[0]
+        border = max(float(np.abs(A).max(initial=0.0)), 1e-300)
+        rhs = np.concatenate([b, ((self.vN - self.v0) * border)[None, :]]) if self.shapley else b
+        # the Shapley family's constraint (the coefficients add up to v(N) - v(empty)) borders the system
+        K = np.zeros((p + 1, p + 1)) if self.shapley else np.empty((p, p))
+        K[:p, :p] = A
+        if self.shapley:
+            K[:p, p] = K[p, :p] = border
+        diagonal = A[at, at]
+        del A                                          # one matrix less while solving
         out = []
         for ridge in ridges:
+            K[at, at] = diagonal + ridge * scale
+            beta = None
             if ridge:
-                Ar = A.copy()
-                Ar[at, at] += ridge * scale
-                beta = self._penalized(Ar, b)           # factorized in place
-                if beta is None:                        # not positive definite (main effects undetermined)
-                    Ar = A.copy()
-                    Ar[at, at] += ridge * scale
-                    beta = self._bordered_pinv(Ar, b)
-            else:
-                beta = self._bordered_pinv(A, b)
+                try:
+                    beta = np.linalg.solve(K, rhs)[:p]
+                except np.linalg.LinAlgError:          # the main effects undetermined
+                    pass
+            if beta is None:
+                beta = (np.linalg.pinv(K, hermitian=True) @ rhs)[:p]
             out.append(np.concatenate([self.v0[None, :], beta]) if self.shapley else beta)
         return np.stack(out, axis=2)
-
-    def _penalized(self, A: np.ndarray, b: np.ndarray) -> np.ndarray | None:
-        rhs = np.concatenate([b, np.ones((b.shape[0], 1))], axis=1) if self.shapley else b
-        try:
-            factor = scipy.linalg.cho_factor(A, overwrite_a=True, check_finite=False)
-            sol = scipy.linalg.cho_solve(factor, rhs, check_finite=False)
-        except np.linalg.LinAlgError:
-            return None
-        if not self.shapley:
-            return sol
-        # the constraint's multiplier: sum(beta) = v(N) - v(empty)
-        k = b.shape[1]
-        ones = sol[:, k]
-        lam = (sol[:, :k].sum(axis=0) - (self.vN - self.v0)) / ones.sum()
-        return sol[:, :k] - ones[:, None] * lam[None, :]
-
-    def _bordered_pinv(self, A: np.ndarray, b: np.ndarray) -> np.ndarray:
-        if not self.shapley:
-            return np.linalg.pinv(A, hermitian=True) @ b
-        p = A.shape[0]
-        scale = max(float(np.abs(A).max(initial=0.0)), 1e-300)
-        K = np.zeros((p + 1, p + 1))
-        K[:p, :p] = A
-        K[:p, p] = K[p, :p] = scale
-        rhs = np.concatenate([b, ((self.vN - self.v0) * scale)[None, :]])
-        return (np.linalg.pinv(K, hermitian=True) @ rhs)[:p]
 
     def residuals(self, beta: np.ndarray, idx: np.ndarray) -> np.ndarray:
         """``V - g`` ``(rows, k, fits)`` at the rows ``idx`` of the surrogates with coefficients ``beta``

@@ -16,8 +16,9 @@ exactly (from its Moebius terms), and the sum is the Horvitz-Thompson estimate o
 unbiased whatever ``g`` is, and small where ``g`` fits. The surrogates are cross-fitted (the correction of a row
 never uses a fit that saw it; :mod:`fairshare.engine.interaction_fit`); the candidates (:func:`surrogate_candidates`)
 are each order whose ``1 + n + ... + C(n, l)`` unknowns the sample determines and ridge fits of orders ``>= 2`` from
-half a row per unknown, within a work cap that admits the pairs of 100 players at 20,000 evaluations (relative
-squared error 3.11 with the additive surrogate, 0.088 with the pairwise one; shapiq's KernelSHAPIQ 0.31), and the
+half a row per unknown, within a cap on the factorizations' work that admits the pairs of up to 111 players (of 100
+players at 20,000 evaluations: relative squared error 3.11 with the additive surrogate, 0.088 with the pairwise one;
+shapiq's KernelSHAPIQ 0.31), and the
 one whose estimate has the least estimated variance is taken (``info["surrogate_gain"]``: the estimated variance
 without a surrogate over the chosen one's). For the faithful indices (FSII,
 FBII) the fit of order ``k`` is regression-FSII/FBII's estimate; the correction removes what a small sample's fit
@@ -68,9 +69,10 @@ _GROUPS = 16
 _FOLDS = 8
 #: a surrogate of order l is fitted when the sample has at least this many rows per unknown
 _ROWS_PER_UNKNOWN = 2.0
-#: and when its fits cost at most this many multiply-adds: the normal equations once (rows x unknowns^2) and a
-#: factorization per fold and penalty (unknowns^3 / 3)
-_MAX_FIT_WORK = 1.5e12
+#: and when its factorizations cost at most this many multiply-adds (unknowns^3 / 3 per fold and penalty, ten for a
+#: pseudo-inverse); the normal equations grow with the rows, as the evaluations and the correction do, and are not
+#: capped, so a larger budget never loses the surrogate a smaller one had
+_MAX_FIT_WORK = 1e12
 #: ridge fits of an order >= 2 are tried from this many rows per unknown, with these penalties (times the mean
 #: diagonal of the normal equations)
 _RIDGE_ROWS_PER_UNKNOWN = 0.5
@@ -98,7 +100,7 @@ def surrogate_candidates(n: int, order: int, rows: int, fixed: int | None = None
     """The surrogates tried, ``(order l, ridge)``: every order whose polynomial ``rows`` coalitions fit with room
     to spare (two rows per unknown), and for orders ``l >= 2`` with at least half a row per unknown, ridge fits over
     a grid of penalties (they shrink the interaction terms towards the additive fit); each order only where its
-    fits cost at most ``1.5e12`` multiply-adds (:func:`fit_work`). A wide fit (over 2,000 unknowns, e.g. the pairs
+    factorizations cost at most ``1e12`` multiply-adds (:func:`fit_work`). A wide fit (over 2,000 unknowns, e.g. the pairs
     of 64 players) has three penalties and no unpenalized fit; over 3,000 (the pairs of 100 players), 4 folds. The correction keeps each estimate unbiased; the
     one with the least estimated variance is taken. An order asked for (``fixed``) is fitted whatever it costs.
 
@@ -121,7 +123,7 @@ def surrogate_candidates(n: int, order: int, rows: int, fixed: int | None = None
         ridges = _WIDE_RIDGES if wide else _RIDGES
         plain = ell == 0 or (rows >= _ROWS_PER_UNKNOWN * p and not wide)
         ridged = ell >= 2 and rows >= _RIDGE_ROWS_PER_UNKNOWN * p
-        if ell > 0 and fit_work(rows, p, plain + ridged * len(ridges)) > _MAX_FIT_WORK:
+        if ell > 0 and fit_work(p, 10 * plain + ridged * len(ridges)) > _MAX_FIT_WORK:
             continue
         out += [(ell, 0.0)] * plain + [(ell, r) for r in ridges if ridged]
     return out
@@ -140,16 +142,17 @@ def folds_of(p: int) -> int:
     return _WIDE_FOLDS if p > _FEWER_FOLDS else _FOLDS
 
 
-def fit_work(rows: int, p: int, fits: int) -> float:
-    """Multiply-adds of ``fits`` cross-fitted fits of ``p`` unknowns on ``rows`` coalitions: the normal equations
-    once, a factorization per fold and fit.
+def fit_work(p: int, fits: int) -> float:
+    """Multiply-adds of the factorizations of ``fits`` cross-fitted fits of ``p`` unknowns (one per fold and fit).
 
     Examples
     --------
-    >>> f"{fit_work(20000, 5051, 3):.2e}"        # pairs of 100 players, three penalties: fitted
-    '1.03e+12'
+    >>> f"{fit_work(5051, 3):.2e}"        # the pairs of 100 players, three penalties, 4 folds: fitted
+    '5.15e+11'
+    >>> f"{fit_work(7261, 3):.2e}"        # of 120 players: not
+    '1.53e+12'
     """
-    return rows * float(p) ** 2 + folds_of(p) * fits * float(p) ** 3 / 3
+    return folds_of(p) * fits * float(p) ** 3 / 3
 
 
 def _log_size_mass(n: int, index: InteractionIndex, distribution: str) -> np.ndarray:
