@@ -78,7 +78,7 @@ _MAX_FIT_WORK = 1e12
 _RIDGE_ROWS_PER_UNKNOWN = 0.5
 #: above this many unknowns a fit is wide: its factorizations dominate, so it has three penalties and no
 #: unpenalized fit (a pseudo-inverse costs ten factorizations); above the second, four folds
-_WIDE = 2000
+_WIDE = 1000
 _WIDE_RIDGES = (1e-4, 1e-3, 1e-2)
 _FEWER_FOLDS = 3000
 _WIDE_FOLDS = 4
@@ -100,9 +100,10 @@ def surrogate_candidates(n: int, order: int, rows: int, fixed: int | None = None
     """The surrogates tried, ``(order l, ridge)``: every order whose polynomial ``rows`` coalitions fit with room
     to spare (two rows per unknown), and for orders ``l >= 2`` with at least half a row per unknown, ridge fits over
     a grid of penalties (they shrink the interaction terms towards the additive fit); each order only where its
-    factorizations cost at most ``1e12`` multiply-adds (:func:`fit_work`). A wide fit (over 2,000 unknowns, e.g. the pairs
-    of 64 players) has three penalties and no unpenalized fit; over 3,000 (the pairs of 100 players), 4 folds. The correction keeps each estimate unbiased; the
-    one with the least estimated variance is taken. An order asked for (``fixed``) is fitted whatever it costs.
+    factorizations cost at most ``1e12`` multiply-adds (:func:`fit_work`). A wide fit (over 1,000 unknowns: the
+    pairs of 45 players or more) has three penalties and no unpenalized fit; over 3,000 (the pairs of 77 or more),
+    4 folds. The correction keeps each estimate unbiased; the one with the least estimated variance is taken. An
+    order asked for (``fixed``) is fitted whatever it costs.
 
     Examples
     --------
@@ -130,7 +131,7 @@ def surrogate_candidates(n: int, order: int, rows: int, fixed: int | None = None
 
 
 def folds_of(p: int) -> int:
-    """Folds of the cross-fit of a surrogate of ``p`` unknowns: 8, or 4 over 3,000 unknowns (the pairs of 78 players
+    """Folds of the cross-fit of a surrogate of ``p`` unknowns: 8, or 4 over 3,000 unknowns (the pairs of 77 players
     or more), where the factorizations cost most (at 64 players 8 folds gave 0.24 and 0.33 where 4 gave 0.28 and
     0.37, at twice the time).
 
