@@ -80,9 +80,17 @@ def test_pairs_of_many_players_come_from_a_wide_pairwise_surrogate():
 
 
 def test_an_order_asked_for_is_fitted_whatever_it_costs(monkeypatch):
+    """Over the cap, an order asked for gave no candidate, and the run failed after spending its budget (40 players,
+    30,000 evaluations, ``surrogate_order=2``: ``ValueError: need at least one array to concatenate``)."""
     monkeypatch.setattr(IR, "_MAX_FIT_WORK", 1.0)
     assert IR.surrogate_candidates(30, 2, 900) == [(0, 0.0)]
     assert IR.surrogate_candidates(30, 2, 900, fixed=2) == [(2, 0.0)]
+    g = fs.games.SOUMGame.random(12, n_terms=20, max_size=2, seed=0)
+    f = fs.games.FunctionGame(lambda S: g(S), n_players=12)
+    res = fs.interactions(f, "k-sii", order=2, budget=400, seed=0, method="iq-regression", surrogate_order=2)
+    exact = fs.interactions(g, "k-sii", order=2, method="exact").values
+    assert res.info["surrogate_order"] == 2
+    np.testing.assert_allclose(res.values, exact, atol=1e-8)     # order 2 fits a game of pairs exactly
 
 
 @pytest.mark.parametrize("n, order", [(16, 3), (30, 2), (30, 3), (64, 2), (100, 2), (111, 2), (112, 2)])
