@@ -18,11 +18,10 @@ never uses a fit that saw it; :mod:`fairshare.engine.interaction_fit`); the cand
 are each order whose ``1 + n + ... + C(n, l)`` unknowns the sample determines and ridge fits of orders ``>= 2`` from
 half a row per unknown, within a cap on the factorizations' work that admits the pairs of up to 111 players (of 100
 players at 20,000 evaluations: relative squared error 3.11 with the additive surrogate, 0.088 with the pairwise one;
-shapiq's KernelSHAPIQ 0.31), and the
-one whose estimate has the least estimated variance is taken (``info["surrogate_gain"]``: the estimated variance
-without a surrogate over the chosen one's). For the faithful indices (FSII,
-FBII) the fit of order ``k`` is regression-FSII/FBII's estimate; the correction removes what a small sample's fit
-gets wrong (at 900 evaluations of 30 players, relative error 909 -> 1.3 on a sum of unanimity games). With
+shapiq's KernelSHAPIQ 0.31), and the one whose estimate has the least estimated variance is taken
+(``info["surrogate_gain"]``: the estimated variance without a surrogate over the chosen one's). For the faithful
+indices (FSII, FBII) the fit of order ``k`` is regression-FSII/FBII's estimate; the correction removes what a small
+sample's fit gets wrong (at 900 evaluations of 30 players, relative error 909 -> 1.3 on a sum of unanimity games). With
 ``surrogate_order=0`` the surrogate is a constant and the estimator is the plain stratified one (SVARM-IQ's idea:
 strata by size, every sample updating every subset).
 
@@ -113,6 +112,8 @@ def surrogate_candidates(n: int, order: int, rows: int, fixed: int | None = None
     [(1, 0.0)]
     >>> surrogate_candidates(100, 2, 20000)            # pairs of 100 players: a wide fit
     [(0, 0.0), (1, 0.0), (2, 0.0001), (2, 0.001), (2, 0.01)]
+    >>> surrogate_candidates(1200, 1, 5000)            # order 1 has no penalty: fitted plain, however wide
+    [(0, 0.0), (1, 0.0)]
     """
     out = []
     for ell in range(order + 1) if fixed is None else [fixed]:
@@ -122,7 +123,7 @@ def surrogate_candidates(n: int, order: int, rows: int, fixed: int | None = None
             continue
         wide = p > _WIDE
         ridges = _WIDE_RIDGES if wide else _RIDGES
-        plain = ell == 0 or (rows >= _ROWS_PER_UNKNOWN * p and not wide)
+        plain = ell == 0 or (rows >= _ROWS_PER_UNKNOWN * p and (ell == 1 or not wide))     # order 1: no penalty
         ridged = ell >= 2 and rows >= _RIDGE_ROWS_PER_UNKNOWN * p
         if ell > 0 and fit_work(p, 10 * plain + ridged * len(ridges)) > _MAX_FIT_WORK:
             continue
