@@ -61,7 +61,7 @@ def test_the_penalized_solve_is_the_bordered_systems_solution(shapley):
 
 def test_pairs_of_many_players_come_from_a_wide_pairwise_surrogate():
     """64 players (2,081 unknowns at order 2): the pairwise surrogate is a wide fit (8 folds, 3 penalties). Its
-    pairs' relative squared errors (0.24, 0.33) are the former fit's (7 fits a fold, 5-6x the time) and a tenth of
+    pairs' relative squared errors (0.24, 0.33) are the former fit's (7 fits a fold, about 10x the time) and a tenth of
     the additive surrogate's (2.86, 3.17: worse than answering zeros)."""
     n, budget = 64, 4200
     assert IR.surrogate_candidates(n, 2, budget)[2:] == [(2, 1e-4), (2, 1e-3), (2, 1e-2)]
