@@ -102,3 +102,14 @@ def test_a_larger_budget_never_loses_a_surrogate_a_smaller_one_had(n, order):
         assert before <= orders, (rows, before, orders)
         before = orders
     assert (2 in before) == (n <= 111)
+
+
+def test_wide_fits_give_the_same_bits_for_the_same_seed():
+    """45 players (1,036 unknowns at order 2: the smallest wide fit), two runs and two indices."""
+    g = fs.games.SOUMGame.random(45, n_terms=60, max_size=3, seed=2)
+    f = fs.games.FunctionGame(lambda S: g(S), n_players=45)
+    for index in ("k-sii", "fbii"):
+        a, b = (fs.interactions(f, index, order=2, budget=1200, seed=7) for _ in range(2))
+        assert a.info["surrogate_order"] == 2 and a.info["surrogate_ridge"] in (1e-4, 1e-3, 1e-2)
+        np.testing.assert_array_equal(a.values, b.values)
+        np.testing.assert_array_equal(a.stderr, b.stderr)
