@@ -136,6 +136,20 @@ def relative_error(phi: Any, truth: Any) -> float:
     return fs.metrics.relative_squared_error(np.asarray(phi, float).reshape(-1), np.asarray(truth, float).reshape(-1))
 
 
+def within_bars(values: Any, truth: Any, stderr: Any, z: float = 1.96) -> np.ndarray:
+    """Whether each true value lies inside the estimate's ``z``-standard-error bars, for the values that have bars
+    (a standard error of 0, an exact value, has none to check).
+
+    Examples
+    --------
+    >>> within_bars([1.0, 2.0, 3.0], [1.1, 2.5, 3.0], [0.1, 0.1, 0.0]).tolist()
+    [True, False]
+    """
+    values, truth, stderr = (np.asarray(a, float).reshape(-1) for a in (values, truth, stderr))
+    has = stderr > 0
+    return np.abs(values - truth)[has] <= z * stderr[has]
+
+
 def ratio(a: float, b: float) -> float:
     """``a / b``, 1 where both are below 1e-20 (both exact to rounding), nan where one is not finite."""
     if not (np.isfinite(a) and np.isfinite(b)):

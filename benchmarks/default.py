@@ -33,7 +33,7 @@ import numpy as np
 
 import fairshare as fs
 
-from .common import plot_lines, ratio, relative_error, results_dir, table, write_report
+from .common import plot_lines, ratio, relative_error, results_dir, table, within_bars, write_report
 from ._default_peers import PEERS, Counted
 from . import datasets as D
 from . import default_semivalues as S
@@ -232,7 +232,7 @@ def _ours(game: fs.Game, budget: int, seed: int, options: dict) -> tuple[np.ndar
 
 def run_cell(games: list, budget_of: Callable[[int], int], seeds: int) -> dict:
     """Every run of one (pair, budget) cell: errors per estimator, our seconds and z-scores, peers' evaluations."""
-    out: dict = {"errors": {}, "seconds": [], "cpu": [], "plain_seconds": [], "plain_cpu": [], "z": [],
+    out: dict = {"errors": {}, "seconds": [], "cpu": [], "plain_seconds": [], "plain_cpu": [], "hits": [],
                  "over_budget": 0, "kinds": []}
     for game, truth, _ in games:
         n = game.n_players
@@ -244,8 +244,7 @@ def run_cell(games: list, budget_of: Callable[[int], int], seeds: int) -> dict:
             out["cpu"].append(cpu)
             out["kinds"].append(f"{what['design']}, {what.get('kind', what['method'])}")
             out["default_method"] = what["method"]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                out["z"].extend(np.abs(phi - truth) / se if se is not None else [])
+            out["hits"].extend(within_bars(phi, truth, se) if se is not None else [])
             for label, options in OTHERS.items():
                 try:
                     est, _, seconds, cpu, _ = _ours(game, budget, seed, options)
@@ -280,8 +279,7 @@ def _rows_of(pair: Pair, games: list, cells: dict) -> tuple[list, list]:
         med = {k: _median(v) for k, v in cell["errors"].items()}
         best = min(PEERS, key=lambda k: med[k])
         ours = med["fairshare ours"]
-        z = np.asarray(cell["z"], float)
-        cover = float(np.mean(z[np.isfinite(z)] <= 1.96)) if z.size else float("nan")
+        cover = float(np.mean(cell["hits"])) if cell["hits"] else float("nan")
         kinds = max(set(cell["kinds"]), key=cell["kinds"].count)
         main.append([pair.name + (" (tuned)" if pair.tuned else ""), games[0][0].n_players, f"{mult}n", ours,
                      med[best], best, ratio(med[best], ours), med["fairshare regression"],

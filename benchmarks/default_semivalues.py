@@ -17,7 +17,7 @@ import numpy as np
 
 import fairshare as fs
 
-from .common import ratio, relative_error
+from .common import ratio, relative_error, within_bars
 
 #: index label -> (semivalue, the method auto ran before the surrogate regression)
 INDICES = {
@@ -38,9 +38,8 @@ def _run(game: fs.Game, sv: Any, budget: int, seed: int, method: str | None) -> 
 
 def _covered(est: Any, truth: np.ndarray) -> float:
     """Share of the true values inside the estimate's 95% error bars (nan for exact values: no bars to check)."""
-    if est.method == "exact":
-        return float("nan")
-    return float(np.mean(np.abs(np.asarray(est.values) - truth) <= 1.96 * np.asarray(est.stderr)))
+    hits = within_bars(est.values, truth, est.stderr)
+    return float(np.mean(hits)) if hits.size else float("nan")
 
 
 def rows_of(name: str, games: list, budgets: tuple, seeds: int) -> list[list]:

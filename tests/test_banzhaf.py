@@ -215,7 +215,7 @@ def test_beta_values_of_many_players_improve_with_the_budget():
     assert errors[2] < errors[1] < errors[0]
 
 
-def test_nodes_left_out_are_the_last_rounds_not_an_earlier_ones():
+def test_nodes_left_out_are_the_last_rounds_not_an_earlier_rounds():
     """64 players, beta(4, 1): at 640 evaluations the sample cannot fit nodes of weight 5.4e-4; a stopping rule's run
     to 3,902 evaluations in 7 rounds reports its last round's (4.1e-6), not its first round's 5.4e-4 (as it did)."""
     g = fs.games.SOUMGame.random(64, n_terms=100, max_size=4, seed=0)

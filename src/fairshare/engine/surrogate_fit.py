@@ -269,14 +269,14 @@ class _Blocks:
         self.blocks: dict = {}
         self.grams: dict = {}
 
-    def block(self, k: int, cap: int, unranked: bool = False) -> tuple:
+    def block(self, k: int, cap: int) -> tuple:
         """``(subsets, Ua^T F, projected F, value map)`` of the products of ``k`` players (``k = 1``: every player);
-        the ``ranked`` number of products of three: the best of ``RANK_POOL`` times as many by a first fit (unless
-        ``unranked``: then chosen by their pairs)."""
-        key = (k, cap, True) if unranked else (k, cap)
+        the ``ranked`` number of products of three: the best of ``RANK_POOL`` times as many by a first fit (any
+        other number: chosen by their pairs)."""
+        key = (k, cap)
         if key not in self.blocks:
             p = self.problem
-            if k == 3 and cap == self.ranked and not unranked:
+            if k == 3 and cap == self.ranked:
                 pool = self.block(3, min(RANK_POOL * cap, math.comb(p.n, 3)))
                 cols = ridge_ranked(pool[2], self.residual, cap)
                 self.blocks[key] = (pool[0][cols], pool[1][:, cols], pool[2][:, cols], pool[3][:, cols])
@@ -306,8 +306,8 @@ class _Blocks:
         columns in it (or None)."""
         weights = self.problem.n ** np.arange(k, dtype=np.int64)[::-1]
         codes = subsets @ weights
-        for kk, block in self.blocks.items():
-            if kk[0] != k or block[0].shape[0] < subsets.shape[0]:
+        for (kk, _), block in self.blocks.items():
+            if kk != k or block[0].shape[0] < subsets.shape[0]:
                 continue
             have = block[0] @ weights
             order = np.argsort(have, kind="stable")
@@ -331,16 +331,15 @@ class _Blocks:
             start += block.shape[1]
         return out
 
-    def design(self, cand: Candidate, cap: int,
-               unranked: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    def design(self, cand: Candidate, cap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
         """``(Ua^T F, projected F, value map, Gram of the projected F or None)`` of one candidate's features ``F`` (the
-        Gram where the features are no more than the rows; ``unranked``: products of three chosen by their pairs)."""
+        Gram where the features are no more than the rows)."""
         parts = [((1, 0), np.ones(self.problem.n))] if self.problem.linear else []
         if cand.size:
             parts.append(((0, 0), np.ones(len(size_degrees(self.problem.paired)))))
         cap = cand.cap or cap
         for k in cand.degrees:
-            key = (k, cap if k == cand.degrees[0] else cap // 2) + ((True,) if unranked else ())
+            key = (k, cap if k == cand.degrees[0] else cap // 2)
             subsets = self.block(*key)[0]
             if subsets.shape[0] == 0:
                 continue
@@ -413,7 +412,8 @@ def _fit(problem: _Problem, sv: Semivalue, order: int) -> SurrogateFit | None:
     L, plain_L = _maps(problem, path, lam, plain_path, value_map)
     values = problem.values(point.x) + value_map @ point.c
     gain = plain.loo_error / point.loo_error if point.loo_error > 0 else np.inf
-    check = _check(problem, blocks, base, plain_path, cand, cap, lam) if ranked and cand.cap == ranked else None
+    floor = ranked >= CHECK_SHARE and cand.cap == ranked          # its quarter: never the ranked number, by pairs
+    check = _check(problem, blocks, base, plain_path, cand, cap, lam) if floor else None
     label = cand.label if problem.even_map is None else "order-2+" + cand.label
     return SurrogateFit(values, L, point.loo, label, lam, int(value_map.shape[1]), gain,
                         plain_L, plain.loo, point.leverage, point.residual, check)
@@ -426,7 +426,7 @@ def _check(problem: _Problem, blocks: _Blocks, base: tuple, plain_path: RidgePat
     credit / MLP at 100n, 3 rows x 5 seeds: coverage 0.913 / 0.887 for Shapley / Banzhaf values, with it 0.990 / 0.970;
     with half the products 0.987 / 0.973, 4-5 ms a row, twice the cost)."""
     fewer = dataclasses.replace(cand, cap=cand.cap // CHECK_SHARE)
-    along, Fh, value_map, gram = blocks.design(fewer, cap, unranked=True)
+    along, Fh, value_map, gram = blocks.design(fewer, cap)
     path = RidgePath(problem.A, None, problem.Y, base=base, projected=(Fh, gram, along), plain=plain_path)
     return _maps(problem, path, lam, plain_path, value_map)[0], path.fit(lam).loo
 
