@@ -13,34 +13,28 @@ with the estimator's own rows ``a_S``, weights and constraint unchanged and unpe
 stay unpenalized, the fit's residual is orthogonal to them and has zero value for every penalty (a semivalue of a
 game orthogonal to the additive games in the regression's weights is zero, Lemma 3.4 / Theorem 2.1): the surrogate
 moves no value at the population level, it only takes noise out of the sampled fit. Its products are those of three
-players (and of five, scaled, with players weighted by their plain values) among the players that matter most
-as many as keep the work of every candidate's fit within a budget (:mod:`fairshare.engine.surrogate_candidates`:
-every product of three players at small budgets, where the kernel form is cheap; ~100-200 at 100n): tens of
-milliseconds per row.
-The candidates share one decomposition of the design and their feature blocks (:class:`_Blocks`); each costs one
-eigendecomposition. Where the rows' coalitions have enough distinct sizes, the *symmetric features* (functions of the
-coalition's size alone, :mod:`fairshare.engine.size_features`) are a candidate on their own and join every other:
-the part of a game that moves with how many players are in, not which (an image model's output as more patches are
-kept), which paired regression fitted only linearly (2.8x lower error on a random ResNet-50 of 196 patches).
+players (and of five, scaled, with players weighted by their plain values) among the players that matter most, as
+many as keep every candidate's fit within a budget (:mod:`fairshare.engine.surrogate_candidates`): tens of
+milliseconds per row. The candidates share one decomposition of the design and their feature blocks
+(:class:`_Blocks`); each costs one eigendecomposition. Where the rows' coalitions have enough distinct sizes, the
+*symmetric features* (functions of the coalition's size alone, :mod:`fairshare.engine.size_features`) are a
+candidate on their own and join every other: the part of a game that moves with how many players are in, not which
+(an image model's output as more patches are kept; 2.8x lower error on a random ResNet-50 of 196 patches).
 Where more products of three players than the screened candidates hold fit within ~20 ms (``complete_cap``: all of
 them up to ~20 players at 30n, ~160-370 at 100n), the *wide* candidates hold them all (or as many as fit), weighted
 by their pairs' screening score, beside one screened candidate: on the pairs of ``bench default`` 1.1-2.2x lower
 error at 30n and 1.1-13x at 100n than the three screened ones at 12-20 players, 1.2-3.4x at 40-50 players. Where
 they hold fewer than all, with at least 3 rows per product, they are the best of three times as many by a first fit
-(:func:`~fairshare.engine.screening.ridge_ranked`): 3.3x lower error again on communities at 100n, 1.1-1.9x on
-german credit, nhanes and brca.
+(:func:`~fairshare.engine.screening.ridge_ranked`), and no screened candidate: 3.3x lower error again on communities
+at 100n, 1.1-1.9x on german credit, nhanes and brca.
 
 Which surrogate and penalty: the one with the least *leave-one-out* error of the fit (exact, from the leverages),
 the plain regression (no surrogate) among the candidates; it is taken only when it beats the plain fit by more than
 ``2 / sqrt(rows)`` and significantly (:func:`significant`: a ``t`` test of the log error ratio, Bonferroni over the
-candidates and penalties), so a useless surrogate costs nothing: then the plain
-regression's own values and error bars are returned bit for bit. No evaluation is spent on the choice.
-Measured on tuning games (sklearn's wine SVM, diabetes MLP, breast-cancer MLP and xgboost; n = 10-30): 2-5x lower
-error than paired regression at 10n-30n evaluations and 3-1000x at 100n; fitting the surrogate on other folds
-(cross-fitting) lost 1.5-10x of that gain, so every row enters the fit and the choice is cross-validated instead.
-On the pairs of ``benchmarks/results/default`` (5 seeds x 5 rows, one thread): median 2.1x / 3.5x / 8.9x lower error
-than paired regression at 10n / 30n / 100n, at least 1.0x in every cell, at 1-41 ms per row at 100n and n <= 30 on
-the pairs not tuned on (plain regression: 2-5 ms).
+candidates and penalties), so a useless surrogate costs nothing: then the plain regression's own values and error
+bars are returned bit for bit. No evaluation is spent on the choice. Fitting the surrogate on other folds
+(cross-fitting) lost 1.5-10x of its gain on the tuning games, so every row enters the fit and the choice is
+cross-validated instead. Errors and times: ``benchmarks/results/default``.
 
 Designs: paired for symmetric semivalues (odd products); unpaired (an asymmetric semivalue, or ``paired=False``:
 kADDSHAP's design) fits the even products of two players too, from ``2 + n + C(n, 2)`` evaluations on. With the even
@@ -276,25 +270,31 @@ class _Blocks:
         key = (k, cap)
         if key not in self.blocks:
             p = self.problem
-            if k == 3 and cap == self.ranked:
-                pool = self.block(3, min(RANK_POOL * cap, math.comb(p.n, 3)))
-                cols = ridge_ranked(pool[2], self.residual, cap)
-                self.blocks[key] = (pool[0][cols], pool[1][:, cols], pool[2][:, cols], pool[3][:, cols])
-                return self.blocks[key]
             if k == 0:                                    # the symmetric features
                 F, vmap = p.size_block(self.sv)
                 self.blocks[key] = (np.zeros((F.shape[1], 0), dtype=np.int64), *self._project(F), vmap)
                 return self.blocks[key]
-            subsets = np.arange(p.n)[:, None] if k == 1 else screened_triples(p.pairs, self.score, cap) \
-                if k == 3 and p.pairs is not None else top_subsets(self.score, k, cap)
-            within = self._within(k, subsets)
+            ranked = k == 3 and cap == self.ranked
+            subsets = self._subsets(k, min(RANK_POOL * cap, math.comb(p.n, 3)) if ranked else cap)
+            within = None if ranked else self._within(k, subsets)
             if within is not None:                        # the screened products: columns of the wide block's
                 block, cols = within
                 self.blocks[key] = (subsets, block[1][:, cols], block[2][:, cols], block[3][:, cols])
                 return self.blocks[key]
-            ones = np.ones(subsets.shape[0])
-            self.blocks[key] = (subsets, *self._project(p.features(subsets, ones)), p.value_map(self.sv, subsets, ones))
+            F = p.features(subsets, np.ones(subsets.shape[0]))
+            if ranked:                                    # only the products kept are projected off the design
+                cols = ridge_ranked(F, self.residual, cap, basis=self.Ua)
+                subsets, F = subsets[cols], F[:, cols]
+            self.blocks[key] = (subsets, *self._project(F), p.value_map(self.sv, subsets, np.ones(subsets.shape[0])))
         return self.blocks[key]
+
+    def _subsets(self, k: int, cap: int) -> np.ndarray:
+        """``(q, k)``: the ``cap`` products of ``k`` players chosen by their pairs (every player for ``k = 1``)."""
+        if k == 1:
+            return np.arange(self.problem.n)[:, None]
+        if k == 3 and self.problem.pairs is not None:
+            return screened_triples(self.problem.pairs, self.score, cap)
+        return top_subsets(self.score, k, cap)
 
     def _project(self, F: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(Ua^T F, F projected off the design)``: all a fit needs of the features ``F`` (their rows are not kept)."""
@@ -390,7 +390,7 @@ def _fit(problem: _Problem, sv: Semivalue, order: int) -> SurrogateFit | None:
     ranked = complete if ranks(m, complete, problem.n) else 0
     if complete:                                          # with products of five where that fit is as cheap (and
         five = not ranked and fit_seconds(m, complete + complete // 2) <= WIDE_SECONDS      # no ranking paid for)
-        cands = wide_candidates(cands, complete, five)
+        cands = wide_candidates(cands, complete, five, ranked=bool(ranked))
     blocks = _Blocks(problem, sv, score, base[0], ranked, plain_path.Yh)
     for cand in cands:
         along, Fh, value_map, gram = blocks.design(cand, cap)
