@@ -60,7 +60,7 @@ class FoldSystems:
     ----------
     Z, V : the coalitions ``(rows, n)`` and their values ``(rows, k)``; rows 0 and 1 are the empty and the grand
         coalition (the Shapley family fits them exactly, outside the least squares).
-    mu : the regression weight of each row.
+    mu : the regression weight of each row (non-negative).
     fold : the fold of each row, ``-1`` for the rows taken with certainty (in every fit).
     folds : how many folds (1: one fit on every row, its residuals in-sample).
     order : the surrogate's order; ``shapley``: the Shapley family (``beta_empty = v(empty)``, constrained sum).
@@ -94,9 +94,10 @@ class FoldSystems:
         self._b = {f: np.zeros((p, k)) for f in groups}
         for f, rows in groups.items():
             for X, idx in self._blocks(rows):
-                Xw = X * mu[idx, None]
-                self._A[f] += X.T @ Xw
-                self._b[f] += Xw.T @ self._target(idx)
+                root = np.sqrt(mu[idx])
+                X *= root[:, None]                    # X^T X of one array: a symmetric product (half the work)
+                self._A[f] += X.T @ X
+                self._b[f] += X.T @ (self._target(idx) * root[:, None])
 
     @property
     def n_features(self) -> int:
