@@ -59,6 +59,22 @@ def test_the_penalized_solve_is_the_bordered_systems_solution(shapley):
             np.testing.assert_allclose(got.sum(axis=0), V[1], rtol=1e-10)
 
 
+@pytest.mark.parametrize("shapley", [True, False])
+def test_the_cholesky_solve_and_its_lu_fallback_agree(shapley, monkeypatch):
+    """The penalized systems are solved by a Cholesky factor; where it fails (not positive definite) the LU of the
+    bordered system answers, with the same coefficients, and every fold's stored matrix is left as it was."""
+    from fairshare.engine import interaction_fit
+
+    Z, V, mu, fold = _sample(seed=3)
+    systems = FoldSystems(Z, V, mu, fold, 1, 2, shapley=shapley)
+    stored = systems.system(-1)[0].copy()
+    got = systems.solve(-1, [1e-4, 1e-2])
+    np.testing.assert_array_equal(systems.system(-1)[0], stored)
+    monkeypatch.setattr(interaction_fit, "spd_solve", lambda *args, **kwargs: None)
+    np.testing.assert_allclose(systems.solve(-1, [1e-4, 1e-2]), got, rtol=1e-8, atol=1e-10)
+    assert np.all(np.isfinite(got))
+
+
 def test_pairs_of_many_players_come_from_a_wide_pairwise_surrogate():
     """64 players (2,081 unknowns at order 2): the pairwise surrogate is a wide fit (8 folds, 3 penalties). Its
     pairs' relative squared errors (0.24, 0.33) are the former fit's (7 fits a fold, about 10x the time) and a tenth of

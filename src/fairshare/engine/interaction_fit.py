@@ -9,15 +9,16 @@ unbiased whatever the fit does.
 The normal equations are accumulated once, fold by fold, and each fold's system is the total less its own part:
 ``A_f = A_certain + c (A_random - A_(f))`` with ``c = folds / (folds - 1)`` (the weight that keeps the training
 rows' share of each stratum), so every penalty of every fold costs one factorization and no pass over the rows.
-A penalized system (``ridge > 0``, on the coefficients of two or more players) is solved by one factorization
-(numpy's LAPACK: scipy's brings a second BLAS thread pool, and the two fought over two cores, 2x slower); the
-Shapley family's constraint (the coefficients add up to ``v(N) - v(empty)``) borders it. An unpenalized system is
-solved by the pseudo-inverse (it may be singular).
+A penalized system (``ridge > 0``, on the coefficients of two or more players) is solved by one Cholesky
+factorization (:func:`spd_solve`; numpy's LAPACK: scipy's brings a second BLAS thread pool, and the two fought over
+two cores, 2x slower), an LU where it is not positive definite; the Shapley family's constraint (the coefficients
+add up to ``v(N) - v(empty)``) borders it. An unpenalized system is solved by the pseudo-inverse (it may be
+singular).
 
 The rows are read in blocks (:data:`ROW_BLOCK`), so the design matrix is never held whole; the memory is that of
-``folds + 3`` normal matrices (each fold's, the certain rows', a fold's system and its factorization): the pairs of
-100 players (5,051 coefficients, 4 folds) take 1.34 GB (measured: the process's peak 1.63 GB, 0.29 GB before the
-fit), whatever the number of coalitions. So each row's features are built twice, for the normal equations and for
+``folds + 4`` normal matrices (each fold's, the certain rows', a fold's system, numpy's copy of it and its Cholesky
+factor): the pairs of 100 players (5,051 coefficients, 4 folds) take 1.6 GB (measured: the process's peak 1.89 GB,
+0.29 GB before the fit; 1.69 GB with the LU, 15% slower), whatever the number of coalitions. So each row's features are built twice, for the normal equations and for
 its residuals (1.5-2.8 s of 25 at 100 players; held as booleans they would take 100 MB per 20,000 coalitions).
 """
 
@@ -30,7 +31,7 @@ import numpy as np
 from ..indices.interactions import InteractionIndex, subsets_up_to
 from ..indices.moebius import contains, interactions_from_terms
 
-__all__ = ["FoldSystems", "carriers", "cross_fit", "ROW_BLOCK"]
+__all__ = ["FoldSystems", "carriers", "cross_fit", "spd_solve", "ROW_BLOCK"]
 
 #: rows of the design built at a time
 ROW_BLOCK = 1024
@@ -138,25 +139,22 @@ class FoldSystems:
         p = A.shape[0]
         border = max(float(np.abs(A).max(initial=0.0)), 1e-300)
         rhs = np.concatenate([b, ((self.vN - self.v0) * border)[None, :]]) if self.shapley else b
-        # the Shapley family's constraint (the coefficients add up to v(N) - v(empty)) borders the system
-        K = np.zeros((p + 1, p + 1)) if self.shapley else np.empty((p, p))
-        K[:p, :p] = A
-        if self.shapley:
-            K[:p, p] = K[p, :p] = border
         diagonal = A[at, at]
-        del A                                          # one matrix less while solving
         out = []
         for ridge in ridges:
-            K[at, at] = diagonal + ridge * scale
-            beta = None
-            if ridge:
+            A[at, at] = diagonal + ridge * scale
+            beta = spd_solve(A, rhs, border if self.shapley else None) if ridge else None
+            if beta is None:                           # not positive definite (the main effects undetermined)
+                K = _bordered(A, border) if self.shapley else A
                 try:
-                    beta = np.linalg.solve(K, rhs)[:p]
-                except np.linalg.LinAlgError:          # the main effects undetermined
+                    beta = np.linalg.solve(K, rhs)[:p] if ridge else None
+                except np.linalg.LinAlgError:
                     pass
-            if beta is None:
-                beta = (np.linalg.pinv(K, hermitian=True) @ rhs)[:p]
+                if beta is None:
+                    beta = (np.linalg.pinv(K, hermitian=True) @ rhs)[:p]
+                del K
             out.append(np.concatenate([self.v0[None, :], beta]) if self.shapley else beta)
+        A[at, at] = diagonal                           # one fold's A is the stored matrix itself
         return np.stack(out, axis=2)
 
     def residuals(self, beta: np.ndarray, idx: np.ndarray) -> np.ndarray:
@@ -175,6 +173,52 @@ class FoldSystems:
         terms ``beta (p, k, fits)``)."""
         p, k, fits = beta.shape
         return interactions_from_terms(self.carriers, beta.reshape(p, -1), index, subsets).reshape(-1, k, fits)
+
+
+def _bordered(A: np.ndarray, border: float) -> np.ndarray:
+    """``[[A, border 1], [border 1^T, 0]]``: the Shapley family's constraint (the coefficients' sum) bordering ``A``."""
+    p = A.shape[0]
+    K = np.zeros((p + 1, p + 1))
+    K[:p, :p] = A
+    K[:p, p] = K[p, :p] = border
+    return K
+
+
+def spd_solve(A: np.ndarray, rhs: np.ndarray, border: float | None = None) -> np.ndarray | None:
+    """``A^-1 rhs`` for a positive definite ``A``, from numpy's Cholesky factor (half an LU's work) and two
+    triangular solves on one BLAS thread (scipy's: numpy has none; on one thread its BLAS does not fight numpy's
+    for the cores); with ``border``, the solution of :func:`_bordered`'s system (``rhs``'s last row the
+    constraint's), by the Schur complement of its one bordering row. None where ``A`` is not positive definite.
+
+    Examples
+    --------
+    >>> A = np.array([[4.0, 1.0], [1.0, 3.0]])
+    >>> np.round(spd_solve(A, np.array([[1.0], [2.0]])).ravel(), 6).tolist()
+    [0.090909, 0.636364]
+    >>> rhs = np.array([[1.0], [2.0], [5.0 * 2.0]])                # x_0 + x_1 = 5, the border 2
+    >>> x = spd_solve(A, rhs, border=2.0)
+    >>> bool(np.allclose(x, np.linalg.solve(_bordered(A, 2.0), rhs)[:2])), round(float(x.sum()), 6)
+    (True, 5.0)
+    >>> spd_solve(np.array([[1.0, 2.0], [2.0, 1.0]]), np.ones((2, 1))) is None
+    True
+    """
+    from scipy.linalg import solve_triangular
+
+    from .ridge_path import one_thread
+
+    try:
+        L = np.linalg.cholesky(A)
+    except np.linalg.LinAlgError:
+        return None
+    p = A.shape[0]
+    B = rhs[:p] if border is None else np.concatenate([rhs[:p], np.full((p, 1), border)], axis=1)
+    with one_thread():
+        Y = solve_triangular(L, solve_triangular(L, B, lower=True, check_finite=False), lower=True, trans="T",
+                             check_finite=False)
+    del L
+    if border is not None:                         # x = y_b - y_u lam with border 1^T x = the constraint's value
+        Y = Y[:, :-1] - Y[:, -1:] * ((border * Y[:, :-1].sum(axis=0) - rhs[p]) / (border * Y[:, -1].sum()))[None, :]
+    return Y if np.all(np.isfinite(Y)) else None
 
 
 def cross_fit(systems: FoldSystems, ridges: list[float], index: InteractionIndex, subsets: np.ndarray,
