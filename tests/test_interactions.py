@@ -458,6 +458,35 @@ def test_explain_gives_shaps_matrices_with_error_bars_from_the_values_run(cancer
     assert len(frame) == 2 * 78 * 2
 
 
+def test_explain_interactions_fit_each_rows_sample_once_with_the_same_bits(cancer, monkeypatch):
+    """The values' run and the matrices' run of a row share one sample and base index: the surrogates are fitted once
+    a row (they were fitted twice), and the values, matrices and error bars are those of fitting twice, bit for
+    bit."""
+    from sklearn.linear_model import LogisticRegression
+
+    from fairshare.engine import interaction_regression as IR
+
+    X, y = cancer
+    X = (X[:, :10] - X[:, :10].mean(axis=0)) / X[:, :10].std(axis=0)
+    lr = LogisticRegression(max_iter=3000).fit(X, y)
+    fits = []
+    surrogates = IR.InteractionSolver._surrogates
+    monkeypatch.setattr(IR.InteractionSolver, "_surrogates", lambda self, *a: fits.append(1) or surrogates(self, *a))
+    once = fs.explain(lr.predict_proba, X[:2], background=X[:20], interactions=2, budget=900, seed=0, progress=False)
+    assert len(fits) == 2 and once.method == "iq-regression"
+    fitted = IR._fitted
+
+    def afresh(*args):
+        IR._LAST.clear()
+        return fitted(*args)
+
+    monkeypatch.setattr(IR, "_fitted", afresh)
+    twice = fs.explain(lr.predict_proba, X[:2], background=X[:20], interactions=2, budget=900, seed=0, progress=False)
+    assert len(fits) == 6
+    for name in ("values", "stderr", "interactions", "interactions_stderr"):
+        np.testing.assert_array_equal(getattr(twice, name), getattr(once, name), err_msg=name)
+
+
 def test_explain_interactions_are_the_matrices_tree_interactions_gives(cancer):
     """Issue 43.6: on the same tree model explain(interactions=2) gave k-SII pairs and tree_interactions shap's
     matrices (0.26-6.4 apart). Both give shap's: from the trees (path-dependent and interventional), and for the
