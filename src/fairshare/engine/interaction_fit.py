@@ -18,8 +18,9 @@ singular).
 The rows are read in blocks (:data:`ROW_BLOCK`), so the design matrix is never held whole; the memory is that of
 ``folds + 4`` normal matrices (each fold's, the certain rows', a fold's system, numpy's copy of it and its Cholesky
 factor): the pairs of 100 players (5,051 coefficients, 4 folds) take 1.6 GB (measured: the process's peak 1.89 GB,
-0.29 GB before the fit; 1.69 GB with the LU, 15% slower), whatever the number of coalitions. So each row's features are built twice, for the normal equations and for
-its residuals (1.5-2.8 s of 25 at 100 players; held as booleans they would take 100 MB per 20,000 coalitions).
+0.29 GB before the fit; 1.69 GB with the LU, 15% slower), whatever the number of coalitions. So each row's features
+are built twice, for the normal equations and for its residuals (1.5-2.8 s of 22-24 at 100 players; held as
+booleans they would take 100 MB per 20,000 coalitions).
 """
 
 from __future__ import annotations
@@ -144,7 +145,7 @@ class FoldSystems:
         for ridge in ridges:
             A[at, at] = diagonal + ridge * scale
             beta = spd_solve(A, rhs, border if self.shapley else None) if ridge else None
-            if beta is None:                           # not positive definite (the main effects undetermined)
+            if beta is None:                 # unpenalized, or not positive definite (main effects undetermined)
                 K = _bordered(A, border) if self.shapley else A
                 try:
                     beta = np.linalg.solve(K, rhs)[:p] if ridge else None
