@@ -357,7 +357,7 @@ def _fitted(solver: InteractionSolver, rows: _Rows, candidates: list) -> tuple[l
     on the same ones takes the last run's arrays (copies) instead of fitting again. ``explain(..., interactions=2)``
     runs one sample twice, for the values and then for the matrices of the same base index: 43 -> 24 s a row at 100
     features (a black box's pairs, its default budget). One entry (a few MB: the residuals), kept until the next
-    interaction estimate; under a stopping rule of several rounds only the last round's fit is found again."""
+    interaction estimate; under a stopping rule that reads each round's estimate, the matrices' run fits again."""
     digest = hashlib.blake2b(repr((solver.n, solver.index, candidates, rows.G)).encode())
     for a in (rows.Z, rows.V, rows.mu, rows.w, rows.fpc, rows.group):
         digest.update(np.ascontiguousarray(a).tobytes())
