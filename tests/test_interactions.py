@@ -462,8 +462,11 @@ def test_explain_interactions_fit_each_rows_sample_once_with_the_same_bits(cance
     """The values' run and the matrices' run of a row share one sample and base index: the surrogates are fitted once
     a row (they were fitted twice), and the values, matrices and error bars are those of fitting twice, bit for
     bit."""
+    import contextlib
+
     from sklearn.linear_model import LogisticRegression
 
+    from fairshare.doors import pairs
     from fairshare.engine import interaction_regression as IR
 
     X, y = cancer
@@ -474,13 +477,7 @@ def test_explain_interactions_fit_each_rows_sample_once_with_the_same_bits(cance
     monkeypatch.setattr(IR.InteractionSolver, "_surrogates", lambda self, *a: fits.append(1) or surrogates(self, *a))
     once = fs.explain(lr.predict_proba, X[:2], background=X[:20], interactions=2, budget=900, seed=0, progress=False)
     assert len(fits) == 2 and once.method == "iq-regression"
-    fitted = IR._fitted
-
-    def afresh(*args):
-        IR._LAST.clear()
-        return fitted(*args)
-
-    monkeypatch.setattr(IR, "_fitted", afresh)
+    monkeypatch.setattr(pairs, "shared_fits", contextlib.nullcontext)
     twice = fs.explain(lr.predict_proba, X[:2], background=X[:20], interactions=2, budget=900, seed=0, progress=False)
     assert len(fits) == 6
     for name in ("values", "stderr", "interactions", "interactions_stderr"):

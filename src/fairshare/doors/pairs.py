@@ -19,6 +19,7 @@ import numpy as np
 
 from .._core.seeds import fresh
 from ..engine.choice import Choice, choose
+from ..engine.interaction_fit import shared_fits
 from ..engine.registry import get_method
 from ..engine.stopping import RunState, StoppingRule
 from ..games.base import Game, GameWrapper
@@ -102,11 +103,12 @@ def pair_row(data: Any, i: int, seed: np.random.SeedSequence, folder: Any = None
     def one() -> dict:
         game = item_game(data, i, folder, client)
         memory = RunMemory(game)
-        base = run_interactions(memory, InteractionIndex(MATRIX_BASES[kind], 2), choice, fresh(seed), rule)
-        memory.replaying = True
-        stopped = base.info.get("stopped")
-        again = rule if rule is None or stopped is None else _SameRounds(rule, int(stopped["round"]))
-        laid = run_interactions(memory, InteractionIndex(kind, 2), choice, fresh(seed), again)
+        with shared_fits():                            # the two runs read one sample: the second takes the first's fit
+            base = run_interactions(memory, InteractionIndex(MATRIX_BASES[kind], 2), choice, fresh(seed), rule)
+            memory.replaying = True
+            stopped = base.info.get("stopped")
+            again = rule if rule is None or stopped is None else _SameRounds(rule, int(stopped["round"]))
+            laid = run_interactions(memory, InteractionIndex(kind, 2), choice, fresh(seed), again)
         n = game.n_players
         values = np.asarray(base.values, dtype=float)[:n]                   # the singletons come first
         matrix = laid.matrix()

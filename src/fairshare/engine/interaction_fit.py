@@ -20,22 +20,28 @@ The rows are read in blocks (:data:`ROW_BLOCK`), so the design matrix is never h
 factor): the pairs of 100 players (5,051 coefficients, 4 folds) take 1.6 GB (measured: the process's peak 1.89 GB,
 0.29 GB before the fit; 1.69 GB with the LU, 15% slower), whatever the number of coalitions. So each row's features
 are built twice, for the normal equations and for its residuals (1.5-2.8 s of 22-24 at 100 players; held as
-booleans they would take 100 MB per 20,000 coalitions).
+booleans they would take 100 MB per 20,000 coalitions). Runs on one sample inside :func:`shared_fits` (a row's values
+and matrices) fit it once.
 """
 
 from __future__ import annotations
 
-from typing import Iterator
+import contextlib
+import hashlib
+from contextvars import ContextVar
+from typing import Any, Iterator
 
 import numpy as np
 
 from ..indices.interactions import InteractionIndex, subsets_up_to
 from ..indices.moebius import contains, interactions_from_terms
 
-__all__ = ["FoldSystems", "carriers", "cross_fit", "spd_solve", "ROW_BLOCK"]
+__all__ = ["FoldSystems", "carriers", "cross_fit", "spd_solve", "shared_fits", "chosen", "ROW_BLOCK"]
 
 #: rows of the design built at a time
 ROW_BLOCK = 1024
+#: the chosen estimates of the runs inside :func:`shared_fits`, keyed by a digest of every input (None outside)
+_SHARED: ContextVar[dict | None] = ContextVar("shared_fits", default=None)
 
 
 def carriers(feats: np.ndarray, n: int) -> np.ndarray:
@@ -190,6 +196,9 @@ def spd_solve(A: np.ndarray, rhs: np.ndarray, border: float | None = None) -> np
     triangular solves on one BLAS thread (scipy's: numpy has none; on one thread its BLAS does not fight numpy's
     for the cores); with ``border``, the solution of :func:`_bordered`'s system (``rhs``'s last row the
     constraint's), by the Schur complement of its one bordering row. None where ``A`` is not positive definite.
+    Not :func:`~fairshare._core.arrays.factor_solver` (the small systems'): its factorization runs on scipy's BLAS,
+    whose threads fought numpy's at thousands of unknowns (2x slower), and it falls back to a pseudo-inverse (ten
+    factorizations) where the bordered system's LU serves.
 
     Examples
     --------
@@ -256,3 +265,47 @@ def cross_fit(systems: FoldSystems, ridges: list[float], index: InteractionIndex
     # the index is linear in the coefficients: the folds' mean index is the mean fit's
     base = systems.index_of(mean_beta, index, subsets)
     return {r: (base[:, :, i], resid[:, :, i]) for i, r in enumerate(ridges)}
+
+
+@contextlib.contextmanager
+def shared_fits() -> Iterator[None]:
+    """Inside, the interaction runs on one sample share their fit: a run whose sample, weights, groups, base index and
+    candidates are an earlier run's (in this context, this thread) takes that run's chosen estimate and totals
+    instead of fitting again. ``explain(..., interactions=2)`` runs each row's sample twice, for the values and then
+    for the matrices of the same base index (43 -> 23 s a row at 100 features, a black box's pairs at its default
+    budget). Every round of a stopping rule is kept (a few MB each) until the context ends; outside it nothing is.
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> g = fs.games.FunctionGame(lambda S: S[:, 0] * S[:, 1] + S.sum(axis=1), n_players=6)
+    >>> with shared_fits():
+    ...     a = fs.interactions(g, "k-sii", order=2, budget=40, seed=0, method="iq-regression")
+    ...     b = fs.interactions(g, "k-sii", order=2, budget=40, seed=0, method="iq-regression")
+    ...     fitted = len(_SHARED.get())
+    >>> fitted, bool((a.values == b.values).all()), _SHARED.get() is None     # two runs, one fit; none kept after
+    (1, True, True)
+    """
+    token = _SHARED.set({})
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
+def chosen(solver: Any, rows: Any, candidates: list) -> tuple:
+    """The interaction solver's ``_estimate(rows, candidates)``
+    (:class:`~fairshare.engine.interaction_regression.InteractionSolver`), or inside :func:`shared_fits` a copy of an
+    earlier run's on the same inputs: it reads nothing but the sample, the weights, the groups, the base index and the
+    candidates."""
+    memo = _SHARED.get()
+    if memo is None:
+        return solver._estimate(rows, candidates)
+    digest = hashlib.blake2b(repr((solver.n, solver.index, candidates, rows.G)).encode())
+    for a in (rows.Z, rows.V, rows.mu, rows.w, rows.fpc, rows.group):
+        digest.update(np.ascontiguousarray(a).tobytes())
+    key = digest.digest()
+    if key not in memo:
+        memo[key] = solver._estimate(rows, candidates)
+    values, stderr, best, spread, block = memo[key]
+    return values.copy(), stderr.copy(), best, list(spread), block

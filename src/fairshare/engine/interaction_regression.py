@@ -40,10 +40,8 @@ complementary pairs), at most ``2^n``; a smaller budget is refused before any ev
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import math
-import threading
 from functools import partial
 from typing import Any
 
@@ -55,7 +53,7 @@ from ..indices.interactions import InteractionIndex, subsets_up_to
 from ..indices.moebius import SubsetIndex, contains
 from ..indices.semivalues import Semivalue
 from .formulations import SemivalueDesign, log_kernel_weight
-from .interaction_fit import FoldSystems, cross_fit
+from .interaction_fit import FoldSystems, chosen, cross_fit
 from .samplers import CoalitionDesign
 from .samplers.sample import CoalitionSample
 from .samplers.sizes import DISTRIBUTIONS, shapley_size_log_mass
@@ -84,9 +82,6 @@ _WIDE_RIDGES = (1e-4, 1e-3, 1e-2)
 _FEWER_FOLDS = 3000
 _WIDE_FOLDS = 4
 _RIDGES = (1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0)
-#: the last fits and corrections (:func:`_fitted`), keyed by a digest of every input
-_LAST: dict = {}
-_LAST_LOCK = threading.Lock()
 
 
 def n_unknowns(n: int, order: int) -> int:
@@ -268,14 +263,10 @@ class InteractionSolver:
         rows = _Rows(self)
         info: dict = {"n_samples": rows.n_rows - 2}
         candidates = surrogate_candidates(self.n, self.index.order, rows.n_rows, self.fixed_surrogate)
-        fits, corrections = _fitted(self, rows, candidates)
-        # the surrogate whose corrected estimate has the least estimated variance
-        spread = [float(np.sum(se ** 2)) if np.all(np.isfinite(se)) else np.inf for _, se in corrections]
-        best = int(np.argmin(spread))
-        values, stderr = fits[best][0] + corrections[best][0], corrections[best][1]
+        values, stderr, best, spread, block = chosen(self, rows, candidates)
         if self.transform is not None:             # the map of the base's estimate; errors from its mapped replicates
             values = self.transform @ values
-            stderr = self._corrections(rows, [fits[best][1]], self.transform)[0][1]
+            stderr = _reduce(self.transform @ block, 1, rows.V.shape[1], rows.G)[0][1]
         info["surrogate_order"], info["surrogate_ridge"] = candidates[best]
         # the estimated variance of the plain stratified estimate (a constant surrogate) over the chosen one's
         if candidates[0] == (0, 0.0) and spread[best] > 0 and np.isfinite(spread[0]):
@@ -283,6 +274,20 @@ class InteractionSolver:
         if rows.coverage == "partial":
             stderr = np.full_like(values, np.inf)
         return values, stderr, info
+
+    def _estimate(self, rows: _Rows, candidates: list[tuple[int, float]]) -> tuple:
+        """``(values, stderr, best, spreads, totals)`` of the surrogate whose corrected estimate has the least
+        estimated variance (``spreads``: every candidate's), with the correction's totals of its residuals (what a
+        map of the index needs for its error bars)."""
+        fits = self._surrogates(rows, candidates)
+        total = self._totals(rows, [resid for _, resid in fits])
+        k = rows.V.shape[1]
+        corrections = _reduce(total, len(fits), k, rows.G)
+        spread = [float(np.sum(se ** 2)) if np.all(np.isfinite(se)) else np.inf for _, se in corrections]
+        best = int(np.argmin(spread))
+        width = k * (1 + max(rows.G, 1))
+        return (fits[best][0] + corrections[best][0], corrections[best][1], best, spread,
+                total[:, best * width:(best + 1) * width])
 
     # ------------------------------------------------------------------------------------------ fit
     def _surrogates(self, rows: _Rows, candidates: list[tuple[int, float]]) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -304,11 +309,10 @@ class InteractionSolver:
             out.update({(ell, r): fits[r] for r in ridges})
         return [out[c] for c in candidates]
 
-    def _corrections(self, rows: _Rows, residuals: list[np.ndarray],
-                     transform: Any = None) -> list[tuple[np.ndarray, np.ndarray]]:
-        """For each residual ``r``: the Horvitz-Thompson estimate of the index of ``r`` and its standard error, all
-        in one pass over the sample (columns: per residual, the estimate (k) and each group's share (G k)); with
-        ``transform`` (a ``(p, p)`` matrix), of the map of the index."""
+    def _totals(self, rows: _Rows, residuals: list[np.ndarray]) -> np.ndarray:
+        """The Horvitz-Thompson totals of the index of each residual ``r``, all in one pass over the sample
+        (``(p, columns)``; columns: per residual, the estimate (k) and each group's share (G k)), which
+        :func:`_reduce` makes estimates and standard errors; linear, so a map of the index maps them."""
         n, ix, G = self.n, self.index, rows.G
         k = rows.V.shape[1]
         onehot = rows.onehot()
@@ -337,40 +341,22 @@ class InteractionSolver:
                 parts = _sub_subsets(self.subsets[rows_s][:, :s], ell)          # (p_s, C(s, l), l)
                 pos = SubsetIndex(lower)(parts.reshape(-1, ell)).reshape(parts.shape[:2])
                 total[rows_s] += M[pos].sum(axis=1)
-        if transform is not None:
-            total = transform @ total
-        out, width = [], k * (1 + max(G, 1))
-        for i in range(len(residuals)):
-            block = total[:, i * width:(i + 1) * width]
-            values = block[:, :k]
-            if G < 2:
-                out.append((values, np.zeros_like(values) if G == 0 else np.full_like(values, np.inf)))
-                continue
-            reps = G * block[:, k:].reshape(-1, G, k)
-            out.append((values, replicate_stderr(reps - reps.mean(axis=1, keepdims=True), axis=1)))
-        return out
+        return total
 
 
-def _fitted(solver: InteractionSolver, rows: _Rows, candidates: list) -> tuple[list, list]:
-    """The candidates' cross-fitted surrogates and corrections (:meth:`InteractionSolver._surrogates`,
-    ``_corrections``): a function of the sample, the weights, the groups, the index and the candidates alone, so a run
-    on the same ones takes the last run's arrays (copies) instead of fitting again. ``explain(..., interactions=2)``
-    runs one sample twice, for the values and then for the matrices of the same base index: 43 -> 24 s a row at 100
-    features (a black box's pairs, its default budget). One entry (a few MB: the residuals), kept until the next
-    interaction estimate; under a stopping rule that reads each round's estimate, the matrices' run fits again."""
-    digest = hashlib.blake2b(repr((solver.n, solver.index, candidates, rows.G)).encode())
-    for a in (rows.Z, rows.V, rows.mu, rows.w, rows.fpc, rows.group):
-        digest.update(np.ascontiguousarray(a).tobytes())
-    key = digest.digest()
-    with _LAST_LOCK:
-        last = _LAST.get(key)
-    if last is None:
-        fits = solver._surrogates(rows, candidates)
-        last = (fits, solver._corrections(rows, [resid for _, resid in fits]))
-        with _LAST_LOCK:
-            _LAST.clear()
-            _LAST[key] = last
-    return [(a.copy(), b.copy()) for a, b in last[0]], [(a.copy(), b.copy()) for a, b in last[1]]
+def _reduce(total: np.ndarray, count: int, k: int, G: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``(estimate, standard error)`` of each of the ``count`` residuals whose totals
+    (:meth:`InteractionSolver._totals`) ``total`` holds, from ``G`` random groups."""
+    out, width = [], k * (1 + max(G, 1))
+    for i in range(count):
+        block = total[:, i * width:(i + 1) * width]
+        values = block[:, :k]
+        if G < 2:
+            out.append((values, np.zeros_like(values) if G == 0 else np.full_like(values, np.inf)))
+            continue
+        reps = G * block[:, k:].reshape(-1, G, k)
+        out.append((values, replicate_stderr(reps - reps.mean(axis=1, keepdims=True), axis=1)))
+    return out
 
 
 # ------------------------------------------------------------------------------------------ registry
