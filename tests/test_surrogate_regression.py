@@ -3,13 +3,15 @@ leave-one-out residuals, and the ``surrogate-regression`` method against plain r
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
 import fairshare as fs
 from fairshare.engine.evaluation import BudgetError
 from fairshare.engine.ridge_path import RidgePath
-from fairshare.engine.walsh import semivalue_of_walsh, top_subsets, walsh_products
+from fairshare.engine.walsh import _combinations, semivalue_of_walsh, top_subsets, walsh_products
 
 SEMIVALUES = {"shapley": fs.Semivalue.shapley(), "banzhaf": fs.Semivalue.banzhaf(),
               "beta(4,1)": fs.Semivalue.beta_shapley(4, 1), "beta(16,1)": fs.Semivalue.beta_shapley(16, 1)}
@@ -51,6 +53,24 @@ def test_walsh_products_of_enumerated_coalitions():
     W = walsh_products(2.0 * Z - 1.0, np.array([[0, 1, 2], [1, 3, 0]]))
     assert W.tolist() == [[-1.0, -1.0], [-1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]]
     assert top_subsets(np.array([0.1, 3.0, 2.0, 0.5, 1.0]), 2, 3).tolist() == [[1, 2], [1, 4], [2, 4]]
+
+
+def test_walsh_products_of_signs_and_of_any_factors_are_the_plain_products():
+    """Signs of +-1 are multiplied as bytes; any other factors as floats: both the product of the columns, C-ordered."""
+    rng = np.random.default_rng(3)
+    T = np.array([[0, 2, 4], [1, 2, 3], [4, 0, 1], [3, 3, 2]])
+    for signs in (np.where(rng.random((50, 5)) < 0.5, -1.0, 1.0), rng.normal(size=(50, 5))):
+        W = walsh_products(signs, T)
+        assert W.dtype == np.float64 and W.flags.c_contiguous and W.shape == (50, 4)
+        np.testing.assert_array_equal(W, signs[:, T[:, 0]] * signs[:, T[:, 1]] * signs[:, T[:, 2]])
+
+
+@pytest.mark.parametrize("p", [0, 1, 2, 5, 9])
+def test_every_subset_in_lexicographic_order(p):
+    for k in range(1, p + 2):
+        expected = np.array(list(itertools.combinations(range(p), k)), dtype=np.int64).reshape(-1, k)
+        got = _combinations(p, k)
+        assert got.shape == expected.shape and np.array_equal(got, expected) and not got.flags.writeable
 
 
 def test_ridge_path_leave_one_out_equals_refits():
