@@ -161,6 +161,35 @@ def test_a_background_batch_gives_the_values_of_the_same_model_as_a_function():
     np.testing.assert_allclose(game(S), whole(S), atol=1e-12)
 
 
+def test_rows_of_a_float64_module_as_tensors_or_arrays_give_the_values_of_the_same_model_as_a_function():
+    """A float64 tabular module with a background of rows: its inputs were cast to float32 (refused by the module),
+    and rows given as tensors stopped on a tensor's ``index`` method. Tensors and arrays now give the values of the
+    same model as a float64 numpy function, bit for bit; a single baseline (the tensor path) the same values."""
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1)).double().eval()
+    rng = np.random.default_rng(1)
+    X, background = rng.normal(size=(2, 6)), rng.normal(size=(12, 6))
+
+    def as_function(rows):
+        with torch.no_grad():
+            return net(torch.as_tensor(np.asarray(rows), dtype=torch.float64)).numpy()
+
+    function = fs.explain(as_function, X, background, budget=200, seed=0, progress=False)
+    arrays = fs.explain(net, X, background, budget=200, seed=0, progress=False)
+    tensors = fs.explain(net, torch.as_tensor(X), torch.as_tensor(background), budget=200, seed=0, progress=False)
+    for got in (arrays, tensors):
+        np.testing.assert_array_equal(got.values, function.values)
+        np.testing.assert_array_equal(got.stderr, function.stderr)
+        assert got.row_names == ["0", "1"] and got.info["imputation"] == function.info["imputation"]
+    one = fs.explain(net, torch.as_tensor(X), torch.as_tensor(background[0]), budget=200, seed=0, progress=False)
+    by_function = fs.explain(as_function, X, background[:1], budget=200, seed=0, progress=False)
+    np.testing.assert_allclose(one.values, by_function.values, rtol=1e-12, atol=1e-14)
+    game = fs.games.TorchGame(net, torch.as_tensor(X[0]), baseline=torch.as_tensor(background[0]))
+    assert game.x.dtype == torch.float64 and game.baseline.dtype == torch.float64
+    values, grads = game.gradient(np.full((1, 6), 0.5))
+    assert values.dtype == np.float64 and grads.shape == (1, 6, 1)
+
+
 @pytest.mark.parametrize("where", ["X", "background"])
 @pytest.mark.parametrize("what", [np.nan, np.inf])
 def test_nan_and_inf_in_shaped_inputs_are_refused_before_any_model_call(where, what):

@@ -13,6 +13,7 @@ from .base import Game
 from .._core.tables import as_rows, frame_info, is_sparse
 from .cost import row_seconds
 from .imputers import CONDITIONAL, Imputer, make_imputer
+from .torch_game import module_input
 from .._core.compiled import CACHE, threads_for
 
 __all__ = ["ModelGame", "ModelError", "as_predict", "IMPUTATIONS", "LINKS", "sparse_hybrid_rows", "sparse_columns_equal"]
@@ -48,9 +49,11 @@ def as_predict(model: Any) -> Callable[[Any], np.ndarray]:
     if module.startswith("torch") or hasattr(model, "forward") and hasattr(model, "parameters"):
         import torch
 
+        dtype, device = module_input(model)
+
         def torch_predict(X: Any) -> np.ndarray:
             with torch.no_grad():
-                out = model(torch.as_tensor(np.asarray(X, dtype=np.float32)))
+                out = model(torch.as_tensor(np.asarray(X), dtype=dtype, device=device))
             return out.detach().cpu().numpy().astype(float)
 
         return torch_predict

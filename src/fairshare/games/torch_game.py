@@ -18,12 +18,33 @@ import numpy as np
 from .base import Game
 from .cost import CELL_SECONDS, torch_row_seconds
 
-__all__ = ["TorchGame"]
+__all__ = ["TorchGame", "module_input"]
 
 _BATCH_ELEMENTS = 1 << 24          # input elements per forward pass by default on a GPU (64 MB of float32)
 #: on the CPU: a batch whose activations stay in the processor's caches (1 MB of float32 inputs); per input, small
 #: CNNs and a narrow ResNet-50 on 32 x 32 images ran 1.5-5x slower with 2^24 elements per pass, one thread
 _CPU_BATCH_ELEMENTS = 1 << 18
+
+
+def module_input(model: Any) -> tuple[Any, Any]:
+    """The dtype and device a torch module's rows are sent in: those of its first floating parameter or buffer (a
+    float64 module takes float64 rows, a module on a GPU takes them there); torch's default dtype on the CPU where it
+    has none.
+
+    Examples
+    --------
+    >>> import torch
+    >>> module_input(torch.nn.Linear(2, 1).double())
+    (torch.float64, device(type='cpu'))
+    >>> module_input(torch.nn.ReLU())
+    (torch.float32, device(type='cpu'))
+    """
+    import torch
+
+    for t in list(model.parameters()) + list(getattr(model, "buffers", lambda: [])()):
+        if t.is_floating_point():
+            return t.dtype, t.device
+    return torch.get_default_dtype(), torch.device("cpu")
 
 
 class TorchGame(Game):
@@ -77,11 +98,13 @@ class TorchGame(Game):
         self.device = torch.device(device)
         self.on_device = self.device.type != "cpu" if on_device is None else bool(on_device)
         self.module = module
-        xt = torch.as_tensor(np.asarray(x) if not torch.is_tensor(x) else x).to(self.device, torch.float32)
+        # inputs in the module's own floating dtype (a float64 module takes float64 inputs), float32 for a function
+        dtype = module_input(module)[0] if hasattr(module, "parameters") else torch.float32
+        xt = torch.as_tensor(np.asarray(x) if not torch.is_tensor(x) else x).to(self.device, dtype)
         if xt.ndim == 0:
             raise ValueError("x must have at least one element dimension (no batch dimension)")
         base = torch.as_tensor(np.asarray(baseline) if not torch.is_tensor(baseline) else baseline)
-        base = base.to(self.device, torch.float32)
+        base = base.to(self.device, dtype)
         batch = base.ndim == xt.ndim + 1 and tuple(base.shape[1:]) == tuple(xt.shape) and base.shape[0] > 0
         if base.ndim and tuple(base.shape) != tuple(xt.shape) and not batch:
             raise ValueError(f"baseline must be a number, shaped like x {tuple(xt.shape)} or a batch of background "
@@ -265,7 +288,7 @@ class TorchGame(Game):
         import torch
 
         host = not torch.is_tensor(points)
-        P = torch.as_tensor(np.asarray(points) if host else points).to(self.device, torch.float32)
+        P = torch.as_tensor(np.asarray(points) if host else points).to(self.device, self.x.dtype)
         if P.ndim != 2 or P.shape[1] != self.n_players:
             raise ValueError(f"points must be (p, {self.n_players}) numbers in [0, 1], got {tuple(P.shape)}")
         picks = None if background is None else torch.as_tensor(np.asarray(background), device=self.device).long()

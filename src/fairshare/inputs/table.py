@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .._core.arrays import to_numpy
 from .._core.tables import (accepts_missing, aligned, as_rows, check_finite, frame_info, is_sparse, model_columns,
                             target_of)
 from ..games.base import Game
@@ -99,8 +100,8 @@ class TableInput(Input):
         return True                                      # the kind every other table kind refines
 
     def __init__(self, model: Any, X: Any, background: Any, args: dict) -> None:
-        X = one_row(X)
-        background = None if background is None else one_row(background)
+        X = one_row(to_numpy(X))                           # tensors of rows: read on the host, as any table
+        background = None if background is None else one_row(to_numpy(background))
         if (X.shape[0] if hasattr(X, "shape") else len(X)) == 0:
             raise ValueError("X holds no rows to explain")
         imputation, groups = args["imputation"], args["groups"]
@@ -123,7 +124,7 @@ class TableInput(Input):
             self.predict = raw_output(model)                 # the model's own margin, what its trees would give
         self.n_items = self.rows.shape[0]
         self.labels = labels_of(model, args["y"], self.n_items)
-        index = getattr(self.X, "index", None)
+        index = self.X.index if hasattr(self.X, "iloc") else None            # a DataFrame's rows name the items
         self.item_names = [str(i) for i in index] if index is not None else [str(i) for i in range(self.n_items)]
 
     def _read_background(self, args: dict) -> None:
