@@ -53,7 +53,8 @@ def as_predict(model: Any) -> Callable[[Any], np.ndarray]:
 
         def torch_predict(X: Any) -> np.ndarray:
             with torch.no_grad():
-                out = model(torch.as_tensor(np.asarray(X), dtype=dtype, device=device))
+                # C order: a DataFrame's column-major values would take another matrix kernel, other last bits
+                out = model(torch.as_tensor(np.ascontiguousarray(X), dtype=dtype, device=device))
             return out.detach().cpu().numpy().astype(float)
 
         return torch_predict
