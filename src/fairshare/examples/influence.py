@@ -276,8 +276,8 @@ def _torch_loss(model: Any, X: np.ndarray, y: np.ndarray):
     from torch.func import functional_call
 
     flat, unflatten = _flat_params(model)
-    xb = torch.as_tensor(X, dtype=flat.dtype)
-    yb = torch.as_tensor(y)
+    xb = torch.as_tensor(X, dtype=flat.dtype, device=flat.device)        # on the model's device (a GPU's)
+    yb = torch.as_tensor(y, device=flat.device)
 
     def loss(vec):
         out = functional_call(model, unflatten(vec), (xb,))
@@ -294,7 +294,7 @@ def _torch_hessian(model: Any, X: np.ndarray, y: np.ndarray) -> np.ndarray:
     flat, loss = _torch_loss(model, X, y)
     if flat.numel() > 5000:
         raise ValueError(f"the model has {flat.numel()} parameters; use hessian='cg' or 'lissa'")
-    return hessian(loss)(flat).double().numpy()
+    return hessian(loss)(flat).double().cpu().numpy()
 
 
 def _torch_hvp(model: Any, X: np.ndarray, y: np.ndarray, damping: float):
@@ -305,8 +305,8 @@ def _torch_hvp(model: Any, X: np.ndarray, y: np.ndarray, damping: float):
     g = grad(loss)
 
     def hvp(v: np.ndarray) -> np.ndarray:
-        vt = torch.as_tensor(v, dtype=flat.dtype)
-        return jvp(g, (flat,), (vt,))[1].double().numpy() + damping * v
+        vt = torch.as_tensor(v, dtype=flat.dtype, device=flat.device)
+        return jvp(g, (flat,), (vt,))[1].double().cpu().numpy() + damping * v
 
     return hvp
 
