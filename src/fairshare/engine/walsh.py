@@ -23,7 +23,6 @@ players by this rule carried 24-90% of the order-3 energy where every product of
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 
 import numpy as np

@@ -27,9 +27,9 @@ _CPU_BATCH_ELEMENTS = 1 << 18
 
 
 def module_input(model: Any) -> tuple[Any, Any]:
-    """The dtype and device a torch module's rows are sent in: those of its first floating parameter or buffer (a
-    float64 module takes float64 rows, a module on a GPU takes them there); torch's default dtype on the CPU where it
-    has none.
+    """The dtype and device a torch module's inputs are sent in: those of its first floating parameter or buffer (a
+    float64 module takes float64 inputs, a module on a GPU takes them there); torch's default dtype on the CPU where
+    it has none.
 
     Examples
     --------
