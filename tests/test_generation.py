@@ -39,6 +39,15 @@ def test_values_add_up_and_go_to_the_planted_tokens():
     assert per.output_names == ["0:[20]", "1:[21]"] and per.info["per_token"]
 
 
+def test_a_log_probability_function_may_answer_in_bfloat16():
+    """A language model run in bfloat16 answers in a dtype numpy lacks: read as float64 (it stopped the game)."""
+    torch = pytest.importorskip("torch")
+    planted = needs([[7], [7, 3]])
+    as_bf16 = lambda lists, target: torch.as_tensor(planted(lists, target), dtype=torch.bfloat16)   # noqa: E731
+    e = fs.explain(fs.games.GenerationGame(as_bf16, prompt=[1, 7, 5, 3, 9], target=[20, 21]), progress=False)
+    np.testing.assert_allclose(e.values[0], [0.0, 3.0, 0.0, 1.0, 0.0], atol=1e-12)   # -2 and 0: exact in bfloat16
+
+
 def test_spans_and_replacement_tokens():
     game = fs.games.GenerationGame(needs([[7]]), prompt=[1, 7, 5, 3], target=[2], spans=[(0, 2), (3, 4)],
                                    removal=0)

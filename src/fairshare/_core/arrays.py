@@ -47,9 +47,11 @@ def like(a: Any, ref: Any) -> Any:
 
 
 def to_numpy(a: Any) -> Any:
-    """A numpy array from a tensor (moved to the host), anything else unchanged."""
+    """A numpy array from a tensor (moved to the host; bfloat16, which numpy lacks, as float32), anything else
+    unchanged."""
     if is_tensor(a):
-        return a.detach().cpu().numpy()
+        a = a.detach()
+        return (a.float() if str(a.dtype) == "torch.bfloat16" else a).cpu().numpy()
     return a
 
 

@@ -277,7 +277,7 @@ class GenerationGame(Game):
         T = self.target.size
         raw = self.model(lists, self.target.copy())
         self.calls += 1
-        out = np.asarray(raw.detach().cpu().numpy() if hasattr(raw, "detach") else raw, dtype=float)
+        out = np.asarray(raw.detach().double().cpu().numpy() if hasattr(raw, "detach") else raw, dtype=float)
         if out.shape != (len(lists), T):
             raise ValueError(f"model: the log-probability function returned shape {out.shape} for {len(lists)} "
                              f"prompts and a target of {T} tokens; it must return ({len(lists)}, {T})")

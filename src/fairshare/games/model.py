@@ -55,7 +55,7 @@ def as_predict(model: Any) -> Callable[[Any], np.ndarray]:
             with torch.no_grad():
                 # C order: a DataFrame's column-major values would take another matrix kernel, other last bits
                 out = model(torch.as_tensor(np.ascontiguousarray(X), dtype=dtype, device=device))
-            return out.detach().cpu().numpy().astype(float)
+            return out.detach().double().cpu().numpy()          # bfloat16 has no numpy type
 
         return torch_predict
     if hasattr(model, "predict_proba") and callable(model.predict_proba):
