@@ -212,6 +212,53 @@ def test_half_precision_modules_and_inputs_are_explained_at_every_door(dtype):
     assert one.method == "exact" and np.all(np.isfinite(one.values))
 
 
+def test_token_ids_stay_ids_and_what_cannot_apply_to_them_is_refused_before_any_model_call():
+    """A module that embeds token ids, given ids (int64) and a padding id: the masked inputs are ids (they were cast
+    to floats, which an embedding refuses), and the values are the same model's as a function of the kept ids. A
+    baseline that is no id, and gradient methods (no path between ids), are refused before any model call."""
+    torch.manual_seed(0)
+
+    class Bag(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed, self.out, self.calls = torch.nn.Embedding(50, 8), torch.nn.Linear(8, 2), 0
+
+        def forward(self, ids):
+            self.calls += 1
+            return self.out(torch.tanh(self.embed(ids).sum(dim=1)))
+
+    net = Bag().eval()
+    ids = torch.randint(1, 50, (2, 6), generator=torch.Generator().manual_seed(3))
+    got = fs.explain(net, ids, torch.zeros(6, dtype=torch.long), budget=64, seed=0, progress=False)
+
+    def kept(i):
+        def f(S):
+            with torch.no_grad():
+                return net(torch.where(torch.as_tensor(S), ids[i], 0)).double().numpy()
+        return fs.games.FunctionGame(f, n_players=6)
+
+    assert got.method == "exact"
+    for i in range(2):
+        np.testing.assert_allclose(got.values[i], fs.exact(kept(i), "shapley").values, atol=1e-12)
+    # ids with a background of id rows (the table door): arrays and tensors, as the same model of id rows
+    background = torch.randint(1, 50, (5, 6), generator=torch.Generator().manual_seed(4))
+
+    def of_rows(rows):
+        with torch.no_grad():
+            return net(torch.as_tensor(np.asarray(rows))).double().numpy()
+
+    function = fs.explain(of_rows, ids.numpy(), background.numpy(), budget=64, seed=0, progress=False)
+    for x, b in ((ids.numpy(), background.numpy()), (ids, background)):
+        np.testing.assert_array_equal(fs.explain(net, x, b, budget=64, seed=0, progress=False).values,
+                                      function.values)
+    net.calls = 0
+    with pytest.raises(ValueError, match="baseline must hold whole numbers"):
+        fs.explain(net, ids, 0.5, budget=64, seed=0, progress=False)
+    with pytest.raises(ValueError, match="gradient methods need inputs of real numbers"):
+        fs.explain(net, ids, 0, budget=64, seed=0, progress=False, method="integrated-gradients")
+    assert net.calls == 0
+
+
 @pytest.mark.parametrize("where", ["X", "background"])
 @pytest.mark.parametrize("what", [np.nan, np.inf])
 def test_nan_and_inf_in_shaped_inputs_are_refused_before_any_model_call(where, what):

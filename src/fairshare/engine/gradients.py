@@ -79,6 +79,10 @@ def _gradient_game(game: Any) -> Any:
         inner = getattr(inner, "game", None)
     if inner is None:
         raise ValueError(f"the game gives no gradients ({type(game).__name__}); gradient methods need a TorchGame")
+    x = getattr(inner, "x", None)
+    if x is not None and hasattr(x, "is_floating_point") and not x.is_floating_point():
+        raise ValueError("gradient methods need inputs of real numbers; these are token ids (integers), which have no "
+                         "path between them: use a sampling method such as 'regression'")
     return inner
 
 

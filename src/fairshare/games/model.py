@@ -52,9 +52,10 @@ def as_predict(model: Any) -> Callable[[Any], np.ndarray]:
         dtype, device = module_input(model)
 
         def torch_predict(X: Any) -> np.ndarray:
-            with torch.no_grad():
-                # C order: a DataFrame's column-major values would take another matrix kernel, other last bits
-                out = model(torch.as_tensor(np.ascontiguousarray(X), dtype=dtype, device=device))
+            rows = np.ascontiguousarray(X)     # C order: a DataFrame's column-major values take another kernel
+            with torch.no_grad():              # token ids (integers) stay ids, which an embedding looks up
+                out = model(torch.as_tensor(rows, dtype=torch.int64 if rows.dtype.kind in "iu" else dtype,
+                                            device=device))
             return out.detach().double().cpu().numpy()          # bfloat16 has no numpy type
 
         return torch_predict

@@ -98,12 +98,19 @@ class TorchGame(Game):
         self.device = torch.device(device)
         self.on_device = self.device.type != "cpu" if on_device is None else bool(on_device)
         self.module = module
-        # inputs in the module's own floating dtype (a float64 module takes float64 inputs), float32 for a function
-        dtype = module_input(module)[0] if hasattr(module, "parameters") else torch.float32
-        xt = torch.as_tensor(np.asarray(x) if not torch.is_tensor(x) else x).to(self.device, dtype)
+        raw = torch.as_tensor(np.asarray(x) if not torch.is_tensor(x) else x)
+        # token ids (int64 / int32) stay ids, which an embedding looks up; other inputs take the module's own floating
+        # dtype (a float64 module takes float64 inputs), float32 for a function
+        ids = raw.dtype in (torch.int64, torch.int32)
+        dtype = raw.dtype if ids else module_input(module)[0] if hasattr(module, "parameters") else torch.float32
+        xt = raw.to(self.device, dtype)
         if xt.ndim == 0:
             raise ValueError("x must have at least one element dimension (no batch dimension)")
         base = torch.as_tensor(np.asarray(baseline) if not torch.is_tensor(baseline) else baseline)
+        if ids and (base.is_floating_point() or base.is_complex()) and not bool(torch.all(base == torch.round(base))):
+            shown = base.reshape(-1)[:4].tolist()
+            raise ValueError("baseline must hold whole numbers (token ids) where x holds token ids; got "
+                             f"{shown}{'...' if base.numel() > 4 else ''}")
         base = base.to(self.device, dtype)
         batch = base.ndim == xt.ndim + 1 and tuple(base.shape[1:]) == tuple(xt.shape) and base.shape[0] > 0
         if base.ndim and tuple(base.shape) != tuple(xt.shape) and not batch:
