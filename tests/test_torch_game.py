@@ -251,6 +251,15 @@ def test_token_ids_stay_ids_and_what_cannot_apply_to_them_is_refused_before_any_
     for x, b in ((ids.numpy(), background.numpy()), (ids, background)):
         np.testing.assert_array_equal(fs.explain(net, x, b, budget=64, seed=0, progress=False).values,
                                       function.values)
+    # integers given to a module without an embedding are numbers: cast to its dtype, as before
+    mlp = torch.nn.Sequential(torch.nn.Linear(6, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1)).eval()
+    numbers = fs.explain(mlp, ids, torch.zeros(6, dtype=torch.long), budget=64, seed=0, progress=False)
+    as_floats = fs.explain(mlp, ids.float(), torch.zeros(6), budget=64, seed=0, progress=False)
+    np.testing.assert_array_equal(numbers.values, as_floats.values)
+    np.testing.assert_array_equal(fs.explain(mlp, ids.numpy(), background.numpy(), budget=64, seed=0,
+                                             progress=False).values,
+                                  fs.explain(mlp, ids.numpy().astype(float), background.numpy().astype(float),
+                                             budget=64, seed=0, progress=False).values)
     net.calls = 0
     with pytest.raises(ValueError, match="baseline must hold whole numbers"):
         fs.explain(net, ids, 0.5, budget=64, seed=0, progress=False)

@@ -13,7 +13,7 @@ from .base import Game
 from .._core.tables import as_rows, frame_info, is_sparse
 from .cost import row_seconds
 from .imputers import CONDITIONAL, Imputer, make_imputer
-from .torch_game import module_input
+from .torch_game import module_input, takes_ids
 from .._core.compiled import CACHE, threads_for
 
 __all__ = ["ModelGame", "ModelError", "as_predict", "IMPUTATIONS", "LINKS", "sparse_hybrid_rows", "sparse_columns_equal"]
@@ -50,11 +50,12 @@ def as_predict(model: Any) -> Callable[[Any], np.ndarray]:
         import torch
 
         dtype, device = module_input(model)
+        ids = takes_ids(model)
 
         def torch_predict(X: Any) -> np.ndarray:
             rows = np.ascontiguousarray(X)     # C order: a DataFrame's column-major values take another kernel
-            with torch.no_grad():              # token ids (integers) stay ids, which an embedding looks up
-                out = model(torch.as_tensor(rows, dtype=torch.int64 if rows.dtype.kind in "iu" else dtype,
+            with torch.no_grad():              # token ids (integers, for an embedding) stay ids
+                out = model(torch.as_tensor(rows, dtype=torch.int64 if ids and rows.dtype.kind in "iu" else dtype,
                                             device=device))
             return out.detach().double().cpu().numpy()          # bfloat16 has no numpy type
 

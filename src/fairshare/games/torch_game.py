@@ -18,7 +18,7 @@ import numpy as np
 from .base import Game
 from .cost import CELL_SECONDS, torch_row_seconds
 
-__all__ = ["TorchGame", "module_input"]
+__all__ = ["TorchGame", "module_input", "takes_ids"]
 
 _BATCH_ELEMENTS = 1 << 24          # input elements per forward pass by default on a GPU (64 MB of float32)
 #: on the CPU: a batch whose activations stay in the processor's caches (1 MB of float32 inputs); per input, small
@@ -45,6 +45,22 @@ def module_input(model: Any) -> tuple[Any, Any]:
         if t.is_floating_point():
             return t.dtype, t.device
     return torch.get_default_dtype(), torch.device("cpu")
+
+
+def takes_ids(model: Any) -> bool:
+    """Whether integer inputs of ``model`` are token ids (kept as integers): it holds an embedding; integers given to
+    any other module are numbers (cast to its floating dtype).
+
+    Examples
+    --------
+    >>> import torch
+    >>> takes_ids(torch.nn.Sequential(torch.nn.Embedding(9, 2))), takes_ids(torch.nn.Linear(2, 1))
+    (True, False)
+    """
+    import torch
+
+    return hasattr(model, "modules") and any(isinstance(m, (torch.nn.Embedding, torch.nn.EmbeddingBag))
+                                             for m in model.modules())
 
 
 class TorchGame(Game):
@@ -99,9 +115,9 @@ class TorchGame(Game):
         self.on_device = self.device.type != "cpu" if on_device is None else bool(on_device)
         self.module = module
         raw = torch.as_tensor(np.asarray(x) if not torch.is_tensor(x) else x)
-        # token ids (int64 / int32) stay ids, which an embedding looks up; other inputs take the module's own floating
-        # dtype (a float64 module takes float64 inputs), float32 for a function
-        ids = raw.dtype in (torch.int64, torch.int32)
+        # token ids (int64 / int32, for a module with an embedding) stay ids; other inputs take the module's own
+        # floating dtype (a float64 module takes float64 inputs), float32 for a function
+        ids = raw.dtype in (torch.int64, torch.int32) and takes_ids(module)
         dtype = raw.dtype if ids else module_input(module)[0] if hasattr(module, "parameters") else torch.float32
         xt = raw.to(self.device, dtype)
         if xt.ndim == 0:
