@@ -163,22 +163,30 @@ def test_explain_gives_each_feature_its_value_whatever_the_column_order_and_thre
         assert got.method == ref.method == ("exact" if model is FOREST else "surrogate-regression")
 
 
-@settings(max_examples=10, deadline=None, derandomize=True)
-@given(dtype=st.sampled_from(["float32", "float64"]), seed=st.integers(0, 1000), rows=st.integers(1, 3),
+@settings(max_examples=12, deadline=None, derandomize=True)
+@given(dtype=st.sampled_from(["float32", "float64", "ids"]), seed=st.integers(0, 1000), rows=st.integers(1, 3),
        budget=st.sampled_from([30, 60, 200]), index=st.sampled_from(INDICES))
 def test_a_torch_module_of_rows_gives_the_same_values_whatever_holds_the_rows(dtype, seed, rows, budget, index):
     """Rows as a numpy array, a DataFrame or tensors (with a background of rows): the same values, bit for bit, for
-    a module of either floating dtype (float64 modules were sent float32 rows, tensors stopped at the table door)."""
+    a module of either floating dtype (float64 modules were sent float32 rows, tensors stopped at the table door) and
+    for token ids given to a module with an embedding (they were sent as floats)."""
     torch = pytest.importorskip("torch")
     torch.manual_seed(seed)
-    net = torch.nn.Sequential(torch.nn.Linear(6, 5), torch.nn.Tanh(), torch.nn.Linear(5, 2)).to(getattr(torch, dtype))
-    X, background = X6.iloc[:rows], X6.iloc[100:116]
+    if dtype == "ids":                                  # each feature's decile as a token id, looked up and pooled
+        table = X6.rank(pct=True).mul(9.99).astype("int64")
+        net = torch.nn.Sequential(torch.nn.Embedding(10, 4), torch.nn.Flatten(), torch.nn.Linear(24, 2))
+    else:
+        table = X6
+        net = torch.nn.Sequential(torch.nn.Linear(6, 5), torch.nn.Tanh(), torch.nn.Linear(5, 2)).to(
+            getattr(torch, dtype))
+    X, background = table.iloc[:rows], table.iloc[100:116]
     args = dict(index=index, budget=budget, seed=seed, progress=False)
     ref = fs.explain(net.eval(), X.to_numpy(), background.to_numpy(), **args)
     for x, b in ((X, background), (torch.as_tensor(X.to_numpy()), torch.as_tensor(background.to_numpy()))):
         got = fs.explain(net, x, b, **args)
         np.testing.assert_array_equal(got.values, ref.values)
         np.testing.assert_array_equal(got.stderr, ref.stderr)
+    assert np.all(np.isfinite(ref.values))
 
 
 @settings(max_examples=9, deadline=None, derandomize=True)

@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from .torch_game import module_input
+
 __all__ = ["CausalLM", "is_causal_lm", "MIN_PREFIX"]
 
 #: the shortest common prefix read from the KV cache (shorter ones are computed again: cutting and repeating a
@@ -77,8 +79,7 @@ class CausalLM:
                                                        "the model's forward takes no cache")
         device = getattr(model, "device", None)
         if device is None:                           # where its first weight lives (a module of none: the CPU)
-            first = next(iter(model.parameters()), None)
-            device = first.device if first is not None else torch.device("cpu")
+            device = module_input(model)[1] or torch.device("cpu")
         self.device = device
         head = model.get_output_embeddings() if callable(getattr(model, "get_output_embeddings", None)) else None
         self.vocab_size = _config(model, "vocab_size") or (int(head.weight.shape[0]) if head is not None else None)

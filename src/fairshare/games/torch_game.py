@@ -27,9 +27,9 @@ _CPU_BATCH_ELEMENTS = 1 << 18
 
 
 def module_input(model: Any) -> tuple[Any, Any]:
-    """The dtype and device a torch module's inputs are sent in: those of its first floating parameter or buffer (a
-    float64 module takes float64 inputs, a module on a GPU takes them there); torch's default dtype on the CPU where
-    it has none.
+    """``(dtype, device)`` a torch module's inputs are sent in: those of its first floating parameter or buffer (a
+    float64 module takes float64 inputs, a module on a GPU takes them there); torch's default dtype and no device
+    (None) where it has none.
 
     Examples
     --------
@@ -37,14 +37,14 @@ def module_input(model: Any) -> tuple[Any, Any]:
     >>> module_input(torch.nn.Linear(2, 1).double())
     (torch.float64, device(type='cpu'))
     >>> module_input(torch.nn.ReLU())
-    (torch.float32, device(type='cpu'))
+    (torch.float32, None)
     """
     import torch
 
     for t in list(model.parameters()) + list(getattr(model, "buffers", lambda: [])()):
         if t.is_floating_point():
             return t.dtype, t.device
-    return torch.get_default_dtype(), torch.device("cpu")
+    return torch.get_default_dtype(), None
 
 
 def takes_ids(model: Any) -> bool:
@@ -108,17 +108,16 @@ class TorchGame(Game):
                  outputs: Any = None, eval_mode: bool = False) -> None:
         import torch
 
+        # the module's floating dtype (a float64 module takes float64 inputs) and device; float32 for a function
+        dtype, own = module_input(module) if hasattr(module, "parameters") else (torch.float32, None)
         if device is None:
-            params = list(module.parameters()) if hasattr(module, "parameters") else []
-            device = params[0].device if params else (x.device if torch.is_tensor(x) else "cpu")
+            device = own if own is not None else (x.device if torch.is_tensor(x) else "cpu")
         self.device = torch.device(device)
         self.on_device = self.device.type != "cpu" if on_device is None else bool(on_device)
         self.module = module
         raw = torch.as_tensor(np.asarray(x) if not torch.is_tensor(x) else x)
-        # token ids (int64 / int32, for a module with an embedding) stay ids; other inputs take the module's own
-        # floating dtype (a float64 module takes float64 inputs), float32 for a function
-        ids = raw.dtype in (torch.int64, torch.int32) and takes_ids(module)
-        dtype = raw.dtype if ids else module_input(module)[0] if hasattr(module, "parameters") else torch.float32
+        ids = raw.dtype in (torch.int64, torch.int32) and takes_ids(module)     # token ids for an embedding stay ids
+        dtype = raw.dtype if ids else dtype
         xt = raw.to(self.device, dtype)
         if xt.ndim == 0:
             raise ValueError("x must have at least one element dimension (no batch dimension)")
