@@ -10,16 +10,15 @@ The normal equations are accumulated once, fold by fold, and each fold's system 
 ``A_f = A_certain + c (A_random - A_(f))`` with ``c = folds / (folds - 1)`` (the weight that keeps the training
 rows' share of each stratum), so every penalty of every fold costs one factorization and no pass over the rows.
 A penalized system (``ridge > 0``, on the coefficients of two or more players) is solved by one Cholesky
-factorization (:func:`spd_solve`; numpy's LAPACK: scipy's brings a second BLAS thread pool, and the two fought over
-two cores, 2x slower), an LU where it is not positive definite; the Shapley family's constraint (the coefficients
-add up to ``v(N) - v(empty)``) borders it. An unpenalized system is solved by the pseudo-inverse (it may be
-singular).
+factorization (:func:`spd_solve`, scipy's LAPACK), an LU where it is not positive definite; the Shapley family's
+constraint (the coefficients add up to ``v(N) - v(empty)``) borders it. An unpenalized system is solved by the
+pseudo-inverse (it may be singular).
 
 The rows are read in blocks (:data:`ROW_BLOCK`), so the design matrix is never held whole; the memory is that of
-``folds + 4`` normal matrices (each fold's, the certain rows', a fold's system, numpy's copy of it and its Cholesky
-factor): the pairs of 100 players (5,051 coefficients, 4 folds) take 1.6 GB (measured: the process's peak 1.89 GB,
-0.29 GB before the fit; 1.69 GB with the LU, 15% slower), whatever the number of coalitions. So each row's features
-are built twice, for the normal equations and for its residuals (1.5-2.8 s of 22-24 at 100 players; held as
+``folds + 3`` normal matrices (each fold's, the certain rows', a fold's system and its Cholesky factor): the pairs
+of 100 players (5,051 coefficients, 4 folds) take 1.4 GB (measured: the process's peak 1.78 GB, 1.96 GB with
+numpy's factorization, which copies the system once more), whatever the number of coalitions. So each row's features
+are built twice, for the normal equations and for its residuals (1.5-2.8 s of 13-15 at 100 players; held as
 booleans they would take 100 MB per 20,000 coalitions). Runs on one sample inside :func:`shared_fits` (a row's values
 and matrices) fit it once.
 """
@@ -40,6 +39,8 @@ __all__ = ["FoldSystems", "carriers", "cross_fit", "spd_solve", "shared_fits", "
 
 #: rows of the design built at a time
 ROW_BLOCK = 1024
+#: unknowns from which :func:`spd_solve` factors on the BLAS's threads (below: on one thread)
+THREADED_FACTOR = 1500
 #: the chosen estimates of the runs inside :func:`shared_fits`, keyed by a digest of every input (None outside)
 _SHARED: ContextVar[dict | None] = ContextVar("shared_fits", default=None)
 
@@ -192,12 +193,16 @@ def _bordered(A: np.ndarray, border: float) -> np.ndarray:
 
 
 def spd_solve(A: np.ndarray, rhs: np.ndarray, border: float | None = None) -> np.ndarray | None:
-    """``A^-1 rhs`` for a positive definite ``A``, from numpy's Cholesky factor (half an LU's work) and two
-    triangular solves on one BLAS thread (scipy's: numpy has none; on one thread its BLAS does not fight numpy's
-    for the cores); with ``border``, the solution of :func:`_bordered`'s system (``rhs``'s last row the
-    constraint's), by the Schur complement of its one bordering row. None where ``A`` is not positive definite.
-    Not :func:`~fairshare._core.arrays.factor_solver` (the small systems'): its factorization runs on scipy's BLAS,
-    whose threads fought numpy's at thousands of unknowns (2x slower), and it falls back to a pseudo-inverse (ten
+    """``A^-1 rhs`` for a positive definite ``A``, from its Cholesky factor (half an LU's work) and two triangular
+    solves; with ``border``, the solution of :func:`_bordered`'s system (``rhs``'s last row the constraint's), by the
+    Schur complement of its one bordering row. None where ``A`` is not positive definite.
+
+    The factor is scipy's LAPACK's (``dpotrf``), on the BLAS's threads from :data:`THREADED_FACTOR` unknowns and on
+    one thread below. At 5,051 unknowns (the pairs of 100 players) on one thread it took 0.93 s where numpy's
+    ``cholesky`` took 1.65 s (another OpenBLAS build), on this machine's 2 threads 0.55 s against 1.20 s; below about
+    1,500 unknowns the second thread, started beside numpy's own pool, cost more than it saved (the pairs of 50
+    players, 24 factorizations: 0.50 s on one thread, 0.62-0.77 s on two, 0.53 s with numpy's). Not
+    :func:`~fairshare._core.arrays.factor_solver` (the small systems'): it falls back to a pseudo-inverse (ten
     factorizations) where the bordered system's LU serves.
 
     Examples
@@ -213,14 +218,16 @@ def spd_solve(A: np.ndarray, rhs: np.ndarray, border: float | None = None) -> np
     True
     """
     from scipy.linalg import solve_triangular
+    from scipy.linalg.lapack import dpotrf
 
     from .ridge_path import one_thread
 
-    try:
-        L = np.linalg.cholesky(A)
-    except np.linalg.LinAlgError:
-        return None
     p = A.shape[0]
+    threads = contextlib.nullcontext() if p >= THREADED_FACTOR else one_thread()
+    with threads:                                  # A is symmetric: its transpose is the Fortran-ordered A
+        L, info = dpotrf(np.asarray(A, dtype=float).T, lower=1, clean=0)
+    if info != 0:
+        return None
     B = rhs[:p] if border is None else np.concatenate([rhs[:p], np.full((p, 1), border)], axis=1)
     with one_thread():
         Y = solve_triangular(L, solve_triangular(L, B, lower=True, check_finite=False), lower=True, trans="T",
