@@ -252,6 +252,20 @@ def test_value_data_bad_input_costs_no_fit(kwargs, match):
     assert Counting.fits == 0
 
 
+def test_a_small_set_of_points_without_a_budget_is_told_the_budget_of_its_exact_values():
+    """No budget for 3 points: the error named 10n (30 fits) where 2^3 = 8 fits give the exact values; with that
+    budget auto takes them."""
+    Xt, yt, Xv, yv, _ = _data()
+    Counting.fits = 0
+    with pytest.raises(ValueError, match="budget=30 for 3 players; budget=8 covers every coalition: exact values"):
+        fs.value_data(Counting(), Xt[:3], yt[:3], Xv, yv, progress=False)
+    assert Counting.fits == 0
+    exact = fs.value_data(LogisticRegression(), Xt[:3], yt[:3], Xv, yv, budget=8, progress=False)
+    assert exact.method == "exact" and exact.n_evaluations == 8
+    with pytest.raises(ValueError, match=r"budget=300 for 30 players\)"):           # no such hint for 30 points
+        fs.value_data(Counting(), Xt[:30], yt[:30], Xv, yv, progress=False)
+
+
 def test_same_seed_same_values_locally_and_on_a_dask_cluster():
     distributed = pytest.importorskip("distributed")
     Xt, yt, Xv, yv, _ = _data(n_train=30)

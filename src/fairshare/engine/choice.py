@@ -370,8 +370,11 @@ def _without_budget(game: Game, sv: Semivalue, ranked: list, options: dict, acti
     free = [t for t in ranked if not t[2].needs_budget]
     if not free:
         best = ranked[0][2]
+        example = max(10 * active, _need(best, game, sv, {}, active))
+        n = game.n_players                                 # a small game: the budget of its exact values is less
+        exact = f"; budget={1 << n} covers every coalition: exact values" if _covers_all(n, example) else ""
         raise ValueError(f"budget must be given: the number of game evaluations the method may spend (e.g. "
-                         f"budget={max(10 * active, _need(best, game, sv, {}, active))} for {active} players)")
+                         f"budget={example} for {active} players{exact})")
     spec = free[0][2]
     opts = spec.resolve(options, game.n_players, sv)
     return Choice(spec.name, opts, _need(spec, game, sv, opts, active), f"the default for {sv.name} values",
