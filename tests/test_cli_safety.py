@@ -302,6 +302,28 @@ def test_mistakes_are_one_line_naming_the_flag_and_found_before_the_model_is_rea
     assert not marker.exists() and not (tmp_path / "o.csv").exists()
 
 
+@pytest.mark.parametrize("where", ["--data", "--background"])
+def test_a_column_of_words_for_a_tree_model_is_refused_naming_the_file(table, tmp_path, capsys, where):
+    """A tree model reads its rows itself (categorical splits take words): a column of words it cannot read was
+    refused as "x column 'b' ..." (the name of one row's game), with no flag; at the Python door it names X."""
+    xgboost = pytest.importorskip("xgboost")
+    folder, X, y = table
+    model = tmp_path / "m.json"
+    xgboost.XGBRegressor(n_estimators=5, max_depth=2).fit(X, y).save_model(model)
+    words = X.iloc[:5].assign(b="high")
+    words.to_csv(tmp_path / "words.csv", index=False)
+    files = {"--data": folder / "rows.csv", "--background": folder / "bg.csv", where: tmp_path / "words.csv"}
+    code = main(["explain", "--model", str(model), *[str(t) for kv in files.items() for t in kv], "--out",
+                 str(tmp_path / "o.csv"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert f"{where} {tmp_path / 'words.csv'} column 'b' holds str values that are not numbers" in err, err
+    loaded = xgboost.XGBRegressor()
+    loaded.load_model(model)
+    with pytest.raises(ValueError, match="^X column 'b' holds str values"):
+        fs.explain(loaded, words, progress=False)
+
+
 def test_a_library_message_that_opens_with_a_line_break_is_shown_by_its_first_line():
     from fairshare.cli import one_line
 

@@ -20,6 +20,8 @@ from .value_data import add_value_data
 
 __all__ = ["main", "build_parser", "read_texts"]
 
+#: the doors' names of the rows a command reads from a file, and that file's flag
+_READ_FROM = {"X": "data", "background": "background"}
 _INDEX_HELP = f"one of {', '.join(INDEX_NAMES)}, beta-shapley(a,b) or weighted-banzhaf(w)"
 
 
@@ -80,7 +82,10 @@ def main(argv: list[str] | None = None) -> int:
             message = f"{type(exc).__name__}: {message}"
         flags = set(vars(args)) - {"func", "command"}
         first = message.split(" ", 1)[0]
-        if first in flags:                      # the door names its argument; the command line calls it a flag
+        read = _READ_FROM.get(first)
+        if read is not None and isinstance(getattr(args, read, None), str):     # rows read from a file: its path
+            message = f"--{read} {getattr(args, read)}{message[len(first):]}"
+        elif first in flags:                    # the door names its argument; the command line calls it a flag
             message = f"--{first.replace('_', '-')}{message[len(first):]}"
         print(f"fairshare: error: {message}", file=sys.stderr)
         return 2

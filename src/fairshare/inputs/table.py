@@ -25,7 +25,8 @@ from ..indices.hierarchy import Hierarchy, resolve_value_index
 from ..indices.semivalues import Semivalue
 from ..results.explanation import Explanation
 from ..trees.links import log_loss
-from ..trees.prepared import unreadable
+from ..trees.inputs import tree_rows
+from ..trees.prepared import prepared, unreadable
 from ..trees.readers import is_tree_model, raw_output
 from .base import Input, Plan, output_names
 from .outputs import check_outputs, describe_output, labels_of
@@ -117,6 +118,8 @@ class TableInput(Input):
         check_outputs(model, self.tree, self.unread, args["model_output"], args["link"], args["y"], background)
         self.X, self.background = _aligned_rows(model, X, background)
         self.rows = as_rows(self.X, "X")
+        if self.tree and not self.classes_only:      # rows the trees cannot read: refused here, naming X (not x)
+            tree_rows(self.X, prepared(model).ensemble, "X")
         self._read_background(args)
         self.groups, self.batch_size = groups, args["batch_size"]
         self.predict = None if self.tree else as_predict(model)
