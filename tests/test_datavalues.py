@@ -266,6 +266,23 @@ def test_a_small_set_of_points_without_a_budget_is_told_the_budget_of_its_exact_
         fs.value_data(Counting(), Xt[:30], yt[:30], Xv, yv, progress=False)
 
 
+def test_continuous_labels_for_a_classifier_are_refused_naming_them_before_any_fit():
+    """They reached the constant predictor's score and stopped on scikit-learn's "Classification metrics can't
+    handle a mix of binary and continuous targets", naming neither argument. A scorer of the user's may score a
+    classifier against numbers: there only y_train is checked (the fit needs labels)."""
+    Xt, yt, Xv, yv, _ = _data()
+    Counting.fits = 0
+    with pytest.raises(ValueError, match=r"^y_train holds continuous values \(e\.g\. .*Counting is a classifier"):
+        fs.value_data(Counting(), Xt, Xt[:, 0], Xv, yv, budget=50, progress=False)
+    with pytest.raises(ValueError, match="^y_val holds continuous values"):
+        fs.value_data(Counting(), Xt, yt, Xv, Xv[:, 0], budget=50, progress=False)
+    assert Counting.fits == 0
+    scorer = lambda model, X, y: -float(np.mean((model.predict_proba(X)[:, 1] - y) ** 2))   # noqa: E731
+    got = fs.value_data(Counting(), Xt, yt.astype(float), Xv, np.clip(Xv[:, 0], 0, 1), scoring=scorer, budget=50,
+                        seed=0, progress=False)
+    assert np.all(np.isfinite(got.values)) and Counting.fits > 0
+
+
 def test_same_seed_same_values_locally_and_on_a_dask_cluster():
     distributed = pytest.importorskip("distributed")
     Xt, yt, Xv, yv, _ = _data(n_train=30)
@@ -403,6 +420,7 @@ def test_cli_value_data_writes_values_and_a_plot(tmp_path, capsys):
     ({"--budget": "0"}, "--budget must be >= 1"),
     ({"--model": "no-model.joblib"}, "--model no-model.joblib: no such file"),
     ({"--flag": "zzz"}, "--flag 'zzz' is not a column"),
+    ({"--target": "a"}, "--target a of --train .*train.csv holds continuous values .* is a classifier"),
 ])
 def test_cli_value_data_fails_in_one_line(tmp_path, capsys, change, match):
     train, val = _csvs(tmp_path)

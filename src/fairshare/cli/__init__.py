@@ -8,6 +8,7 @@ status 2; nothing is written before every path and flag has been checked.
 from __future__ import annotations
 
 import argparse
+import string
 import sys
 
 from ..indices.semivalues import INDEX_NAMES
@@ -20,8 +21,10 @@ from .value_data import add_value_data
 
 __all__ = ["main", "build_parser", "read_texts"]
 
-#: the doors' names of the rows a command reads from a file, and that file's flag
-_READ_FROM = {"X": "data", "background": "background"}
+#: the doors' names of what a command reads from files, as the command line names it
+_READ_FROM = {"X": "--data {data}", "background": "--background {background}", "X_train": "--train {train}",
+              "y_train": "--target {target} of --train {train}", "X_val": "--val {val}",
+              "y_val": "--target {target} of --val {val}"}
 _INDEX_HELP = f"one of {', '.join(INDEX_NAMES)}, beta-shapley(a,b) or weighted-banzhaf(w)"
 
 
@@ -67,6 +70,25 @@ def one_line(exc: BaseException) -> str:
     return lines[0] if lines else type(exc).__name__
 
 
+def _read_from(name: str, args: argparse.Namespace) -> str | None:
+    """How the command line names the door's argument ``name`` where the command read it from a file (else None).
+
+    Examples
+    --------
+    >>> _read_from("y_val", argparse.Namespace(target="y", val="val.csv"))
+    '--target y of --val val.csv'
+    >>> _read_from("X", argparse.Namespace(data=None, texts="t.txt")) is None
+    True
+    """
+    form = _READ_FROM.get(name)
+    if form is None:
+        return None
+    fields = [f[1] for f in string.Formatter().parse(form) if f[1]]
+    if not all(isinstance(getattr(args, f, None), str) for f in fields):
+        return None
+    return form.format(**{f: getattr(args, f) for f in fields})
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``fairshare`` console script."""
     parser = build_parser()
@@ -82,9 +104,9 @@ def main(argv: list[str] | None = None) -> int:
             message = f"{type(exc).__name__}: {message}"
         flags = set(vars(args)) - {"func", "command"}
         first = message.split(" ", 1)[0]
-        read = _READ_FROM.get(first)
-        if read is not None and isinstance(getattr(args, read, None), str):     # rows read from a file: its path
-            message = f"--{read} {getattr(args, read)}{message[len(first):]}"
+        read = _read_from(first, args)
+        if read is not None:                    # read from a file: its flag and path
+            message = f"{read}{message[len(first):]}"
         elif first in flags:                    # the door names its argument; the command line calls it a flag
             message = f"--{first.replace('_', '-')}{message[len(first):]}"
         print(f"fairshare: error: {message}", file=sys.stderr)

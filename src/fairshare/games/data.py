@@ -65,6 +65,31 @@ def _is_classifier(model: Any) -> bool:
     return hasattr(model, "predict_proba")
 
 
+def _class_labels(y: Any, name: str, model: Any) -> None:
+    """Refuse labels a classifier cannot take (continuous numbers), naming the argument, before any fit.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> _class_labels(np.array([0, 1, 1]), "y_train", LogisticRegression())
+    >>> _class_labels(np.array([0.5, 1.2]), "y_val", LogisticRegression())
+    Traceback (most recent call last):
+    ...
+    ValueError: y_val holds continuous values (e.g. 0.5), but LogisticRegression is a classifier: it needs class labels
+    """
+    from sklearn.utils.multiclass import type_of_target
+
+    try:
+        kind = type_of_target(y)
+    except ValueError:                                    # not labels at all: the fit names what it cannot read
+        return
+    if kind.startswith("continuous"):
+        first = np.asarray(y).ravel()[np.flatnonzero(np.asarray(y).ravel() % 1 != 0)[:1]]
+        example = f" (e.g. {first[0]:g})" if first.size else ""
+        raise ValueError(f"{name} holds continuous values{example}, but {type(model).__name__} is a classifier: it "
+                         "needs class labels")
+
+
 def _score(model: Any, scorer: Any, X_val: Any, y_val: Any) -> float:
     if scorer is None:
         return float(model.score(X_val, y_val))
@@ -156,6 +181,10 @@ class DataGame(Game):
             raise ValueError(f"degenerate must be None or a finite number, got {degenerate!r}")
         self.fixed_degenerate = None if degenerate is None else float(degenerate)
         self.classifier = _is_classifier(model)
+        if self.classifier:                               # its fit needs class labels; its own score too
+            _class_labels(y_train, "y_train", model)
+            if scoring is None:
+                _class_labels(y_val, "y_val", model)
         self.members = self._groups(groups, n_train)
         super().__init__(len(self.members))
         self.client = client
