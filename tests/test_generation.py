@@ -206,6 +206,24 @@ def test_tiny_gpt2_batches_with_padding_and_kv_cache_match_one_sequence_at_a_tim
             assert game.info()["positions_computed"] < game.info()["positions_without_kv_cache"]
 
 
+def test_a_float64_language_models_log_probabilities_keep_float64(tiny):
+    """The log-softmax cast the logits to float32 whatever the model's dtype: a float64 model's values were float32's
+    (2e-7 relative apart between a GPU and the CPU). Half precision is still read in float32."""
+    import copy
+
+    torch = pytest.importorskip("torch")
+    model, tokenizer = tiny
+    wide = copy.deepcopy(model).double()
+    S = np.random.default_rng(1).random((12, 23)) < 0.6
+    for removal in ("drop", 1):
+        game = fs.games.GenerationGame(wide, PROMPT, target="Paris is old", tokenizer=tokenizer, removal=removal,
+                                       batch_size=4)
+        np.testing.assert_allclose(game(S), _direct(wide, game, S), rtol=1e-12, atol=1e-12)
+    half = fs.games.GenerationGame(copy.deepcopy(model).to(torch.bfloat16), PROMPT, target="Paris is old",
+                                   tokenizer=tokenizer, batch_size=4)
+    np.testing.assert_allclose(half(S), _direct(model, half, S), rtol=0.1)             # bfloat16: 3 digits
+
+
 def test_tiny_gpt2_continuation_spans_and_values(tiny):
     torch = pytest.importorskip("torch")
     model, tokenizer = tiny

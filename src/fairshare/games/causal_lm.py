@@ -207,7 +207,9 @@ class CausalLM:
         mask_t = torch.as_tensor(mask, device=self.device)
         pos_t = torch.as_tensor(np.ascontiguousarray(positions[:, skip:]), device=self.device)
         logits, _ = self._forward(ids_t, mask_t, pos_t, T, cache)
-        logp = torch.log_softmax(logits[:, -T:, :].float(), dim=-1)
+        # half precision is read in float32 (a stable log-softmax); float64 stays float64 (it was cast down)
+        logits = logits[:, -T:, :]
+        logp = torch.log_softmax(logits.to(torch.promote_types(logits.dtype, torch.float32)), dim=-1)
         picked = logp.gather(2, torch.as_tensor(target, device=self.device).view(1, T, 1).expand(b, T, 1))
         return picked[:, :, 0].double().cpu().numpy()
 
