@@ -263,7 +263,8 @@ class CausalLM:
             positions = torch.arange(seq.shape[1] - fed.shape[1], seq.shape[1], device=self.device)[None, :]
             logits, cache = self._forward(fed, torch.ones_like(seq), positions, 1, cache,
                                           want_cache=self.cache_arg is not None)
-            token = int(torch.argmax(logits[0, -1].float()))
+            last = logits[0, -1]
+            token = int(torch.argmax(last.to(torch.promote_types(last.dtype, torch.float32))))
             out.append(token)
             if eos is not None and token == eos:
                 break
