@@ -579,6 +579,21 @@ def test_interaction_plots_draw_what_they_are_given(cancer):
     assert len(colors) == 2                       # one positive, one negative
 
 
+def test_interaction_results_plot_a_heatmap_by_default_and_many_rows_their_mean_magnitude():
+    """``Interactions.plot()`` and ``InteractionRows.plot()`` (no kind) stopped on "kind must be one of [...], got
+    None": neither had a default; many rows (tree_interactions) could not be drawn at all."""
+    g = fs.games.SOUMGame(np.array([[1, 1, 0], [0, 1, 1]], bool), [2.0, -1.0])
+    res = fs.interactions(g, "k-sii", method="exact")
+    np.testing.assert_allclose(res.plot().get_images()[0].get_array(), res.matrix())
+    from fairshare.results.interaction_rows import InteractionRows
+
+    M = np.array([[[0.5, 1.0], [1.0, 0.5]], [[0.2, -0.1], [-0.1, 0.3]]])
+    rows = InteractionRows(values=M, stderr=None, index="sii-matrix", method="exact", empty_value=0.0)
+    ax = rows.plot()
+    np.testing.assert_allclose(ax.get_images()[0].get_array(), np.abs(M).mean(axis=0))
+    assert ax.get_title() == "mean |sii-matrix| over the rows" and len(rows.plot("network").lines) == 1
+
+
 def test_infinite_error_bars_come_with_a_budget_that_gives_finite_ones():
     """One permutation (its minimum, 20 evaluations for 10 players) puts most pairs in fewer than two windows."""
     game = fs.games.FunctionGame(lambda S: np.sqrt(S.sum(axis=1)) + S[:, 0] * S[:, 1], n_players=10)

@@ -6,13 +6,15 @@ from typing import Any
 
 import numpy as np
 
+from ..results.interaction_rows import InteractionRows
 from .common import shown_names, numeric_column, new_axes, plain
 
 __all__ = ["interaction_heatmap", "interaction_network", "interaction_dependence"]
 
 
 def _pair_matrix(result: Any, output: Any) -> tuple[np.ndarray, list[str], str]:
-    """The pairwise matrix to draw: an Interactions result's, or the mean |value| over an Explanation's rows."""
+    """The pairwise matrix to draw: an Interactions result's, or the mean |value| over an Explanation's or an
+    InteractionRows' rows."""
     if getattr(result, "interactions", None) is not None:                    # an Explanation
         M = np.abs(result.interactions)
         if M.ndim == 4:
@@ -20,6 +22,11 @@ def _pair_matrix(result: Any, output: Any) -> tuple[np.ndarray, list[str], str]:
             j = names.index(str(output)) if output is not None and str(output) in names else (1 if len(names) == 2 else 0)
             M = M[..., j]
         return M.mean(axis=0), shown_names(result), "mean |interaction value| over the rows"
+    if isinstance(result, InteractionRows):                                 # many rows: the mean |matrix|
+        M = np.mean([np.abs(row.matrix()) for row in result], axis=0)
+        if M.ndim == 3:
+            M = M[..., 0 if output is None else int(output)]
+        return M, shown_names(result), f"mean |{result.index}| over the rows"
     if hasattr(result, "matrix"):
         M = result.matrix()
         if M.ndim == 3:

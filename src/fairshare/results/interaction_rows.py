@@ -58,6 +58,7 @@ class InteractionRows(Result):
 
     _required: ClassVar[tuple[str, ...]] = ("index", "method")
     _plot_family: ClassVar[str] = "interactions"
+    _default_plot: ClassVar[str | None] = "heatmap"
 
     def __post_init__(self) -> None:
         self.values = np.asarray(self.values, dtype=float)

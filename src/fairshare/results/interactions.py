@@ -50,6 +50,7 @@ class Interactions(Result):
 
     _required: ClassVar[tuple[str, ...]] = ("index", "method")
     _plot_family: ClassVar[str] = "interactions"
+    _default_plot: ClassVar[str | None] = "heatmap"
     _report: ClassVar[str | None] = "subsets"
 
     def __post_init__(self) -> None:
