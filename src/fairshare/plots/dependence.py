@@ -52,10 +52,10 @@ def strongest_partner(expl: Any, i: int, values: np.ndarray) -> int | None:
     return best
 
 
-def dependence(expl: Any, feature: Any, color: Any = "auto", output: Any = None, ax: Any = None) -> Any:
+def dependence(expl: Any, feature: Any = None, color: Any = "auto", output: Any = None, ax: Any = None) -> Any:
     """A feature's value against its attribution over the rows, with two-standard-error bars where the values
     have them, coloured by ``color``: ``"auto"`` (the strongest interaction partner, :func:`strongest_partner`),
-    a feature, or None.
+    a feature, or None. No ``feature``: the one of the largest mean |value|.
 
     Examples
     --------
@@ -66,9 +66,11 @@ def dependence(expl: Any, feature: Any, color: Any = "auto", output: Any = None,
     >>> ax = dependence(e, "a")
     >>> ax.get_xlabel(), ax.get_ylabel(), ax.collections[0].get_label()
     ('a', 'shapley value of a', 'coloured by c')
+    >>> dependence(e).get_xlabel()                         # no feature: the strongest
+    'b'
     """
     values, stderr, label, _ = output_slice(expl, output)
-    i = player_position(expl, feature)
+    i = int(np.argmax(np.abs(values).mean(axis=0))) if feature is None else player_position(expl, feature)
     if expl.data is None or np.ndim(expl.data) != 2 or np.shape(expl.data)[1] != values.shape[1]:
         raise ValueError("a dependence plot needs the explained rows' feature values (expl.data)")
     data = np.asarray(expl.data)

@@ -46,6 +46,10 @@ def waterfall(expl: Any, row: int = 0, max_display: int = 10, output: Any = None
     >>> e = fs.Explanation(values=[[1.0, -0.5, 0.2]], stderr=[[0.1, 0.1, 0.05]], empty_value=[2.0],
     ...                    data=None, player_names=list("abc"), index="shapley")
     >>> ax = waterfall(e)
+    >>> a = fs.Attribution(values=np.array([1.0, 2.0]), stderr=np.array([0.1, np.inf]), index="shapley",
+    ...                    method="given", player_names=["a", "b"])    # no empty value; an infinite error bar
+    >>> waterfall(a.to_explanation()).get_xlabel()
+    "the values' sum 3 (the empty coalition's value is not known)"
     """
     row = check_row(expl, row)
     values, stderr, label, j = output_slice(expl, output)
@@ -53,6 +57,8 @@ def waterfall(expl: Any, row: int = 0, max_display: int = 10, output: Any = None
     se = stderr[row] if stderr is not None else np.zeros_like(v)
     base = np.asarray(expl.empty_value[row], dtype=float).reshape(-1)
     base = float(base[j] if j is not None and base.size > 1 else base[0])
+    known = bool(np.isfinite(base))                    # an estimate's empty value may be unknown: start at 0
+    base = base if known else 0.0
     order = np.argsort(-np.abs(v))
     shown, rest = order[:max_display], order[max_display:]
     labels = [feature_label(expl, row, i) for i in shown]
@@ -67,18 +73,21 @@ def waterfall(expl: Any, row: int = 0, max_display: int = 10, output: Any = None
     running = base
     for pos, c, e in zip(positions, contrib, errs):
         ax.barh(pos, c, left=running, color=POS if c >= 0 else NEG)
-        ax.errorbar(running + c, pos, xerr=2 * e, color=GREY, capsize=3, fmt="none")
+        drawn = e if np.isfinite(e) else 0.0           # an infinite error bar (a budget too small) is written only
+        ax.errorbar(running + c, pos, xerr=2 * drawn, color=GREY, capsize=3, fmt="none")
         text = f"{c:+.3g}" + (f" ± {2 * e:.2g}" if e > 0 else "")
-        ax.annotate(text, (max(running, running + c) + 2 * e, pos), xytext=(4, 0), textcoords="offset points",
+        ax.annotate(text, (max(running, running + c) + 2 * drawn, pos), xytext=(4, 0), textcoords="offset points",
                     va="center", ha="left", fontsize=8, color="#333333")
         running += c
     ax.set_yticks(positions, labels)
     ax.axvline(base, color=GREY, lw=0.8, ls="--")
     ax.axvline(running, color="black", lw=0.8)
-    ends = np.concatenate([[base, running], base + np.cumsum(contrib), base + np.cumsum(contrib) + 2 * np.array(errs)])
+    bars = 2 * np.where(np.isfinite(errs), errs, 0.0)
+    ends = np.concatenate([[base, running], base + np.cumsum(contrib), base + np.cumsum(contrib) + bars])
     pad = 0.05 * (ends.max() - ends.min() or 1.0)
     ax.set_xlim(ends.min() - pad, ends.max() + 6 * pad)                  # room for the numbers on the right
-    ax.set_xlabel(plain(f"base value {base:.3g} -> {running:.3g}{label}"))
+    ax.set_xlabel(plain(f"base value {base:.3g} -> {running:.3g}{label}" if known else
+                        f"the values' sum {running:.3g}{label} (the empty coalition's value is not known)"))
     ax.set_title(plain(f"row {expl.row_names[row]}: {expl.index} values"))
     ax.figure.tight_layout()
     return ax

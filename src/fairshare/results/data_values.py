@@ -94,8 +94,20 @@ class DataValues(Attribution):
 
     def plot(self, flag: Any = None, ax: Any = None, flag_label: str = "flagged") -> Any:
         """Values with two-standard-error bars, sorted; points where ``flag`` is true in red, with the detection AUC
-        in the title (:func:`fairshare.plots.data_values`)."""
-        return Result.plot(self, "values", flag=flag, ax=ax, flag_label=flag_label)
+        in the title (:func:`fairshare.plots.data_values`). A string is the plot's kind, as for every result
+        (``"values"``, the only one), not a flag.
+
+        Examples
+        --------
+        >>> dv = DataValues(values=np.array([0.3, -0.1, 0.2]), stderr=np.full(3, 0.05), index="banzhaf",
+        ...                 method="exact", player_names=["a", "b", "c"])
+        >>> dv.plot("values").get_ylabel() == dv.plot([0, 1, 0]).get_ylabel()
+        True
+        """
+        kind = "values"
+        if isinstance(flag, str):                     # dv.plot("values"): a kind, as Result.plot takes it
+            kind, flag = flag, None
+        return Result.plot(self, kind, flag=flag, ax=ax, flag_label=flag_label)
 
     def _plotted(self) -> DataValues:
         return self                                   # drawn as data values, not as a row of an Explanation
