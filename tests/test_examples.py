@@ -332,6 +332,27 @@ def test_torch_influence_cg_equals_exact():
     assert np.all(self_influence(net, X, labels, hessian="exact", damping=0.01) > 0)
 
 
+def test_a_hessian_that_is_not_positive_definite_is_refused_naming_the_damping_that_serves():
+    """A network away from a minimum has an indefinite Hessian: the exact and Fisher ones stopped on scipy's
+    "k-th leading minor of the array is not positive definite"; conjugate gradients returned NaN for every point."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(6, 3)), rng.integers(0, 2, size=6)
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2)).double()  # untrained
+    smallest = float(np.linalg.eigvalsh(hessian_matrix(net, X, y))[0])
+    assert smallest < 0
+    with pytest.raises(ValueError, match=rf"damping=0: .* not positive definite \(smallest eigenvalue "
+                                         rf"{-abs(smallest):.3g}\).*give a damping above {abs(smallest):.3g}"):
+        influence(net, X, y, X[:2], y[:2], hessian="exact", damping=0.0)
+    got = influence(net, X, y, X[:2], y[:2], hessian="exact", damping=1.5 * abs(smallest))
+    assert np.all(np.isfinite(got))
+    with pytest.raises(ValueError, match=r"hessian='cg' with damping=0: .*a direction of curvature -"):
+        influence(net, X, y, X[:2], y[:2], hessian="cg", damping=0.0)
+    with pytest.raises(ValueError, match=r"hessian='fisher' with damping=0: .*not positive definite"):
+        influence(net, X, y, X[:2], y[:2], hessian="fisher", damping=0.0)   # 6 gradients, 26 parameters
+
+
 # ------------------------------------------------------------------ the use cases of section 6
 def flipped_task(seed=0, n=400, flips=30):
     """Two well separated classes; the first ``flips`` labels are flipped (known, and separable from the rest)."""

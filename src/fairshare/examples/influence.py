@@ -31,6 +31,8 @@ __all__ = ["influence", "self_influence", "hessian_matrix", "rank_mislabeled", "
 HESSIANS = ("exact", "fisher", "identity", "cg", "lissa")
 #: ``damping="auto"`` adds this share of the undamped matrix's mean eigenvalue to its diagonal
 AUTO_DAMPING = 0.1
+#: LiSSA's scale: its series converges where the damped Hessian's eigenvalues lie in ``(0, scale)``
+_LISSA_SCALE = 10.0
 
 
 def _is_torch(model: Any) -> bool:
@@ -136,9 +138,58 @@ def _solver(model: Any, X_train: Any, y_train: Any, F: np.ndarray, hessian: str,
                          np.asarray(getattr(y_train, "values", y_train)), damping)
         solve_one = (lambda b: _conjugate_gradient(hvp, b, iterations)) if hessian == "cg" else \
             (lambda b: _lissa(hvp, b, iterations))
-        return lambda B: np.column_stack([solve_one(B[:, j]) for j in range(B.shape[1])])
-    factor = scipy.linalg.cho_factor(H, lower=True, check_finite=False)
+
+        def solve(B: np.ndarray) -> np.ndarray:
+            try:
+                X = np.column_stack([solve_one(B[:, j]) for j in range(B.shape[1])])
+            except _NegativeCurvature as bent:
+                raise _not_positive(hessian, damping, bent.curvature, bound=True) from None
+            if not np.all(np.isfinite(X)) and hessian == "lissa":
+                raise ValueError(f"hessian='lissa' diverged (damping={damping!r}): its series converges where the "
+                                 f"damped Hessian's eigenvalues lie in (0, {_LISSA_SCALE:g}); give a larger damping "
+                                 "or hessian='cg'")
+            if not np.all(np.isfinite(X)):
+                raise _not_positive(hessian, damping, None)
+            return X
+        return solve
+    try:
+        factor = scipy.linalg.cho_factor(H, lower=True, check_finite=False)
+    except np.linalg.LinAlgError:
+        raise _not_positive(hessian, damping, float(np.linalg.eigvalsh(H)[0])) from None
     return lambda B: scipy.linalg.cho_solve(factor, B, check_finite=False)
+
+
+class _NegativeCurvature(Exception):
+    """Conjugate gradients met a direction of curvature ``<= 0``: the damped Hessian is not positive definite."""
+
+    def __init__(self, curvature: float) -> None:
+        super().__init__(curvature)
+        self.curvature = curvature
+
+
+def _not_positive(hessian: str, damping: Any, smallest: float | None, bound: bool = False) -> ValueError:
+    """The refusal of a damped Hessian that is not positive definite, naming ``damping`` and what would serve
+    (``smallest``: the damped matrix's smallest eigenvalue, or with ``bound`` conjugate gradients' curvature along
+    a direction, an upper bound of it; None where only the results showed it).
+
+    Examples
+    --------
+    >>> print(_not_positive("exact", 0.1, -0.25))                          # doctest: +NORMALIZE_WHITESPACE
+    hessian='exact' with damping=0.1: the damped Hessian is not positive definite (smallest eigenvalue -0.25), so it
+    has no inverse to weigh the gradients with (a network's Hessian away from a minimum, or fewer training points
+    than parameters); give a damping above 0.35, or hessian='fisher' with a damping above 0
+    """
+    auto = isinstance(damping, str)
+    given = "'auto'" if auto else f"{float(damping):g}"
+    known = smallest is not None and np.isfinite(smallest)
+    what = f" ({'a direction of curvature' if bound else 'smallest eigenvalue'} {smallest:.3g})" if known else ""
+    hint = f"a damping above {float(damping) - smallest:.3g}" if known and not auto else "a larger damping"
+    if not auto:
+        hint += " (or damping='auto')" if not known else ""
+    return ValueError(f"hessian={hessian!r} with damping={given}: the damped Hessian is not positive definite{what}, "
+                      f"so it has no inverse to weigh the gradients with (a network's Hessian away from a minimum, "
+                      f"or fewer training points than parameters); give {hint}, or hessian='fisher' with a damping "
+                      f"above 0")
 
 
 def influence(model: Any, X_train: Any, y_train: Any, X_test: Any, y_test: Any, *, hessian: str = "exact",
@@ -318,7 +369,10 @@ def _conjugate_gradient(hvp: Any, b: np.ndarray, iterations: int, tol: float = 1
     rs = float(r @ r)
     for _ in range(iterations):
         Ap = hvp(p)
-        alpha = rs / max(float(p @ Ap), 1e-300)
+        curvature = float(p @ Ap)
+        if not curvature > 0.0:
+            raise _NegativeCurvature(curvature / max(float(p @ p), 1e-300))
+        alpha = rs / curvature
         x += alpha * p
         r -= alpha * Ap
         new = float(r @ r)
@@ -329,7 +383,7 @@ def _conjugate_gradient(hvp: Any, b: np.ndarray, iterations: int, tol: float = 1
     return x
 
 
-def _lissa(hvp: Any, b: np.ndarray, iterations: int, scale: float = 10.0) -> np.ndarray:
+def _lissa(hvp: Any, b: np.ndarray, iterations: int, scale: float = _LISSA_SCALE) -> np.ndarray:
     """LiSSA: ``x <- b + (I - H / scale) x``, converging to ``scale H^-1 b`` when ``||H|| < scale``."""
     x = b.copy()
     for _ in range(iterations):
