@@ -238,6 +238,8 @@ def test_bad_arguments_to_select_prototypes():
         select_prototypes(train, np.ones((3, 4)), 2)
     with pytest.raises(ValueError, match="kernel must be"):
         select_prototypes(train, test, 2, kernel="cosine")
+    with pytest.raises(ValueError, match=r"kernel='rbf' needs at least 2 training points .* train of shape \(1, 2\)"):
+        select_prototypes(train[:1], test, 1, kernel="rbf")            # it named fit_embeddings, no argument here
 
 
 # ------------------------------------------------------------------------------------- influence
