@@ -284,7 +284,7 @@ def _asked(game: Game, sv: Semivalue, method: str, budget: int | None, cap: int 
     if cap is None:
         if spec.needs_budget:
             raise ValueError(f"budget must be given: the number of game evaluations {method!r} may spend "
-                             f"(at least {need} for {active} players)")
+                             f"(at least {need} for {active} player{'s' if active != 1 else ''})")
         return Choice(method, opts, need, "asked for")
     if cap < need:
         if _covers_all(n, cap):
@@ -374,7 +374,7 @@ def _without_budget(game: Game, sv: Semivalue, ranked: list, options: dict, acti
         n = game.n_players                                 # a small game: the budget of its exact values is less
         exact = f"; budget={1 << n} covers every coalition: exact values" if _covers_all(n, example) else ""
         raise ValueError(f"budget must be given: the number of game evaluations the method may spend (e.g. "
-                         f"budget={example} for {active} players{exact})")
+                         f"budget={example} for {active} player{'s' if active != 1 else ''}{exact})")
     spec = free[0][2]
     opts = spec.resolve(options, game.n_players, sv)
     return Choice(spec.name, opts, _need(spec, game, sv, opts, active), f"the default for {sv.name} values",
