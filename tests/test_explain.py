@@ -114,6 +114,8 @@ def test_explain_is_reproducible_and_parallel_equals_serial(diabetes):
     b = fs.explain(model, X.iloc[:5], background=X.iloc[:20], budget=300, seed=3, progress=False, n_jobs=2)
     np.testing.assert_array_equal(a.values, b.values)
     assert a.method == "surrogate-regression" and a.info["imputation"] == "marginal"
+    every = fs.explain(model, X.iloc[:5], background=X.iloc[:20], budget=300, seed=3, progress=False, n_jobs=-1)
+    np.testing.assert_array_equal(every.values, a.values)              # -1: a thread per core (it was refused)
 
 
 def test_explain_picks_exact_for_small_games_and_tree_models():

@@ -4,6 +4,7 @@ its docstring's parameters are written from it."""
 from __future__ import annotations
 
 import numbers
+import os
 from typing import Any
 
 import numpy as np
@@ -110,10 +111,33 @@ def _slic(value: Any) -> Any:
     return dict(value)
 
 
+def check_jobs(value: Any) -> int | None:
+    """``n_jobs``: threads, at least 1, or -1 for one per core (joblib's, scikit-learn's and shap's convention).
+
+    Examples
+    --------
+    >>> check_jobs(2), check_jobs(-1) == (os.cpu_count() or 1)
+    (2, True)
+    >>> check_jobs(0)
+    Traceback (most recent call last):
+    ...
+    ValueError: n_jobs must be >= 1, or -1 for one thread per core, got 0
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"n_jobs must be an integer, got {value!r}")
+    if value == -1:
+        return os.cpu_count() or 1
+    if value < 1:
+        raise ValueError(f"n_jobs must be >= 1, or -1 for one thread per core, got {value!r}")
+    return int(value)
+
+
 #: fs.explain's arguments (besides the model, the data, the background and the method's own options)
 EXPLAIN = Arguments("explain", common_arguments() + (
     Option("n_jobs", None, "items (rows, texts, inputs) explained in parallel threads, the same values whatever "
-           "their number", kind="int", minimum=1, none_ok=True),
+           "their number; -1: one per core (an integer >= 1, or -1, or None)", check=check_jobs),
     Option("client", None, "a dask.distributed.Client, a pyspark SparkSession (or SparkContext) or the ray module "
            "after ray.init(): items in tasks (one item: its batches of coalitions on the cluster), the local values "
            "bit for bit; a lost worker's tasks run again, every wait is bounded (dask setting fairshare.timeout)",
