@@ -82,6 +82,8 @@ EXPLAIN_CASES = [
     ("groups by an unknown name", dict(groups=[["mean radius"], ["nope"]]), ValueError,
      r"groups name the feature 'nope'", False),
     ("groups with a float", dict(groups=[[0.5]]), TypeError, r"groups must hold feature positions or names", False),
+    ("groups as a string", dict(groups="mean radius"), TypeError, r"groups must be lists of features .* got the "
+     r"string 'mean radius'", False),                      # its letters were read as feature names
     ("imputation unknown", dict(imputation="median"), ValueError, r"imputation must be one of", False),
     ("feature_names too short", dict(feature_names=["a", "b"]), ValueError, r"feature_names must have 6 names", False),
     ("unknown option", dict(method="permutation", foo=1), ValueError, r"unknown option\(s\) \['foo'\]", False),

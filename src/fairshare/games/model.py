@@ -176,6 +176,9 @@ class ModelGame(Game):
         n = len(names)
         if groups is None:
             return [[i] for i in range(n)]
+        if isinstance(groups, str):                    # its letters would be read as feature names
+            raise TypeError(f"groups must be lists of features (positions or names) or a dict of name -> features, "
+                            f"got the string {groups!r}")
         index = {name: i for i, name in enumerate(names)}
         out, seen = [], np.zeros(n, dtype=int)
         for g in groups:
