@@ -283,6 +283,19 @@ def test_continuous_labels_for_a_classifier_are_refused_naming_them_before_any_f
     assert np.all(np.isfinite(got.values)) and Counting.fits > 0
 
 
+@pytest.mark.parametrize("groups, error, match", [
+    ([[0, 1], [2.5]], TypeError, "training-row indices \\(integers\\), got 2.5"),     # it was read as row 2
+    ([[0, "x"]], TypeError, "got 'x'"),                                        # int("x") stopped numpy
+    ("ab", TypeError, "got the string 'ab'"),
+])
+def test_groups_of_training_rows_that_are_not_integers_are_refused_before_any_fit(groups, error, match):
+    Xt, yt, Xv, yv, _ = _data()
+    Counting.fits = 0
+    with pytest.raises(error, match=match):
+        fs.value_data(Counting(), Xt[:6], yt[:6], Xv, yv, groups=groups, budget=20, progress=False)
+    assert Counting.fits == 0
+
+
 def test_same_seed_same_values_locally_and_on_a_dask_cluster():
     distributed = pytest.importorskip("distributed")
     Xt, yt, Xv, yv, _ = _data(n_train=30)

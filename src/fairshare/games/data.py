@@ -215,9 +215,15 @@ class DataGame(Game):
     def _groups(groups: Any, n: int) -> list[np.ndarray]:
         if groups is None:
             return [np.array([i]) for i in range(n)]
+        if isinstance(groups, str):
+            raise TypeError(f"groups must be lists of training-row indices, got the string {groups!r}")
         out, seen = [], np.zeros(n, dtype=int)
         for g in groups:
-            members = np.asarray(list(g) if not np.isscalar(g) else [g], dtype=np.int64)
+            listed = list(g) if not np.isscalar(g) else [g]
+            bad = [m for m in listed if isinstance(m, (bool, np.bool_)) or not isinstance(m, (int, np.integer))]
+            if bad:                                   # 2.5 was read as row 2, "a" stopped on int("a")
+                raise TypeError(f"groups must hold training-row indices (integers), got {bad[0]!r}")
+            members = np.asarray(listed, dtype=np.int64)
             if members.size == 0 or members.min() < 0 or members.max() >= n:
                 raise ValueError(f"groups must hold training-row indices in [0, {n}), got {members.tolist()}")
             seen[members] += 1
