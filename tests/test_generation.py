@@ -275,3 +275,11 @@ def test_cli_explain_generation(tiny, tmp_path, capsys):
     assert main(["explain-generation", "--model", str(tmp_path), "--prompt", str(tmp_path / "prompt.txt"),
                  "--out", str(tmp_path / "p.csv")]) == 2
     assert "no config.json" in capsys.readouterr().err
+    args = ["explain-generation", "--model", str(tmp_path / "lm"), "--prompt", str(tmp_path / "prompt.txt"), "--out",
+            str(tmp_path / "q.csv"), "--quiet"]
+    assert main(args + ["--device", "gpu"]) == 2                      # refused before the model is read
+    assert "--device gpu is not a torch device" in capsys.readouterr().err
+    assert main(args + ["--device", "cuda:99"]) == 2
+    assert "--device cuda:99: this" in capsys.readouterr().err          # no CUDA, or not 100 of them
+    assert main(args + ["--removal", "999"]) == 2                       # the door's "removal:" names the flag
+    assert "fairshare: error: --removal: token id 999 is outside the vocabulary" in capsys.readouterr().err

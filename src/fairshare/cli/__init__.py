@@ -107,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
         read = _read_from(first, args)
         if read is not None:                    # read from a file: its flag and path
             message = f"{read}{message[len(first):]}"
-        elif first in flags:                    # the door names its argument; the command line calls it a flag
-            message = f"--{first.replace('_', '-')}{message[len(first):]}"
+        elif first.rstrip(":") in flags:        # the door names its argument; the command line calls it a flag
+            name = first.rstrip(":")
+            message = f"--{name.replace('_', '-')}{message[len(name):]}"
         print(f"fairshare: error: {message}", file=sys.stderr)
         return 2

@@ -52,9 +52,36 @@ def add_explain_generation(sub: argparse._SubParsersAction, index_help: str) -> 
     p.set_defaults(func=run_explain_generation)
 
 
-def load_language_model(folder: str, device: str = "cpu"):
+def check_device(device: str) -> None:
+    """``--device``: a torch device this machine has, checked before the model is read.
+
+    Examples
+    --------
+    >>> check_device("cpu")
+    >>> check_device("gpu")
+    Traceback (most recent call last):
+    ...
+    ValueError: --device gpu is not a torch device (cpu, cuda, cuda:1, mps, ...)
+    """
+    import torch
+
+    try:
+        where = torch.device(device)
+    except (RuntimeError, ValueError):
+        raise ValueError(f"--device {device} is not a torch device (cpu, cuda, cuda:1, mps, ...)") from None
+    if where.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            raise ValueError(f"--device {device}: this torch ({torch.__version__}) sees no CUDA device")
+        if where.index is not None and where.index >= count:
+            raise ValueError(f"--device {device}: this machine has {count} CUDA device(s) (cuda:0..cuda:{count - 1})")
+    if where.type == "mps" and not (hasattr(torch.backends, "mps") and torch.backends.mps.is_available()):
+        raise ValueError(f"--device {device}: this torch sees no MPS device")
+
+
+def load_language_model(folder: str, device: str = "cpu", quiet: bool = False):
     """The causal LM and tokenizer of a local Hugging Face folder, checked before anything is read (only local
-    files, no code from the folder)."""
+    files, no code from the folder); ``quiet``: without transformers' bar of loaded weights."""
     path = Path(folder)
     if not path.is_dir():
         raise ValueError(f"--model {folder}: not a folder (a Hugging Face model folder holds config.json, weights and "
@@ -69,6 +96,10 @@ def load_language_model(folder: str, device: str = "cpu"):
         from transformers import AutoModelForCausalLM, AutoTokenizer
     except ImportError as exc:
         raise ImportError("explain-generation needs transformers: pip install 'fairshare[lm]'") from exc
+    if quiet:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
     tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True, trust_remote_code=False)
     model = AutoModelForCausalLM.from_pretrained(str(path), local_files_only=True, trust_remote_code=False)
     return model.to(device).eval(), tokenizer
@@ -100,10 +131,11 @@ def run_explain_generation(args: argparse.Namespace) -> int:
         raise ValueError(f"--prompt {args.prompt} is empty")
     if args.target is not None and not args.target:
         raise ValueError("--target is empty (leave it out for the model's own continuation)")
+    check_device(args.device)
     from ..doors.explain import explain
     from ..games.generation import GenerationGame
 
-    model, tokenizer = load_language_model(args.model, args.device)
+    model, tokenizer = load_language_model(args.model, args.device, quiet=args.quiet)
     game = GenerationGame(model, prompt, target=args.target, tokenizer=tokenizer, spans=args.spans, removal=removal,
                           per_token=args.per_token, max_new_tokens=args.max_new_tokens, batch_size=args.batch_size)
     e = explain(game, index=args.index, method=args.method, budget=args.budget, seed=args.seed,
