@@ -41,7 +41,7 @@ def test_demo_prints_a_table_for_every_method(capsys):
 def test_errors_are_one_line_and_non_zero(capsys):
     assert main(["demo", "--budget", "3"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("fairshare: error: budget=3 is too small") and err.count("\n") == 1
+    assert err.startswith("fairshare: error: --budget 3 is too small") and err.count("\n") == 1
 
 
 def test_console_script_is_installed():

@@ -324,6 +324,26 @@ def test_a_column_of_words_for_a_tree_model_is_refused_naming_the_file(table, tm
         fs.explain(loaded, words, progress=False)
 
 
+def test_a_warning_is_one_line_naming_the_file_and_line(tmp_path, capsys):
+    """An empty line of --texts was warned about as "texts[2] is empty" under the source line of the call, Python's
+    own display of a warning."""
+    pytest.importorskip("skops")
+    import skops.io as sio
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    model = make_pipeline(TfidfVectorizer(), LogisticRegression()).fit(["good", "bad", "good film", "bad film"],
+                                                                     [1, 0, 1, 0])
+    sio.dump(model, tmp_path / "m.skops")
+    (tmp_path / "t.txt").write_text("a good film\n\nbad\n")
+    assert main(["explain", "--model", str(tmp_path / "m.skops"), "--texts", str(tmp_path / "t.txt"), "--out",
+                 str(tmp_path / "o.csv"), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert err == f"fairshare: warning: --texts {tmp_path / 't.txt'} line 2 is empty: it has no tokens, its " \
+                  "explanation has no players\n", err
+
+
 def test_a_library_message_that_opens_with_a_line_break_is_shown_by_its_first_line():
     from fairshare.cli import one_line
 

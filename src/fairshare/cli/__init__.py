@@ -8,8 +8,10 @@ status 2; nothing is written before every path and flag has been checked.
 from __future__ import annotations
 
 import argparse
+import re
 import string
 import sys
+import warnings
 
 from ..indices.semivalues import INDEX_NAMES
 from .basic import add_demo, add_methods
@@ -89,12 +91,43 @@ def _read_from(name: str, args: argparse.Namespace) -> str | None:
     return form.format(**{f: getattr(args, f) for f in fields})
 
 
+def _as_flags(message: str, args: argparse.Namespace) -> str:
+    """A door's message as the command line says it: its first word, the door's name of an argument, as the flag
+    (``budget=50 ...`` -> ``--budget 50 ...``; ``X ...`` -> ``--data rows.csv ...``).
+
+    Examples
+    --------
+    >>> _as_flags("budget=50 is too small", argparse.Namespace(budget=50))
+    '--budget 50 is too small'
+    >>> _as_flags("removal: token id 9 is unknown", argparse.Namespace(removal="9"))
+    '--removal: token id 9 is unknown'
+    >>> _as_flags("texts[2] is empty", argparse.Namespace(texts="t.txt"))
+    '--texts t.txt line 3 is empty'
+    """
+    flags = set(vars(args)) - {"func", "command"}
+    first = message.split(" ", 1)[0]
+    line = re.match(r"texts\[(\d+)\]", first)
+    if line is not None and isinstance(getattr(args, "texts", None), str):     # the file's lines, from 1
+        return f"--texts {args.texts} line {int(line.group(1)) + 1}{message[line.end():]}"
+    read = _read_from(first, args)
+    if read is not None:                        # read from a file: its flag and path
+        return f"{read}{message[len(first):]}"
+    name, _, value = first.rstrip(":").partition("=")
+    if name in flags:                           # the door names its argument; the command line calls it a flag
+        shown = f"--{name.replace('_', '-')}" + (f" {value}" if value else "")
+        return shown + message[len(name) + (len(value) + 1 if value else 0):]
+    return message
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``fairshare`` console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        with warnings.catch_warnings():         # one line on stderr, without the source line, flags for names
+            warnings.showwarning = lambda message, *_, **__: print(
+                f"fairshare: warning: {_as_flags(str(message), args)}", file=sys.stderr)
+            return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print("fairshare: interrupted", file=sys.stderr)
         return 130
@@ -102,13 +135,6 @@ def main(argv: list[str] | None = None) -> int:
         message = one_line(exc)
         if not isinstance(exc, (ValueError, TypeError, ImportError, OSError, KeyError)):
             message = f"{type(exc).__name__}: {message}"
-        flags = set(vars(args)) - {"func", "command"}
-        first = message.split(" ", 1)[0]
-        read = _read_from(first, args)
-        if read is not None:                    # read from a file: its flag and path
-            message = f"{read}{message[len(first):]}"
-        elif first.rstrip(":") in flags:        # the door names its argument; the command line calls it a flag
-            name = first.rstrip(":")
-            message = f"--{name.replace('_', '-')}{message[len(name):]}"
+        message = _as_flags(message, args)
         print(f"fairshare: error: {message}", file=sys.stderr)
         return 2

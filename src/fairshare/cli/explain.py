@@ -123,7 +123,8 @@ def run_explain(args: argparse.Namespace) -> int:
 
         ax = plots.beeswarm(expl) if len(expl) > 1 else plots.waterfall(expl)
         ax.figure.savefig(args.plot, dpi=120)
-    print(f"explained {len(expl)} rows x {expl.values.shape[1]} features ({expl.method}) "
+    rows = f"{len(expl)} row{'s' if len(expl) != 1 else ''}"
+    print(f"explained {rows} x {expl.values.shape[1]} features ({expl.method}) "
           f"-> {args.out}" + (f", report {args.html}" if args.html else "") + (f", plot {args.plot}" if args.plot else "")
           + (f", pairwise interactions {args.interactions}" if args.interactions else ""))
     return 0
@@ -163,7 +164,8 @@ def _explain_texts(model, args: argparse.Namespace, partition, texts: list[str],
             raise ValueError("--plot: no text with tokens to draw")
         ax = text(first)
         ax.figure.savefig(args.plot, dpi=120, bbox_inches="tight")
-    print(f"explained {len(expls)} texts, {sum(len(e.player_names) for e in expls)} tokens -> {args.out}"
+    print(f"explained {len(expls)} text{'s' if len(expls) != 1 else ''}, {sum(len(e.player_names) for e in expls)} "
+          f"tokens -> {args.out}"
           + (f", html {args.html}" if args.html else "") + (f", plot {args.plot}" if args.plot else ""))
     return 0
 
