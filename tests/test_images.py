@@ -225,3 +225,28 @@ def test_the_cli_explains_a_torchscript_model_on_an_npy_file_and_an_image_folder
     payload = json.loads(page.split("id='fs-data'>")[1].split("</script>")[0])
     assert payload["rows"] == ["0.png", "1.png"] and len(payload["images"]) == 2 and "torch " in page
     np.testing.assert_allclose(payload["values"], again.values, rtol=1e-5, atol=1e-6)
+
+
+def test_the_cli_names_the_images_file_when_the_model_refuses_its_shape(tmp_path, capsys):
+    """Channels-last images to a channels-first model stopped on torch.export's "AssertionError: Guard failed:
+    input.size()[1] == 3", naming no flag; NaN named X; an output past the model's named the game's outputs."""
+    from fairshare.cli import main
+
+    net, X = cnn(), images(2)
+    torch.export.save(torch.export.export(net, (X,), dynamic_shapes=({0: torch.export.Dim("n")},)),
+                      tmp_path / "net.pt2")
+    np.save(tmp_path / "last.npy", X.permute(0, 2, 3, 1).numpy())
+    bad = X.numpy().copy()
+    bad[1, 0, 2, 3] = np.nan
+    np.save(tmp_path / "nan.npy", bad)
+    np.save(tmp_path / "first.npy", X.numpy())
+    args = ["explain", "--model", str(tmp_path / "net.pt2"), "--out", str(tmp_path / "o.csv"), "--quiet"]
+    for name, extra, message in [
+            ("last.npy", [], "the model refused images of shape (2, 16, 16, 3) (Guard failed: input.size()[1] == 3)"
+                             "; they look channels-last: pass --layout NHWC"),
+            ("nan.npy", [], "nan.npy holds NaN in input 1"),
+            ("first.npy", ["--output", "9"], "--output 9: the model gives")]:
+        assert main(args + ["--images", str(tmp_path / name)] + extra) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err, err
+    assert main(args + ["--images", str(tmp_path / "last.npy"), "--layout", "NHWC"]) == 0

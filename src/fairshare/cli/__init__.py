@@ -24,9 +24,12 @@ from .value_data import add_value_data
 __all__ = ["main", "build_parser", "read_texts"]
 
 #: the doors' names of what a command reads from files, as the command line names it
-_READ_FROM = {"X": "--data {data}", "background": "--background {background}", "X_train": "--train {train}",
-              "y_train": "--target {target} of --train {train}", "X_val": "--val {val}",
-              "y_val": "--target {target} of --val {val}"}
+_READ_FROM = {"X": ("--data {data}", "--images {images}", "--texts {texts}"),
+              "background": ("--background {background}",), "X_train": ("--train {train}",),
+              "y_train": ("--target {target} of --train {train}",), "X_val": ("--val {val}",),
+              "y_val": ("--target {target} of --val {val}",)}
+#: the games' names of an argument that the doors (and flags) name otherwise
+_ALIASES = {"outputs": "output"}
 _INDEX_HELP = f"one of {', '.join(INDEX_NAMES)}, beta-shapley(a,b) or weighted-banzhaf(w)"
 
 
@@ -79,16 +82,16 @@ def _read_from(name: str, args: argparse.Namespace) -> str | None:
     --------
     >>> _read_from("y_val", argparse.Namespace(target="y", val="val.csv"))
     '--target y of --val val.csv'
-    >>> _read_from("X", argparse.Namespace(data=None, texts="t.txt")) is None
+    >>> _read_from("X", argparse.Namespace(data=None, images=None, texts="t.txt"))
+    '--texts t.txt'
+    >>> _read_from("X", argparse.Namespace(data=None)) is None
     True
     """
-    form = _READ_FROM.get(name)
-    if form is None:
-        return None
-    fields = [f[1] for f in string.Formatter().parse(form) if f[1]]
-    if not all(isinstance(getattr(args, f, None), str) for f in fields):
-        return None
-    return form.format(**{f: getattr(args, f) for f in fields})
+    for form in _READ_FROM.get(name, ()):
+        fields = [f[1] for f in string.Formatter().parse(form) if f[1]]
+        if all(isinstance(getattr(args, f, None), str) for f in fields):
+            return form.format(**{f: getattr(args, f) for f in fields})
+    return None
 
 
 def _as_flags(message: str, args: argparse.Namespace) -> str:
@@ -113,8 +116,8 @@ def _as_flags(message: str, args: argparse.Namespace) -> str:
     if read is not None:                        # read from a file: its flag and path
         return f"{read}{message[len(first):]}"
     name, _, value = first.rstrip(":").partition("=")
-    if name in flags:                           # the door names its argument; the command line calls it a flag
-        shown = f"--{name.replace('_', '-')}" + (f" {value}" if value else "")
+    if _ALIASES.get(name, name) in flags:       # the door names its argument; the command line calls it a flag
+        shown = f"--{_ALIASES.get(name, name).replace('_', '-')}" + (f" {value}" if value else "")
         return shown + message[len(name) + (len(value) + 1 if value else 0):]
     return message
 

@@ -240,6 +240,22 @@ def _image_flags(args: argparse.Namespace) -> dict:
                 batch_size=batch)
 
 
+def _refused_images(path: str, shape: tuple, layout: str | None, exc: BaseException) -> str:
+    """The message of a model that refused the images, with the layout to try where they look channels-last.
+
+    Examples
+    --------
+    >>> print(_refused_images("x.npy", (2, 16, 16, 3), None, AssertionError("Guard failed: input.size()[1] == 3")))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    --images x.npy: the model refused images of shape (2, 16, 16, 3) (Guard failed: input.size()[1] == 3); they
+    look channels-last: pass --layout NHWC
+    """
+    first = next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+    last = len(shape) == 4 and layout != "NHWC" and shape[-1] in (1, 3, 4) and shape[1] not in (1, 3, 4)
+    return (f"--images {path}: the model refused images of shape {tuple(shape)} ({first})"
+            + ("; they look channels-last: pass --layout NHWC" if last else ""))
+
+
 def _explain_images(args: argparse.Namespace) -> int:
     """``fairshare explain --images``: a long CSV (image, player, value and stderr per output)."""
     import numpy as np
@@ -252,8 +268,11 @@ def _explain_images(args: argparse.Namespace) -> int:
     layout = args.layout or ("NHWC" if Path(args.images).is_dir() else None)
     numbers = parse_rows(args.rows, len(images), "images")
     model = _model(args)
-    e = explain(model, images[numbers], layout=layout, index=args.index, method=args.method, budget=args.budget,
-                seed=args.seed, progress=not args.quiet, **flags)
+    try:
+        e = explain(model, images[numbers], layout=layout, index=args.index, method=args.method, budget=args.budget,
+                    seed=args.seed, progress=not args.quiet, **flags)
+    except (AssertionError, RuntimeError) as exc:   # the model's own refusal of the images' shape
+        raise ValueError(_refused_images(args.images, images.shape, layout, exc)) from None
     frame = pd.DataFrame({"image": np.repeat([names[i] for i in numbers], len(e.player_names)),
                           "player": np.tile(e.player_names, len(e))})
     outputs = e.output_names if e.values.ndim == 3 else [None]
