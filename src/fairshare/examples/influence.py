@@ -363,11 +363,24 @@ def _torch_hvp(model: Any, X: np.ndarray, y: np.ndarray, damping: float):
 
 
 def _conjugate_gradient(hvp: Any, b: np.ndarray, iterations: int, tol: float = 1e-10) -> np.ndarray:
+    """``H^-1 b`` by conjugate gradients on products ``hvp(v) = H v``; :class:`_NegativeCurvature` where a direction
+    of curvature ``<= 0`` shows that ``H`` is not positive definite.
+
+    Examples
+    --------
+    >>> H = np.array([[2.0, 0.5], [0.5, 1.0]])
+    >>> _conjugate_gradient(lambda v: H @ v, np.array([1.0, 2.0]), 10).round(12).tolist()
+    [0.0, 2.0]
+    >>> _conjugate_gradient(lambda v: H @ v, np.zeros(2), 10).tolist()        # a zero gradient: zero, no refusal
+    [0.0, 0.0]
+    """
     x = np.zeros_like(b)
     r = b.copy()
     p = r.copy()
     rs = float(r @ r)
     for _ in range(iterations):
+        if np.sqrt(rs) <= tol * max(np.linalg.norm(b), 1e-300):
+            break                                      # solved (a zero right-hand side at once)
         Ap = hvp(p)
         curvature = float(p @ Ap)
         if not curvature > 0.0:
@@ -376,8 +389,6 @@ def _conjugate_gradient(hvp: Any, b: np.ndarray, iterations: int, tol: float = 1
         x += alpha * p
         r -= alpha * Ap
         new = float(r @ r)
-        if np.sqrt(new) <= tol * max(np.linalg.norm(b), 1e-300):
-            break
         p = r + (new / rs) * p
         rs = new
     return x
