@@ -384,7 +384,7 @@ def _fit(problem: _Problem, sv: Semivalue, order: int) -> SurrogateFit | None:
     if not np.isfinite(best_error):
         return None
     score = _relevance(problem.values(plain.x) - problem.values(np.zeros_like(plain.x)))
-    cands = candidates(problem.paired, min(order, problem.n), problem.even_map is not None, problem.sized)  # k <= n players
+    cands = candidates(problem.paired, min(order, problem.n), problem.even_map is not None, problem.sized)  # k <= n
     cap = feature_cap(m, sum(1 for c in cands if c.degrees))
     complete = complete_cap(m, problem.n, cap) if problem.paired or problem.even_map is not None else 0
     ranked = complete if ranks(m, complete, problem.n) else 0
