@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import fairshare as fs
+from tiny_lm import PROMPT, tiny_gpt2
 
 torch = pytest.importorskip("torch")
 pytestmark = [pytest.mark.skipif(not torch.cuda.is_available(), reason="no GPU"),
@@ -127,34 +128,15 @@ def test_a_half_precision_module_on_a_gpu_is_explained_at_both_doors(dtype):
         assert np.all(np.isfinite(gpu.values)) and _relative(gpu.values, cpu.values) < 0.1
 
 
-_WORDS = "the a cat dog sat on mat ran fast slow and is was Paris France capital of river city old new . ,".split()
-
-
-def _tiny_gpt2():
-    """A 2-layer GPT-2 in float64, random weights, a word-level tokenizer built here (no download)."""
-    transformers = pytest.importorskip("transformers")
-    tokenizers = pytest.importorskip("tokenizers")
-    vocab = {"<bos>": 0, "<pad>": 1, "<unk>": 2, **{w: i + 3 for i, w in enumerate(_WORDS)}}
-    core = tokenizers.Tokenizer(tokenizers.models.WordLevel(vocab, unk_token="<unk>"))
-    core.pre_tokenizer = tokenizers.pre_tokenizers.WhitespaceSplit()
-    tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_object=core, bos_token="<bos>", pad_token="<pad>",
-                                                     unk_token="<unk>")
-    config = transformers.GPT2Config(vocab_size=len(vocab), n_positions=64, n_embd=32, n_layer=2, n_head=2,
-                                     bos_token_id=0, eos_token_id=0)
-    torch.manual_seed(0)
-    return transformers.GPT2LMHeadModel(config).double().eval(), tokenizer
-
-
 @pytest.mark.parametrize("removal, kv_cache", [("drop", True), ("drop", False), (1, True)])
 def test_a_language_model_on_a_gpu_gives_the_spans_values_it_gives_on_the_cpu(removal, kv_cache):
     """The generation door (greedy answer, batches padded, the KV cache of kept prefixes) with the model on CUDA."""
-    prompt = "the old cat sat on the mat . the dog ran fast , and slow .\n\nParis is the capital of France ."
-    model, tokenizer = _tiny_gpt2()
+    model, tokenizer = tiny_gpt2(torch.float64)
     args = dict(tokenizer=tokenizer, spans="words", removal=removal, kv_cache=kv_cache, max_new_tokens=3,
                 batch_size=8)
-    gpu = fs.games.GenerationGame(model.cuda(), prompt, **args)
+    gpu = fs.games.GenerationGame(model.cuda(), PROMPT, **args)
     gpu_values = fs.explain(gpu, budget=300, seed=0, progress=False)
-    cpu = fs.games.GenerationGame(model.cpu(), prompt, **args)
+    cpu = fs.games.GenerationGame(model.cpu(), PROMPT, **args)
     cpu_values = fs.explain(cpu, budget=300, seed=0, progress=False)
     assert gpu.target.tolist() == cpu.target.tolist() and gpu_values.method == cpu_values.method
     assert _relative(gpu_values.values, cpu_values.values) < 1e-9
@@ -163,11 +145,10 @@ def test_a_language_model_on_a_gpu_gives_the_spans_values_it_gives_on_the_cpu(re
 def test_a_bfloat16_language_model_on_a_gpu_is_read_in_float32():
     """The common case: a bfloat16 model on CUDA. Its log-probabilities (read in float32) are the float64 model's to
     bfloat16's three digits, and its spans' values are finite and add up to the answer's."""
-    prompt = "the old cat sat on the mat . the dog ran fast , and slow .\n\nParis is the capital of France ."
-    model, tokenizer = _tiny_gpt2()
+    model, tokenizer = tiny_gpt2(torch.float64)
     args = dict(tokenizer=tokenizer, spans="words", target="Paris is old")
-    exact = fs.games.GenerationGame(model, prompt, **args)
-    half = fs.games.GenerationGame(copy.deepcopy(model).to(torch.bfloat16).cuda(), prompt, **args)
+    exact = fs.games.GenerationGame(model, PROMPT, **args)
+    half = fs.games.GenerationGame(copy.deepcopy(model).to(torch.bfloat16).cuda(), PROMPT, **args)
     S = np.random.default_rng(1).random((16, exact.n_players)) < 0.6
     np.testing.assert_allclose(half(S), exact(S), rtol=0.1)
     e = fs.explain(half, budget=300, seed=0, progress=False)

@@ -9,9 +9,7 @@ import pytest
 
 import fairshare as fs
 from fairshare.games.spans import span_hierarchy, spans_of, unit_starts
-
-WORDS = ("the a cat dog sat on mat ran fast slow red blue and is was Paris France capital of river city old new "
-         "<script> . , ?").split()
+from tiny_lm import PROMPT, tiny_gpt2
 
 
 # ---------------------------------------------------------------------------------------- synthetic models
@@ -148,25 +146,14 @@ def test_words_sentences_and_paragraphs_of_subword_pieces():
 # ------------------------------------------------------------------------------------------- a tiny GPT-2
 @pytest.fixture(scope="module")
 def tiny():
-    """A 2-layer GPT-2 with random weights and a word-level tokenizer of :data:`WORDS` (built here, no download)."""
+    """:func:`tiny_lm.tiny_gpt2` (float32), run on one thread."""
     torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    tokenizers = pytest.importorskip("tokenizers")
-    vocab = {"<bos>": 0, "<pad>": 1, "<unk>": 2, **{w: i + 3 for i, w in enumerate(WORDS)}}
-    core = tokenizers.Tokenizer(tokenizers.models.WordLevel(vocab, unk_token="<unk>"))
-    core.pre_tokenizer = tokenizers.pre_tokenizers.WhitespaceSplit()
-    tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_object=core, bos_token="<bos>", pad_token="<pad>",
-                                                     unk_token="<unk>")
-    config = transformers.GPT2Config(vocab_size=len(vocab), n_positions=64, n_embd=32, n_layer=2, n_head=2,
-                                     bos_token_id=0, eos_token_id=0)
-    torch.manual_seed(0)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)              # a tiny model: one thread (spinning threads on a busy machine cost 100x)
-    yield transformers.GPT2LMHeadModel(config).eval(), tokenizer
+    yield tiny_gpt2()
     torch.set_num_threads(threads)
 
 
-PROMPT = "the old cat sat on the mat . the dog ran fast , and slow .\n\nParis is the capital of France ."
 
 
 def _direct(model, game, S):
