@@ -60,6 +60,7 @@ EXPLAIN_CASES = [
     ("unknown method", dict(method="nope"), ValueError, r"method must be one of", False),
     ("n_jobs 0", dict(n_jobs=0), ValueError, r"n_jobs must be >= 1", False),
     ("n_jobs string", dict(n_jobs="x"), TypeError, r"n_jobs must be an integer", False),
+    ("n_jobs -2", dict(n_jobs=-2), ValueError, r"n_jobs must be >= 1, or -1 for one thread per core", False),
     ("batch_size 0", dict(batch_size=0), ValueError, r"batch_size must be >= 1", False),
     ("batch_size -1", dict(batch_size=-1), ValueError, r"batch_size must be >= 1", False),
     ("batch_size 2.5", dict(batch_size=2.5), TypeError, r"batch_size must be a positive integer", False),

@@ -150,7 +150,7 @@ def test_max_evaluations_is_never_exceeded_whatever_auto_picks(n, cap, seed, ind
 
 @settings(max_examples=12, deadline=None, derandomize=True)
 @given(order=st.permutations(list(X6.columns)), seed=st.integers(0, 1000), rows=st.integers(1, 3),
-       n_jobs=st.sampled_from([1, 2]), index=st.sampled_from(INDICES))
+       n_jobs=st.sampled_from([1, 2, -1]), index=st.sampled_from(INDICES))
 def test_explain_gives_each_feature_its_value_whatever_the_column_order_and_threads(order, seed, rows, n_jobs, index):
     args = dict(index=index, budget=40, seed=seed, progress=False)         # < 2^6: sampled, not enumerated
     for model in (LR.predict_proba, LR, FOREST):
@@ -209,7 +209,7 @@ _CHECKED_BY = {        # bad values for the arguments declared with a check of t
     "index": ["owen", 3], "seed": ["abc", -1, 2.5], "stop": ["soon", 3], "progress": ["yes", 3],
     "client": [3, "tcp://nowhere"], "cache": [3], "feature_names": ["abc", 5], "tol": [-0.1, "x", float("nan")],
     "partition": ["blocks", 3, [[0, 0]]], "tokenizer": [3, "(unclosed"], "mask_token": [0],
-    "batch_size": ["x", 0, 2.5, True], "baseline": ["sky", float("nan"), [1, 2]],
+    "batch_size": ["x", 0, 2.5, True], "n_jobs": ["x", 0, -2, 2.5, True], "baseline": ["sky", float("nan"), [1, 2]],
     "output": ["bottom", -1, 2.5, [], [1, 1]], "patch_size": ["x", 0, 2.5, (2, 0)],
     "sigma": ["x", 0, -1.0, float("nan")], "slic": ["many", {"colour": 3}],
     "loss": ["hinge", 3], "background": [np.full((3, 6), np.nan), "rows"],
@@ -546,7 +546,7 @@ def test_explain_owen_follows_the_features_by_name(order, seed, method):
 
 
 @settings(max_examples=10, deadline=None, derandomize=True)
-@given(seed=st.integers(0, 1000), batch=st.integers(1, 50), n_jobs=st.sampled_from([1, 2]),
+@given(seed=st.integers(0, 1000), batch=st.integers(1, 50), n_jobs=st.sampled_from([1, 2, -1]),
        groups=st.sampled_from([None, "time", ("time", 2), "features"]))
 def test_shaped_inputs_same_seed_same_values_whatever_the_batch_and_threads(seed, batch, n_jobs, groups):
     rng = np.random.default_rng(0)
@@ -569,7 +569,7 @@ def _catboost_frame():
 
 @settings(max_examples=8, deadline=None, derandomize=True)
 @given(order=st.permutations(list(X6.columns) + ["band", "decile"]), seed=st.integers(0, 1000),
-       batch=st.sampled_from([None, 1, 7]), n_jobs=st.sampled_from([1, 2]),
+       batch=st.sampled_from([None, 1, 7]), n_jobs=st.sampled_from([1, 2, -1]),
        output=st.sampled_from(["raw", "probability", "log_loss"]), budget=st.sampled_from([60, 256]))
 def test_tree_outputs_and_catboost_categories_follow_features_by_name_whatever_batch_and_threads(
         order, seed, batch, n_jobs, output, budget):
