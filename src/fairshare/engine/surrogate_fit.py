@@ -61,7 +61,7 @@ import numpy as np
 from .._core import arrays
 from ..indices.semivalues import Semivalue
 from .formulations import ShapleyKernel
-from .ridge_path import RidgePath, gram_basis, one_thread
+from .ridge_path import RidgePath, gram_basis, one_thread, subtract_product
 from .samplers.sample import CoalitionSample
 from .screening import RANK_POOL, pair_scores, ridge_ranked, screened_triples, triple_scores
 from .size_features import MIN_SIZES, legendre, size_degrees, size_values
@@ -299,7 +299,7 @@ class _Blocks:
     def _project(self, F: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(Ua^T F, F projected off the design)``: all a fit needs of the features ``F`` (their rows are not kept)."""
         along = self.Ua.T @ F
-        return along, F - self.Ua @ along
+        return along, subtract_product(F, self.Ua, along)
 
     def _within(self, k: int, subsets: np.ndarray) -> tuple[tuple, np.ndarray] | None:
         """A block already built of products of ``k`` players that holds every one of ``subsets``, and their
@@ -409,18 +409,22 @@ def _fit(problem: _Problem, sv: Semivalue, order: int) -> SurrogateFit | None:
     point = path.fit(lam)
     if not significant(plain.loo, point.loo, len(cands) * len(PENALTIES)):
         return _even_only(problem, plain_path, plain)
-    L, plain_L = _maps(problem, path, lam, plain_path, value_map)
+    # the maps (d, m) of the whitened targets to the values, the plain fit's part shared by every path: with the even
+    # model's many columns, through the value map's rows (d) instead of the solution's (p), and without forming the
+    # features' coefficient map (q x m: q r m multiply-adds, 3 ms of a 100n fit of 18 players)
+    shared = plain_path.plain_map(problem.x_map(np.eye(problem.A.shape[1])))
+    L, plain_L = path.value_map(lam, None, value_map, shared), shared[1]
     values = problem.values(point.x) + value_map @ point.c
     gain = plain.loo_error / point.loo_error if point.loo_error > 0 else np.inf
     floor = ranked >= CHECK_SHARE and cand.cap == ranked          # its quarter: never the ranked number, by pairs
-    check = _check(problem, blocks, base, plain_path, cand, cap, lam) if floor else None
+    check = _check(problem, blocks, base, plain_path, cand, cap, lam, shared) if floor else None
     label = cand.label if problem.even_map is None else "order-2+" + cand.label
     return SurrogateFit(values, L, point.loo, label, lam, int(value_map.shape[1]), gain,
                         plain_L, plain.loo, point.leverage, point.residual, check)
 
 
 def _check(problem: _Problem, blocks: _Blocks, base: tuple, plain_path: RidgePath, cand: Candidate, cap: int,
-           lam: float) -> tuple[np.ndarray, np.ndarray]:
+           lam: float, shared: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """``(L, loo)`` of the candidate with ``1 / CHECK_SHARE`` of its products of three, chosen by their pairs, at the
     chosen penalty: the error bars are at least this fit's, whose products are fixed before its residuals (german
     credit / MLP at 100n, 3 rows x 5 seeds: coverage 0.913 / 0.887 for Shapley / Banzhaf values, with it 0.990 / 0.970;
@@ -428,16 +432,7 @@ def _check(problem: _Problem, blocks: _Blocks, base: tuple, plain_path: RidgePat
     fewer = dataclasses.replace(cand, cap=cand.cap // CHECK_SHARE)
     along, Fh, value_map, gram = blocks.design(fewer, cap)
     path = RidgePath(problem.A, None, problem.Y, base=base, projected=(Fh, gram, along), plain=plain_path)
-    return _maps(problem, path, lam, plain_path, value_map)[0], path.fit(lam).loo
-
-
-def _maps(problem: _Problem, path: RidgePath, lam: float, plain: RidgePath,
-          value_map: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The linear maps ``(d, m)`` of the whitened targets to the chosen fit's values and to the plain fit's; with the
-    even model's many columns, through the value map's rows (``d``) instead of the solution's (``p``), and without
-    forming the features' coefficient map (``q x m``: ``q r m`` multiply-adds, 3 ms of a 100n fit of 18 players)."""
-    M = problem.x_map(np.eye(problem.A.shape[1]))
-    return path.value_map(lam, M, value_map), plain.value_map(np.inf, M, value_map[:, :0])
+    return path.value_map(lam, None, value_map, shared), path.fit(lam).loo
 
 
 def _even_only(problem: _Problem, path: RidgePath, plain: Any) -> SurrogateFit | None:
@@ -445,6 +440,6 @@ def _even_only(problem: _Problem, path: RidgePath, plain: Any) -> SurrogateFit |
     (the additive and pairwise model, unpenalized)."""
     if problem.even_map is None:
         return None
-    L = path.value_map(np.inf, problem.x_map(np.eye(problem.A.shape[1])), np.zeros((problem.n, 0)))
+    L = path.plain_map(problem.x_map(np.eye(problem.A.shape[1])))[1]
     return SurrogateFit(problem.values(plain.x), L, plain.loo, "order-2", np.inf, 0, 1.0, L, plain.loo, plain.leverage,
                         plain.residual)
