@@ -30,6 +30,8 @@ __all__ = ["node_slopes", "fit_residual", "EXACT_LEVERAGE_WORK"]
 #: leverages are exact up to this many multiply-adds (``nodes m d^2``); beyond, ``w_j ||z_j - zbar||^2`` over the
 #: mean diagonal of the normal equations (as :func:`~fairshare.engine.solve.solve_regression` does), at most 1/2
 EXACT_LEVERAGE_WORK = 2e9
+#: the most elements of a batch of nodes' centred rows (``nodes m d k``) the standard errors hold at once
+_BATCH = 1 << 22
 
 
 def node_slopes(Z: np.ndarray, log_weight: np.ndarray, log_mu: np.ndarray, c: np.ndarray, residual: np.ndarray,
@@ -82,44 +84,86 @@ def _node_slopes(Z: np.ndarray, log_weight: np.ndarray, log_mu: np.ndarray, c: n
         onehot = np.zeros((G, m))
         onehot[unit_groups(unit, stratum, rng, G), np.arange(m)] = 1.0
     exact_leverage = log_mu.shape[0] * m * d * d <= EXACT_LEVERAGE_WORK
-    values, dx, left = np.zeros((d, k)), np.zeros((d, G, k)), 0.0
-    for node, weight in enumerate(np.asarray(c, dtype=float)):
-        log_a = log_mu[node, present] - log_mu[node, present].max()
-        # the node's weight per size (scaled); below e^-70 none (rows 1e-30 of its heaviest count for nothing, and
-        # their products would go subnormal and slow every step 100x)
-        a = np.where(log_a > -70.0, np.exp(np.maximum(log_a, -70.0)), 0.0)
-        total = a @ S0
-        zbar = (a @ S1) / total
-        gram = np.tensordot(a, S2, axes=1) - total * np.outer(zbar, zbar)
-        rhs = np.tensordot(a, R1, axes=1) - np.outer(zbar, a @ R0)
-        eig = np.linalg.eigvalsh(gram)
-        if eig[0] <= 1e-12 * max(eig[-1], 1e-300):
-            left += float(weight)                                          # the sample cannot determine this node
-            continue
-        inverse = arrays.factor_solver(gram)(np.eye(d))                    # d x d: every solve below a product
-        w = base * a[np.searchsorted(present, sizes)]
-        Zc = Z - zbar
-        if onehot is not None:
-            e = errors - (w @ errors) / total
-            e = e - Zc @ (inverse @ (Zc.T @ (w[:, None] * e)))
-            if exact_leverage:
-                leverage = w * ((Zc @ inverse) * Zc).sum(axis=1)
-            else:
-                leverage = np.minimum(w * (Zc * Zc).sum(axis=1) / float(np.mean(np.diag(gram))), 0.5)
-            if np.any(leverage[random_rows] > 1.0 - 1e-9):
-                left += float(weight)                                      # a sampled row fitted exactly
-                continue
-            scale = np.where(random_rows, 1.0 / (1.0 - leverage), 1.0) * np.sqrt(fpc) * w
-            spread = ((e * scale[:, None])[:, :, None] * Zc[:, None, :]).reshape(m, k * d)
-            totals = (onehot @ spread).reshape(G, k, d).transpose(0, 2, 1) * G              # (G, d, k)
-            deviation = totals - totals.mean(axis=0, keepdims=True)
-            dx += weight * (inverse @ deviation.transpose(1, 0, 2).reshape(d, G * k)).reshape(d, G, k)
-        values += weight * (inverse @ rhs)
+    weight = np.asarray(c, dtype=float)
+    log_a = log_mu[:, present] - log_mu[:, present].max(axis=1, keepdims=True)
+    # each node's weight per size (scaled); below e^-70 none (rows 1e-30 of its heaviest count for nothing, and their
+    # products would go subnormal and slow every step 100x)
+    a = np.where(log_a > -70.0, np.exp(np.maximum(log_a, -70.0)), 0.0)                     # (nodes, sizes)
+    total = a @ S0
+    zbar = (a @ S1) / total[:, None]
+    gram = np.tensordot(a, S2, axes=1) - total[:, None, None] * zbar[:, :, None] * zbar[:, None, :]
+    rhs = np.tensordot(a, R1, axes=1) - zbar[:, :, None] * (a @ R0)[:, None, :]          # (nodes, d, k)
+    eig = np.linalg.eigvalsh(gram)
+    usable = eig[:, 0] > 1e-12 * np.maximum(eig[:, -1], 1e-300)       # else the sample cannot determine the node
+    inverse = np.zeros_like(gram)
+    if usable.any():
+        inverse[usable] = _inverses(gram[usable])                     # d x d: every solve below a product
+    w = base * a[:, np.searchsorted(present, sizes)]                  # (nodes, m)
+    dx = np.zeros((d, G, k))
+    if onehot is not None:
+        usable &= _slope_deviations(Z, w, total, zbar, gram, inverse, errors, fpc, random_rows, onehot,
+                                    exact_leverage, usable, weight, dx)
+    left = float(weight[~usable].sum())
+    values = np.einsum("n,nij,njk->ik", weight * usable, inverse, rhs)
     if n_random == 0:
         return values, np.zeros((d, k)), left
     if onehot is None:
         return values, np.full((d, k), np.inf), left
     return values, replicate_stderr(dx, axis=1), left
+
+
+def _inverses(gram: np.ndarray) -> np.ndarray:
+    """The inverses of positive definite matrices ``(nodes, d, d)`` at once (a pseudo-inverse for any that is not
+    numerically so)."""
+    try:
+        inverse = np.linalg.inv(gram)
+    except np.linalg.LinAlgError:
+        inverse = np.full_like(gram, np.nan)
+    bad = ~np.isfinite(inverse).all(axis=(1, 2))
+    for i in np.flatnonzero(bad):
+        inverse[i] = np.linalg.pinv(gram[i], hermitian=True)
+    return inverse
+
+
+def _slope_deviations(Z: np.ndarray, w: np.ndarray, total: np.ndarray, zbar: np.ndarray, gram: np.ndarray,
+                      inverse: np.ndarray, errors: np.ndarray, fpc: np.ndarray, random_rows: np.ndarray,
+                      onehot: np.ndarray, exact_leverage: bool, usable: np.ndarray, weight: np.ndarray,
+                      dx: np.ndarray) -> np.ndarray:
+    """Add every usable node's random-group deviations of its slopes of ``errors`` to ``dx`` ``(d, G, k)`` (weighted
+    by ``weight``), all nodes in a few products; return which nodes keep every sampled row's leverage below 1 (a
+    sampled row fitted exactly leaves its node out)."""
+    out = usable.copy()
+    nodes = np.flatnonzero(usable)
+    per = max(1, _BATCH // (Z.size * errors.shape[1]))               # nodes at once: a bounded working set
+    for start in range(0, nodes.size, per):
+        chunk = nodes[start:start + per]
+        out[chunk] = _node_deviations(Z, w[chunk], total[chunk], zbar[chunk], gram[chunk], inverse[chunk], errors,
+                                      fpc, random_rows, onehot, exact_leverage, weight[chunk], dx)
+    return out
+
+
+def _node_deviations(Z: np.ndarray, w: np.ndarray, total: np.ndarray, zbar: np.ndarray, gram: np.ndarray,
+                     inverse: np.ndarray, errors: np.ndarray, fpc: np.ndarray, random_rows: np.ndarray,
+                     onehot: np.ndarray, exact_leverage: bool, weight: np.ndarray, dx: np.ndarray) -> np.ndarray:
+    """:func:`_slope_deviations` for some nodes (all usable): whether each keeps its sampled rows' leverages below 1."""
+    m, d = Z.shape
+    G, k = onehot.shape[0], errors.shape[1]
+    count = w.shape[0]
+    Zc = Z[None, :, :] - zbar[:, None, :]                                       # (nodes, m, d)
+    e = errors[None] - (w @ errors)[:, None, :] / total[:, None, None]            # (nodes, m, k)
+    e = e - Zc @ (inverse @ (Zc.transpose(0, 2, 1) @ (w[:, :, None] * e)))
+    if exact_leverage:
+        leverage = w * np.einsum("nmi,nmi->nm", Zc @ inverse, Zc)
+    else:
+        diag = np.mean(np.diagonal(gram, axis1=1, axis2=2), axis=1)
+        leverage = np.minimum(w * (Zc * Zc).sum(axis=2) / diag[:, None], 0.5)
+    keep = ~np.any(leverage[:, random_rows] > 1.0 - 1e-9, axis=1)
+    scale = np.where(random_rows, 1.0 / (1.0 - np.where(keep[:, None], leverage, 0.0)), 1.0) * np.sqrt(fpc) * w
+    spread = (e * scale[:, :, None])[:, :, :, None] * Zc[:, :, None, :]        # (nodes, m, k, d)
+    totals = (onehot @ spread.reshape(count, m, k * d)).reshape(count, G, k, d) * G
+    deviation = (totals - totals.mean(axis=1, keepdims=True)).transpose(0, 3, 1, 2)     # (nodes, d, G, k)
+    dx += np.einsum("n,nij,njgk->igk", weight * keep, inverse, deviation)
+    return keep
 
 
 def fit_residual(sample: CoalitionSample, w: np.ndarray, y: np.ndarray, x: np.ndarray) -> np.ndarray:
