@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .._core.errors import FairshareWarning
+from .._core.heap import settle_heap
 from .._core.seeds import SeedLike, generator, streams
 from ..results.attribution import Attribution
 from ..games.base import Game
@@ -59,6 +60,7 @@ def execute(game: Game, index: Any, choice: Choice, seed: SeedLike = None, stop:
     >>> execute(g, ix, choose(g, ix, "exact")).result.values.shape     # 3 players and 3 pairs
     (6, 1)
     """
+    settle_heap()                         # the estimators' large temporaries from the heap (glibc)
     spec = choice.spec
     n = game.n_players
     sampler_rng, solver_rng = streams(generator(seed), 2)
