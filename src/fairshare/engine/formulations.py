@@ -20,6 +20,8 @@ alike; :class:`~fairshare.engine.regression.RegressionSolver` is the one solver 
 
 from __future__ import annotations
 
+import functools
+
 from typing import Any
 
 import numpy as np
@@ -339,5 +341,13 @@ def formulation(sv: Semivalue, d: int, lam: Any = "alpha") -> Any:
     """
     if sv.is_shapley:
         return ShapleyKernel(d, lam)
+    measure = _measure_regression(sv, d)
+    return SemivalueRegression(sv, d) if measure is None else measure
+
+
+@functools.lru_cache(maxsize=64)
+def _measure_regression(sv: Semivalue, d: int) -> MeasureRegression | None:
+    """The product measures' regression of ``sv`` on ``d`` players, or None: built once (its quadrature and weights
+    are read, never written; three estimator steps ask for it)."""
     measure = measure_nodes(sv, d)
-    return SemivalueRegression(sv, d) if measure is None else MeasureRegression(*measure, d)
+    return None if measure is None else MeasureRegression(*measure, d)

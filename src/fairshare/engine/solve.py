@@ -221,11 +221,11 @@ def small_sample_factor(dof: np.ndarray | float) -> np.ndarray:
     >>> np.round(small_sample_factor(np.array([1, 10, 1000])), 3)
     array([6.483, 1.137, 1.001])
     """
-    from scipy.stats import norm, t
+    from scipy.special import ndtri, stdtrit          # scipy.stats' t.ppf and norm.ppf without their 0.1 ms a call
 
     dof = np.asarray(dof, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(dof >= 1, t.ppf(0.975, np.maximum(dof, 1.0)) / norm.ppf(0.975), np.inf)
+        return np.where(dof >= 1, stdtrit(np.maximum(dof, 1.0), 0.975) / ndtri(0.975), np.inf)
 
 
 def group_stderr(design: Design, lin: Linearized, rng: np.random.Generator,
