@@ -157,6 +157,21 @@ def ratio(a: float, b: float) -> float:
     return 1.0 if max(a, b) < 1e-20 else a / max(b, 1e-300)
 
 
+def most_often(labels: list[str]) -> str:
+    """The label seen most often; among equals the first seen (not ``max(set(...))``'s: a set's order changes with
+    the process's string hashing, so a tie gave another label each run).
+
+    Examples
+    --------
+    >>> most_often(["b", "a", "a", "b", "c"])
+    'b'
+    """
+    counts: dict[str, int] = {}
+    for label in labels:
+        counts[label] = counts.get(label, 0) + 1
+    return max(counts, key=counts.__getitem__)
+
+
 def quantiles(values: list[float]) -> tuple[float, float, float]:
     a = np.asarray(values, dtype=float)
     return float(np.quantile(a, 0.25)), float(np.median(a)), float(np.quantile(a, 0.75))

@@ -33,7 +33,7 @@ import numpy as np
 
 import fairshare as fs
 
-from .common import plot_lines, ratio, relative_error, results_dir, table, within_bars, write_report
+from .common import most_often, plot_lines, ratio, relative_error, results_dir, table, within_bars, write_report
 from ._default_peers import PEERS, Counted
 from . import datasets as D
 from . import default_semivalues as S
@@ -280,7 +280,7 @@ def _rows_of(pair: Pair, games: list, cells: dict) -> tuple[list, list]:
         best = min(PEERS, key=lambda k: med[k])
         ours = med["fairshare ours"]
         cover = float(np.mean(cell["hits"])) if cell["hits"] else float("nan")
-        kinds = max(set(cell["kinds"]), key=cell["kinds"].count)
+        kinds = most_often(cell["kinds"])
         main.append([pair.name + (" (tuned)" if pair.tuned else ""), games[0][0].n_players, f"{mult}n", ours,
                      med[best], best, ratio(med[best], ours), med["fairshare regression"],
                      ratio(med["fairshare regression"], ours), ratio(med["fairshare surrogate (paired)"], ours),

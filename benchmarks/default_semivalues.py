@@ -17,7 +17,7 @@ import numpy as np
 
 import fairshare as fs
 
-from .common import ratio, relative_error, within_bars
+from .common import most_often, ratio, relative_error, within_bars
 
 #: index label -> (semivalue, the method auto ran before the surrogate regression)
 INDICES = {
@@ -69,7 +69,7 @@ def rows_of(name: str, games: list, budgets: tuple, seeds: int) -> list[list]:
                             methods.append(est.method)
                             covered.append(_covered(est, truth))
             med = {k: float(np.median(v)) if not np.isnan(v).any() else float("nan") for k, v in errs.items()}
-            out.append([name, label, f"{mult}n", max(set(methods), key=methods.count), med["auto"], med["former"],
+            out.append([name, label, f"{mult}n", most_often(methods), med["auto"], med["former"],
                         ratio(med["former"], med["auto"]), med["surrogate"], ratio(med["former"], med["surrogate"]),
                         1e3 * float(np.median(cpu["auto"])), 1e3 * float(np.median(cpu["former"])),
                         float(np.mean(covered)) if covered and np.isfinite(covered).all() else float("nan")])
