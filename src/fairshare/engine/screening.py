@@ -128,8 +128,13 @@ def ridge_ranked(F: np.ndarray, r: np.ndarray, keep: int, basis: np.ndarray | No
     >>> ridge_ranked(F, r, 1, basis=Q).tolist()
     [5]
     """
-    r = np.asarray(r, dtype=float).reshape(F.shape[0], -1)
-    lam = _RANK_PENALTY * float(np.einsum("ij,ij->", F, F)) / max(F.shape[1], 1)
+    dtype = F.dtype if F.dtype in (np.float32, np.float64) else np.dtype(float)   # the arithmetic's: F's (float32:
+    F = np.asarray(F, dtype=dtype)                                               # half the memory traffic)
+    r = np.asarray(r, dtype=dtype).reshape(F.shape[0], -1)
+    basis = None if basis is None else np.asarray(basis, dtype=dtype)
+    energy = np.einsum("ij,ij->", F, F) if dtype == np.float64 else np.einsum("ij,ij->", F, F, dtype=float)
+    lam = dtype.type(_RANK_PENALTY * float(energy) / max(F.shape[1], 1))
+    tiny = dtype.type(1e-300 if dtype == np.float64 else np.finfo(dtype).tiny)
 
     def gram_times(d: np.ndarray) -> np.ndarray:
         Fd = F @ d
@@ -142,11 +147,11 @@ def ridge_ranked(F: np.ndarray, r: np.ndarray, keep: int, basis: np.ndarray | No
     d, rr = res.copy(), np.einsum("ij,ij->j", res, res)
     for _ in range(_RANK_STEPS):                          # conjugate gradients on (F^T F + lam I) c = F^T r
         Ad = gram_times(d) + lam * d
-        step = rr / np.maximum(np.einsum("ij,ij->j", d, Ad), 1e-300)
+        step = rr / np.maximum(np.einsum("ij,ij->j", d, Ad), tiny)
         c += step * d
         res -= step * Ad
         new = np.einsum("ij,ij->j", res, res)
-        d = res + (new / np.maximum(rr, 1e-300)) * d
+        d = res + (new / np.maximum(rr, tiny)) * d
         rr = new
     score = (np.abs(c) / np.maximum(np.abs(c).max(axis=0), 1e-300)).max(axis=1)
     return best_rows(np.arange(F.shape[1]), score, keep)

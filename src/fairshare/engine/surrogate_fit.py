@@ -161,15 +161,16 @@ class _Problem:
         self.A = np.hstack([self.A, self.features(subsets, ones)])
         self.even_map = self.value_map(sv, subsets, ones)
 
-    def features(self, subsets: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    def features(self, subsets: np.ndarray, weights: np.ndarray, dtype: type = float) -> np.ndarray:
         """The whitened feature columns of the products ``subsets`` (scaled by ``weights``), in the rows' form: the
         Shapley rows' ``F(S) - F(empty) - |S| / n (F(N) - F(empty))``, the others' ``F`` at the targets' scale; a
-        pair's row ``(F(S) - F(N \\ S)) / 2``, from its first coalition (``w_T(N \\ S) = (-1)^k w_T(S)``)."""
+        pair's row ``(F(S) - F(N \\ S)) / 2``, from its first coalition (``w_T(N \\ S) = (-1)^k w_T(S)``); as
+        ``dtype`` (float32 for a ranking's pool)."""
         k, n = subsets.shape[1], self.n
         parity, ends = (-1.0) ** k, 1.0 - (-1.0) ** k
         signs, sizes = (self.signs_full[0::2], self.sizes_full[0::2]) if self.paired else \
             (self.signs_full, self.sizes_full)
-        F = walsh_products(signs, subsets)                # a new array: every step below works in place
+        F = walsh_products(signs, subsets, dtype)         # a new array: every step below works in place
         if self.paired:
             F *= 0.5 * ends
             if self.shapley and ends:
@@ -186,8 +187,8 @@ class _Problem:
         if not np.all(scale == 1.0):
             F *= scale
         if self.centered:
-            F -= (self.w @ F) / self.w.sum()
-        F *= self.root[:, None]
+            F -= (self.w.astype(F.dtype) @ F) / F.dtype.type(self.w.sum())
+        F *= self.root.astype(F.dtype)[:, None]
         return F
 
     @functools.cached_property
@@ -281,10 +282,10 @@ class _Blocks:
                 block, cols = within
                 self.blocks[key] = (subsets, block[1][:, cols], block[2][:, cols], block[3][:, cols])
                 return self.blocks[key]
+            if ranked:                                    # ranked in float32 (half the memory traffic); only the
+                pool = p.features(subsets, np.ones(subsets.shape[0]), np.float32)  # products kept are built in full
+                subsets = subsets[ridge_ranked(pool, self.residual, cap, basis=self.Ua)]      # and projected
             F = p.features(subsets, np.ones(subsets.shape[0]))
-            if ranked:                                    # only the products kept are projected off the design
-                cols = ridge_ranked(F, self.residual, cap, basis=self.Ua)
-                subsets, F = subsets[cols], F[:, cols]
             self.blocks[key] = (subsets, *self._project(F), p.value_map(self.sv, subsets, np.ones(subsets.shape[0])))
         return self.blocks[key]
 

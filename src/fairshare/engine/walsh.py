@@ -36,8 +36,9 @@ __all__ = ["walsh_products", "semivalue_of_walsh", "top_subsets", "pool_subsets"
 POOL = 8
 
 
-def walsh_products(signs: np.ndarray, subsets: np.ndarray) -> np.ndarray:
-    """``(m, q)`` products ``prod_{i in T} signs[:, i]`` for each row of ``subsets`` (``(q, k)`` player indices).
+def walsh_products(signs: np.ndarray, subsets: np.ndarray, dtype: type = float) -> np.ndarray:
+    """``(m, q)`` products ``prod_{i in T} signs[:, i]`` for each row of ``subsets`` (``(q, k)`` player indices), as
+    ``dtype``.
 
     Examples
     --------
@@ -47,7 +48,7 @@ def walsh_products(signs: np.ndarray, subsets: np.ndarray) -> np.ndarray:
     """
     subsets = np.asarray(subsets, dtype=np.int64)
     if subsets.shape[1] == 0:
-        return np.ones((signs.shape[0], subsets.shape[0]))
+        return np.ones((signs.shape[0], subsets.shape[0]), dtype=dtype)
     signs = np.asarray(signs, dtype=float)
     # (n, m): each factor a whole row, gathered fast; signs of +-1 as bytes (an eighth of the memory traffic; their
     # products are exact, so the floats are the same bits)
@@ -55,7 +56,7 @@ def walsh_products(signs: np.ndarray, subsets: np.ndarray) -> np.ndarray:
     out = rows[subsets[:, 0]]                             # products of signs: exact in any order
     for j in range(1, subsets.shape[1]):
         out *= rows[subsets[:, j]]
-    return out.T.astype(float, order="C")
+    return out.T.astype(dtype, order="C")
 
 
 @functools.lru_cache(maxsize=256)
