@@ -459,6 +459,22 @@ def test_the_wide_products_are_ranked_by_a_first_fit_where_the_pairs_show_nothin
     assert rel_error(unranked.values, truth) < rel_error(plain.values, truth)
 
 
+def test_the_ranking_in_float32_keeps_the_products_float64_keeps():
+    """The ranking's pool is ranked in float32: planted columns among 400 of +-1 signs, off a basis, are found as in
+    float64."""
+    from fairshare.engine.screening import ridge_ranked
+
+    rng = np.random.default_rng(11)
+    F = rng.choice([-1.0, 1.0], size=(1200, 400)) * rng.uniform(0.5, 1.5, size=(1200, 1))
+    Q = np.linalg.qr(rng.normal(size=(1200, 30)))[0]
+    planted = np.sort(rng.choice(400, 25, replace=False))
+    r = F[:, planted] @ rng.normal(size=(25, 2)) + 0.5 * rng.normal(size=(1200, 2))
+    r -= Q @ (Q.T @ r)
+    kept64 = ridge_ranked(F, r, 25, basis=Q)
+    kept32 = ridge_ranked(F.astype(np.float32), r, 25, basis=Q)
+    assert kept64.tolist() == kept32.tolist() == planted.tolist()
+
+
 @pytest.mark.parametrize("index", ["shapley", "banzhaf"])
 def test_error_bars_of_ranked_products_cover_where_the_ranking_fits_noise(monkeypatch, index):
     """A random ReLU network of 18 players with a sigmoid output (odd structure spread over many products, as german
