@@ -380,3 +380,35 @@ def test_model_game_bounds_the_rows_per_call_for_wide_inputs():
     out = g(np.random.default_rng(0).random((10000, n)) < 0.5)
     assert out.shape == (10000,) and sum(s[0] for s in sizes) == 10000
     assert max(s[0] for s in sizes) == (1 << 24) // n                       # 4096 rows: 128 MB of float64
+
+
+@pytest.mark.parametrize("as_frame", [True, False])
+def test_a_float_background_of_integer_columns_is_not_truncated_to_the_rows_types(as_frame):
+    """The model's frames mix the row's and the background's values: an integer column with a float background (a
+    mean row) stays float, so the base value is the model at the background and the values are exact."""
+    X = pd.DataFrame({"age": [20, 30, 40, 50, 61], "kids": [0, 1, 2, 3, 1]})
+    model = LinearRegression().fit(X, 1.0 * X["age"] + 10 * X["kids"])
+    background = X.mean().to_frame().T if as_frame else X.mean().to_numpy()[None, :]
+    e = fs.explain(model, X.iloc[:2], background=background, progress=False)
+    np.testing.assert_allclose(e.base_values, model.predict(pd.DataFrame(background, columns=X.columns))[0])
+    exact = (X.iloc[:2].to_numpy() - np.asarray(background, dtype=float)) * model.coef_
+    np.testing.assert_allclose(e.values, exact, atol=1e-9)
+
+
+def test_background_categories_the_rows_dtype_lacks_are_kept():
+    f = lambda D: (D["city"] == "c").to_numpy() * 10.0 + D["x"].to_numpy()  # noqa: E731
+    X = pd.DataFrame({"x": [1.0, 2.0], "city": pd.Categorical(["a", "b"])})
+    background = pd.DataFrame({"x": [0.0, 0.0], "city": pd.Categorical(["c", "c"])})
+    e = fs.explain(f, X, background=background, progress=False)
+    np.testing.assert_allclose(e.base_values, [10.0, 10.0])
+    np.testing.assert_allclose(e.values, [[1.0, -10.0], [2.0, -10.0]])
+
+
+def test_a_frames_integer_column_labels_reach_the_model_as_they_are():
+    X = pd.DataFrame(np.random.default_rng(0).normal(size=(20, 3)))
+    f = lambda D: D[0].to_numpy() + 2 * D[1].to_numpy()  # noqa: E731
+    e = fs.explain(f, X.iloc[:2], background=X.iloc[10:15], progress=False)
+    exact = np.stack([X.iloc[:2, 0] - X.iloc[10:15, 0].mean(), 2 * (X.iloc[:2, 1] - X.iloc[10:15, 1].mean()),
+                      np.zeros(2)], axis=1)
+    np.testing.assert_allclose(e.values, exact, atol=1e-12)
+    assert e.feature_names == ["0", "1", "2"]

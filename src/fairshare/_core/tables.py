@@ -22,8 +22,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["as_rows", "is_sparse", "frame_info", "model_columns", "match_columns", "aligned", "accepts_missing",
-           "check_finite", "stored_names", "target_of", "register_library_hooks"]
+__all__ = ["as_rows", "is_sparse", "frame_info", "column_labels", "shared_dtypes", "model_columns", "match_columns",
+           "aligned", "accepts_missing", "check_finite", "stored_names", "target_of", "register_library_hooks"]
 
 # what the libraries of models say of them (their feature names, whether they take NaN, how they store a name)
 _HOOKS: dict[str, Callable[..., Any]] = {"feature_names": lambda model: None, "accepts_missing": lambda model: None,
@@ -107,6 +107,67 @@ def frame_info(obj: Any) -> tuple[list[str] | None, Any]:
     if hasattr(obj, "index") and hasattr(obj, "dtype") and hasattr(obj, "to_numpy"):      # a Series (one row)
         return [str(c) for c in obj.index], None
     return None, None
+
+
+def column_labels(obj: Any) -> list | None:
+    """A DataFrame's column labels as they are (integers stay integers: a model that reads ``frame[0]`` gets its
+    column), a Series' index labels, else None.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> column_labels(pd.DataFrame([[1.0, 2.0]])), column_labels(np.zeros(2))
+    ([0, 1], None)
+    """
+    if hasattr(obj, "columns") and hasattr(obj, "dtypes"):
+        return list(obj.columns)
+    if hasattr(obj, "index") and hasattr(obj, "dtype") and hasattr(obj, "to_numpy"):
+        return list(obj.index)
+    return None
+
+
+def shared_dtypes(x: Any, background: Any) -> list | None:
+    """One dtype per column that holds both ``x``'s values and the background's (the model's frames mix them): the
+    frames' own dtype where they agree; a categorical dtype with every category of both (the background's first);
+    numpy's promotion of numeric dtypes (an integer column with a float background is float, not truncated); the
+    background's values as they are (object) for any other mix. None where ``x`` is not a DataFrame.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> x = pd.DataFrame({"n": [1], "c": pd.Categorical(["a"])})
+    >>> bg = pd.DataFrame({"n": [0.5], "c": pd.Categorical(["b", "a"])[:1]})
+    >>> [str(t) for t in shared_dtypes(x, bg)], list(shared_dtypes(x, bg)[1].categories)
+    (['float64', 'category'], ['a', 'b'])
+    """
+    import pandas as pd
+
+    if not (hasattr(x, "columns") and hasattr(x, "dtypes")):
+        return None
+    own = list(x.dtypes)
+    if background is None:
+        return own
+    if not (hasattr(background, "dtypes") and hasattr(background, "columns")):
+        rows = np.asarray(background)
+        background = pd.DataFrame(rows.reshape(-1, len(own)) if rows.size else np.zeros((0, len(own)))).infer_objects()
+    if len(background.columns) != len(own):
+        return own
+    out = []
+    for mine, (_, column) in zip(own, background.items()):
+        other = column.dtype
+        if mine == other:
+            out.append(mine)
+        elif isinstance(mine, pd.CategoricalDtype):       # every category of both: none of the background's lost
+            theirs = list(other.categories) if isinstance(other, pd.CategoricalDtype) else \
+                list(pd.unique(column.dropna()))
+            categories = theirs + [c for c in mine.categories if c not in set(theirs)]
+            ordered = bool(mine.ordered and (other.ordered if isinstance(other, pd.CategoricalDtype) else False))
+            out.append(pd.CategoricalDtype(categories, ordered=ordered))
+        elif isinstance(mine, np.dtype) and isinstance(other, np.dtype) and mine.kind in "biuf" and other.kind in "biuf":
+            out.append(np.result_type(mine, other))
+        else:
+            out.append(np.dtype(object) if isinstance(mine, np.dtype) and mine.kind in "biuf" else mine)
+    return out
 
 
 def stored_names(name: str) -> list[str]:

@@ -10,7 +10,7 @@ from numba import njit, prange
 
 from .._core.arguments import check_int, format_coalition
 from .base import Game
-from .._core.tables import as_rows, frame_info, is_sparse
+from .._core.tables import as_rows, column_labels, frame_info, is_sparse, shared_dtypes
 from .cost import row_seconds
 from .imputers import CONDITIONAL, Imputer, make_imputer
 from .torch_game import module_input, takes_ids
@@ -123,7 +123,9 @@ class ModelGame(Game):
         columns, dtypes = frame_info(x)
         if columns is None:
             columns, dtypes = frame_info(background)
-        self._columns, self._dtypes = columns, dtypes
+        # the model's frames hold x's and the background's values: labels as given, dtypes that hold both
+        self._columns = column_labels(x) if column_labels(x) is not None else column_labels(background)
+        self._dtypes = shared_dtypes(x, background) if dtypes is not None and hasattr(x, "columns") else dtypes
         self._frame = columns is not None and (hasattr(x, "columns") or hasattr(x, "index"))
         xr = as_rows(x, "x")
         if xr.shape[0] != 1:

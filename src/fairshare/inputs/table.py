@@ -15,7 +15,7 @@ import numpy as np
 
 from .._core.arrays import to_numpy
 from .._core.tables import (accepts_missing, aligned, as_rows, check_finite, frame_info, is_sparse, model_columns,
-                            target_of)
+                            shared_dtypes, target_of)
 from ..games.base import Game
 from ..games.imputers import Imputer, make_imputer
 from ..games.model import ModelGame, as_predict
@@ -77,7 +77,8 @@ def _aligned_rows(model: Any, X: Any, background: Any) -> tuple[Any, Any]:
         elif hasattr(X, "columns") and np.ndim(background) == 2 and np.shape(background)[1] == X.shape[1]:
             import pandas as pd
 
-            background = pd.DataFrame(np.asarray(background), columns=list(X.columns)).astype(X.dtypes.to_dict())
+            frame = pd.DataFrame(np.asarray(background), columns=list(X.columns))
+            background = frame.astype(dict(zip(X.columns, shared_dtypes(X, np.asarray(background)))))
     return X, background
 
 
