@@ -217,3 +217,29 @@ def test_reduced_semivalue_matches_the_full_game():
     restricted = fs.games.RestrictedGame(g, np.arange(n - 1))
     np.testing.assert_allclose(fs.exact(restricted, user.reduced(n, 1)).values, full[:-1], atol=1e-12)
     assert full[-1] == pytest.approx(0.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("n", [4, 5, 6, 7, 10, 20])
+def test_the_minimum_budget_takes_whole_sizes_and_says_its_error_is_not_estimable(n):
+    """At 2n + 2 evaluations the design takes the sizes 1 and n - 1 whole (n pairs) and samples nothing: its error
+    cannot be estimated. exp(log 5) = 4.999999999999999 once left 9e-16 of a unit to sample at 5 and 20 players, and
+    the error bars were 0 on values off by 0.05-0.6."""
+    w = np.arange(1.0, n + 1)
+    game = fs.games.FunctionGame(lambda S: np.sqrt(S @ w) + (S[:, 0] & S[:, -1]), n_players=n)
+    with pytest.warns(fs.FairshareWarning, match="standard errors are infinite"):
+        e = fs.estimate(game, "shapley", budget=2 * n + 2, seed=0)
+    assert np.all(np.isinf(e.stderr))
+
+
+@pytest.mark.parametrize("index, method, budget", [("beta-shapley", None, 7), ("banzhaf", "kernel-banzhaf", 7),
+                                                    ("banzhaf", None, 6)])
+def test_a_fit_with_fewer_than_two_residual_degrees_of_freedom_gives_no_finite_error_bars(index, method, budget):
+    """As many drawn coalitions as unknowns (or one more): the fit (nearly) goes through every row and its
+    residuals show nothing; the error bars were 1e-29 to 1e-14 on values off by 0.6-0.8."""
+    n = 5 if budget == 7 else 4
+    w = np.arange(1.0, n + 1)
+    game = fs.games.FunctionGame(lambda S: np.sqrt(S @ w) + (S[:, 0] & S[:, -1]), n_players=n)
+    options = {} if method is None else {"method": method}
+    with pytest.warns(fs.FairshareWarning, match="residual degrees of freedom"):
+        e = fs.estimate(game, index, budget=budget, seed=0, **options)
+    assert np.all(np.isinf(e.stderr))

@@ -122,7 +122,7 @@ def _inclusion_log_probabilities(log_units: np.ndarray, log_unit_mass: np.ndarra
         log_pi = np.zeros(log_units.size)
         rest = ~forced
         remaining = target - float(np.exp(logsumexp(log_units[forced])))
-        if rest.any() and remaining > 0:
+        if rest.any() and remaining > 1e-9:           # not the rounding of exp(log 5) = 4.999999999999999
             log_scale = scale_for(log_units[rest], log_unit_mass[rest] + log_units[rest], remaining)
             log_pi[rest] = np.minimum(0.0, log_scale + log_unit_mass[rest])
         elif rest.any():
