@@ -270,6 +270,10 @@ def test_texts_split_only_at_line_breaks(tmp_path):
     ("string cell", "--data"),
     ("out in a missing folder", "--out"),
     ("plot in a missing folder", "--plot"),
+    ("plot without an image suffix", "--plot"),
+    ("plot in a format matplotlib cannot write", "--plot"),
+    ("a row with one field more than the header", "line 2 has 5 fields where the header has 4"),
+    ("a row with one field fewer", "line 4 has 3 fields where the header has 4"),
 ])
 def test_mistakes_are_one_line_naming_the_flag_and_found_before_the_model_is_read(table, tmp_path, capsys, case,
                                                                                     message):
@@ -294,6 +298,16 @@ def test_mistakes_are_one_line_naming_the_flag_and_found_before_the_model_is_rea
         args["--out"] = tmp_path / "nowhere" / "o.csv"
     elif case == "plot in a missing folder":
         extra = ["--plot", str(tmp_path / "nowhere" / "p.png")]
+    elif case.startswith("plot"):                                # savefig would add .png, or fail after the CSV
+        extra = ["--plot", str(tmp_path / ("p" if "suffix" in case else "p.xyz"))]
+    elif case.startswith("a row with"):                         # R's write.table with row names: one field more
+        lines = (folder / "rows.csv").read_text().splitlines()
+        if "more" in case:                                      # every row named, as R writes them
+            lines = lines[:1] + [f"r{i},{line}" for i, line in enumerate(lines[1:])]
+        else:
+            lines[3] = lines[3].rsplit(",", 1)[0]
+        (tmp_path / "ragged.csv").write_text("\n".join(lines) + "\n")
+        args["--data"] = tmp_path / "ragged.csv"
     code = main(["explain", *[str(t) for kv in args.items() for t in kv], "--quiet", "--trust-model", *extra])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and message in err, err
@@ -349,3 +363,23 @@ def test_a_library_message_that_opens_with_a_line_break_is_shown_by_its_first_li
 
     assert one_line(ValueError("\nx^\n ^\nParseSyntaxException")) == "x^"
     assert one_line(RuntimeError("")) == "RuntimeError"
+
+
+def test_the_pixels_file_is_the_npy_named_and_the_baseline_file_is_an_input(tmp_path, capsys):
+    """np.save appends .npy: --pixels out/copy wrote out/copy.npy, which could be the --images file itself."""
+    images = tmp_path / "imgs.npy"
+    np.save(images, np.zeros((2, 3, 8, 8), dtype=np.float32))
+    args = ["explain", "--model", str(tmp_path / "net.pt"), "--images", str(images), "--out", str(tmp_path / "o.csv"),
+            "--quiet"]
+    assert main(args + ["--pixels", str(tmp_path / "imgs")]) == 2
+    assert "--pixels" in capsys.readouterr().err and np.load(images).shape == (2, 3, 8, 8)
+    baseline = tmp_path / "base.npy"
+    np.save(baseline, np.zeros((3, 8, 8), dtype=np.float32))
+    assert main(args + ["--baseline", str(baseline), "--pixels", str(baseline), "--overwrite"]) == 2
+    assert "is the --baseline file" in capsys.readouterr().err
+
+
+def test_a_byte_order_mark_in_a_texts_file_is_no_token(tmp_path):
+    path = tmp_path / "t.txt"
+    path.write_bytes("\ufefffree prize now\nsee you monday\n".encode())
+    assert read_texts(str(path)) == ["free prize now", "see you monday"]

@@ -434,6 +434,7 @@ def test_cli_value_data_writes_values_and_a_plot(tmp_path, capsys):
     ({"--model": "no-model.joblib"}, "--model no-model.joblib: no such file"),
     ({"--flag": "zzz"}, "--flag 'zzz' is not a column"),
     ({"--target": "a"}, "--target a of --train .*train.csv holds continuous values .* is a classifier"),
+    ({"--flag": "a"}, "--flag 'a' of --train .*train.csv holds .* in row 0: a flag column holds 0 or 1"),
 ])
 def test_cli_value_data_fails_in_one_line(tmp_path, capsys, change, match):
     train, val = _csvs(tmp_path)

@@ -79,8 +79,9 @@ def _model(args: argparse.Namespace) -> Any:
 
 def run_explain(args: argparse.Namespace) -> int:
     """Run ``fairshare explain``: every path and flag checked before the model is read."""
+    baseline_file = args.baseline if args.baseline is not None and args.baseline.lower().endswith(".npy") else None
     check_paths({"--model": args.model, "--data": args.data, "--background": args.background, "--texts": args.texts,
-                 "--images": args.images},
+                 "--images": args.images, "--baseline": baseline_file},
                 {"--out": args.out, "--plot": args.plot, "--html": args.html, "--interactions": args.interactions,
                  "--pixels": args.pixels}, args.overwrite)
     if args.images:
@@ -225,7 +226,11 @@ def _image_flags(args: argparse.Namespace) -> dict:
     baseline: Any = args.baseline
     if baseline is not None and baseline not in ("blur", "mean"):
         if baseline.lower().endswith(".npy"):
-            baseline = np.load(baseline, allow_pickle=False)
+            try:
+                baseline = np.load(baseline, allow_pickle=False)
+            except (OSError, ValueError) as error:
+                raise ValueError(f"--baseline {baseline}: " + ("no such file" if isinstance(error, FileNotFoundError)
+                                                               else f"not a readable .npy file ({error})")) from None
         else:
             try:
                 baseline = float(baseline)

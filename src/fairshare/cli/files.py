@@ -29,6 +29,7 @@ def check_paths(inputs: dict[str, Any], outputs: dict[str, Any], overwrite: bool
     given_out = {flag: Path(p) for flag, p in outputs.items() if p is not None}
     seen: dict[Path, str] = {}
     for flag, path in given_out.items():
+        _check_suffix(flag, path)
         where = _resolved(path)
         for in_flag, in_path in given_in.items():
             if where == _resolved(in_path) or (path.exists() and in_path.exists() and os.path.samefile(path, in_path)):
@@ -48,8 +49,39 @@ def check_paths(inputs: dict[str, Any], outputs: dict[str, Any], overwrite: bool
             raise ValueError(f"{flag} {path} exists already; pass --overwrite to replace it, or write elsewhere")
 
 
+def _check_suffix(flag: str, path: Path) -> None:
+    """Refuse an output whose writer would add or not understand its suffix: ``np.save`` appends ``.npy`` (the
+    file written would not be the one checked), matplotlib appends ``.png`` to a name without one and refuses a
+    suffix it cannot write (after the other outputs were written)."""
+    suffix = path.suffix.lower()
+    if flag == "--pixels" and suffix != ".npy":
+        raise ValueError(f"--pixels {path}: the pixels' values are written as .npy; give a name ending in .npy")
+    if flag == "--plot":
+        from matplotlib.figure import Figure
+
+        formats = sorted(Figure().canvas.get_supported_filetypes())
+        if suffix.lstrip(".") not in formats:
+            raise ValueError(f"--plot {path}: give a name ending in one of the image formats "
+                             f"{', '.join('.' + f for f in formats)}")
+
+
 def _resolved(path: Path) -> Path:
     return Path(os.path.abspath(os.path.realpath(path)))
+
+
+def _check_fields(path: str, flag: str) -> None:
+    """Refuse a row with more or fewer fields than the header, naming its line: pandas reads one field more as the
+    row's index (every value shifted by a column, the shape R's ``write.table`` gives with row names) and one fewer
+    as a missing last value."""
+    import csv
+
+    with open(path, encoding="utf-8-sig", newline="") as fh:
+        reader = csv.reader(fh)
+        header = next(reader, [])
+        for row in reader:
+            if row and len(row) != len(header):
+                raise ValueError(f"{flag} {path}: line {reader.line_num} has {len(row)} fields where the header has "
+                                 f"{len(header)}")
 
 
 def read_csv(path: str, flag: str) -> Any:
@@ -79,6 +111,7 @@ def read_csv(path: str, flag: str) -> Any:
         raise ValueError(f"{flag} {path}: not a readable CSV file ({str(exc).splitlines()[0]})") from None
     if frame.empty:
         raise ValueError(f"{flag} {path}: no rows")
+    _check_fields(path, flag)
     for column in frame.columns:
         values = frame[column]
         if values.dtype != object and str(values.dtype) not in ("string", "str"):
@@ -110,7 +143,7 @@ def read_texts(path: str) -> list[str]:
     import json
 
     try:
-        with open(path, encoding="utf-8", newline="") as fh:
+        with open(path, encoding="utf-8-sig", newline="") as fh:                 # a BOM is no token
             content = fh.read()
     except FileNotFoundError:
         raise OSError(f"--texts {path}: no such file") from None
@@ -134,10 +167,10 @@ def read_texts(path: str) -> list[str]:
         try:
             item = json.loads(line)
         except json.JSONDecodeError:
-            raise ValueError(f"--texts {path}: line {number} is not JSON") from None
+            raise ValueError(f"--texts {path}: line {number + 1} is not JSON") from None
         item = item.get("text") if isinstance(item, dict) else item
         if not isinstance(item, str):
-            raise ValueError(f"--texts {path}: line {number} holds no text (a JSON string or {{\"text\": ...}})")
+            raise ValueError(f"--texts {path}: line {number + 1} holds no text (a JSON string or {{\"text\": ...}})")
         texts.append(item)
     return texts
 

@@ -84,7 +84,13 @@ def run_value_data(args: argparse.Namespace) -> int:
     if args.flag is not None:
         if args.flag not in train.columns:
             raise ValueError(f"--flag {args.flag!r} is not a column of --train {args.train}")
-        flag = train[args.flag].to_numpy().astype(bool)
+        column = train[args.flag]
+        zero_one = column.isin([0, 1]) & column.notna()
+        if not zero_one.all():
+            row = int(np.flatnonzero(~zero_one.to_numpy())[0])
+            raise ValueError(f"--flag {args.flag!r} of --train {args.train} holds {column.iloc[row]!r} in row {row}: "
+                             "a flag column holds 0 or 1 (or True / False)")
+        flag = column.to_numpy().astype(bool)
     features = [c for c in train.columns if c not in (args.target, args.flag)]
     missing = [] if val is None else [c for c in features if c not in val.columns]
     if missing:
