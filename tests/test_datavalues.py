@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.metrics import f1_score
+from sklearn.neighbors import KNeighborsClassifier
 
 import fairshare as fs
 from fairshare.cli import main as cli_main
@@ -447,3 +448,67 @@ def test_cli_value_data_fails_in_one_line(tmp_path, capsys, change, match):
     import re
 
     assert re.search(match, err), err
+
+
+def _small_sets():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    y = (X[:, 0] > 0).astype(int)
+    return X[:20], y[:20], X[20:], y[20:]
+
+
+class _CountingLogistic(LogisticRegression):
+    fits = 0
+
+    def fit(self, X, y, sample_weight=None):
+        type(self).fits += 1
+        return super().fit(X, y, sample_weight)
+
+
+@pytest.mark.parametrize("change, match", [
+    ({"X_val": lambda X: X[:, :2]}, "X_val has 2 columns but X_train has 3"),
+    ({"X_val": lambda X: np.where(X > 1.5, np.inf, X)}, "X_val holds inf at row"),
+    ({"X_train": lambda X: np.where(X > 1.5, np.nan, X)}, "X_train holds NaN at row .* does not take missing values"),
+    ({"X_train": lambda X: X[:, 0]}, "X_train must be a table of rows x features"),
+    ({"y_train": lambda y: np.stack([y, y], axis=1)}, "y_train must hold one label a row"),
+])
+def test_data_no_fit_could_use_is_refused_before_any_fit(change, match):
+    """A fit that raises is scored as a degenerate coalition: such data were valued silently (39 of 40 fits
+    failed and the values were the constant predictor's noise)."""
+    X_train, y_train, X_val, y_val = _small_sets()
+    data = {"X_train": X_train, "y_train": y_train, "X_val": X_val, "y_val": y_val}
+    for key, how in change.items():
+        data[key] = how(data[key])
+    _CountingLogistic.fits = 0
+    with pytest.raises(ValueError, match=match):
+        fs.value_data(_CountingLogistic(), data["X_train"], data["y_train"], data["X_val"], data["y_val"], budget=40,
+                      seed=0, progress=False)
+    assert _CountingLogistic.fits == 0
+
+
+def test_plain_lists_are_valued_as_arrays():
+    X_train, y_train, X_val, y_val = _small_sets()
+    arrays = fs.value_data(LogisticRegression(), X_train, y_train, X_val, y_val, budget=40, seed=0, progress=False)
+    lists = fs.value_data(LogisticRegression(), X_train.tolist(), y_train.tolist(), X_val.tolist(), y_val.tolist(),
+                          budget=40, seed=0, progress=False)
+    np.testing.assert_array_equal(lists.values, arrays.values)
+
+
+def test_values_from_fits_that_mostly_raised_are_refused_with_the_models_error():
+    import pandas as pd
+
+    X_train, y_train, X_val, y_val = _small_sets()
+    words = pd.DataFrame(X_train, columns=list("abc")).assign(color=["red", "blue"] * 10)
+    val = pd.DataFrame(X_val, columns=list("abc")).assign(color=["red", "blue"] * 15)
+    with pytest.raises(ValueError, match="fits raised.*could not convert string to float"):
+        fs.value_data(LogisticRegression(), words, y_train, val, y_val, budget=40, seed=0, progress=False)
+
+
+def test_a_knn_model_of_another_metric_or_weights_is_valued_by_its_fits_not_the_euclidean_closed_form():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 2))
+    y = (X.sum(axis=1) > 0).astype(int)
+    euclidean = fs.value_data(KNeighborsClassifier(3), X[:8], y[:8], X[8:], y[8:], budget=256, progress=False)
+    for model in (KNeighborsClassifier(3, metric="chebyshev"), KNeighborsClassifier(3, weights="distance", p=1)):
+        other = fs.value_data(model, X[:8], y[:8], X[8:], y[8:], budget=256, progress=False)
+        assert other.n_fits == 256 and not np.array_equal(other.values, euclidean.values)

@@ -62,6 +62,53 @@ def _names(X: Any, n: int) -> list[str]:
     return [f"row{i}" for i in range(n)]
 
 
+def checked_sets(model: Any, X_train: Any, y_train: Any, X_val: Any, y_val: Any) -> tuple[Any, Any, Any, Any]:
+    """The training and validation sets as the fits need them, refused before any fit where no fit could use them
+    (a fit that raises is scored as a degenerate coalition, so bad data would be valued silently): plain lists as
+    arrays, 2-D feature tables with the same columns, labels of one column, no infinite value, and NaN only for a
+    model that takes missing values.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> checked_sets(LogisticRegression(), np.zeros((4, 2)), [0, 1, 0, 1], np.zeros((3, 3)), [0, 1, 1])
+    Traceback (most recent call last):
+    ...
+    ValueError: X_val has 3 columns but X_train has 2: the model is fitted on X_train's columns and scored on X_val's
+    """
+    from .._core.tables import accepts_missing, check_finite, frame_info, is_sparse
+
+    def table(X: Any, name: str) -> Any:
+        X = X if hasattr(X, "iloc") or is_sparse(X) or isinstance(X, np.ndarray) else np.asarray(X)
+        if np.ndim(X) != 2:
+            raise ValueError(f"{name} must be a table of rows x features (2-D), got {np.ndim(X)}-D with shape "
+                             f"{np.shape(X)}")
+        return X
+
+    def labels(y: Any, name: str) -> Any:
+        y = y if hasattr(y, "iloc") or isinstance(y, np.ndarray) else np.asarray(y)
+        if np.ndim(y) == 2 and np.shape(y)[1] == 1:
+            y = y.iloc[:, 0] if hasattr(y, "iloc") else y[:, 0]
+        if np.ndim(y) != 1:
+            raise ValueError(f"{name} must hold one label a row (1-D), got shape {np.shape(y)}")
+        return y
+
+    X_train, X_val = table(X_train, "X_train"), table(X_val, "X_val")
+    y_train, y_val = labels(y_train, "y_train"), labels(y_val, "y_val")
+    if np.shape(X_val)[1] != np.shape(X_train)[1]:
+        raise ValueError(f"X_val has {np.shape(X_val)[1]} columns but X_train has {np.shape(X_train)[1]}: the model "
+                         "is fitted on X_train's columns and scored on X_val's")
+    train_columns, val_columns = frame_info(X_train)[0], frame_info(X_val)[0]
+    if train_columns is not None and val_columns is not None and train_columns != val_columns:
+        raise ValueError(f"X_val's columns {val_columns} are not X_train's {train_columns}")
+    allow_nan = accepts_missing(model) is not False
+    for X, name in ((X_train, "X_train"), (X_val, "X_val")):
+        rows = X if is_sparse(X) else np.asarray(X.to_numpy() if hasattr(X, "to_numpy") else X)
+        if rows.dtype.kind in "fcO" or is_sparse(rows):
+            check_finite(rows, name, frame_info(X)[0], allow_nan=allow_nan)
+    return X_train, y_train, X_val, y_val
+
+
 def value_data(model: Any, X_train: Any, y_train: Any, X_val: Any = None, y_val: Any = None, index: Any = None,
                method: str = "auto", budget: int | None = None, stop: Any = None, tol: float | None = None,
                scoring: Any = None, groups: Any = None, degenerate: float | None = None, client: Any = None,
@@ -121,6 +168,7 @@ def value_data(model: Any, X_train: Any, y_train: Any, X_val: Any = None, y_val:
     if X_val is None or y_val is None:
         raise ValueError(f"{'X_val' if X_val is None else 'y_val'}: required for index={args['index']!r} (only "
                          "index='data-oob' values points without a validation set)")
+    X_train, y_train, X_val, y_val = checked_sets(model, X_train, y_train, X_val, y_val)
     knn = _knn_neighbours(model) if scoring is None and groups is None else None
     if args["index"] is None:
         args["index"] = "shapley" if knn is not None else "banzhaf"
@@ -137,10 +185,27 @@ def value_data(model: Any, X_train: Any, y_train: Any, X_val: Any = None, y_val:
     with reporting(args["progress"] if choice.method != "exact" else False, "valuing data", "fit") as report:
         phi = run(game, sv, choice, seed, rule, progress=report)
     fits = getattr(game, "n_fits", 0)
+    _refuse_failed_fits(model, X_train, y_train, getattr(game, "degenerate", {}).get("fit failed", 0), fits)
     return DataValues.from_attribution(phi, player_names=list(names), n_fits=fits,
                                        reused_fits=getattr(game, "reused", 0),
                                        degenerate=dict(getattr(game, "degenerate", {})),
                                        seconds=time.perf_counter() - started)
+
+
+def _refuse_failed_fits(model: Any, X_train: Any, y_train: Any, failed: int, fits: int) -> None:
+    """Refuse values built mostly from fits that raised (each scored as a constant predictor's): half or more of
+    them failed; the error of a fit on the whole training set (one more fit) says why."""
+    if fits < 2 or 2 * failed < fits:
+        return
+    from ..games.data import _clone
+
+    try:
+        _clone(model).fit(X_train, y_train)
+        why = "the fit on all of X_train works: the subsets' fits raised"
+    except Exception as error:                # noqa: BLE001 - the model's own message, shown to the user
+        why = f"fitting it on X_train raises {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+    raise ValueError(f"model: {failed} of {fits} fits raised, so the values would be the constant predictor's "
+                     f"noise; {why}")
 
 
 def _data_oob(model: Any, X_train: Any, y_train: Any, args: dict, options: dict) -> DataValues:
@@ -162,6 +227,10 @@ def _knn_neighbours(model: Any) -> int | None:
         from sklearn.neighbors import KNeighborsClassifier
     except ImportError:                                  # pragma: no cover
         return None
-    if isinstance(model, KNeighborsClassifier):
+    if not isinstance(model, KNeighborsClassifier):
+        return None
+    # the closed form's utility: Euclidean distances, uniform votes (another metric or distance weights: model fits)
+    euclidean = model.metric == "euclidean" or (model.metric == "minkowski" and model.p == 2)
+    if euclidean and model.weights == "uniform" and not model.metric_params:
         return int(model.n_neighbors)
     return None
