@@ -412,3 +412,14 @@ def test_a_frames_integer_column_labels_reach_the_model_as_they_are():
                       np.zeros(2)], axis=1)
     np.testing.assert_allclose(e.values, exact, atol=1e-12)
     assert e.feature_names == ["0", "1", "2"]
+
+
+def test_link_logit_refuses_a_regressor_before_any_call_and_outputs_that_are_no_probabilities():
+    """Outputs outside [0, 1] were clipped to 1e-15: values of -69 for every row, base values 34.5."""
+    X = pd.DataFrame({"a": np.linspace(-1, 1, 20), "b": np.linspace(0, 1, 20)})
+    regressor = LinearRegression().fit(X, 10 * X["a"] + 5)
+    with pytest.raises(ValueError, match="link='logit' explains probabilities, and LinearRegression is a regressor"):
+        fs.explain(regressor, X.iloc[:3], background=X.iloc[5:15], link="logit", progress=False)
+    with pytest.raises(ValueError, match="link='logit' explains probabilities, but the model returned"):
+        fs.explain(lambda D: 10 * D["a"].to_numpy() + 5, X.iloc[:3], background=X.iloc[5:15], link="logit",
+                   progress=False)

@@ -26,9 +26,27 @@ IMPUTATIONS = ("baseline", "marginal", "conditional") + tuple(CONDITIONAL)
 
 
 def _logit(p: np.ndarray) -> np.ndarray:
-    """``log(p / (1 - p))``, probabilities clipped to [1e-15, 1 - 1e-15]."""
+    """``log(p / (1 - p))``, probabilities clipped to [1e-15, 1 - 1e-15]; an output outside [0, 1] is no probability
+    and is refused (clipped, -5 read as 1e-15: values of -69 for every row)."""
+    outside = (p < -1e-9) | (p > 1 + 1e-9)
+    if np.any(outside):
+        raise ValueError(f"link='logit' explains probabilities, but the model returned {p[outside].flat[0]:g}; use "
+                         "link='identity' for a model whose output is not a probability")
     q = np.clip(p, 1e-15, 1 - 1e-15)
     return np.log(q) - np.log1p(-q)
+
+
+def _is_regressor(model: Any) -> bool:
+    """Whether ``model`` is a scikit-learn regressor (or a bound method of one)."""
+    owner = getattr(model, "__self__", model)
+    try:
+        from sklearn.base import is_regressor
+    except ImportError:                                   # pragma: no cover
+        return False
+    try:
+        return bool(is_regressor(owner))
+    except Exception:                                     # noqa: BLE001 - objects sklearn cannot inspect
+        return False
 
 
 #: what the averaged prediction is explained on: itself, or its log-odds (shap's KernelExplainer link="logit")
@@ -117,6 +135,9 @@ class ModelGame(Game):
                  batch_size: int | None = None, feature_names: Any = None, link: str = "identity") -> None:
         if link not in LINKS:
             raise ValueError(f"link must be one of {list(LINKS)}, got {link!r}")
+        if link == "logit" and _is_regressor(predict):
+            owner = type(getattr(predict, "__self__", predict)).__name__
+            raise ValueError(f"link='logit' explains probabilities, and {owner} is a regressor; use link='identity'")
         self.link = link
         self.model = predict
         self.predict = as_predict(predict)
