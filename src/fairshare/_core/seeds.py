@@ -52,8 +52,16 @@ def item_seeds(seed: SeedLike, n: int) -> list[np.random.SeedSequence]:
     >>> bool(np.random.default_rng(a[1]).random() == np.random.default_rng(b[1]).random())
     True
     """
-    root = seed.integers(2**63) if isinstance(seed, np.random.Generator) else seed
+    root = seed.integers(2**63) if isinstance(seed, np.random.Generator) else _entropy(seed)
     return np.random.SeedSequence(root).spawn(n)
+
+
+def _entropy(seed: SeedLike) -> int | None:
+    """An int or None as it is; a SeedSequence's 128 bits of state (it is not spawned from: the same
+    SeedSequence gives the same items every time)."""
+    if isinstance(seed, np.random.SeedSequence):
+        return int.from_bytes(seed.generate_state(4, np.uint32).tobytes(), "little")
+    return seed
 
 
 def item_root(seed: SeedLike) -> int:
@@ -66,7 +74,7 @@ def item_root(seed: SeedLike) -> int:
     """
     if isinstance(seed, np.random.Generator):
         return int(seed.integers(2**63))
-    return int(np.random.SeedSequence(seed).entropy)
+    return int(np.random.SeedSequence(_entropy(seed)).entropy)
 
 
 def item_seed(root: int, i: int) -> np.random.SeedSequence:
