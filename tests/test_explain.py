@@ -427,9 +427,9 @@ def test_link_logit_refuses_a_regressor_before_any_call_and_outputs_that_are_no_
 
 def test_a_seed_sequence_seeds_every_row_as_an_int_does():
     """SeedLike takes a SeedSequence; the rows' seeds were spawned from SeedSequence(seed), which raised."""
-    X = np.random.default_rng(0).normal(size=(20, 3))
-    f = lambda A: A.sum(axis=1) ** 2  # noqa: E731
-    runs = [fs.explain(f, X[:2], background=X[5:10], seed=np.random.SeedSequence(s), budget=20, progress=False).values
+    X = np.random.default_rng(0).normal(size=(20, 12))
+    f = lambda A: np.tanh(A.sum(axis=1)) * A[:, 0]  # noqa: E731
+    runs = [fs.explain(f, X[:2], background=X[5:10], seed=np.random.SeedSequence(s), budget=60, progress=False).values
             for s in (5, 5, 6)]
     np.testing.assert_array_equal(runs[0], runs[1])
     assert not np.array_equal(runs[0], runs[2])
