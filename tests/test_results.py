@@ -337,3 +337,18 @@ def test_tree_interactions_are_results_whose_rows_are_the_interactions_they_were
         ksii[0, 1]
     with pytest.raises(IndexError):
         ksii[2]
+
+
+def test_slicing_an_explanation_keeps_the_interactions_and_each_rows_report():
+    """Rows and players taken from an explanation with interaction values keep those of the rows and players taken
+    (they were dropped), and the rows' own reports follow the rows (row 2's slice reported row 0's run)."""
+    rng = np.random.default_rng(0)
+    inter = rng.normal(size=(3, 3, 3))
+    inter = inter + inter.transpose(0, 2, 1)
+    e = fs.Explanation(values=inter.sum(axis=2), stderr=np.ones((3, 3)), empty_value=np.zeros(3), data=None,
+                       player_names=["a", "b", "c"], index="shapley", interactions=inter,
+                       interactions_stderr=np.abs(inter), info={"rows": [{"row": 0}, {"row": 1}, {"row": 2}]})
+    np.testing.assert_array_equal(e[2].interactions, inter[[2]])
+    np.testing.assert_array_equal(e[:, ["a", "c"]].interactions, inter[:, [0, 2]][:, :, [0, 2]])
+    np.testing.assert_array_equal(e[[0, 1]].interactions_stderr, np.abs(inter[[0, 1]]))
+    assert e[2].info["rows"] == [{"row": 2}] and e[1:].info["rows"] == [{"row": 1}, {"row": 2}]

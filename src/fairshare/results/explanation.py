@@ -252,14 +252,16 @@ class Explanation(Result):
         idx_rows = np.arange(len(self))[rows]
         idx_cols = np.arange(self.values.shape[1])[cols]
         pick = lambda a: None if a is None else a[idx_rows][:, idx_cols]   # noqa: E731
+        pairs = lambda a: None if a is None else a[idx_rows][:, idx_cols][:, :, idx_cols]   # noqa: E731
         return Explanation(values=pick(self.values), stderr=pick(self.stderr), empty_value=self.empty_value[idx_rows],
+                           interactions=pairs(self.interactions), interactions_stderr=pairs(self.interactions_stderr),
                            data=pick(self.data) if self.data is not None else None,
                            player_names=[self.player_names[i] for i in idx_cols], index=self.index,
                            method=self.method, output_names=self.output_names,
                            row_names=[self.row_names[i] for i in idx_rows],
                            grand_value=None if self.grand_value is None else self.grand_value[idx_rows],
                            n_evaluations=self.n_evaluations[idx_rows], options=dict(self.options),
-                           info=_rows_of(self.info, idx_rows))
+                           info=_rows_of(self.info, idx_rows, len(self)))
 
     def interactions_frame(self) -> Any:
         """The pairwise interaction values as a long table: one row per explained row and pair of features
@@ -339,11 +341,14 @@ class Explanation(Result):
                 f"method={self.method!r}, mean evaluations={float(np.mean(self.n_evaluations)):.0f})")
 
 
-def _rows_of(info: dict, rows: np.ndarray) -> dict:
+def _rows_of(info: dict, rows: np.ndarray, n_rows: int) -> dict:
     """``info`` of the rows ``rows``: the entries it names in ``info["per_row"]`` (one per row: images, their labels)
-    taken at those rows, the rest as it is."""
+    and the rows' own reports (``info["rows"]``, one per row) taken at those rows, the rest as it is."""
     out = dict(info)
-    for key in info.get("per_row", ()):
+    per_row = list(info.get("per_row", ()))
+    if isinstance(info.get("rows"), list) and len(info["rows"]) == n_rows and "rows" not in per_row:
+        per_row.append("rows")
+    for key in per_row:
         value = info.get(key)
         if value is not None:
             out[key] = np.asarray(value)[rows] if isinstance(value, np.ndarray) else [value[int(r)] for r in rows]
