@@ -433,3 +433,19 @@ def test_a_seed_sequence_seeds_every_row_as_an_int_does():
             for s in (5, 5, 6)]
     np.testing.assert_array_equal(runs[0], runs[1])
     assert not np.array_equal(runs[0], runs[2])
+
+
+def test_one_row_as_a_series_with_a_word_column_is_a_row_not_texts():
+    """A frame's row with a string column (df.iloc[0]) was read as a list of texts and refused."""
+    from sklearn.compose import make_column_transformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    df = pd.DataFrame({"city": ["Paris", "Lyon", "Nice", "Paris"], "age": [30.0, 40.0, 50.0, 60.0]})
+    pipe = make_pipeline(make_column_transformer((OneHotEncoder(), ["city"]), remainder="passthrough"),
+                         LinearRegression()).fit(df, [1.0, 2.0, 3.0, 4.0])
+    frame = fs.explain(pipe, df.iloc[[0]], background=df, progress=False)
+    series = fs.explain(pipe, df.iloc[0], background=df, progress=False)
+    np.testing.assert_allclose(series.values, frame.values)
+    with pytest.raises(TypeError, match=r"X holds texts, but X\[1\] is NoneType"):
+        fs.explain(lambda texts: np.zeros(len(texts)), ["a text", None], progress=False)

@@ -29,18 +29,24 @@ __all__ = ["TextInput", "is_texts", "text_predict", "check_tokenizer", "check_ma
 _TABLE_ONLY = ("imputation", "groups", "model_output", "y", "interactions", "feature_names")
 
 
+_NUMBERS = (int, float, np.integer, np.floating)
+
+
 def is_texts(X: Any) -> bool:
     """Whether ``X`` is a text or a collection of texts (str, list / tuple / array / Series of str).
 
     Examples
     --------
-    >>> is_texts("a b"), is_texts(["a", "b c"]), is_texts([[1.0, 2.0]])
-    (True, True, False)
+    >>> is_texts("a b"), is_texts(["a", "b c"]), is_texts([[1.0, 2.0]]), is_texts(["Paris", 30.0])
+    (True, True, False, False)
     """
     if isinstance(X, str):
         return True
     items = _items(X)
     if items is None or not items or not any(isinstance(v, str) for v in items):
+        return False
+    numbers = [isinstance(v, _NUMBERS) and not isinstance(v, bool) and np.isfinite(float(v)) for v in items]
+    if any(numbers):                                      # words beside numbers: one row of a table, not texts
         return False
     for position, v in enumerate(items):                  # some strings: texts, each of them a string
         if not isinstance(v, str):
