@@ -37,7 +37,8 @@ def is_texts(X: Any) -> bool:
 
     Examples
     --------
-    >>> is_texts("a b"), is_texts(["a", "b c"]), is_texts([[1.0, 2.0]]), is_texts(["Paris", 30.0])
+    >>> import pandas as pd
+    >>> is_texts("a b"), is_texts(["a", "b c"]), is_texts([[1.0, 2.0]]), is_texts(pd.Series(["Paris", 30.0]))
     (True, True, False, False)
     """
     if isinstance(X, str):
@@ -45,8 +46,8 @@ def is_texts(X: Any) -> bool:
     items = _items(X)
     if items is None or not items or not any(isinstance(v, str) for v in items):
         return False
-    numbers = [isinstance(v, _NUMBERS) and not isinstance(v, bool) and np.isfinite(float(v)) for v in items]
-    if any(numbers):                                      # words beside numbers: one row of a table, not texts
+    if hasattr(X, "index") and hasattr(X, "dtype") and any(       # a Series of words beside numbers: a frame's row
+            isinstance(v, _NUMBERS) and not isinstance(v, bool) and np.isfinite(float(v)) for v in items):
         return False
     for position, v in enumerate(items):                  # some strings: texts, each of them a string
         if not isinstance(v, str):
