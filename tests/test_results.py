@@ -352,3 +352,15 @@ def test_slicing_an_explanation_keeps_the_interactions_and_each_rows_report():
     np.testing.assert_array_equal(e[:, ["a", "c"]].interactions, inter[:, [0, 2]][:, :, [0, 2]])
     np.testing.assert_array_equal(e[[0, 1]].interactions_stderr, np.abs(inter[[0, 1]]))
     assert e[2].info["rows"] == [{"row": 2}] and e[1:].info["rows"] == [{"row": 1}, {"row": 2}]
+
+
+def test_the_dependence_plots_colour_is_the_partner_of_the_output_drawn():
+    rng = np.random.default_rng(0)
+    inter = np.zeros((30, 3, 3, 2))
+    inter[:, 0, 1, 0] = inter[:, 1, 0, 0] = 5.0                 # output "no": a interacts with b
+    inter[:, 0, 2, 1] = inter[:, 2, 0, 1] = 5.0                 # output "yes": a interacts with c
+    e = fs.Explanation(values=inter.sum(axis=2), stderr=None, empty_value=np.zeros((30, 2)),
+                       data=rng.normal(size=(30, 3)), player_names=["a", "b", "c"], index="shapley",
+                       output_names=["no", "yes"], interactions=inter)
+    assert e.plot("dependence", "a", output="no").collections[-1].get_label() == "coloured by b"
+    assert e.plot("dependence", "a", output="yes").collections[-1].get_label() == "coloured by c"

@@ -11,11 +11,12 @@ from .common import GREY, POS, player_position, shown_names, numeric_column, new
 __all__ = ["strongest_partner", "dependence"]
 
 
-def strongest_partner(expl: Any, i: int, values: np.ndarray) -> int | None:
+def strongest_partner(expl: Any, i: int, values: np.ndarray, output: int | None = None) -> int | None:
     """The feature that interacts most with ``i``: by mean |interaction value| when the explanation has them, else
     the numeric feature that ``i``'s attribution follows most closely among rows of similar value of ``i`` (mean
     absolute correlation within bins of a tenth of the rows, as shap's ``approximate_interactions``). None when
-    there is no other numeric feature.
+    there is no other numeric feature. ``output``: the position of the output whose interactions count (the last
+    where not given).
 
     Examples
     --------
@@ -29,7 +30,7 @@ def strongest_partner(expl: Any, i: int, values: np.ndarray) -> int | None:
     n = values.shape[1]
     inter = getattr(expl, "interactions", None)
     if inter is not None:
-        M = np.abs(inter if inter.ndim == 3 else inter[..., -1]).mean(axis=0)[i].copy()
+        M = np.abs(inter if inter.ndim == 3 else inter[..., -1 if output is None else output]).mean(axis=0)[i].copy()
         M[i] = -np.inf
         return int(np.argmax(M)) if n > 1 else None
     data = np.asarray(expl.data) if expl.data is not None else None
@@ -69,7 +70,7 @@ def dependence(expl: Any, feature: Any = None, color: Any = "auto", output: Any 
     >>> dependence(e).get_xlabel()                         # no feature: the strongest
     'b'
     """
-    values, stderr, label, _ = output_slice(expl, output)
+    values, stderr, label, position = output_slice(expl, output)
     i = int(np.argmax(np.abs(values).mean(axis=0))) if feature is None else player_position(expl, feature)
     if expl.data is None or np.ndim(expl.data) != 2 or np.shape(expl.data)[1] != values.shape[1]:
         raise ValueError("a dependence plot needs the explained rows' feature values (expl.data)")
@@ -77,8 +78,8 @@ def dependence(expl: Any, feature: Any = None, color: Any = "auto", output: Any 
     x = numeric_column(data[:, i])
     if x is None:
         raise ValueError(f"feature {expl.player_names[i]!r} is not numeric; a dependence plot needs numbers on its axis")
-    j = strongest_partner(expl, i, values) if color == "auto" else (None if color is None else
-                                                                      player_position(expl, color, "color"))
+    j = strongest_partner(expl, i, values, position) if color == "auto" else (
+        None if color is None else player_position(expl, color, "color"))
     cj = None if j is None else numeric_column(data[:, j])
     ax = new_axes(ax, 4)
     if stderr is not None and np.any(stderr[:, i] > 0):
