@@ -446,3 +446,59 @@ def test_rbf_prototypes_go_past_the_embedding_width_and_their_prefix_weights_are
     assert w.shape == (7,) and np.all(w >= 0) and w.mean() == pytest.approx(1.0)
     with pytest.raises(ValueError, match="more than the 20 prototypes"):
         p.weights_at(21)
+
+
+def _torch_case():
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3)).astype(np.float32)
+    return torch, X, (X[:, 0] > 0).astype(int)
+
+
+@pytest.mark.parametrize("hessian", ["exact", "cg"])
+def test_influence_differentiates_only_the_layers_named_or_the_parameters_that_train(hessian):
+    """The Hessian was of every parameter while the gradients were of the layers chosen: (26, 26) against (10, 2)."""
+    torch, X, y = _torch_case()
+    net = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
+    named = influence(net, X, y, X[:2], y[:2], layers=["2"], hessian=hessian, damping=5.0)
+    net[0].requires_grad_(False)
+    frozen = influence(net, X, y, X[:2], y[:2], hessian=hessian, damping=5.0)
+    assert named.shape == (2, 40) and np.all(np.isfinite(named))
+    np.testing.assert_allclose(frozen, named, rtol=1e-4, atol=1e-7)
+
+
+def test_influence_of_a_module_in_train_mode_is_that_of_the_module_as_it_predicts():
+    """Dropout and batch norm in train mode: the Hessian raised (vmap's randomness, batch norm's in-place update) or
+    changed from call to call; it is now the eval-mode module's, as the gradients are."""
+    torch, X, y = _torch_case()
+    for middle in (torch.nn.Dropout(0.5), torch.nn.BatchNorm1d(8)):
+        net = torch.nn.Sequential(torch.nn.Linear(3, 8), middle, torch.nn.Linear(8, 2))
+        if isinstance(middle, torch.nn.BatchNorm1d):
+            net(torch.as_tensor(X))                                      # running statistics of the data
+        evaluated = influence(net.eval(), X, y, X[:2], y[:2], damping=5.0)
+        for hessian in ("exact", "cg"):
+            first = influence(net.train(), X, y, X[:2], y[:2], hessian=hessian, damping=5.0)
+            again = influence(net.train(), X, y, X[:2], y[:2], hessian=hessian, damping=5.0)
+            np.testing.assert_array_equal(first, again)
+            np.testing.assert_allclose(first, evaluated, rtol=1e-3, atol=1e-6)
+            assert net.training
+
+
+def test_influence_of_a_module_that_reads_token_ids_keeps_them_integers():
+    torch, _, y = _torch_case()
+    net = torch.nn.Sequential(torch.nn.Embedding(10, 3), torch.nn.Flatten(), torch.nn.Linear(6, 2))
+    ids = np.random.default_rng(1).integers(0, 10, size=(40, 2))
+    for hessian in ("exact", "cg"):
+        assert np.all(np.isfinite(influence(net, ids, y, ids[:2], y[:2], hessian=hessian, damping=5.0)))
+
+
+def test_a_label_the_model_never_saw_and_an_empty_test_set_are_refused_naming_them():
+    from sklearn.linear_model import LogisticRegression
+
+    _, X, y = _torch_case()
+    model = LogisticRegression().fit(X, y)
+    with pytest.raises(ValueError, match=r"y holds the label 5, which is none of the model's classes"):
+        influence(model, X, y, X[:2], np.array([0, 5]))
+    with pytest.raises(ValueError, match="test holds no points"):
+        select_prototypes(X, np.zeros((0, 3)), k=3)

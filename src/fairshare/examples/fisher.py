@@ -75,6 +75,10 @@ def fisher_embedding(model: Any, X: Any, y: Any, *, log_likelihood: Any = None, 
     Xa = _augment(X_arr, intercept)
     if isinstance(model, LogisticRegression):
         classes = list(model.classes_)
+        unknown = [v for v in y_arr if v not in classes]
+        if unknown:
+            raise ValueError(f"y holds the label {unknown[0]}, which is none of the model's classes "
+                             f"{[c.item() if hasattr(c, 'item') else c for c in classes]}")
         index = np.array([classes.index(v) for v in y_arr])
         proba = model.predict_proba(X_arr)
         if len(classes) == 2:

@@ -25,6 +25,7 @@ import numpy as np
 import scipy.linalg
 
 from .fisher import fisher_embedding
+from .gradients import chosen_parameters
 
 __all__ = ["influence", "self_influence", "hessian_matrix", "rank_mislabeled", "AUTO_DAMPING"]
 
@@ -39,8 +40,9 @@ def _is_torch(model: Any) -> bool:
     return type(model).__module__.startswith("torch") or (hasattr(model, "parameters") and hasattr(model, "forward"))
 
 
-def hessian_matrix(model: Any, X: Any, y: Any) -> np.ndarray:
-    """Hessian of the mean training loss (plus the model's L2 penalty) in the embedding's parameter order.
+def hessian_matrix(model: Any, X: Any, y: Any, layers: Any = None) -> np.ndarray:
+    """Hessian of the mean training loss (plus the model's L2 penalty) in the embedding's parameter order (a torch
+    module's: of the parameters ``layers`` names, or of every one that requires a gradient).
 
     Examples
     --------
@@ -51,6 +53,8 @@ def hessian_matrix(model: Any, X: Any, y: Any) -> np.ndarray:
     """
     from sklearn.linear_model import LogisticRegression
 
+    if _is_torch(model):                                  # its inputs as they are (token ids stay integers)
+        return _torch_hessian(model, np.asarray(getattr(X, "values", X)), np.asarray(getattr(y, "values", y)), layers)
     X = np.asarray(getattr(X, "values", X), dtype=float)
     N = X.shape[0]
     intercept = bool(getattr(model, "fit_intercept", True))
@@ -82,8 +86,6 @@ def hessian_matrix(model: Any, X: Any, y: Any) -> np.ndarray:
             reg = np.r_[np.ones(X.shape[1]), np.zeros(1)] if intercept else np.ones(X.shape[1])
             H += np.diag(reg) * alpha / (N * sigma2)
         return H
-    if _is_torch(model):
-        return _torch_hessian(model, X, np.asarray(getattr(y, "values", y)))
     raise TypeError(f"no Hessian for {type(model).__name__}")
 
 
@@ -122,7 +124,7 @@ def _damped(H: np.ndarray, damping: Any) -> np.ndarray:
 
 
 def _solver(model: Any, X_train: Any, y_train: Any, F: np.ndarray, hessian: str, damping: Any,
-            iterations: int) -> Any:
+            iterations: int, layers: Any = None) -> Any:
     """A function solving ``H x = B`` for a block of right-hand sides ``B`` (p, m)."""
     if hessian == "identity":
         scale = 1.0 + (AUTO_DAMPING if isinstance(damping, str) else damping)
@@ -130,12 +132,12 @@ def _solver(model: Any, X_train: Any, y_train: Any, F: np.ndarray, hessian: str,
     if hessian == "fisher":
         H = _damped(F.T @ F / F.shape[0], damping)
     elif hessian == "exact":
-        H = _damped(hessian_matrix(model, X_train, y_train), damping)
+        H = _damped(hessian_matrix(model, X_train, y_train, layers), damping)
     else:
         if not _is_torch(model):
             raise ValueError(f"hessian={hessian!r} uses Hessian-vector products of torch models; use 'exact'")
-        hvp = _torch_hvp(model, np.asarray(getattr(X_train, "values", X_train), dtype=float),
-                         np.asarray(getattr(y_train, "values", y_train)), damping)
+        hvp = _torch_hvp(model, np.asarray(getattr(X_train, "values", X_train)),
+                         np.asarray(getattr(y_train, "values", y_train)), damping, layers)
         solve_one = (lambda b: _conjugate_gradient(hvp, b, iterations)) if hessian == "cg" else \
             (lambda b: _lissa(hvp, b, iterations))
 
@@ -219,7 +221,7 @@ def influence(model: Any, X_train: Any, y_train: Any, X_test: Any, y_test: Any, 
     embed = _embedder(hessian, projection, projection_kind, layers, seed, damping)
     F_train = embed(model, X_train, y_train)
     F_test = embed(model, X_test, y_test)
-    solve = _solver(model, X_train, y_train, F_train, hessian, damping, iterations)
+    solve = _solver(model, X_train, y_train, F_train, hessian, damping, iterations, layers)
     # grad L = -f, so I = -(-f_test)^T H^-1 (-f_train) = -f_test^T H^-1 f_train
     return -(solve(F_test.T).T @ F_train.T)
 
@@ -240,7 +242,7 @@ def self_influence(model: Any, X_train: Any, y_train: Any, *, hessian: str = "ex
     """
     damping = _default_damping(damping, projection)
     F = _embedder(hessian, projection, projection_kind, layers, seed, damping)(model, X_train, y_train)
-    solve = _solver(model, X_train, y_train, F, hessian, damping, iterations)
+    solve = _solver(model, X_train, y_train, F, hessian, damping, iterations, layers)
     out = np.empty(F.shape[0])
     for start in range(0, F.shape[0], 512):
         block = F[start:start + 512]
@@ -296,24 +298,27 @@ def rank_mislabeled(model: Any, X_train: Any, y_train: Any, X_clean: Any = None,
     else:
         F_train = embed(model, X_train, y_train)
         F_clean = embed(model, X_clean, y_clean)
-        solve = _solver(model, X_train, y_train, F_train, hessian, damping, iterations)
+        solve = _solver(model, X_train, y_train, F_train, hessian, damping, iterations, projected.get("layers"))
         h = solve(F_clean.mean(axis=0)[:, None])[:, 0]
         scores = -(F_train @ h)
     return np.argsort(-scores, kind="stable"), scores
 
 
 # ------------------------------------------------------------------------------------- torch
-def _flat_params(model: Any):
+def _flat_params(model: Any, layers: Any = None):
+    """The parameters differentiated (:func:`~fairshare.examples.gradients.chosen_parameters`: those ``layers``
+    names, or every one that requires a gradient) as one vector, and the map of a vector to every parameter (the
+    others held fixed)."""
     import torch
 
-    names = [n for n, _ in model.named_parameters()]
-    params = {n: p.detach() for n, p in model.named_parameters()}
+    params, fixed = chosen_parameters(model, layers)
+    names = [n for n, _ in model.named_parameters() if n in params]
     shapes = [params[n].shape for n in names]
     sizes = [int(np.prod(s)) for s in shapes]
     flat = torch.cat([params[n].reshape(-1) for n in names])
 
     def unflatten(vec):
-        out, start = {}, 0
+        out, start = dict(fixed), 0
         for n, s, k in zip(names, shapes, sizes):
             out[n] = vec[start:start + k].reshape(s)
             start += k
@@ -322,16 +327,22 @@ def _flat_params(model: Any):
     return flat, unflatten
 
 
-def _torch_loss(model: Any, X: np.ndarray, y: np.ndarray):
+def _torch_loss(model: Any, X: np.ndarray, y: np.ndarray, layers: Any = None):
     import torch
     from torch.func import functional_call
 
-    flat, unflatten = _flat_params(model)
-    xb = torch.as_tensor(X, dtype=flat.dtype, device=flat.device)        # on the model's device (a GPU's)
+    flat, unflatten = _flat_params(model, layers)
+    xb = torch.as_tensor(X, device=flat.device)                          # on the model's device (a GPU's)
+    xb = xb.to(flat.dtype) if xb.is_floating_point() else xb              # token ids stay integers
     yb = torch.as_tensor(y, device=flat.device)
 
     def loss(vec):
-        out = functional_call(model, unflatten(vec), (xb,))
+        training = model.training                         # the Hessian of the model as it predicts: dropout off,
+        model.eval()                                      # batch norm's running statistics (as the embedding)
+        try:
+            out = functional_call(model, unflatten(vec), (xb,))
+        finally:
+            model.train(training)
         if out.ndim > 1 and out.shape[-1] > 1:
             return torch.nn.functional.cross_entropy(out, yb.long())
         return 0.5 * torch.mean((out.reshape(-1) - yb.to(out.dtype)) ** 2)
@@ -339,20 +350,20 @@ def _torch_loss(model: Any, X: np.ndarray, y: np.ndarray):
     return flat, loss
 
 
-def _torch_hessian(model: Any, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+def _torch_hessian(model: Any, X: np.ndarray, y: np.ndarray, layers: Any = None) -> np.ndarray:
     from torch.func import hessian
 
-    flat, loss = _torch_loss(model, X, y)
+    flat, loss = _torch_loss(model, X, y, layers)
     if flat.numel() > 5000:
         raise ValueError(f"the model has {flat.numel()} parameters; use hessian='cg' or 'lissa'")
     return hessian(loss)(flat).double().cpu().numpy()
 
 
-def _torch_hvp(model: Any, X: np.ndarray, y: np.ndarray, damping: float):
+def _torch_hvp(model: Any, X: np.ndarray, y: np.ndarray, damping: float, layers: Any = None):
     import torch
     from torch.func import grad, jvp
 
-    flat, loss = _torch_loss(model, X, y)
+    flat, loss = _torch_loss(model, X, y, layers)
     g = grad(loss)
 
     def hvp(v: np.ndarray) -> np.ndarray:

@@ -293,6 +293,8 @@ def select_prototypes(train: Any, test: Any, k: int, kernel: Any = "linear", met
         check_client(client)
     k = check_int(k, "k", minimum=1)
     rng = check_rng(seed)
+    if (test.shape[0] if hasattr(test, "shape") else len(test)) == 0:
+        raise ValueError("test holds no points: the prototypes explain the test points, give at least one")
     kern = as_kernel(kernel, train, reg=reg)
     terms = _kernel_terms(kern, train, test, k, jitter)
     if k > terms.z.size:
