@@ -383,3 +383,44 @@ def test_a_byte_order_mark_in_a_texts_file_is_no_token(tmp_path):
     path = tmp_path / "t.txt"
     path.write_bytes("\ufefffree prize now\nsee you monday\n".encode())
     assert read_texts(str(path)) == ["free prize now", "see you monday"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["demo", "--seed", "-1"], "--seed must be an integer in 0..4294967295, got -1"),
+    (["bench", "engine", "--size", "quick", "--seeds", "0"], "--seeds must be >= 1, got 0"),
+])
+def test_the_seeds_of_demo_and_bench_are_checked_before_any_work(capsys, args, message):
+    assert main(args) == 2 and message in capsys.readouterr().err
+
+
+def test_bench_out_that_is_a_file_is_refused_before_the_benchmark_runs(tmp_path, capsys):
+    out = tmp_path / "reports"
+    out.write_text("x\n")
+    assert main(["bench", "engine", "--size", "quick", "--out", str(out)]) == 2
+    assert "is a file; give the folder the reports go to" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name, content", [("bad.json", "garbage\n"), ("bad.pt2", "garbage\n")])
+def test_a_corrupt_model_file_is_one_line_saying_so(table, tmp_path, capsys, name, content):
+    if name.endswith(".pt2"):
+        pytest.importorskip("torch")
+    folder, _, _ = table
+    (tmp_path / name).write_text(content)
+    code = main(["explain", "--model", str(tmp_path / name), "--data", str(folder / "rows.csv"), "--out",
+                 str(tmp_path / "o.csv"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "not a readable model file" in err, err
+
+
+def test_value_data_refuses_a_fitted_booster_file_it_cannot_refit(tmp_path, capsys):
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(40, 3)), columns=["a", "b", "c"])
+    frame = X.assign(label=(X.a > 0).astype(int))
+    frame.iloc[:30].to_csv(tmp_path / "train.csv", index=False)
+    frame.iloc[30:].to_csv(tmp_path / "val.csv", index=False)
+    lgb.LGBMClassifier(n_estimators=5, verbose=-1).fit(X, frame.label).booster_.save_model(str(tmp_path / "m.txt"))
+    code = main(["value-data", "--model", str(tmp_path / "m.txt"), "--train", str(tmp_path / "train.csv"), "--val",
+                 str(tmp_path / "val.csv"), "--target", "label", "--budget", "20", "--out", str(tmp_path / "v.csv"),
+                 "--quiet"])
+    assert code == 2 and "holds a fitted Booster, which cannot be refitted" in capsys.readouterr().err

@@ -449,3 +449,10 @@ def test_one_row_as_a_series_with_a_word_column_is_a_row_not_texts():
     np.testing.assert_allclose(series.values, frame.values)
     with pytest.raises(TypeError, match=r"X holds texts, but X\[1\] is NoneType"):
         fs.explain(lambda texts: np.zeros(len(texts)), ["a text", None], progress=False)
+
+
+def test_a_tables_partition_given_as_a_word_other_than_correlation_is_refused():
+    X = np.random.default_rng(0).normal(size=(20, 4))
+    with pytest.raises(ValueError, match="partition of a table must be 'correlation'.*got 'sentences'"):
+        fs.explain(lambda A: A.sum(axis=1), X[:2], background=X[5:10], index="owen", partition="sentences",
+                   budget=40, progress=False)

@@ -42,5 +42,7 @@ def _methods(args: argparse.Namespace) -> int:
 def _demo(args: argparse.Namespace) -> int:
     from .demo import main as demo_main
 
+    if not 0 <= args.seed < 2**32:                        # the data split's random_state takes 32 bits
+        raise ValueError(f"--seed must be an integer in 0..4294967295, got {args.seed}")
     print(demo_main(budget=args.budget, seed=args.seed))
     return 0

@@ -64,6 +64,10 @@ def load_benchmarks(path: Path) -> ModuleType:
 
 def run_bench(args: argparse.Namespace) -> int:
     """Run ``fairshare bench NAME``."""
+    if args.seeds is not None and args.seeds < 1:
+        raise ValueError(f"--seeds must be >= 1, got {args.seeds}")
+    if args.out is not None and Path(args.out).exists() and not Path(args.out).is_dir():
+        raise ValueError(f"--out {args.out} is a file; give the folder the reports go to")
     path = benchmarks_folder(args.benchmarks)
     # helpers: common, datasets and private modules (a leading underscore)
     available = sorted(p.stem for p in path.glob("*.py") if p.stem not in ("common", "datasets")

@@ -93,7 +93,8 @@ def _read(path: str, flag: str, reader: Any) -> Any:
     except (ImportError, ValueError) as exc:
         if isinstance(exc, ImportError) or str(exc).startswith(flag):
             raise
-        raise ValueError(f"{flag} {path}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(f"{flag} {path}: not a readable model file ({first[:200]})") from None
     except Exception as exc:  # noqa: BLE001 - a library's own error on a bad file: say which file and what
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ValueError(f"{flag} {path}: not a readable model file ({type(exc).__name__}: {first[:200]})") from None
@@ -119,9 +120,17 @@ def _skops(path: str, flag: str) -> Any:
 
 
 def _exported(path: str, flag: str) -> Any:
+    import logging
+
     import torch
 
-    return torch.export.load(path).module()
+    logger = logging.getLogger("torch.export")            # it logs a traceback before raising on a bad file
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        return torch.export.load(path).module()
+    finally:
+        logger.setLevel(level)
 
 
 def _torchscript(path: str, flag: str) -> Any:

@@ -17,7 +17,7 @@ def add_value_data(sub: argparse._SubParsersAction, index_help: str) -> None:
     """The ``value-data`` command's flags."""
     p = sub.add_parser("value-data", help="value training points by what they add to a model (data valuation)")
     p.add_argument("--model", required=True, help=f"one of {', '.join(NAMED_MODELS)}, or a model file (cloned for "
-                   "every fit): .json / .ubj (xgboost), .txt (lightgbm), .cbm (catboost), .skops (scikit-learn); "
+                   "every fit): .json / .ubj (xgboost), .cbm (catboost), .skops (scikit-learn); "
                    ".joblib / .pkl only with --trust-model")
     p.add_argument("--trust-model", action="store_true", help="read a joblib / pickle --model (it runs whatever "
                    "code its maker put in it: only for files you trust)")
@@ -55,9 +55,14 @@ def _model(spec: str, trust: bool) -> Any:
 
         return HistGradientBoostingClassifier(max_iter=30, max_depth=3)
     try:
-        return load_model(spec, trust=trust)
+        model = load_model(spec, trust=trust)
     except OSError:
         raise OSError(f"--model {spec}: no such file (or use one of {list(NAMED_MODELS)})") from None
+    if not (hasattr(model, "fit") and (hasattr(model, "predict") or hasattr(model, "score"))):
+        raise ValueError(f"--model {spec} holds a fitted {type(model).__name__}, which cannot be refitted on every "
+                         "coalition of training points: save the estimator itself (an LGBMClassifier as .joblib, "
+                         f"with --trust-model), or use one of {list(NAMED_MODELS)}")
+    return model
 
 
 def run_value_data(args: argparse.Namespace) -> int:

@@ -203,6 +203,9 @@ class TableInput(Input):
         if partition is None or isinstance(partition, Hierarchy):
             return partition
         if isinstance(partition, str):
+            if partition != "correlation":
+                raise ValueError(f"partition of a table must be 'correlation', blocks of features or a Hierarchy, "
+                                 f"got {partition!r}")
             if self.groups is not None:
                 raise ValueError("partition='correlation' clusters features; with groups= give the partition of the "
                                  "groups (their positions) instead")
