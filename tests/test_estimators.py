@@ -243,3 +243,12 @@ def test_a_fit_with_fewer_than_two_residual_degrees_of_freedom_gives_no_finite_e
     with pytest.warns(fs.FairshareWarning, match="residual degrees of freedom"):
         e = fs.estimate(game, index, budget=budget, seed=0, **options)
     assert np.all(np.isinf(e.stderr))
+
+
+def test_leave_one_out_spends_its_own_evaluations_not_every_coalition():
+    """A budget of 2^n for leave-one-out values enumerated all 256 coalitions of 8 players where 10 give them."""
+    game = fs.games.FunctionGame(lambda S: np.sqrt(S @ np.arange(1.0, 9)), n_players=8)
+    e = fs.estimate(game, "loo", budget=256, seed=0)
+    assert e.info["stopped"]["reason"].startswith("budget spent (10 of 256")
+    np.testing.assert_allclose(e.values, fs.exact(game, "loo").values, atol=1e-12)
+    assert np.all(e.stderr == 0.0)
