@@ -62,11 +62,12 @@ def _names(X: Any, n: int) -> list[str]:
     return [f"row{i}" for i in range(n)]
 
 
-def checked_sets(model: Any, X_train: Any, y_train: Any, X_val: Any, y_val: Any) -> tuple[Any, Any, Any, Any]:
+def checked_sets(model: Any, X_train: Any, y_train: Any, X_val: Any, y_val: Any,
+                 index: Any = None) -> tuple[Any, Any, Any, Any]:
     """The training and validation sets as the fits need them, refused before any fit where no fit could use them
     (a fit that raises is scored as a degenerate coalition, so bad data would be valued silently): plain lists as
     arrays, 2-D feature tables with the same columns, labels of one column, no infinite value, and NaN only for a
-    model that takes missing values.
+    model that takes missing values. A missing validation set is refused naming ``index`` (which needs it).
 
     Examples
     --------
@@ -77,6 +78,10 @@ def checked_sets(model: Any, X_train: Any, y_train: Any, X_val: Any, y_val: Any)
     ValueError: X_val has 3 columns but X_train has 2: the model is fitted on X_train's columns and scored on X_val's
     """
     from .._core.tables import accepts_missing, check_finite, frame_info, is_sparse
+
+    if X_val is None or y_val is None:
+        raise ValueError(f"{'X_val' if X_val is None else 'y_val'}: required for index={index!r} (only "
+                         "index='data-oob' values points without a validation set)")
 
     def table(X: Any, name: str) -> Any:
         X = X if hasattr(X, "iloc") or is_sparse(X) or isinstance(X, np.ndarray) else np.asarray(X)
@@ -165,10 +170,7 @@ def value_data(model: Any, X_train: Any, y_train: Any, X_val: Any = None, y_val:
                                  progress=progress))
     if _is_oob(args["index"]):
         return _data_oob(model, X_train, y_train, args, options)
-    if X_val is None or y_val is None:
-        raise ValueError(f"{'X_val' if X_val is None else 'y_val'}: required for index={args['index']!r} (only "
-                         "index='data-oob' values points without a validation set)")
-    X_train, y_train, X_val, y_val = checked_sets(model, X_train, y_train, X_val, y_val)
+    X_train, y_train, X_val, y_val = checked_sets(model, X_train, y_train, X_val, y_val, args["index"])
     knn = _knn_neighbours(model) if scoring is None and groups is None else None
     if args["index"] is None:
         args["index"] = "shapley" if knn is not None else "banzhaf"

@@ -223,6 +223,10 @@ def choose(game: Game, sv: Semivalue, method: str = "auto", budget: int | None =
     cap = _cap(budget, stop)
     if method != "auto":
         return _asked(game, sv, method, budget, cap, stop, options, active)
+    n = game.n_players
+    if _leave_one_out(sv) and not options and (cap is None or cap >= n + 2):
+        return Choice("loo", get_method("loo").resolve({}, n, sv), n + 2,
+                      f"leave-one-out values are exact from their own {n + 2} evaluations", True)
     exact = _auto_exact(game, sv, cap, options)
     if exact is not None:
         return exact

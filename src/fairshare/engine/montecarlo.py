@@ -72,9 +72,21 @@ class Moments:
         self.add(c_all, mean_all, m2_all)
 
     def stderr(self) -> np.ndarray:
-        """Standard error of each mean, with the small-sample factor; infinite below two samples."""
+        """Standard error of each mean, with the small-sample factor; infinite below two samples. Each player's
+        variance is moderated by one degree of freedom of the variance pooled over the players (empirical Bayes, as
+        limma's moderated variances): a player whose few samples happen to be equal (a rare large contribution
+        unseen) gets the pooled spread, not zero; with many samples its own variance rules.
+
+        Examples
+        --------
+        >>> m = Moments((2, 1)); m.add_samples(np.array([[[1.0], [0.0]], [[3.0], [0.0]], [[2.0], [0.0]]]))
+        >>> bool(m.stderr()[1, 0] > 0)                    # player 1's three samples are all 0
+        True
+        """
+        spare = np.maximum(self.count - 1, 0.0)[:, None]
         with np.errstate(divide="ignore", invalid="ignore"):
-            se = np.sqrt(self.m2 / (self.count - 1)[:, None] / self.count[:, None])
+            pooled = self.m2.sum(axis=0, keepdims=True) / max(float(spare.sum()), 1.0)
+            se = np.sqrt((self.m2 + pooled) / (spare + 1.0) / self.count[:, None])
         se = np.where((self.count >= 2)[:, None], se, np.inf)
         return se * small_sample_factor(self.count - 1)[:, None]
 

@@ -113,14 +113,14 @@ class RegressionSolver:
         if self.nodes_left_out > 0:
             info["nodes_left_out"] = self.nodes_left_out
         values, stderr = arrays.to_numpy(values), arrays.to_numpy(stderr)       # the results: d x k, to the host
-        unknowns, drawn = self.d - 1 if self.form.constrained else self.d + 1, _random_units(sample)
+        unknowns, drawn = self.d - 1 if self.form.constrained else self.d + 1, sample.n_units
         if sample.coverage == "partial":
             stderr = np.full_like(values, np.inf)
             info["stderr"] = ("not estimable: the budget took some coalition sizes whole and left the others "
                               "unsampled, a deterministic design whose error the sample cannot show")
         elif sample.coverage != "all" and drawn < unknowns + 2:     # the fit (nearly) goes through every row
             stderr = np.full_like(values, np.inf)
-            info["stderr"] = (f"not estimable: {drawn} drawn units for {unknowns} unknowns leave fewer than two "
+            info["stderr"] = (f"not estimable: {drawn} sampling units for {unknowns} unknowns leave fewer than two "
                               "residual degrees of freedom to show the error")
         if self.setup.options.get("shrink", False) and sample.coverage != "all":
             values, stderr, info["shrinkage"] = james_stein(values + offset, stderr)
@@ -266,23 +266,6 @@ def _validate(opts: dict, n: int, sv: Semivalue) -> None:
                          f"({n},) or ({n}, k); got shape {cv.shape}")
     if opts.get("paired") is True and not sv.is_shapley and not SemivalueDesign(sv, n).symmetric:
         raise ValueError(f"paired sampling needs a symmetric semivalue (p_l = p_(n-1-l)); {sv.name} is not")
-
-
-def _random_units(sample: CoalitionSample) -> int:
-    """The sampling units drawn at random (not taken with certainty): what the error bars' random groups see.
-
-    Examples
-    --------
-    >>> from fairshare.engine.samplers.sample import CoalitionSample
-    >>> Z = np.array([[False, False], [True, True], [True, False], [False, True]])
-    >>> s = CoalitionSample(Z, np.zeros(4), np.arange(4), np.zeros(4, int), np.array([0.0, 0.0, 0.5, 0.5]), 4,
-    ...                     False, "random")
-    >>> _random_units(s)
-    2
-    """
-    unit = np.asarray(arrays.to_numpy(sample.unit))
-    drawn = np.asarray(arrays.to_numpy(sample.fpc)) > 1e-12
-    return int(np.unique(unit[drawn]).size)
 
 
 # ------------------------------------------------------------------------- plan and sampler factories

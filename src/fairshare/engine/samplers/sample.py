@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._core.arrays import row_counts
+from ..._core.arrays import row_counts, to_numpy
 
 __all__ = ["CoalitionSample"]
 
@@ -74,6 +74,11 @@ class CoalitionSample:
     def n_rows(self) -> int:
         """Number of sampled rows."""
         return int(self.coalitions.shape[0])
+
+    @property
+    def n_units(self) -> int:
+        """Number of sampling units (a coalition, or a complementary pair), drawn or taken with certainty."""
+        return int(np.unique(np.asarray(to_numpy(self.unit))).size)
 
     @property
     def weight(self) -> np.ndarray:
