@@ -512,3 +512,18 @@ def test_a_knn_model_of_another_metric_or_weights_is_valued_by_its_fits_not_the_
     for model in (KNeighborsClassifier(3, metric="chebyshev"), KNeighborsClassifier(3, weights="distance", p=1)):
         other = fs.value_data(model, X[:8], y[:8], X[8:], y[8:], budget=256, progress=False)
         assert other.n_fits == 256 and not np.array_equal(other.values, euclidean.values)
+
+
+@pytest.mark.parametrize("change, match", [
+    ({"y_train": lambda y: y + 0.5}, "y_train holds continuous values"),
+    ({"X_train": lambda X: np.array([["a", "b"]] * len(X))}, "X_train holds values that are not numbers"),
+])
+def test_the_knn_closed_form_checks_its_data_as_the_fits_do(change, match):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 2))
+    y = (X.sum(axis=1) > 0).astype(int)
+    data = {"X_train": X[:8], "y_train": y[:8]}
+    for key, how in change.items():
+        data[key] = how(data[key])
+    with pytest.raises(ValueError, match=match):
+        fs.value_data(KNeighborsClassifier(3), data["X_train"], data["y_train"], X[8:], y[8:], progress=False)

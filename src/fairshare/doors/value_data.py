@@ -162,7 +162,6 @@ def value_data(model: Any, X_train: Any, y_train: Any, X_val: Any = None, y_val:
     ((40,), (40,), True)
     """
     from ..games.data import DataGame
-    from ..games.knn import KNNGame
 
     started = time.perf_counter()
     args = VALUE_DATA.check(dict(index=index, method=method, budget=budget, seed=seed, tol=tol, stop=stop,
@@ -175,7 +174,7 @@ def value_data(model: Any, X_train: Any, y_train: Any, X_val: Any = None, y_val:
     if args["index"] is None:
         args["index"] = "shapley" if knn is not None else "banzhaf"
     if knn is not None:
-        game = KNNGame(X_train, y_train, X_val, y_val, k=knn)
+        game = _knn_game(model, X_train, y_train, X_val, y_val, knn)
     else:
         game = DataGame(model, X_train, y_train, X_val, y_val, scoring=scoring, groups=groups, degenerate=degenerate,
                         client=client, cache=args["cache"])
@@ -192,6 +191,22 @@ def value_data(model: Any, X_train: Any, y_train: Any, X_val: Any = None, y_val:
                                        reused_fits=getattr(game, "reused", 0),
                                        degenerate=dict(getattr(game, "degenerate", {})),
                                        seconds=time.perf_counter() - started)
+
+
+def _knn_game(model: Any, X_train: Any, y_train: Any, X_val: Any, y_val: Any, k: int) -> Any:
+    """The KNN closed form's game, after the checks the fits' path makes: class labels, rows of numbers."""
+    from ..games.data import _class_labels
+    from ..games.knn import KNNGame
+
+    _class_labels(y_train, "y_train", model)
+    _class_labels(y_val, "y_val", model)
+    for X, name in ((X_train, "X_train"), (X_val, "X_val")):
+        try:
+            np.asarray(X.to_numpy() if hasattr(X, "to_numpy") else X, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} holds values that are not numbers; the KNN closed form measures distances "
+                             "between rows of numbers") from None
+    return KNNGame(X_train, y_train, X_val, y_val, k=k)
 
 
 def _refuse_failed_fits(model: Any, X_train: Any, y_train: Any, failed: int, fits: int) -> None:
