@@ -380,3 +380,10 @@ def test_cli_fails_in_one_line(saved, capsys, change, match):
     import re
 
     assert re.search(match, err), err
+
+
+@pytest.mark.parametrize("scalar", [0.5, np.float64(0.5), np.array(0.5)])
+def test_a_single_number_as_x_is_refused_naming_x(scalar):
+    """It raised "object of type 'float' has no len()"."""
+    with pytest.raises(ValueError, match="X must be rows of features"):
+        fs.explain(lambda A: A.sum(axis=1), scalar, background=np.zeros((5, 3)), progress=False)

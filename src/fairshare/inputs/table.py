@@ -102,6 +102,9 @@ class TableInput(Input):
         return True                                      # the kind every other table kind refines
 
     def __init__(self, model: Any, X: Any, background: Any, args: dict) -> None:
+        if np.ndim(X) == 0:
+            raise ValueError(f"X must be rows of features (a table, an array, or one row as a Series or 1-D "
+                             f"array), got a single {type(X).__name__}")
         X = one_row(to_numpy(X))                           # tensors of rows: read on the host, as any table
         background = None if background is None else one_row(to_numpy(background))
         if (X.shape[0] if hasattr(X, "shape") else len(X)) == 0:
