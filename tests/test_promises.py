@@ -439,6 +439,18 @@ def test_interactions_never_exceed_max_evaluations(n, cap, seed, index):
     assert res.n_evaluations <= cap and game.n_evaluations <= cap
 
 
+@settings(max_examples=4, deadline=None, derandomize=True)
+@given(order=st.permutations(list(X6.columns)), seed=st.integers(0, 1000))
+def test_value_data_reads_the_validation_columns_by_name(order, seed):
+    """Same seed, same bits, with X_val's columns in any order (matched to X_train's by name, as at every door)."""
+    model = LogisticRegression(max_iter=5000)
+    args = dict(budget=40, seed=seed, progress=False)
+    ref = fs.value_data(model, X6.iloc[:30], Y.iloc[:30], X6.iloc[30:60], Y.iloc[30:60], **args)
+    got = fs.value_data(model, X6.iloc[:30], Y.iloc[:30], X6[order].iloc[30:60], Y.iloc[30:60], **args)
+    np.testing.assert_array_equal(got.values, ref.values)
+    np.testing.assert_array_equal(got.stderr, ref.stderr)
+
+
 @settings(max_examples=8, deadline=None, derandomize=True)
 @given(order=st.permutations(list(X6.columns)), seed=st.integers(0, 1000))
 def test_explain_interactions_follow_the_features_by_name(order, seed):

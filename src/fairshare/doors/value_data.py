@@ -66,8 +66,8 @@ def checked_sets(model: Any, X_train: Any, y_train: Any, X_val: Any, y_val: Any,
                  index: Any = None) -> tuple[Any, Any, Any, Any]:
     """The training and validation sets as the fits need them, refused before any fit where no fit could use them
     (a fit that raises is scored as a degenerate coalition, so bad data would be valued silently): plain lists as
-    arrays, 2-D feature tables with the same columns, labels of one column, no infinite value, and NaN only for a
-    model that takes missing values. A missing validation set is refused naming ``index`` (which needs it).
+    arrays, 2-D feature tables with the same columns (a frame's matched to X_train's by name), labels of one
+    column, no infinite value, and NaN only for a model that takes missing values. A missing validation set is refused naming ``index`` (which needs it).
 
     Examples
     --------
@@ -77,7 +77,7 @@ def checked_sets(model: Any, X_train: Any, y_train: Any, X_val: Any, y_val: Any,
     ...
     ValueError: X_val has 3 columns but X_train has 2: the model is fitted on X_train's columns and scored on X_val's
     """
-    from .._core.tables import accepts_missing, check_finite, frame_info, is_sparse
+    from .._core.tables import accepts_missing, aligned, check_finite, frame_info, is_sparse
 
     if X_val is None or y_val is None:
         raise ValueError(f"{'X_val' if X_val is None else 'y_val'}: required for index={index!r} (only "
@@ -104,8 +104,8 @@ def checked_sets(model: Any, X_train: Any, y_train: Any, X_val: Any, y_val: Any,
         raise ValueError(f"X_val has {np.shape(X_val)[1]} columns but X_train has {np.shape(X_train)[1]}: the model "
                          "is fitted on X_train's columns and scored on X_val's")
     train_columns, val_columns = frame_info(X_train)[0], frame_info(X_val)[0]
-    if train_columns is not None and val_columns is not None and train_columns != val_columns:
-        raise ValueError(f"X_val's columns {val_columns} are not X_train's {train_columns}")
+    if train_columns is not None and val_columns is not None:   # by name, as every door: missing or unknown refused
+        X_val = aligned(X_val, train_columns, "X_val", "the columns of X_train")
     allow_nan = accepts_missing(model) is not False
     for X, name in ((X_train, "X_train"), (X_val, "X_val")):
         rows = X if is_sparse(X) else np.asarray(X.to_numpy() if hasattr(X, "to_numpy") else X)
