@@ -4,13 +4,14 @@ never exists, only one batch of it, whose size is bounded by :data:`GRADIENT_BYT
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+from typing import Any, Iterator
 
 import numpy as np
 
 from .projection import GradientProjector
 
-__all__ = ["torch_embedding", "chosen_parameters", "GRADIENT_BYTES"]
+__all__ = ["torch_embedding", "chosen_parameters", "evaluating", "as_inputs", "GRADIENT_BYTES"]
 
 #: most bytes of per-example gradients held at once (a batch of ``b`` examples of ``P`` parameters holds about
 #: ``3 b P`` numbers while ``vmap`` computes it)
@@ -45,6 +46,43 @@ def chosen_parameters(model: Any, layers: Any) -> tuple[dict, dict]:
         raise ValueError("model: no parameter requires a gradient" + ("" if layers is None else f" in layers {layers}"))
     free = {k: v for k, v in params.items() if k in chosen and k in trainable}
     return free, {k: v for k, v in params.items() if k not in free}
+
+
+@contextlib.contextmanager
+def evaluating(model: Any) -> Iterator[None]:
+    """``model`` in eval mode (dropout off, batch norm's running statistics) while the block runs, then as it was:
+    gradients and Hessians are of the model as it predicts.
+
+    Examples
+    --------
+    >>> import torch
+    >>> net = torch.nn.Dropout(0.5).train()
+    >>> with evaluating(net):
+    ...     inside = net.training
+    >>> inside, net.training
+    (False, True)
+    """
+    was_training = model.training
+    model.eval()
+    try:
+        yield
+    finally:
+        model.train(was_training)
+
+
+def as_inputs(X: Any, like: Any) -> Any:
+    """``X`` as a tensor on ``like``'s device, floats in ``like``'s dtype, integers (token ids) left integers.
+
+    Examples
+    --------
+    >>> import torch
+    >>> as_inputs(np.array([[1, 2]]), torch.zeros(1)).dtype, as_inputs(np.array([[0.5]]), torch.zeros(1)).dtype
+    (torch.int64, torch.float32)
+    """
+    import torch
+
+    inputs = X if isinstance(X, torch.Tensor) else torch.as_tensor(np.asarray(getattr(X, "values", X)))
+    return inputs.to(like.device, like.dtype if inputs.is_floating_point() else None)
 
 
 def _loglik(model: Any, fixed: dict, log_likelihood: Any) -> Any:
@@ -103,12 +141,10 @@ def torch_embedding(model: Any, X: Any, y: Any, *, log_likelihood: Any = None, p
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
     step = int(max(1, min(batch_size, GRADIENT_BYTES // (3 * n_params * first.element_size()))))
     per_example = vmap(grad(_loglik(model, fixed, log_likelihood)), in_dims=(None, 0, 0))
-    was_training = model.training
-    model.eval()
     blocks = []
-    try:
+    with evaluating(model):
         for start in range(0, int(inputs.shape[0]), step):
-            xb = inputs[start:start + step].to(first.device, first.dtype if inputs.is_floating_point() else None)
+            xb = as_inputs(inputs[start:start + step], first)
             yb = torch.as_tensor(labels[start:start + step], device=first.device)
             g = per_example(free, xb, yb)
             if projector is None:
@@ -121,6 +157,4 @@ def torch_embedding(model: Any, X: Any, y: Any, *, log_likelihood: Any = None, p
                 offset += free[k].numel()
             blocks.append(out.double().cpu().numpy())
             del g
-    finally:
-        model.train(was_training)
     return np.concatenate(blocks)

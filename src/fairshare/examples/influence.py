@@ -25,7 +25,7 @@ import numpy as np
 import scipy.linalg
 
 from .fisher import fisher_embedding
-from .gradients import chosen_parameters
+from .gradients import as_inputs, chosen_parameters, evaluating
 
 __all__ = ["influence", "self_influence", "hessian_matrix", "rank_mislabeled", "AUTO_DAMPING"]
 
@@ -332,17 +332,12 @@ def _torch_loss(model: Any, X: np.ndarray, y: np.ndarray, layers: Any = None):
     from torch.func import functional_call
 
     flat, unflatten = _flat_params(model, layers)
-    xb = torch.as_tensor(X, device=flat.device)                          # on the model's device (a GPU's)
-    xb = xb.to(flat.dtype) if xb.is_floating_point() else xb              # token ids stay integers
+    xb = as_inputs(X, flat)                               # on the model's device; token ids stay integers
     yb = torch.as_tensor(y, device=flat.device)
 
     def loss(vec):
-        training = model.training                         # the Hessian of the model as it predicts: dropout off,
-        model.eval()                                      # batch norm's running statistics (as the embedding)
-        try:
+        with evaluating(model):                           # the Hessian of the model as it predicts, as the gradients
             out = functional_call(model, unflatten(vec), (xb,))
-        finally:
-            model.train(training)
         if out.ndim > 1 and out.shape[-1] > 1:
             return torch.nn.functional.cross_entropy(out, yb.long())
         return 0.5 * torch.mean((out.reshape(-1) - yb.to(out.dtype)) ** 2)

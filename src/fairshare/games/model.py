@@ -145,7 +145,8 @@ class ModelGame(Game):
         if columns is None:
             columns, dtypes = frame_info(background)
         # the model's frames hold x's and the background's values: labels as given, dtypes that hold both
-        self._columns = column_labels(x) if column_labels(x) is not None else column_labels(background)
+        labels = column_labels(x)
+        self._columns = labels if labels is not None else column_labels(background)
         self._dtypes = shared_dtypes(x, background) if dtypes is not None and hasattr(x, "columns") else dtypes
         self._frame = columns is not None and (hasattr(x, "columns") or hasattr(x, "index"))
         xr = as_rows(x, "x")
