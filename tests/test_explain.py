@@ -456,3 +456,21 @@ def test_a_tables_partition_given_as_a_word_other_than_correlation_is_refused():
     with pytest.raises(ValueError, match="partition of a table must be 'correlation'.*got 'sentences'"):
         fs.explain(lambda A: A.sum(axis=1), X[:2], background=X[5:10], index="owen", partition="sentences",
                    budget=40, progress=False)
+
+
+def test_a_nullable_integer_column_holding_na_is_explained_as_its_float_twin():
+    # hunt: <NA> in an Int64 column crashed the null-player check ("boolean value of NA is ambiguous")
+    frame = pd.DataFrame({"i": pd.array([1, None, 3, 4], dtype="Int64"), "f": [0.1, 0.2, 0.3, 0.4],
+                          "na": pd.array([None] * 4, dtype="Int64")})
+    calls = []
+
+    def model(d):
+        calls.append(len(d))
+        return d["f"].to_numpy(float) + d["i"].fillna(0).to_numpy(float)
+
+    e = fs.explain(model, frame, background=frame.iloc[:2], progress=False, seed=0)
+    # additive model, interventional imputation: value = own - mean over the background, <NA> read as 0
+    np.testing.assert_allclose(e.values, [[0.5, -0.05, 0], [-0.5, 0.05, 0], [2.5, 0.15, 0], [3.5, 0.25, 0]], atol=1e-12)
+    floats = frame.astype({"i": float, "na": float})
+    twin = fs.explain(model, floats, background=floats.iloc[:2], progress=False, seed=0)
+    assert np.array_equal(e.values, twin.values) and calls

@@ -23,7 +23,8 @@ from typing import Any, Callable
 import numpy as np
 
 __all__ = ["as_rows", "is_sparse", "frame_info", "column_labels", "shared_dtypes", "model_columns", "match_columns",
-           "aligned", "accepts_missing", "check_finite", "stored_names", "target_of", "register_library_hooks"]
+           "aligned", "accepts_missing", "check_finite", "stored_names", "target_of", "register_library_hooks",
+           "is_missing", "same_value"]
 
 # what the libraries of models say of them (their feature names, whether they take NaN, how they store a name)
 _HOOKS: dict[str, Callable[..., Any]] = {"feature_names": lambda model: None, "accepts_missing": lambda model: None,
@@ -303,6 +304,42 @@ def _check_mixed(rows: np.ndarray, name: str, columns: list[str] | None) -> None
             label = repr(columns[j]) if columns is not None else str(j)
             raise ValueError(f"{name} holds {column[r]!r} at row {r}, column {label}, a column of numbers: replace it "
                              "or drop the row")
+
+
+def is_missing(value: Any) -> bool:
+    """Whether one cell is missing as pandas reads it (None, NaN, ``pd.NA``, ``NaT``); never raises.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> is_missing(None), is_missing(float("nan")), is_missing(pd.NA), is_missing("a"), is_missing(0)
+    (True, True, True, False, False)
+    """
+    try:
+        import pandas as pd
+
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):                          # an array-like cell: not one missing value
+        return False
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Whether two cells hold the same value, two missing ones (None, NaN, ``pd.NA``) counting as the same; never
+    raises (``pd.NA == 1`` is ``NA``, whose truth pandas refuses).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> same_value(pd.NA, None), same_value(pd.NA, 1), same_value("a", "a"), same_value(1, 1.0)
+    (True, False, True, True)
+    """
+    a_missing, b_missing = is_missing(a), is_missing(b)
+    if a_missing or b_missing:
+        return a_missing and b_missing
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
 
 
 def check_finite(rows: np.ndarray, name: str, columns: list[str] | None, allow_nan: bool) -> None:

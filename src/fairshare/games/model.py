@@ -10,7 +10,7 @@ from numba import njit, prange
 
 from .._core.arguments import check_int, format_coalition
 from .base import Game
-from .._core.tables import as_rows, column_labels, frame_info, is_sparse, shared_dtypes
+from .._core.tables import as_rows, column_labels, frame_info, is_sparse, same_value, shared_dtypes
 from .cost import row_seconds
 from .imputers import CONDITIONAL, Imputer, make_imputer
 from .torch_game import module_input, takes_ids
@@ -250,8 +250,9 @@ class ModelGame(Game):
         if self.sparse:
             same = sparse_columns_equal(self.background, self.x)
         else:
-            same = np.all(self.background == self.x[None, :], axis=0) if self.background.dtype != object else \
-                np.array([all(b == xv for b in self.background[:, j]) for j, xv in enumerate(self.x)])
+            same = np.all(_equal_or_both_nan(self.background, self.x[None, :]), axis=0) \
+                if self.background.dtype != object else \
+                np.array([all(same_value(b, xv) for b in self.background[:, j]) for j, xv in enumerate(self.x)])
         per_player = np.ones(self.n_players, dtype=bool)
         np.logical_and.at(per_player, self._feature_player, same)
         return per_player
@@ -392,3 +393,12 @@ def _fill_rows(known: np.ndarray, x: np.ndarray, background: np.ndarray, out: np
         for b in range(background.shape[0]):
             for j in range(x.shape[0]):
                 out[r, b, j] = x[j] if known[r, j] else background[b, j]
+
+
+def _equal_or_both_nan(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Elementwise ``a == b``, two NaN counting as equal (as :func:`~fairshare._core.tables.same_value` counts them
+    in columns of objects, so that a column's dtype does not change which players are null)."""
+    same = a == b
+    if np.issubdtype(a.dtype, np.inexact) and np.issubdtype(np.asarray(b).dtype, np.inexact):
+        same |= np.isnan(a) & np.isnan(b)
+    return same

@@ -93,6 +93,8 @@ class TreeEnsemble:
         hashes of the categories the model splits on (catboost stores no category strings): a row's value is
         coded by that reader's ``category_codes`` (its hash's position); any other value gets a code in no
         split's set
+    refuses_missing : the model's name when the model itself refuses rows with NaN (scikit-learn's gradient
+        boosting): rows with NaN are then refused, not walked down the splits' default ways
     """
 
     feature: np.ndarray
@@ -120,6 +122,7 @@ class TreeEnsemble:
     sparse_missing: bool = False
     category_note: str | None = None
     category_hash: str | None = None
+    refuses_missing: str | None = None
 
     @property
     def n_outputs(self) -> int:

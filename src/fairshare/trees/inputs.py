@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from .._core.tables import aligned
+from .._core.tables import aligned, is_missing
 from .dense import dense_from_sparse
 from .ensemble import TreeEnsemble
 from .readers import category_coder, library_rows
@@ -35,17 +35,8 @@ def _code_column(values: Any, categories: np.ndarray | None, name: str, column: 
         raise ValueError(f"{name} column {column!r} holds {series.dtype} values, but the model takes numbers there")
     lookup = {v: i for i, v in enumerate(categories.tolist())}
     raw = series.astype(object).tolist()
-    out = np.array([lookup.get(v, np.nan) if not _is_missing(v) else np.nan for v in raw], dtype=float)
+    out = np.array([lookup.get(v, np.nan) if not is_missing(v) else np.nan for v in raw], dtype=float)
     return out
-
-
-def _is_missing(v: Any) -> bool:
-    try:
-        import pandas as pd
-
-        return bool(pd.isna(v))
-    except (TypeError, ValueError):
-        return False
 
 
 def _from_frame(frame: Any, ens: TreeEnsemble, name: str) -> np.ndarray:
@@ -141,4 +132,9 @@ def tree_rows(X: Any, ens: TreeEnsemble, name: str = "X") -> np.ndarray:
     if np.isinf(arr).any():
         bad = np.argwhere(np.isinf(arr))[0]
         raise ValueError(f"{name} holds an infinite value (row {bad[0]}, column {bad[1]})")
+    if ens.refuses_missing and np.isnan(arr).any():
+        row, col = np.argwhere(np.isnan(arr))[0]
+        label = repr(ens.feature_names[col]) if ens.feature_names else str(col)
+        raise ValueError(f"{name} holds a missing value (NaN) at row {row}, column {label}, and the "
+                         f"{ens.refuses_missing} takes none: impute it or drop the row")
     return arr

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._core.tables import accepts_missing
 from ..ensemble import TreeEnsemble
 from .base import Reader
 
@@ -47,6 +48,8 @@ def read_with(reader: Reader, model: Any, check: bool = True) -> TreeEnsemble:
             raise
         raise ValueError(f"could not read the {type(model).__name__} as a tree ensemble: "
                          f"{type(exc).__name__}: {exc}") from exc
+    if accepts_missing(model) is False:             # its own predict refuses NaN: so do the rows explained
+        ens.refuses_missing = type(model).__name__
     return check_reading(reader, model, ens) if check else ens
 
 
