@@ -13,7 +13,7 @@ from conftest import INDEX_IDS, INDICES, model_raw_output
 xgb = pytest.importorskip("xgboost")
 lgb = pytest.importorskip("lightgbm")
 from sklearn.ensemble import (ExtraTreesRegressor, GradientBoostingClassifier, GradientBoostingRegressor,  # noqa: E402
-                              RandomForestClassifier, RandomForestRegressor)
+                              HistGradientBoostingRegressor, RandomForestClassifier, RandomForestRegressor)
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor  # noqa: E402
 
 warnings.filterwarnings("ignore", message=".*feature names.*")
@@ -264,3 +264,34 @@ def test_tree_games_declare_their_null_players():
     np.testing.assert_allclose(exact[null], 0.0, atol=1e-15)
     path = fs.games.TreeGame(model, x)
     np.testing.assert_array_equal(path.null_players(), ~used)
+
+
+@pytest.mark.parametrize("cls", [GradientBoostingRegressor, GradientBoostingClassifier])
+def test_a_model_that_refuses_missing_values_has_its_nan_rows_refused_not_walked(cls):
+    # hunt: GradientBoosting's predict refuses NaN, yet the tree door walked a NaN row down the default ways and
+    # returned values for a prediction the model never makes
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    model = cls(n_estimators=3).fit(X, X[:, 0] > 0)
+    row = np.array([[0.0, np.nan, 0.0]])
+    with pytest.raises(ValueError, match=rf"X holds a missing value \(NaN\) at row 0, column 1, and the "
+                                         rf"{cls.__name__} takes none"):
+        fs.games.tree_values(model, row)
+    with pytest.raises(ValueError, match="background holds a missing value"):
+        fs.games.tree_values(model, X[:1], mode="interventional", background=np.vstack([X[:3], row]))
+    with pytest.raises(ValueError, match="x holds a missing value"):
+        fs.games.TreeGame(model, row[0])
+    nan_ok = HistGradientBoostingRegressor(max_iter=5).fit(np.vstack([X, row]), np.r_[X[:, 0], 0.0])
+    assert np.isfinite(fs.games.tree_values(nan_ok, row).values).all()     # a model that takes NaN: walked
+
+
+def test_tree_interactions_keep_the_rows_labels_as_tree_values_do():
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.normal(size=(100, 3)), columns=["a", "b", "c"], index=[f"id{i}" for i in range(100)])
+    model = DecisionTreeRegressor(max_depth=3).fit(frame, frame.a * frame.b)
+    rows = frame.iloc[[5, 7]]
+    assert fs.games.tree_values(model, rows).row_names == ["id5", "id7"]
+    for index in ("shap", "k-sii"):
+        assert fs.games.tree_interactions(model, rows, index=index).row_names == ["id5", "id7"]

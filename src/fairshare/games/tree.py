@@ -429,8 +429,8 @@ def tree_interactions(model: Any, X: Any, order: int | None = None, index: str =
     prep, rows, bg = _tree_inputs(model, X, mode, background)
     ens, n, squeeze = prep.ensemble, prep.ensemble.n_features, prep.ensemble.n_outputs == 1
     facts = dict(method="exact", info={"via": "tree", "mode": mode}, empty_value=empty_value(prep, mode, bg),
-                 grand_value=ens.predict(rows)[:, 0] if squeeze else ens.predict(rows), data=rows,
-                 player_names=list(ens.feature_names or [f"x{i}" for i in range(n)]))
+                 grand_value=ens.predict(rows)[:, 0] if squeeze else ens.predict(rows), data=rows, player_names=list(
+                     ens.feature_names or [f"x{i}" for i in range(n)]), row_names=getattr(X, "index", None))
     if index == "shap":
         if args["order"] not in (None, 2):
             raise ValueError(f"index='shap' gives pairwise values: order must be 2, got {args['order']}")
