@@ -305,3 +305,39 @@ def test_a_bad_timeout_is_refused_by_name(bad):
         wait_seconds(bad)
     with pytest.raises(ValueError, match="timeout"):
         fs.games.DistributedGame(fs.games.AdditiveGame([1.0, 2.0]), client=None, timeout=bad)
+
+
+class _Locked:
+    """A model holding a lock: it cannot be pickled to the workers."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+
+    def fit(self, X, y):
+        return self
+
+    def predict(self, X):
+        return np.zeros(len(X))
+
+
+def test_a_model_that_does_not_pickle_is_named_as_spark_and_ray_name_it(client):
+    # hunt: Dask said "Could not serialize object of type LLGExpr" (its own task graph), naming neither the model
+    # nor the backend
+    from fairshare.backends.base import BackendError
+
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    model = _Locked()
+    with never_hangs(), pytest.raises(BackendError, match=r"client \(Dask\): the model \(a _Locked\) cannot be "
+                                                          r"pickled to the workers \(TypeError: cannot pickle"):
+        fs.explain(model.predict, X[:2], background=X[10:20], budget=100, seed=0, progress=False, client=client)
+    with never_hangs(), pytest.raises(BackendError, match=r"client \(Dask\): the model \(a _Locked\) cannot be "
+                                                          r"pickled to the workers"):
+        fs.value_data(model, X[:10], np.arange(10) % 2, X[10:20], np.arange(10) % 2, budget=40, seed=0,
+                      progress=False, client=client)
+
+
+@pytest.mark.parametrize("bad, error", [(0, ValueError), (-3, ValueError), (2.7, TypeError), (True, TypeError)])
+def test_a_bad_chunk_size_is_refused_by_name_before_the_cluster_is_used(bad, error):
+    # hunt: 0 and -3 failed inside the run (range() arg 3 must not be zero), 2.7 and True were truncated
+    with pytest.raises(error, match="chunk_size"):
+        fs.games.DistributedGame(fs.games.AdditiveGame([1.0, 2.0]), client=None, chunk_size=bad)

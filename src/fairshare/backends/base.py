@@ -161,6 +161,8 @@ class Backend:
         if model is not None:
             owner = getattr(model, "__self__", model)              # a bound method: its object
             self.pickled(model, f"the model (a {type(owner).__name__})")
+        if hasattr(value, "predict") or hasattr(value, "fit"):                  # the model itself
+            return self.pickled(value, f"the model (a {type(value).__name__})")
         return self.pickled(value, f"the {type(value).__name__} sent to the workers")
 
     def cloudpickle(self) -> Any:

@@ -245,7 +245,11 @@ class DaskBackend(Backend):
         return sum(workers(self.client).values()) or 1
 
     def put(self, value: Any) -> Any:
-        return hold(self.client, value)
+        try:
+            return hold(self.client, value)
+        except Exception:                 # dask names its own graph; say which object did not pickle, and why
+            self.pickled_value(value)
+            raise
 
     def run(self, fn: Callable, held: Iterable = (), tasks: Iterable[tuple] = (), window: int | None = None,
             timeout: float | None = None) -> Iterator[tuple[int, Any]]:

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from .._core.arguments import check_int
 from .base import Game, GameWrapper
 from ..backends.clients import as_backend
 from ..backends.dask import wait_seconds
@@ -35,8 +36,9 @@ class DistributedGame(GameWrapper):
     """
 
     def __init__(self, game: Game, client: Any, chunk_size: int = 256, timeout: float | None = None) -> None:
+        chunk_size = check_int(chunk_size, "chunk_size", minimum=1)      # before anything goes to the cluster
         super().__init__(game.n_players, player_names=game.player_names)
-        self.game, self.client, self.chunk_size = game, client, int(chunk_size)
+        self.game, self.client, self.chunk_size = game, client, chunk_size
         self.timeout = None if timeout is None else wait_seconds(timeout)
         self.backend = as_backend(client)
         self._remote = self.backend.put(game)
