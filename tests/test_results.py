@@ -232,6 +232,29 @@ def test_load_reads_no_pickle_and_refuses_other_files(results, tmp_path):
         Result.load(tmp_path / "forged.npz")
 
 
+def test_foreign_empty_and_damaged_files_are_refused_as_no_result_file(results, tmp_path):
+    # hunt: an .npy file, a text file, an empty file and a meta without kind or fields raised TypeError, EOFError,
+    # KeyError, or numpy's advice to load the file with pickle
+    path = results["attribution"].save(tmp_path / "phi.npz")
+    whole = path.read_bytes()
+    np.save(tmp_path / "array.npy", np.ones(3))
+    (tmp_path / "text.npz").write_text("hello")
+    (tmp_path / "empty.npz").write_bytes(b"")
+    (tmp_path / "cut.npz").write_bytes(whole[:len(whole) // 2])
+    meta = {"format": "fairshare-result", "version": 1, "kind": "Attribution"}
+    np.savez(tmp_path / "no_fields.npz", meta=np.array(json.dumps(meta)))
+    np.savez(tmp_path / "no_kind.npz", meta=np.array(json.dumps({**meta, "kind": None, "fields": {}})))
+    bad_field = {"__ndarray__": "AAAAAAAAAAA=", "dtype": "<f8", "shape": [5]}           # one float for five
+    np.savez(tmp_path / "bad_field.npz", meta=np.array(json.dumps({**meta, "fields": {"values": bad_field}})))
+    expected = {"array.npy": "it holds one array", "text.npz": "not an .npz archive", "empty.npz": "an empty file",
+                "cut.npz": "not an .npz archive", "no_fields.npz": "its meta names no kind or no fields",
+                "no_kind.npz": "its meta names no kind or no fields", "bad_field.npz": "a field does not decode"}
+    for name, why in expected.items():
+        with pytest.raises(ValueError, match=f"is not a fairshare result file \\({why}") as caught:
+            Result.load(tmp_path / name)
+        assert "allow_pickle" not in str(caught.value)
+
+
 def test_names_read_back_from_a_file_are_escaped_in_html(tmp_path):
     e = fs.explain(lambda ts: [t.count("x") for t in ts], f"x {HOSTILE}", progress=False)
     e.index = HOSTILE                                                  # a field written by anyone, read back

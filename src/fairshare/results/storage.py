@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import base64
 import json
+import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -135,19 +137,47 @@ def read_result(path: str | Path) -> tuple[str | None, dict[str, Any]]:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no result file at {path}")
-    with np.load(path, allow_pickle=False) as z:
-        if "meta" not in z.files:
-            raise ValueError(f"{path} is not a fairshare result file (it has no 'meta' member)")
-        try:
-            meta = json.loads(str(z["meta"]))
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path} is not a fairshare result file (its meta is not JSON: {exc})") from None
-        arrays = {name: z[name] for name in z.files if name != "meta"}
-    if not isinstance(meta, dict):
-        raise ValueError(f"{path} is not a fairshare result file (its meta is not a JSON object)")
+    meta, arrays = _members(path)
     if meta.get("format") != FORMAT:                                  # an Explanation saved before the format
         return None, {**meta, **arrays}
     if meta.get("version") != VERSION:
         raise ValueError(f"{path} was written in version {meta.get('version')} of the result format; this fairshare "
                          f"reads version {VERSION}")
-    return str(meta["kind"]), {**decode(meta["fields"]), **arrays}
+    if not isinstance(meta.get("kind"), str) or not isinstance(meta.get("fields"), dict):
+        raise ValueError(f"{path} is not a fairshare result file (its meta names no kind or no fields)")
+    try:
+        fields = decode(meta["fields"])
+    except (ValueError, TypeError, KeyError) as exc:
+        raise ValueError(f"{path} is not a fairshare result file (a field does not decode: {exc})") from None
+    return meta["kind"], {**fields, **arrays}
+
+
+#: what numpy and zipfile raise on a file that is no readable archive
+_UNREADABLE = (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error)
+
+
+def _members(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
+    """The meta (a JSON object) and the arrays of the ``.npz`` archive at ``path``, read without pickle; anything
+    else (another kind of file, an empty or truncated one) refused as no result file."""
+    try:
+        z = np.load(path, allow_pickle=False)
+    except _UNREADABLE:                               # numpy takes a file it cannot read for a pickle
+        reason = "an empty file" if path.stat().st_size == 0 else "not an .npz archive"
+        raise ValueError(f"{path} is not a fairshare result file ({reason})") from None
+    if not isinstance(z, np.lib.npyio.NpzFile):
+        raise ValueError(f"{path} is not a fairshare result file (it holds one array, not an .npz archive)")
+    with z:
+        if "meta" not in z.files:
+            raise ValueError(f"{path} is not a fairshare result file (it has no 'meta' member)")
+        try:
+            meta = json.loads(str(z["meta"]))
+            arrays = {name: z[name] for name in z.files if name != "meta"}
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path} is not a fairshare result file (its meta is not JSON: {exc})") from None
+        except _UNREADABLE as exc:                         # a member stored with pickle, or a damaged archive
+            why = "a member is stored with pickle, which is not read" if "pickle" in str(exc) else \
+                f"a member does not read: {type(exc).__name__}"
+            raise ValueError(f"{path} is not a fairshare result file ({why})") from None
+    if not isinstance(meta, dict):
+        raise ValueError(f"{path} is not a fairshare result file (its meta is not a JSON object)")
+    return meta, arrays
