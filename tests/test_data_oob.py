@@ -10,12 +10,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.linear_model import LinearRegression
+from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.tree import DecisionTreeClassifier
 
 import fairshare as fs
 from fairshare._core.seeds import item_seeds
+from fairshare.doors.data_oob import _stderr
+from fairshare.engine.solve import small_sample_factor
 
 DATASETS = Path(os.environ.get("FAIRSHARE_DATASETS", Path(__file__).resolve().parents[2] / "shared" / "datasets"))
 
@@ -54,6 +56,9 @@ def _by_hand(model, X, y, seed, bags, classifier=True):
         squares[out] += score ** 2
         count[out] += 1
     mean = total / count
+    if classifier:                          # the binomial error of the share right, by Laplace's rule
+        share = (total + 1.0) / (count + 2.0)
+        return mean, np.sqrt(share * (1.0 - share) / count)
     return mean, np.sqrt((squares - count * mean ** 2) / (count - 1) / count)
 
 
@@ -179,3 +184,23 @@ def test_the_command_line_values_points_without_a_validation_set(tmp_path, capsy
     np.testing.assert_array_equal(out["value"].to_numpy(), direct.values)
     assert main([*common, "--out", str(tmp_path / "w.csv")]) == 2
     assert "--val" in capsys.readouterr().err and not (tmp_path / "w.csv").exists()
+
+
+def test_a_point_every_model_classified_right_has_an_error_bar_not_zero():
+    # hunt: 7 of 14 points had stderr 0 at value 1.0, and another seed put two of them at 0.885 and 0.9
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] + 0.5 * rng.normal(size=60) > 0).astype(int)
+    runs = [fs.value_data(LogisticRegression(), X[:14], y[:14], index="data-oob", budget=60, seed=s, progress=False)
+            for s in (0, 1)]
+    always = runs[0].values == 1.0
+    assert always.sum() >= 5 and np.all(runs[0].stderr > 0.03)
+    assert np.all(np.abs(runs[1].values - runs[0].values)[always] <= 3.0 * runs[0].stderr[always])
+
+
+def test_a_regressor_whose_scores_tie_gets_the_pooled_spread():
+    scores = np.array([[0.0, -1.0, np.nan], [0.0, -3.0, -2.0], [0.0, np.nan, -1.0]])
+    stderr = _stderr(scores, classifier=False)
+    pooled = (0.0 + 2.0 + 0.5) / (2 + 1 + 1)            # squared deviations over spare scores, all points
+    np.testing.assert_allclose(stderr[0], np.sqrt(pooled / 3.0 / 3.0) * small_sample_factor(np.array([2.0]))[0])
+    assert np.all(stderr > 0)

@@ -23,6 +23,7 @@ import numpy as np
 from .._core.errors import FairshareWarning
 from .._core.seeds import item_seeds
 from ..backends.clients import as_backend
+from ..engine.montecarlo import Moments
 from ..games.data import _clone, _is_classifier, _n_rows, _rows
 from ..results.data_values import DataValues
 from ..store.cache import RunCache, estimator_key, fingerprint
@@ -188,8 +189,7 @@ def data_oob(model: Any, X: Any, y: Any, *, budget: int | None, seed: Any, clien
     with np.errstate(invalid="ignore", divide="ignore"):
         values = np.nanmean(np.where(counts > 0, scores, 0.0), axis=0)
         values[counts == 0] = np.nan
-        spread = np.nanstd(np.where(counts > 1, scores, 0.0), axis=0, ddof=1)
-        stderr = np.where(counts > 1, spread / np.sqrt(np.maximum(counts, 1)), np.inf)
+    stderr = _stderr(scores, classifier)
     if np.any(counts == 0):
         warnings.warn(f"{int(np.sum(counts == 0))} training points were in every one of the {bags} bootstrap samples "
                       "and have no out-of-bag score (value NaN): a larger budget gives them one", FairshareWarning,
@@ -203,3 +203,33 @@ def data_oob(model: Any, X: Any, y: Any, *, budget: int | None, seed: Any, clien
                             "seed": entropy},
                       n_fits=bags - reused, reused_fits=reused, degenerate={k: v for k, v in degenerate.items() if v},
                       seconds=time.perf_counter() - started)
+
+
+def _stderr(scores: np.ndarray, classifier: bool) -> np.ndarray:
+    """Standard errors of the points' out-of-bag means (``scores`` ``(bags, n)``, NaN where a point was in the bag);
+    never zero for a mean of two or more scores, infinite below two.
+
+    - A classifier's scores are 0 or 1 (right or wrong): the binomial standard error of the share right, that share
+      taken as ``(right + 1) / (scores + 2)`` (Laplace's rule), so that a point every model got right (or wrong)
+      gets the spread its number of scores allows, not zero.
+    - A regressor's: each point's variance moderated by the variance pooled over the points (as the Monte Carlo
+      semivalues' :meth:`~fairshare.engine.montecarlo.Moments.stderr`).
+
+    Examples
+    --------
+    >>> s = np.array([[1.0, 1.0, np.nan], [1.0, 0.0, 1.0], [1.0, 1.0, 0.0]])
+    >>> np.round(_stderr(s, True), 3).tolist()
+    [0.231, 0.283, 0.354]
+    >>> bool(_stderr(s, False)[0] > 0), bool(np.isinf(_stderr(s[:1], False)).all())
+    (True, True)
+    """
+    counts = np.sum(~np.isnan(scores), axis=0).astype(float)
+    if classifier:
+        share = (np.nansum(scores, axis=0) + 1.0) / (counts + 2.0)
+        with np.errstate(divide="ignore"):
+            se = np.sqrt(share * (1.0 - share) / counts)
+        return np.where(counts >= 2, se, np.inf)
+    bag, point = np.nonzero(~np.isnan(scores))
+    moments = Moments((scores.shape[1], 1))
+    moments.add_grouped(point, scores[bag, point][:, None])
+    return moments.stderr()[:, 0]
