@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import fairshare as fs
-from fairshare.indices.hierarchy import Hierarchy, owen_coalitions
+from fairshare.indices.hierarchy import Hierarchy
+from fairshare.indices.owen_coalitions import owen_coalitions
 
 
 def consistent_orders(h: Hierarchy, node: int = 0) -> list[list[int]]:
@@ -213,6 +214,15 @@ def test_bad_partitions_refused_before_any_evaluation(partition, match, door):
     assert g.calls == 0
 
 
+def test_exact_owen_too_deep_is_refused_before_any_evaluation():
+    # hunt: the "2^25 coalitions; at most 20" refusal came after v(empty) and v(N) were evaluated
+    g = Counting(26)
+    with pytest.raises(ValueError, match=r"player 0 has 25 sibling blocks along its path \(2\^25 coalitions\); "
+                                         r"at most 20"):
+        fs.exact(g, "owen", partition=[[i] for i in range(26)])
+    assert g.calls == 0
+
+
 def test_partition_without_owen_is_refused():
     g = Counting(4)
     with pytest.raises(ValueError, match="partition is given but index is 'shapley'"):
@@ -272,3 +282,24 @@ def test_explain_owen_refuses_bad_partitions_before_any_model_call():
     with pytest.raises(ValueError, match="needs a background of at least 2 rows"):
         fs.explain(f, X[:2], background=X[:1], index="owen", partition="correlation", progress=False)
     assert calls == []
+
+
+@pytest.mark.parametrize("index, method, options", [
+    ("owen", "owen-permutation", {"partition": [[0, 1, 2], [3, 4], [5]]}),
+    ("owen", "owen-adaptive", {"partition": [[0, 1, 2], [3, 4], [5]]}),
+    ("shapley", "permutation", {}),
+])
+def test_a_budget_above_every_coalition_the_method_draws_gives_the_exact_values(index, method, options):
+    # hunt: the run evaluated every coalition once, said "budget spent (40 of 5000 evaluations)" and returned Monte
+    # Carlo values (error 0.044, stderr 0.022) that the evaluations in hand determine exactly
+    n = 6
+    table = np.random.default_rng(11).normal(size=2 ** n)
+    g = fs.games.FunctionGame(lambda S: table[S.astype(np.int64) @ (1 << np.arange(n))], n_players=n)
+    exact = fs.exact(g, index, **options)
+    e = fs.estimate(g, index, method=method, budget=5000, seed=0, **options)
+    np.testing.assert_allclose(e.values, exact.values, rtol=0, atol=1e-12)
+    assert np.all(e.stderr == 0) and e.n_evaluations == exact.n_evaluations
+    assert e.info["stopped"]["reason"] == (f"every coalition the method draws was evaluated ({exact.n_evaluations} "
+                                           f"of 5000 evaluations): exact values from them")
+    small = fs.estimate(g, index, method=method, budget=30, seed=0, **options)       # budget spent: estimated
+    assert small.info["stopped"]["reason"].startswith("budget spent") and np.any(small.stderr > 0)

@@ -20,6 +20,7 @@ import numpy as np
 
 from .._core.arrays import to_numpy
 from .evaluation import BudgetedEvaluator, BudgetError
+from .exact import exact_from_evaluator
 from .samplers.subsets import to_device
 from .stopping import RunState, StoppingRule
 from .protocols import History, Sampler, Solver
@@ -68,7 +69,7 @@ def run(spec: MethodSpec, setup: Setup, evaluator: BudgetedEvaluator, stop: Stop
     error = None
     state = RunState(None, None, evaluator.n_spent, setup.budget, 0, started=started)
     draw_limit = DRAW_FACTOR * max(setup.budget, 1)
-    drawn, reason, rounds, result = 0, None, 0, None
+    drawn, reason, rounds, result, exhausted = 0, None, 0, None, False
     for allowance in plan:
         target = min(cap, evaluator.n_spent + allowance)
         stale = 0
@@ -92,6 +93,7 @@ def run(spec: MethodSpec, setup: Setup, evaluator: BudgetedEvaluator, stop: Stop
             stale = stale + 1 if evaluator.n_spent == spent else 0
             if stale >= sampler.max_stale:
                 break
+        exhausted = stale >= sampler.max_stale or drawn >= draw_limit
         if not proposed:
             break
         rounds += 1
@@ -110,11 +112,33 @@ def run(spec: MethodSpec, setup: Setup, evaluator: BudgetedEvaluator, stop: Stop
             break
     if result is None:
         raise BudgetError(f"the budget of {setup.budget} leaves no evaluations for sampling coalitions of {d} players")
+    exact = _exact_instead(setup, evaluator) if exhausted and (reason is None or drawn >= draw_limit) else None
+    return exact if exact is not None else _estimate(spec, setup, evaluator, stop, result, (v0, vN), rounds, reason)
+
+
+def _estimate(spec: MethodSpec, setup: Setup, evaluator: BudgetedEvaluator, stop: StoppingRule | None,
+              result: tuple, ends: tuple[np.ndarray, np.ndarray], rounds: int, reason: str | None) -> Estimate:
+    """The run's estimate from the solver's last ``result``, with why it stopped."""
     values, stderr, info = result
     if reason is None:
         reason = f"budget spent ({evaluator.n_spent} of {setup.budget} evaluations)"
     info = {**info, **setup.notes, "stopped": {"round": rounds, "reason": reason}}
     if stop is not None and stop.needs_stderr and stderr is not None:
         info["estimated_relative_error"] = _relative_error(values, stderr)
-    return Estimate(values=values, stderr=stderr if spec.has_stderr else None, empty_value=v0, grand_value=vN,
-                    info=info)
+    return Estimate(values=values, stderr=stderr if spec.has_stderr else None, empty_value=ends[0],
+                    grand_value=ends[1], info=info)
+
+
+def _exact_instead(setup: Setup, evaluator: BudgetedEvaluator) -> Estimate | None:
+    """Where the sampler found no new coalition with budget left (it has drawn, or nearly, every coalition it can
+    draw): the exact values from the evaluations in hand (:func:`~fairshare.engine.exact.exact_from_evaluator`), or
+    None where they need more than the budget."""
+    spent = evaluator.n_spent
+    exact = exact_from_evaluator(setup.semivalue, evaluator)
+    if exact is None:
+        return None
+    reason = (f"every coalition the method draws was evaluated ({spent} of {setup.budget} evaluations): exact values "
+              f"from them" + (f" and {evaluator.n_spent - spent} more" if evaluator.n_spent > spent else ""))
+    return Estimate(values=exact.values, stderr=exact.stderr, empty_value=exact.empty_value,
+                    grand_value=exact.grand_value,
+                    info={**exact.info, **setup.notes, "stopped": {"round": None, "reason": reason}})

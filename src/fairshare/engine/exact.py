@@ -9,15 +9,16 @@ import numpy as np
 
 from .._core.arguments import Option
 from ..games.base import Game
-from ..indices.hierarchy import Hierarchy, OwenIndex, owen_coalitions
+from ..indices.hierarchy import Hierarchy, OwenIndex
+from ..indices.owen_coalitions import check_owen_exact, owen_coalitions
 from ..indices.interactions import InteractionIndex, subsets_up_to
 from ..indices.moebius import interactions_from_all_values
 from ..indices.semivalues import Semivalue
-from .evaluation import BudgetedEvaluator
+from .evaluation import BudgetedEvaluator, BudgetError
 from .spec import Estimate, MethodSpec
 
 __all__ = ["all_coalitions", "all_values", "enumeration_values", "exact_estimate", "exact_interactions",
-           "exact_owen", "owen_exact_cost", "owen_cost_lower_bound", "run_exact", "SPECS",
+           "exact_owen", "owen_exact_cost", "owen_cost_lower_bound", "run_exact", "exact_from_evaluator", "SPECS",
            "MAX_ENUMERATION_PLAYERS", "DEFAULT_CHUNK"]
 
 # ------------------------------------------------------------------------------- semivalues and interactions
@@ -223,6 +224,7 @@ def exact_owen(game, index: OwenIndex, evaluator: BudgetedEvaluator) -> Estimate
     """
     h = index.hierarchy
     n = h.n_players
+    check_owen_exact(h)                                   # before the game is called
     ends = evaluator(np.array([np.zeros(n, bool), np.ones(n, bool)]))
     values = np.zeros((n, ends.shape[1]))
     for p, S, T, w in _owen_rows(h):
@@ -233,6 +235,52 @@ def exact_owen(game, index: OwenIndex, evaluator: BudgetedEvaluator) -> Estimate
             values[p] += w[start:stop] @ (both[m:] - both[:m])
     return Estimate(values=values, stderr=np.zeros_like(values), empty_value=ends[0], grand_value=ends[1],
                     info={"via": "enumeration", "coalitions": evaluator.n_spent})
+
+
+def exact_from_evaluator(sv: Semivalue, evaluator: BudgetedEvaluator) -> Estimate | None:
+    """Exact values through ``evaluator`` (the coalitions it holds cost nothing again) where every coalition they
+    read fits its budget: Owen values (the coalitions of whole blocks), semivalues (all ``2^n``, ``n`` up to
+    ``MAX_ENUMERATION_PLAYERS``); None otherwise (and for interaction indices). What a sampler that finds no new
+    coalition leaves: its evaluations are (nearly) all the exact values need.
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> g = fs.games.FunctionGame(lambda S: S.sum(axis=1) ** 2.0, n_players=3)
+    >>> ev = BudgetedEvaluator(g, 100); _ = ev(np.ones((1, 3), dtype=bool))
+    >>> exact_from_evaluator(fs.Semivalue.shapley(), ev).values[:, 0].tolist(), ev.n_spent
+    ([3.0, 3.0, 3.0], 8)
+    >>> exact_from_evaluator(fs.Semivalue.shapley(), BudgetedEvaluator(g, 7)) is None
+    True
+    """
+    n, budget = evaluator.game.n_players, evaluator.budget
+    if isinstance(sv, InteractionIndex):
+        return None
+    if isinstance(sv, OwenIndex):
+        if budget is not None and owen_exact_cost(sv.hierarchy) > budget:
+            return None
+        try:
+            return exact_owen(evaluator.game, sv, evaluator)
+        except BudgetError:
+            return None
+    if n > MAX_ENUMERATION_PLAYERS or budget is not None and 2 ** n > budget:
+        return None
+    try:
+        phi, empty, full = enumeration_values(_Through(evaluator), sv)
+    except BudgetError:
+        return None
+    return Estimate(values=phi, stderr=np.zeros_like(phi), empty_value=empty, grand_value=full,
+                    info={"via": "enumeration"})
+
+
+class _Through:
+    """``evaluator`` as :func:`enumeration_values` reads a game: its players and its (kept) values."""
+
+    def __init__(self, evaluator: BudgetedEvaluator) -> None:
+        self.evaluator, self.n_players = evaluator, evaluator.game.n_players
+
+    def __call__(self, coalitions: np.ndarray) -> np.ndarray:
+        return self.evaluator(coalitions)
 
 
 def run_exact(game: Game, sv: Semivalue, evaluator: BudgetedEvaluator, options: dict) -> Estimate:

@@ -20,11 +20,10 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
-from scipy.special import gammaln
 
 from .semivalues import resolve_index
 
-__all__ = ["Hierarchy", "OwenIndex", "owen_coalitions", "resolve_value_index", "check_value_index", "check_partition",
+__all__ = ["Hierarchy", "OwenIndex", "resolve_value_index", "check_value_index", "check_partition",
            "balanced", "MAX_OWEN_BITS"]
 
 #: the most sibling blocks along one player's path for exact Owen values (2^20 coalitions for that player)
@@ -315,34 +314,6 @@ def _canonical(nested: Any) -> Any:
     if _is_player(nested):
         return int(nested)
     return sorted((_canonical(b) for b in nested), key=str)
-
-
-def owen_coalitions(hierarchy: Hierarchy, player: int) -> tuple[np.ndarray, np.ndarray]:
-    """The coalitions ``S`` (without ``player``) whose marginal ``v(S + i) - v(S)`` enters ``player``'s Owen
-    value, and their weights (which sum to 1): whole sibling blocks along the player's path, weighted by
-    ``prod_levels r!(m-r-1)!/m!`` (``r`` of the level's ``m`` blocks chosen).
-
-    Examples
-    --------
-    >>> S, w = owen_coalitions(Hierarchy([[0, 1], [2]], 3), 0)
-    >>> S.astype(int).tolist()
-    [[0, 0, 0], [0, 0, 1], [0, 1, 0], [0, 1, 1]]
-    >>> w.tolist()
-    [0.25, 0.25, 0.25, 0.25]
-    """
-    masks, level, size = hierarchy.sibling_blocks(player)
-    b = masks.shape[0]
-    if b > MAX_OWEN_BITS:
-        raise ValueError(f"exact Owen values: player {player} has {b} sibling blocks along its path (2^{b} "
-                         f"coalitions); at most {MAX_OWEN_BITS}: estimate them with a budget instead")
-    codes = np.arange(1 << b, dtype=np.int64)
-    chosen = ((codes[:, None] >> np.arange(b)[None, :]) & 1).astype(bool)          # (2^b, b)
-    S = (chosen.astype(np.int64) @ masks.astype(np.int64)) > 0
-    r = np.zeros((codes.size, size.size), dtype=np.int64)
-    np.add.at(r.T, level, chosen.T.astype(np.int64))
-    m = size[None, :]
-    log_w = gammaln(r + 1) + gammaln(m - r) - gammaln(m + 1)
-    return S, np.exp(log_w.sum(axis=1))
 
 
 class OwenIndex:
