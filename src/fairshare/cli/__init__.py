@@ -94,9 +94,35 @@ def _read_from(name: str, args: argparse.Namespace) -> str | None:
     return None
 
 
+def _file_rows(message: str, args: argparse.Namespace) -> str:
+    """A door's message with the numbers of the items it was given (positions in the rows ``--rows`` picked) as
+    the file's own: ``row 2`` of X, ``texts[2]`` and ``text 2`` as the file's row, or its line counted from 1.
+
+    Examples
+    --------
+    >>> picked = argparse.Namespace(texts="t.txt", picked=[5, 6, 7])
+    >>> _file_rows("tokenizer found no tokens in texts[2] ('ok')", picked)
+    "tokenizer found no tokens in --texts t.txt line 8 ('ok')"
+    >>> _file_rows("ModelError: text 1: the model raised ValueError", picked)
+    'ModelError: --texts t.txt line 7: the model raised ValueError'
+    >>> _file_rows("X holds inf at row 2, column 'b'", argparse.Namespace(data="x.csv", picked=[5, 6, 7]))
+    "X holds inf at row 7, column 'b'"
+    """
+    picked = getattr(args, "picked", None)
+    at = (lambda k: picked[int(k)] if picked is not None and int(k) < len(picked) else int(k))
+    if isinstance(getattr(args, "texts", None), str):                   # the file's lines, from 1
+        message = re.sub(r"texts\[(\d+)\]", lambda m: f"--texts {args.texts} line {at(m.group(1)) + 1}", message)
+        message = re.sub(r"^(\w+: )?text (\d+):", lambda m: f"{m.group(1) or ''}--texts {args.texts} line "
+                         f"{at(m.group(2)) + 1}:", message)
+    elif picked is not None and re.match(r"(\w+: )?X ", message):        # X's rows (images) are the file's
+        message = re.sub(r"\b(row|image) (\d+)\b", lambda m: f"{m.group(1)} {at(m.group(2))}", message)
+    return message
+
+
 def _as_flags(message: str, args: argparse.Namespace) -> str:
     """A door's message as the command line says it: its first word, the door's name of an argument, as the flag
-    (``budget=50 ...`` -> ``--budget 50 ...``; ``X ...`` -> ``--data rows.csv ...``).
+    (``budget=50 ...`` -> ``--budget 50 ...``; ``X ...`` -> ``--data rows.csv ...``), its items numbered as in
+    the file (:func:`_file_rows`).
 
     Examples
     --------
@@ -107,11 +133,9 @@ def _as_flags(message: str, args: argparse.Namespace) -> str:
     >>> _as_flags("texts[2] is empty", argparse.Namespace(texts="t.txt"))
     '--texts t.txt line 3 is empty'
     """
-    flags = set(vars(args)) - {"func", "command"}
+    flags = set(vars(args)) - {"func", "command", "picked"}
+    message = _file_rows(message, args)
     first = message.split(" ", 1)[0]
-    line = re.match(r"texts\[(\d+)\]", first)
-    if line is not None and isinstance(getattr(args, "texts", None), str):     # the file's lines, from 1
-        return f"--texts {args.texts} line {int(line.group(1)) + 1}{message[line.end():]}"
     read = _read_from(first, args)
     if read is not None:                        # read from a file: its flag and path
         return f"{read}{message[len(first):]}"

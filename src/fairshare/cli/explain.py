@@ -101,9 +101,10 @@ def run_explain(args: argparse.Namespace) -> int:
     if args.texts:
         texts = read_texts(args.texts)
         numbers = parse_rows(args.rows, len(texts), "texts")
+        args.picked = numbers                   # the door numbers the texts it is given; messages, the file's lines
         return _explain_texts(_model(args), args, partition, texts, numbers)
     frame = read_csv(args.data, "--data")
-    picked = parse_rows(args.rows, len(frame))
+    picked = args.picked = parse_rows(args.rows, len(frame))     # messages number X's rows as the file's
     background = None if args.background is None else read_csv(args.background, "--background")
     model = _model(args)
     data = aligned(frame, model, "--data", args.data)
@@ -271,7 +272,7 @@ def _explain_images(args: argparse.Namespace) -> int:
     flags = _image_flags(args)
     images, names = read_images(args.images)
     layout = args.layout or ("NHWC" if Path(args.images).is_dir() else None)
-    numbers = parse_rows(args.rows, len(images), "images")
+    numbers = args.picked = parse_rows(args.rows, len(images), "images")
     model = _model(args)
     try:
         e = explain(model, images[numbers], layout=layout, index=args.index, method=args.method, budget=args.budget,
