@@ -81,3 +81,35 @@ def test_a_model_that_fails_on_a_text_is_named_by_its_line_in_the_file(files, tm
     err = capsys.readouterr().err
     assert err.splitlines()[-1] == f"fairshare: error: --texts {files / 't.txt'} line 3: the model returned NaN or " \
                                    "inf for 1 of 2 coalitions; e.g. coalition {} gave nan", err
+
+
+# ------------------------------------------------------------------------------------ checked before any work
+def test_a_plot_of_texts_without_tokens_is_refused_before_the_model_is_read_and_anything_written(files, tmp_path,
+                                                                                                 capsys):
+    """--rows 3:4 picks only the empty line 4: the texts were explained and the CSV and HTML written before
+    "--plot: no text with tokens to draw" ended the run (what every other --plot mistake is refused before)."""
+    import pickle
+
+    outputs = [tmp_path / "o.csv", tmp_path / "t.html", tmp_path / "t.png"]
+    args = ["--texts", str(files / "t.txt"), "--rows", "3:4", "--out", str(outputs[0]), "--html", str(outputs[1]),
+            "--plot", str(outputs[2]), "--quiet"]
+    assert main(["explain", "--model", str(files / "texts.skops"), *args]) == 2
+    err = capsys.readouterr().err
+    assert err == f"fairshare: error: --plot {outputs[2]}: --rows 3:4 picks only blank lines of --texts " \
+                  f"{files / 't.txt'}, no tokens to draw; pick lines with text, or leave out --plot\n", err
+    assert not any(path.exists() for path in outputs)
+    marker = tmp_path / "model-read.txt"
+    with open(tmp_path / "m.joblib", "wb") as fh:                   # reading the model leaves a mark
+        pickle.dump(_Marked(str(marker)), fh)
+    assert main(["explain", "--model", str(tmp_path / "m.joblib"), "--trust-model", *args]) == 2
+    assert "no tokens to draw" in capsys.readouterr().err and not marker.exists()
+
+
+class _Marked:
+    """A pickle that, when loaded, writes a file (so a test sees whether the model was read)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __reduce__(self):
+        return (Path(self.path).write_text, ("read",))

@@ -102,6 +102,9 @@ def run_explain(args: argparse.Namespace) -> int:
         texts = read_texts(args.texts)
         numbers = parse_rows(args.rows, len(texts), "texts")
         args.picked = numbers                   # the door numbers the texts it is given; messages, the file's lines
+        if args.plot and not any(texts[i].strip() for i in numbers):   # a text that is not blank has tokens or fails
+            raise ValueError(f"--plot {args.plot}: --rows {args.rows} picks only blank lines of --texts {args.texts}, "
+                             "no tokens to draw; pick lines with text, or leave out --plot")
         return _explain_texts(_model(args), args, partition, texts, numbers)
     frame = read_csv(args.data, "--data")
     picked = args.picked = parse_rows(args.rows, len(frame))     # messages number X's rows as the file's
@@ -152,6 +155,9 @@ def _explain_texts(model, args: argparse.Namespace, partition, texts: list[str],
             frame["stderr" + suffix] = (e.stderr[0] if name is None else e.stderr[0, :, j]) if e.stderr is not None \
                 else float("nan")
         frames.append(frame)
+    drawn = next((e for e in expls if e.player_names), None)
+    if args.plot and drawn is None:             # checked before the model is read; never after an output is written
+        raise ValueError(f"--plot {args.plot}: no text with tokens to draw")
     pd.concat(frames).to_csv(args.out, index=False)
     if args.html:
         from ..results.html import texts_page
@@ -161,10 +167,7 @@ def _explain_texts(model, args: argparse.Namespace, partition, texts: list[str],
     if args.plot:
         from ..plots import text
 
-        first = next((e for e in expls if e.player_names), None)
-        if first is None:
-            raise ValueError("--plot: no text with tokens to draw")
-        ax = text(first)
+        ax = text(drawn)
         ax.figure.savefig(args.plot, dpi=120, bbox_inches="tight")
     print(f"explained {len(expls)} text{'s' if len(expls) != 1 else ''}, {sum(len(e.player_names) for e in expls)} "
           f"tokens -> {args.out}"
