@@ -8,6 +8,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from .columns import refuse_words, words_refused
 from .files import aligned, check_paths, parse_partition, parse_rows, read_csv, read_texts
 from .model_files import load_model
 
@@ -114,10 +115,19 @@ def run_explain(args: argparse.Namespace) -> int:
     if background is not None:
         background = aligned(background, model, "--background", args.background, [str(c) for c in data.columns])
     from ..doors.explain import explain
+    from ..games.model import ModelError
+    from ..trees.readers import is_tree_model
 
-    expl = explain(model, data.iloc[picked], background, index=args.index, method=args.method, budget=args.budget,
-                   seed=args.seed, progress=not args.quiet, interactions=2 if args.interactions else None,
-                   partition=partition)
+    rows = {f"--data {args.data}": data.iloc[picked], f"--background {args.background}": background}
+    for where, frame in rows.items():           # a tree model reads words itself (its categories), or names them
+        if frame is not None and not is_tree_model(model):
+            refuse_words(frame, model, where)
+    try:
+        expl = explain(model, data.iloc[picked], background, index=args.index, method=args.method,
+                       budget=args.budget, seed=args.seed, progress=not args.quiet,
+                       interactions=2 if args.interactions else None, partition=partition)
+    except ModelError as exc:                   # a model fairshare cannot describe, failing on the words
+        raise words_refused(exc, rows) or exc
     expl.to_frame().reset_index().to_csv(args.out, index=False)
     if args.interactions:
         expl.interactions_frame().to_csv(args.interactions, index=False)
