@@ -185,3 +185,46 @@ def test_value_data_refuses_words_for_a_model_of_numbers_before_the_first_fit(fi
     err = capsys.readouterr().err
     assert err == f"fairshare: error: --train {tmp_path / 'train.csv'} column 'color' holds words ('red', 'blue'), " \
                   f"but the model ({name}) takes it as numbers only: {_ENCODE_IT}\n", err
+
+
+# ------------------------------------------------------------------------------ flags, not Python arguments
+@pytest.mark.parametrize("extra, said", [
+    (["--index", "owen"], "--index owen needs --partition: the blocks of players (e.g. [[0, 1, 2], [3, 4]]), nested "
+                          "lists for a hierarchy"),
+    (["--partition", "correlation"], "--partition is given but index is 'shapley': a partition defines Owen values; "
+                                     "use --index owen"),
+    (["--index", "owen", "--partition", "correlation", "--interactions", "i.csv"],
+     "--interactions extends Shapley (SII) or Banzhaf (BII) values, not Owen values"),
+])
+def test_a_table_mistake_names_the_flags_not_the_python_arguments(files, tmp_path, capsys, extra, said):
+    """They said "--index 'owen' needs partition=:", "use index='owen'" and "--interactions 2 extends ..."
+    (interactions=2 is the door's argument; the flag names a file)."""
+    extra = [str(tmp_path / e) if e.endswith(".csv") else e for e in extra]
+    assert main(_explain(tmp_path, "--model", files / "lin.skops", "--data", files / "rows.csv", "--background",
+                         files / "rows.csv", *extra)) == 2
+    assert capsys.readouterr().err == f"fairshare: error: {said}\n"
+
+
+def test_a_texts_mistake_names_the_flag_not_the_python_argument(files, tmp_path, capsys):
+    assert main(_explain(tmp_path, "--model", files / "texts.skops", "--texts", files / "t.txt", "--index", "owen",
+                         "--partition", "[[0, 1]]")) == 2
+    assert capsys.readouterr().err == "fairshare: error: --partition: a list of blocks fits one text; for many texts " \
+                                      "use --partition sentences (sentences -> phrases -> tokens of each text)\n"
+
+
+def test_images_that_look_channels_last_name_the_layout_flag(tmp_path, capsys):
+    """It said "pass layout='NHWC'"; the library still says so to its users."""
+    torch = pytest.importorskip("torch")
+    import fairshare as fs
+
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(),
+                              torch.nn.Linear(4, 2))
+    torch.jit.save(torch.jit.script(net), tmp_path / "conv.pt")
+    images = np.random.default_rng(0).random((2, 16, 16, 3)).astype(np.float32)
+    np.save(tmp_path / "hwc.npy", images)
+    assert main(_explain(tmp_path, "--model", tmp_path / "conv.pt", "--images", tmp_path / "hwc.npy")) == 2
+    err = capsys.readouterr().err
+    assert err.endswith("; channels last (N, H, W, C)? pass --layout NHWC\n") and "layout=" not in err, err
+    with pytest.raises(ValueError, match=r"pass layout='NHWC'$"):
+        fs.explain(net, images, progress=False)

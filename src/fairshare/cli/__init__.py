@@ -30,6 +30,8 @@ _READ_FROM = {"X": ("--data {data}", "--images {images}", "--texts {texts}"),
               "y_val": ("--target {target} of --val {val}",)}
 #: the games' names of an argument that the doors (and flags) name otherwise
 _ALIASES = {"outputs": "output"}
+#: the doors' arguments whose value the flag does not take (``interactions=2``: ``--interactions`` names a file)
+_UNSAID = {"interactions"}
 _INDEX_HELP = f"one of {', '.join(INDEX_NAMES)}, beta-shapley(a,b) or weighted-banzhaf(w)"
 
 
@@ -119,10 +121,36 @@ def _file_rows(message: str, args: argparse.Namespace) -> str:
     return message
 
 
+def _flag(name: str, value: str, args: argparse.Namespace) -> str | None:
+    """The door's ``name=value`` as the flag that gives it (``--name value``, the value without Python's quotes),
+    or None where the command has no such flag.
+
+    Examples
+    --------
+    >>> _flag("layout", "'NHWC'", argparse.Namespace(layout=None)), _flag("lam", "0.1", argparse.Namespace())
+    ('--layout NHWC', None)
+    """
+    flag = _ALIASES.get(name, name)
+    if flag not in set(vars(args)) - {"func", "command", "picked"}:
+        return None
+    value = value[1:-1] if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"" else value
+    said = value and flag not in _UNSAID
+    return f"--{flag.replace('_', '-')}" + (f" {value}" if said else "")
+
+
+def _in_call(message: str, at: int) -> bool:
+    """Whether position ``at`` lies inside the parentheses of a Python call written in ``message``
+    (``fs.explain(model.predict, X, background=...)``: advice in Python, not a flag)."""
+    opened = message.rfind("(", 0, at)
+    return opened > 0 and ")" not in message[opened:at] and (message[opened - 1].isalnum() or
+                                                             message[opened - 1] in "._")
+
+
 def _as_flags(message: str, args: argparse.Namespace) -> str:
     """A door's message as the command line says it: its first word, the door's name of an argument, as the flag
-    (``budget=50 ...`` -> ``--budget 50 ...``; ``X ...`` -> ``--data rows.csv ...``), its items numbered as in
-    the file (:func:`_file_rows`).
+    (``budget=50 ...`` -> ``--budget 50 ...``; ``X ...`` -> ``--data rows.csv ...``), every other ``name=value``
+    of an argument the command takes as a flag (``pass layout='NHWC'`` -> ``pass --layout NHWC``) and the files'
+    arguments (``X_train`` -> ``--train rows.csv``), its items numbered as in the file (:func:`_file_rows`).
 
     Examples
     --------
@@ -132,18 +160,33 @@ def _as_flags(message: str, args: argparse.Namespace) -> str:
     '--removal: token id 9 is unknown'
     >>> _as_flags("texts[2] is empty", argparse.Namespace(texts="t.txt"))
     '--texts t.txt line 3 is empty'
+    >>> _as_flags("index='owen' needs partition=: blocks", argparse.Namespace(index="owen", partition=None))
+    '--index owen needs --partition: blocks'
+    >>> _as_flags("model: 3 fits raised; fitting it on X_train raises", argparse.Namespace(model="m", train="t.csv"))
+    '--model: 3 fits raised; fitting it on --train t.csv raises'
+    >>> _as_flags("or fs.explain(model.predict, X, background=...)", argparse.Namespace(background="b.csv"))
+    'or fs.explain(model.predict, X, background=...)'
     """
-    flags = set(vars(args)) - {"func", "command", "picked"}
     message = _file_rows(message, args)
     first = message.split(" ", 1)[0]
     read = _read_from(first, args)
     if read is not None:                        # read from a file: its flag and path
-        return f"{read}{message[len(first):]}"
-    name, _, value = first.rstrip(":").partition("=")
-    if _ALIASES.get(name, name) in flags:       # the door names its argument; the command line calls it a flag
-        shown = f"--{_ALIASES.get(name, name).replace('_', '-')}" + (f" {value}" if value else "")
-        return shown + message[len(name) + (len(value) + 1 if value else 0):]
-    return message
+        message = f"{read}{message[len(first):]}"
+    else:
+        name, _, value = first.rstrip(":").partition("=")
+        shown = _flag(name, value, args)        # the door names its argument; the command line calls it a flag
+        if shown is not None:
+            message = shown + message[len(name) + (len(value) + 1 if value else 0):]
+
+    def spelled(m: re.Match) -> str:
+        if _in_call(message, m.start()):
+            return m.group(0)
+        if m.group(1) is not None:
+            return _read_from(m.group(1), args) or m.group(0)
+        return _flag(m.group(2), m.group(3), args) or m.group(0)
+
+    return re.sub(r"(?<![\w.-])(?:(X_train|y_train|X_val|y_val)\b(?!=)|(\w+)=('[^']*'|\"[^\"]*\"|[^\s,;:)]*))",
+                  spelled, message)
 
 
 def main(argv: list[str] | None = None) -> int:
