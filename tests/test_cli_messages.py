@@ -4,6 +4,7 @@ named and read as written; and a mistake is refused before anything is written."
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import numpy as np
@@ -228,3 +229,47 @@ def test_images_that_look_channels_last_name_the_layout_flag(tmp_path, capsys):
     assert err.endswith("; channels last (N, H, W, C)? pass --layout NHWC\n") and "layout=" not in err, err
     with pytest.raises(ValueError, match=r"pass layout='NHWC'$"):
         fs.explain(net, images, progress=False)
+
+
+# --------------------------------------------------------------------------- every flag spelled out, once
+def _refused(argv: list, capsys) -> str:
+    with pytest.raises(SystemExit) as stop:
+        main([str(a) for a in argv])
+    assert stop.value.code == 2
+    return capsys.readouterr().err
+
+
+def test_an_abbreviated_flag_is_refused_not_read_as_the_flag_it_begins(files, tmp_path, capsys):
+    """--see 3 was read as --seed 3 (argparse's allow_abbrev): a typo of another flag could be taken silently."""
+    err = _refused(_explain(tmp_path, "--model", files / "lin.skops", "--data", files / "rows.csv", "--background",
+                            files / "rows.csv", "--rows", "0", "--see", "3"), capsys)
+    assert err == "fairshare: error: unrecognized arguments: --see 3\n", err
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_every_parser_of_the_command_line_takes_whole_flags_only():
+    from fairshare.cli import build_parser
+
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    assert set(commands) == {"methods", "demo", "explain", "explain-generation", "value-data", "bench"}
+    assert not parser.allow_abbrev and not any(p.allow_abbrev for p in commands.values())
+
+
+@pytest.mark.parametrize("twice, said", [
+    (["--rows", "1", "--rows", "2"], "--rows is given 2 times (--rows 1, --rows 2)"),
+    (["--seed=1", "--seed", "2"], "--seed is given 2 times (--seed=1, --seed 2)"),
+    (["--overwrite"], "--overwrite is given 2 times (--overwrite, --overwrite)"),
+])
+def test_a_flag_given_twice_is_refused_naming_it(files, tmp_path, capsys, twice, said):
+    """The last --rows silently replaced the first: the run explained other rows than the user had read first."""
+    err = _refused(_explain(tmp_path, "--model", files / "lin.skops", "--data", files / "rows.csv", "--background",
+                            files / "rows.csv", *twice), capsys)
+    assert err == f"fairshare: error: {said}; give it once\n", err
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_a_flag_of_value_data_given_twice_is_refused_naming_it(tmp_path, capsys):
+    err = _refused(["value-data", "--model", "knn", "--train", tmp_path / "t.csv", "--val", tmp_path / "v.csv",
+                    "--target", "label", "--target", "y", "--out", tmp_path / "o.csv"], capsys)
+    assert err == "fairshare: error: --target is given 2 times (--target label, --target y); give it once\n", err

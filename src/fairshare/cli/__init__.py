@@ -12,6 +12,7 @@ import re
 import string
 import sys
 import warnings
+from typing import Any
 
 from ..indices.semivalues import INDEX_NAMES
 from .basic import add_demo, add_methods
@@ -35,8 +36,34 @@ _UNSAID = {"interactions"}
 _INDEX_HELP = f"one of {', '.join(INDEX_NAMES)}, beta-shapley(a,b) or weighted-banzhaf(w)"
 
 
+#: the actions a flag may be given more than once to (each time adds)
+_REPEATABLE = (argparse._AppendAction, argparse._AppendConstAction, argparse._CountAction, argparse._ExtendAction,
+               argparse._HelpAction)
+
+
 class _OneLineParser(argparse.ArgumentParser):
-    """Argument errors as one line on stderr and exit status 2 (no usage dump, no traceback)."""
+    """Argument errors as one line on stderr and exit status 2 (no usage dump, no traceback); flags spelled out
+    (``--see`` is not ``--seed``) and given once (a second ``--rows`` silently replaced the first)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)            # every parser, the commands' too (parser_class)
+        super().__init__(*args, **kwargs)
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:  # type: ignore[override]
+        given = list(sys.argv[1:] if args is None else args)
+        ends = given.index("--") if "--" in given else len(given)   # after --, no flags
+        for action in self._actions:
+            if not action.option_strings or isinstance(action, _REPEATABLE):
+                continue
+            at = [i for i, a in enumerate(given[:ends]) if a.split("=", 1)[0] in action.option_strings
+                  and (a in action.option_strings or "=" in a)]
+            if len(at) > 1:
+                takes = action.nargs != 0                    # store_true and the like take no value
+                typed = [given[i] if "=" in given[i] or not takes or i + 1 >= ends else f"{given[i]} {given[i + 1]}"
+                         for i in at]
+                self.error(f"{given[at[0]].split('=', 1)[0]} is given {len(at)} times ({', '.join(typed)}); give "
+                           "it once")
+        return super().parse_known_args(given, namespace)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         print(f"fairshare: error: {message}", file=sys.stderr)
