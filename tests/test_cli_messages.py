@@ -273,3 +273,23 @@ def test_a_flag_of_value_data_given_twice_is_refused_naming_it(tmp_path, capsys)
     err = _refused(["value-data", "--model", "knn", "--train", tmp_path / "t.csv", "--val", tmp_path / "v.csv",
                     "--target", "label", "--target", "y", "--out", tmp_path / "o.csv"], capsys)
     assert err == "fairshare: error: --target is given 2 times (--target label, --target y); give it once\n", err
+
+
+# ------------------------------------------------------------------------------------- columns as written
+@pytest.mark.parametrize("flag", ["--data", "--background"])
+def test_a_column_named_twice_is_refused_naming_it_and_the_file(files, tmp_path, capsys, flag):
+    """pandas read the header a,b,a as a, b, a.1: the model then missed 'c' and met 'a.1' (or, fitted on an 'a.1',
+    took the second 'a' for it silently)."""
+    (tmp_path / "dup.csv").write_text("a,b,a\n1,2,3\n4,5,6\n")
+    paths = {"--data": files / "rows.csv", "--background": files / "rows.csv", flag: tmp_path / "dup.csv"}
+    assert main(_explain(tmp_path, "--model", files / "lin.skops", *[t for kv in paths.items() for t in kv])) == 2
+    assert capsys.readouterr().err == f"fairshare: error: {flag} {tmp_path / 'dup.csv'}: the header names column " \
+                                      "'a' 2 times (fields 1 and 3); give each column its own name\n"
+
+
+def test_value_data_refuses_a_column_named_twice(files, tmp_path, capsys):
+    (tmp_path / "train.csv").write_text("a,b,label,b\n" + "".join(f"{i},{i % 3},{i % 2},{i}\n" for i in range(8)))
+    assert main(["value-data", "--model", "knn", "--train", str(tmp_path / "train.csv"), "--val",
+                 str(tmp_path / "train.csv"), "--target", "label", "--out", str(tmp_path / "o.csv"), "--quiet"]) == 2
+    assert capsys.readouterr().err == f"fairshare: error: --train {tmp_path / 'train.csv'}: the header names column " \
+                                      "'b' 2 times (fields 2 and 4); give each column its own name\n"
