@@ -8,6 +8,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from .columns import refuse_words, words_refused
 from .files import aligned, check_paths, parse_partition, parse_rows, read_csv, read_texts
 from .model_files import load_model
 
@@ -101,19 +102,32 @@ def run_explain(args: argparse.Namespace) -> int:
     if args.texts:
         texts = read_texts(args.texts)
         numbers = parse_rows(args.rows, len(texts), "texts")
+        args.picked = numbers                   # the door numbers the texts it is given; messages, the file's lines
+        if args.plot and not any(texts[i].strip() for i in numbers):   # a text that is not blank has tokens or fails
+            raise ValueError(f"--plot {args.plot}: --rows {args.rows} picks only blank lines of --texts {args.texts}, "
+                             "no tokens to draw; pick lines with text, or leave out --plot")
         return _explain_texts(_model(args), args, partition, texts, numbers)
     frame = read_csv(args.data, "--data")
-    picked = parse_rows(args.rows, len(frame))
+    picked = args.picked = parse_rows(args.rows, len(frame))     # messages number X's rows as the file's
     background = None if args.background is None else read_csv(args.background, "--background")
     model = _model(args)
     data = aligned(frame, model, "--data", args.data)
     if background is not None:
         background = aligned(background, model, "--background", args.background, [str(c) for c in data.columns])
     from ..doors.explain import explain
+    from ..games.model import ModelError
+    from ..trees.readers import is_tree_model
 
-    expl = explain(model, data.iloc[picked], background, index=args.index, method=args.method, budget=args.budget,
-                   seed=args.seed, progress=not args.quiet, interactions=2 if args.interactions else None,
-                   partition=partition)
+    rows = {f"--data {args.data}": data.iloc[picked], f"--background {args.background}": background}
+    for where, frame in rows.items():           # a tree model reads words itself (its categories), or names them
+        if frame is not None and not is_tree_model(model):
+            refuse_words(frame, model, where)
+    try:
+        expl = explain(model, data.iloc[picked], background, index=args.index, method=args.method,
+                       budget=args.budget, seed=args.seed, progress=not args.quiet,
+                       interactions=2 if args.interactions else None, partition=partition)
+    except ModelError as exc:                   # a model fairshare cannot describe, failing on the words
+        raise words_refused(exc, rows) or exc
     expl.to_frame().reset_index().to_csv(args.out, index=False)
     if args.interactions:
         expl.interactions_frame().to_csv(args.interactions, index=False)
@@ -151,6 +165,9 @@ def _explain_texts(model, args: argparse.Namespace, partition, texts: list[str],
             frame["stderr" + suffix] = (e.stderr[0] if name is None else e.stderr[0, :, j]) if e.stderr is not None \
                 else float("nan")
         frames.append(frame)
+    drawn = next((e for e in expls if e.player_names), None)
+    if args.plot and drawn is None:             # checked before the model is read; never after an output is written
+        raise ValueError(f"--plot {args.plot}: no text with tokens to draw")
     pd.concat(frames).to_csv(args.out, index=False)
     if args.html:
         from ..results.html import texts_page
@@ -160,10 +177,7 @@ def _explain_texts(model, args: argparse.Namespace, partition, texts: list[str],
     if args.plot:
         from ..plots import text
 
-        first = next((e for e in expls if e.player_names), None)
-        if first is None:
-            raise ValueError("--plot: no text with tokens to draw")
-        ax = text(first)
+        ax = text(drawn)
         ax.figure.savefig(args.plot, dpi=120, bbox_inches="tight")
     print(f"explained {len(expls)} text{'s' if len(expls) != 1 else ''}, {sum(len(e.player_names) for e in expls)} "
           f"tokens -> {args.out}"
@@ -271,7 +285,7 @@ def _explain_images(args: argparse.Namespace) -> int:
     flags = _image_flags(args)
     images, names = read_images(args.images)
     layout = args.layout or ("NHWC" if Path(args.images).is_dir() else None)
-    numbers = parse_rows(args.rows, len(images), "images")
+    numbers = args.picked = parse_rows(args.rows, len(images), "images")
     model = _model(args)
     try:
         e = explain(model, images[numbers], layout=layout, index=args.index, method=args.method, budget=args.budget,

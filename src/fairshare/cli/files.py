@@ -70,14 +70,20 @@ def _resolved(path: Path) -> Path:
 
 
 def _check_fields(path: str, flag: str) -> None:
-    """Refuse a row with more or fewer fields than the header, naming its line: pandas reads one field more as the
-    row's index (every value shifted by a column, the shape R's ``write.table`` gives with row names) and one fewer
-    as a missing last value."""
+    """Refuse a header that names a column twice (pandas reads the second as ``name.1``, a column no model knows,
+    or one that silently stands for another) and a row with more or fewer fields than the header, naming its line:
+    pandas reads one field more as the row's index (every value shifted by a column, the shape R's ``write.table``
+    gives with row names) and one fewer as a missing last value."""
     import csv
 
     with open(path, encoding="utf-8-sig", newline="") as fh:
         reader = csv.reader(fh)
         header = next(reader, [])
+        twice = next((name for name in header if name and header.count(name) > 1), None)
+        if twice is not None:
+            fields = [str(i + 1) for i, name in enumerate(header) if name == twice]
+            raise ValueError(f"{flag} {path}: the header names column {twice!r} {len(fields)} times (fields "
+                             f"{', '.join(fields[:-1])} and {fields[-1]}); give each column its own name")
         for row in reader:
             if row and len(row) != len(header):
                 raise ValueError(f"{flag} {path}: line {reader.line_num} has {len(row)} fields where the header has "
@@ -85,8 +91,8 @@ def _check_fields(path: str, flag: str) -> None:
 
 
 def read_csv(path: str, flag: str) -> Any:
-    """A CSV file as a DataFrame; a file that is not CSV, has no rows, or holds a word in a column of numbers is
-    refused naming ``flag``, the column and the row.
+    """A CSV file as a DataFrame; a file that is not CSV, has no rows, names a column twice, or holds a word in a
+    column of numbers is refused naming ``flag``, the column and the row.
 
     Examples
     --------
@@ -97,6 +103,12 @@ def read_csv(path: str, flag: str) -> Any:
     Traceback (most recent call last):
     ...
     ValueError: --data ...: column 'b' holds 'oops' in row 1 where its other rows hold numbers
+    >>> with open(fh.name, "w") as out:
+    ...     _ = out.write("a,b,a\\n1,2,3\\n")
+    >>> read_csv(fh.name, "--data")                    # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: --data ...: the header names column 'a' 2 times (fields 1 and 3); give each column its own name
     >>> os.remove(fh.name)
     """
     import pandas as pd

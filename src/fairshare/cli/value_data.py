@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from .columns import refuse_words
 from .files import check_paths, read_csv
 from .model_files import load_model
 
@@ -101,6 +102,9 @@ def run_value_data(args: argparse.Namespace) -> int:
     if missing:
         raise ValueError(f"--val {args.val} lacks the training feature column(s) {missing[:10]}")
     model = _model(args.model, args.trust_model)
+    for where, frame in ((f"--train {args.train}", train), (f"--val {args.val}", val)):
+        if frame is not None:                   # every fit would fail on them
+            refuse_words(frame[features], model, where)
     held = (None, None) if val is None else (val[features], val[args.target])
     dv = value_data(model, train[features], train[args.target], *held, index=args.index,
                     method=args.method, budget=args.budget, seed=args.seed, cache=args.cache,
