@@ -25,9 +25,7 @@ sample's fit gets wrong (at 900 evaluations of 30 players, relative error 909 ->
 ``surrogate_order=0`` the surrogate is a constant and the estimator is the plain stratified one (SVARM-IQ's idea:
 strata by size, every sample updating every subset).
 
-The correction is computed without a loop over subsets: ``g_s(u, j)`` is expanded in the binomial basis
-``C(j, l)`` (forward differences in ``j``), and ``sum_U y_U C(|U & S|, l)`` is the sum over the ``l``-subsets
-``L`` of ``S`` of the moments ``sum_U y_U prod_{i in L} U_i``: one matrix product per ``l``.
+The correction is computed without a loop over subsets (:mod:`fairshare.engine.interaction_sums`).
 
 Standard errors: the correction's variance from random groups of sampling units balanced over the strata
 (the units of sizes taken whole contribute none), with the small-sample ``t`` factor. A matrix index
@@ -40,7 +38,6 @@ complementary pairs), at most ``2^n``; a smaller budget is refused before any ev
 
 from __future__ import annotations
 
-import itertools
 import math
 from functools import partial
 from typing import Any
@@ -50,14 +47,14 @@ import numpy as np
 from .._core import arrays
 from .._core.arguments import Option
 from ..indices.interactions import InteractionIndex, subsets_up_to
-from ..indices.moebius import SubsetIndex, contains
 from ..indices.semivalues import Semivalue
 from .formulations import SemivalueDesign, log_kernel_weight
 from .interaction_fit import FoldSystems, chosen, cross_fit
+from .interaction_sums import index_sums
 from .samplers import CoalitionDesign
 from .samplers.sample import CoalitionSample
 from .samplers.sizes import DISTRIBUTIONS, shapley_size_log_mass
-from .solve import indicator_product, merge, replicate_stderr, unit_groups
+from .solve import merge, replicate_stderr, unit_groups
 from .spec import MethodSpec, Setup
 
 __all__ = ["InteractionSolver", "SPECS", "surrogate_candidates", "n_unknowns", "min_budget"]
@@ -175,31 +172,6 @@ def _kernel(n: int, index: InteractionIndex, sizes: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore"):
         mu = np.exp(log_kernel_weight(n, np.clip(sizes, 1, n - 1)))
     return np.where((sizes == 0) | (sizes == n), 1.0, mu)
-
-
-def _sub_subsets(subsets: np.ndarray, size: int) -> np.ndarray:
-    """``(p, C(s, size), size)``: for each padded subset of ``s`` members, its sub-subsets of ``size`` members."""
-    s = int((subsets[0] >= 0).sum()) if subsets.shape[0] else 0
-    picks = np.array(list(itertools.combinations(range(s), size)), dtype=np.int64).reshape(-1, size)
-    return subsets[:, picks]
-
-
-def _moments(Z: np.ndarray, H: np.ndarray, subsets: np.ndarray, chunk: int = 2048) -> np.ndarray:
-    """``M[L, c] = sum_U H[U, c] prod_{i in L} Z[U, i]`` for each padded subset ``L`` (rows of ``subsets``, all of
-    one size >= 1)."""
-    size = int((subsets[0] >= 0).sum())
-    if size == 1:
-        return indicator_product(Z, H, transpose=True)[subsets[:, 0]]
-    Zf = Z.astype(float)
-    if size == 2:
-        out = np.empty((subsets.shape[0], H.shape[1]))
-        for c in range(H.shape[1]):                     # Z' diag(h) Z per column (n x n), read at the pairs
-            out[:, c] = (Zf.T @ (Zf * H[:, c:c + 1]))[subsets[:, 0], subsets[:, 1]]
-        return out
-    out = np.empty((subsets.shape[0], H.shape[1]))
-    for start in range(0, subsets.shape[0], chunk):
-        out[start:start + chunk] = contains(Z, subsets[start:start + chunk]).astype(float).T @ H
-    return out
 
 
 class _Rows:
@@ -322,26 +294,7 @@ class InteractionSolver:
             yg = r * (rows.w * np.sqrt(rows.fpc))[:, None]
             blocks += [y, (yg[:, None, :] * onehot[:, :, None]).reshape(rows.n_rows, -1)]
         cols = np.concatenate(blocks, axis=1)
-        gw = ix.coalition_weights(n)                          # (order+1, n+1, order+1)
-        own = (self.subsets >= 0).sum(axis=1)
-        total = np.zeros((self.subsets.shape[0], cols.shape[1]))
-        for s in np.unique(own):
-            rows_s = np.flatnonzero(own == s)
-            for ell in range(s + 1):
-                # forward difference of g_s(u, .) of order ell at j = 0: g_s(u, j) = sum_l delta_l(u) C(j, l)
-                delta = sum((-1.0) ** (ell - i) * math.comb(ell, i) * gw[s, :, i] for i in range(ell + 1))
-                h = cols * delta[rows.sizes][:, None]
-                if not np.any(h):
-                    continue
-                if ell == 0:
-                    total[rows_s] += h.sum(axis=0)[None, :]
-                    continue
-                lower = subsets_up_to(n, ell, ell)[:, :ell]
-                M = _moments(rows.Z, h, lower)
-                parts = _sub_subsets(self.subsets[rows_s][:, :s], ell)          # (p_s, C(s, l), l)
-                pos = SubsetIndex(lower)(parts.reshape(-1, ell)).reshape(parts.shape[:2])
-                total[rows_s] += M[pos].sum(axis=1)
-        return total
+        return index_sums(rows.Z, rows.sizes, cols, ix.coalition_weights(n), self.subsets)
 
 
 def _reduce(total: np.ndarray, count: int, k: int, G: int) -> list[tuple[np.ndarray, np.ndarray]]:
