@@ -30,7 +30,10 @@ The correction is computed without a loop over subsets (:mod:`fairshare.engine.i
 Standard errors: the correction's variance from random groups of sampling units balanced over the strata
 (the units of sizes taken whole contribute none), with the small-sample ``t`` factor. A matrix index
 (``sii-matrix``, ``bii-matrix``) is its base index (SII, BII) estimated as above and mapped; its standard errors
-are those of the mapped group replicates.
+are those of the mapped group replicates. A value that is not exact never has an error bar of 0: where fewer than
+two drawn sampling units weigh in it (a Moebius coefficient weighs only the coalitions inside its subset) or the
+groups show no spread, it is infinite (:meth:`InteractionSolver._unestimable`); a surrogate fitted in-sample (too
+few units to cross-fit) with fewer than two residual degrees of freedom is never the one taken.
 
 Budget (:func:`min_budget`): the two ends plus one coalition per value (``C(n, 1) + ... + C(n, order)``, in whole
 complementary pairs), at most ``2^n``; a smaller budget is refused before any evaluation.
@@ -50,7 +53,7 @@ from ..indices.interactions import InteractionIndex, subsets_up_to
 from ..indices.semivalues import Semivalue
 from .formulations import SemivalueDesign, log_kernel_weight
 from .interaction_fit import FoldSystems, chosen, cross_fit
-from .interaction_sums import index_sums
+from .interaction_sums import bearing_units, index_sums
 from .samplers import CoalitionDesign
 from .samplers.sample import CoalitionSample
 from .samplers.sizes import DISTRIBUTIONS, shapley_size_log_mass
@@ -193,8 +196,8 @@ class _Rows:
         self.mu = _kernel(n, solver.index, self.sizes) * self.w
         n_random = np.unique(sample.unit[sample.fpc > 1e-12]).size
         self.G = min(_GROUPS, n_random)
-        self.group = unit_groups(np.concatenate([[-2, -1], sample.unit]), np.concatenate([[-1, -1], sample.stratum]),
-                                 solver.rng, max(self.G, 1))
+        self.unit = np.concatenate([[-2, -1], sample.unit])
+        self.group = unit_groups(self.unit, np.concatenate([[-1, -1], sample.stratum]), solver.rng, max(self.G, 1))
 
     @property
     def n_rows(self) -> int:
@@ -245,7 +248,30 @@ class InteractionSolver:
             info["surrogate_gain"] = round(spread[0] / spread[best], 4)
         if rows.coverage == "partial":
             stderr = np.full_like(values, np.inf)
+        else:
+            self._unestimable(rows, stderr, info)
         return values, stderr, info
+
+    def _unestimable(self, rows: _Rows, stderr: np.ndarray, info: dict) -> None:
+        """Infinite error bars, said in ``info["stderr"]``, for the values that are not exact (a size sampled at
+        random weighs in them) and either rest on fewer than two drawn sampling units
+        (:func:`~fairshare.engine.interaction_sums.bearing_units`: the Moebius transform of ``S`` weighs only the
+        coalitions inside ``S``, so its correction may hold one drawn coalition or none), or whose random groups
+        show no spread at all (every drawn coalition it weighs has the surrogate's value: a rare large one unseen).
+        Either way the sample cannot show the error, as a regression with fewer than two residual degrees of
+        freedom cannot; an error bar of 0 would call the value exact."""
+        units, exact = bearing_units(rows.Z, rows.certain, rows.unit, self.index.coalition_weights(self.n),
+                                     self.subsets)
+        thin = (units < 2) & ~exact
+        if self.transform is not None:
+            thin = (abs(self.transform) @ thin.astype(float)) > 0
+            exact = (abs(self.transform) @ (~exact).astype(float)) == 0
+        few = (thin[:, None] | (stderr == 0)) & ~exact[:, None]
+        if few.any():
+            stderr[few] = np.inf
+            info["stderr"] = (f"not estimable for {int(few.any(axis=1).sum())} of the {few.shape[0]} values: fewer "
+                              "than two drawn sampling units hold a coalition that weighs in them, or those drawn "
+                              "show no spread")
 
     def _estimate(self, rows: _Rows, candidates: list[tuple[int, float]]) -> tuple:
         """``(values, stderr, best, spreads, totals)`` of the surrogate whose corrected estimate has the least
@@ -255,6 +281,11 @@ class InteractionSolver:
         total = self._totals(rows, [resid for _, resid in fits])
         k = rows.V.shape[1]
         corrections = _reduce(total, len(fits), k, rows.G)
+        if rows.G < _FOLDS:
+            # fitted in-sample: a fit with fewer than two residual degrees of freedom (nearly) goes through every row,
+            # its residuals show nothing (as the linear estimators' regressions), so it cannot be the one taken
+            corrections = [(v, np.full_like(se, np.inf)) if ell and rows.n_rows - n_unknowns(self.n, ell) < 2
+                           else (v, se) for (v, se), (ell, _) in zip(corrections, candidates)]
         spread = [float(np.sum(se ** 2)) if np.all(np.isfinite(se)) else np.inf for _, se in corrections]
         best = int(np.argmin(spread))
         width = k * (1 + max(rows.G, 1))
@@ -299,7 +330,9 @@ class InteractionSolver:
 
 def _reduce(total: np.ndarray, count: int, k: int, G: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """``(estimate, standard error)`` of each of the ``count`` residuals whose totals
-    (:meth:`InteractionSolver._totals`) ``total`` holds, from ``G`` random groups."""
+    (:meth:`InteractionSolver._totals`) ``total`` holds, from ``G`` random groups; 0 where the groups' replicates
+    agree but for rounding (contributions that cancel: no spread, which :meth:`InteractionSolver._unestimable`
+    reads)."""
     out, width = [], k * (1 + max(G, 1))
     for i in range(count):
         block = total[:, i * width:(i + 1) * width]
@@ -308,7 +341,9 @@ def _reduce(total: np.ndarray, count: int, k: int, G: int) -> list[tuple[np.ndar
             out.append((values, np.zeros_like(values) if G == 0 else np.full_like(values, np.inf)))
             continue
         reps = G * block[:, k:].reshape(-1, G, k)
-        out.append((values, replicate_stderr(reps - reps.mean(axis=1, keepdims=True), axis=1)))
+        deviations = reps - reps.mean(axis=1, keepdims=True)
+        flat = np.abs(deviations).max(axis=1) <= 1e-9 * np.abs(reps).max(axis=1)
+        out.append((values, np.where(flat, 0.0, replicate_stderr(deviations, axis=1))))
     return out
 
 

@@ -6,6 +6,10 @@ Every index is ``I(S) = sum_U v(U) g_s(|U|, |U & S|)``
 ``sum_U h_U g_s(|U|, |U & S|)`` for every subset ``S`` and every column of ``h``: ``g_s(u, j)`` is expanded in the
 binomial basis ``C(j, l)`` (forward differences in ``j``), and ``sum_U h_U C(|U & S|, l)`` is the sum over the
 ``l``-subsets ``L`` of ``S`` of the moments ``sum_U h_U prod_{i in L} U_i``: one matrix product per ``l``.
+
+:func:`bearing_units` counts, with the same sums, the drawn sampling units that hold a coalition weighing in each
+subset's value: an index such as the Moebius transform weighs only the coalitions inside ``S``, so a subset's
+estimate may rest on one drawn unit (or none) however large the sample, and its error cannot be estimated.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from ..indices.interactions import subsets_up_to
 from ..indices.moebius import SubsetIndex, contains
 from .solve import indicator_product
 
-__all__ = ["index_sums", "subset_moments"]
+__all__ = ["index_sums", "bearing_units", "subset_moments"]
 
 
 def _sub_subsets(subsets: np.ndarray, size: int) -> np.ndarray:
@@ -87,3 +91,55 @@ def index_sums(Z: np.ndarray, sizes: np.ndarray, cols: np.ndarray, g: np.ndarray
             pos = SubsetIndex(lower)(parts.reshape(-1, ell)).reshape(parts.shape[:2])
             total[rows_s] += M[pos].sum(axis=1)
     return total
+
+
+def bearing_units(Z: np.ndarray, certain: np.ndarray, unit: np.ndarray, g: np.ndarray,
+                  subsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(units, exact)`` per subset: how many sampling units drawn at random (rows not ``certain``; a unit's rows
+    share ``unit``) hold a coalition ``U`` with ``g[|S|, |U|, |U & S|] != 0``, and whether the subset's value is
+    exact (no coalition of a size sampled at random, drawn or not, weighs in it: the sizes taken whole decide it).
+
+    Examples
+    --------
+    >>> from fairshare.indices.interactions import InteractionIndex
+    >>> Z = np.array([[0, 0, 0, 0], [1, 1, 1, 1], [1, 0, 0, 0], [0, 1, 1, 1], [1, 1, 0, 0], [0, 0, 1, 1]], bool)
+    >>> certain = np.array([True, True, False, False, False, False])    # two complementary pairs drawn
+    >>> g = InteractionIndex("moebius", 1).coalition_weights(4)         # m({i}) = v({i}) - v(empty)
+    >>> units, exact = bearing_units(Z, certain, np.array([-2, -1, 0, 0, 1, 1]), g, subsets_up_to(4, 1))
+    >>> units.tolist(), exact.tolist()                                   # only {0} was drawn
+    ([1.0, 0.0, 0.0, 0.0], [False, False, False, False])
+    """
+    scale = np.abs(g).max(axis=2, keepdims=True)
+    bears = (np.abs(g) > 1e-9 * scale).astype(float)                  # (order+1, n+1, order+1)
+    either = bears.copy()                                              # U or its complement N \ U bears
+    for s in range(g.shape[0]):
+        either[s, :, :s + 1] = np.maximum(bears[s, :, :s + 1], bears[s, ::-1, s::-1])
+    sizes = Z.sum(axis=1)
+    drawn = np.flatnonzero(~certain)
+    drawn = drawn[np.argsort(unit[drawn], kind="stable")]                 # each unit's rows together
+    _, first, count = np.unique(unit[drawn], return_index=True, return_counts=True)
+    alone = np.zeros(Z.shape[0])                      # a row's share of its unit, read with ``bears``
+    alone[drawn] = 1.0 / np.repeat(count, count)
+    lead = drawn[first[count == 2]]
+    follow = drawn[first[count == 2] + 1]
+    pair = np.all(Z[lead] != Z[follow], axis=1)        # a complementary pair: its first row, read with ``either``
+    paired = np.zeros(Z.shape[0])
+    paired[lead[pair]] = 1.0
+    alone[lead[pair]] = alone[follow[pair]] = 0.0
+    units = (index_sums(Z, sizes, paired[:, None], either, subsets)
+             + index_sums(Z, sizes, alone[:, None], bears, subsets))[:, 0]
+    return units, _exact_sizes(Z, certain, bears, subsets)[(subsets >= 0).sum(axis=1)]
+
+
+def _exact_sizes(Z: np.ndarray, certain: np.ndarray, bears: np.ndarray, subsets: np.ndarray) -> np.ndarray:
+    """Per subset size ``s``: whether no coalition of a size not taken whole weighs in a value of that size."""
+    n = Z.shape[1]
+    held = np.bincount(Z[certain].sum(axis=1), minlength=n + 1)
+    whole = np.array([held[u] >= math.comb(n, u) for u in range(n + 1)])
+    out = np.ones(bears.shape[0], dtype=bool)
+    u = np.arange(n + 1)[:, None]
+    for s in range(bears.shape[0]):
+        j = np.arange(s + 1)[None, :]
+        possible = (u - j >= 0) & (u - j <= n - s)                   # C(s, j) C(n - s, u - j) > 0
+        out[s] = not np.any((bears[s, :, :s + 1] > 0) & possible & ~whole[:, None])
+    return out
