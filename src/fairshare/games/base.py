@@ -35,9 +35,9 @@ def check_output_axes(shape: tuple[int, ...], source: str = "the model") -> None
         return
     per_row, every = tuple(int(d) for d in shape[1:]), tuple(int(d) for d in shape)
     raise ValueError(f"{source} returned outputs of shape {per_row} per row (an array of shape {every} for a "
-                     f"batch of {every[0]} rows): fairshare explains one output or a vector of outputs per row; flatten them in "
-                     f"the model to explain its {math.prod(per_row)} outputs in C order (e.g. lambda X: "
-                     "model(X).reshape(len(X), -1)), or give a model of the one output to explain")
+                     f"batch of {every[0]} rows): fairshare explains one output or a vector of outputs per row; "
+                     f"flatten them in the model to explain its {math.prod(per_row)} outputs in C order (e.g. "
+                     "lambda X: model(X).reshape(len(X), -1)), or give a model of the one output to explain")
 
 
 class Game:
