@@ -387,3 +387,48 @@ def test_a_single_number_as_x_is_refused_naming_x(scalar):
     """It raised "object of type 'float' has no len()"."""
     with pytest.raises(ValueError, match="X must be rows of features"):
         fs.explain(lambda A: A.sum(axis=1), scalar, background=np.zeros((5, 3)), progress=False)
+
+
+def _two_by_two(calls: list):
+    """A model whose output per row has shape (2, 2): two pairs of numbers per row."""
+    def predict(A):
+        A = np.asarray(A, dtype=float)
+        calls.append(len(A))
+        return np.stack([A[:, :2], A[:, 2:4] ** 2], axis=1)
+    return predict
+
+
+@pytest.mark.parametrize("door", ["explain", "ModelGame", "global_importance"])
+def test_a_model_with_more_than_one_output_axis_per_row_is_refused_naming_its_shape(door):
+    """Outputs of shape (2, 2) per row were flattened into four outputs named 0..3 without a word; the first batch
+    of model rows (before any value is estimated; global_importance: its probe, before any coalition) is refused,
+    naming the shape and how to flatten it on purpose."""
+    rng = np.random.default_rng(0)
+    X, calls = rng.normal(size=(60, 4)), []
+    model = _two_by_two(calls)
+    with pytest.raises(ValueError, match=r"outputs of shape \(2, 2\) per row .*reshape\(len\(X\), -1\)"):
+        if door == "explain":
+            fs.explain(model, X[:3], X[10:40], budget=100, seed=0, progress=False)
+        elif door == "ModelGame":
+            fs.estimate(fs.games.ModelGame(model, X[0], background=X[10:40]), budget=100, seed=0)
+        else:
+            fs.global_importance(model, X, X[:, :2], budget=100, seed=0)
+    assert len(calls) == 1
+
+
+def test_a_torch_module_with_more_than_one_output_axis_per_row_is_refused_naming_its_shape():
+    torch = pytest.importorskip("torch")
+    module = lambda z: torch.stack([z[:, :2], z[:, 2:4] ** 2], dim=1)          # noqa: E731
+    game = fs.games.TorchGame(module, torch.ones(4), baseline=torch.zeros(4))
+    with pytest.raises(ValueError, match=r"the module returned outputs of shape \(2, 2\) per row"):
+        fs.estimate(game, budget=100, seed=0)
+
+
+def test_outputs_flattened_in_the_model_are_explained_each_as_its_own_output():
+    rng = np.random.default_rng(0)
+    X, calls = rng.normal(size=(60, 4)), []
+    model = _two_by_two(calls)
+    flat = fs.explain(lambda A: model(A).reshape(len(A), -1), X[:3], X[10:40], seed=0, progress=False)
+    assert flat.values.shape == (3, 4, 4) and flat.output_names == ["0", "1", "2", "3"]
+    last = fs.explain(lambda A: model(A)[:, 1, 1], X[:3], X[10:40], seed=0, progress=False)
+    np.testing.assert_allclose(flat[:, :, 3].values, last.values, rtol=1e-12, atol=1e-14)

@@ -377,6 +377,60 @@ def test_slicing_an_explanation_keeps_the_interactions_and_each_rows_report():
     assert e[2].info["rows"] == [{"row": 2}] and e[1:].info["rows"] == [{"row": 1}, {"row": 2}]
 
 
+@pytest.fixture(scope="module")
+def three_classes():
+    from sklearn.datasets import load_wine
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = load_wine(return_X_y=True, as_frame=True)
+    X = X.iloc[:, :6]
+    return make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)).fit(X, y), X
+
+
+@pytest.mark.parametrize("method, budget", [("exact", None), ("permutation", 60)])
+def test_one_output_of_a_multi_output_explanation_is_that_outputs_explanation_shaps_way(three_classes, method,
+                                                                                          budget):
+    """``e[:, :, 1]`` (rows, features, output), as shap's Explanation takes it, raised 'too many values to unpack';
+    it is the single-output explanation of that class: the values, error bars, base values and grand values fs.explain
+    gives for that class's probability alone (the same coalitions with the same seed), to rounding."""
+    model, X = three_classes
+    args = dict(background=X.iloc[100:140], method=method, budget=budget, seed=0, progress=False)
+    e = fs.explain(model.predict_proba, X.iloc[:4], **args)
+    assert e.values.shape == (4, 6, 3) and e.output_names == ["0", "1", "2"]
+    for o in range(3):
+        one = fs.explain(lambda A, o=o: model.predict_proba(A)[:, o], X.iloc[:4], **args)
+        got = e[:, :, o]
+        assert got.values.shape == (4, 6) and got.output_names is None and got.info["output"] == str(o)
+        for name in ("values", "stderr", "base_values", "grand_value"):
+            np.testing.assert_allclose(getattr(got, name), getattr(one, name), rtol=1e-12, atol=1e-14, err_msg=name)
+        assert got.player_names == one.player_names and got.info["rows"] == one.info["rows"]
+        np.testing.assert_array_equal(e[..., str(o)].values, got.values)             # by name, with an ellipsis
+    part = e[1:3, ["alcohol", "ash"], 2]                                              # rows, players and an output
+    np.testing.assert_array_equal(part.values, e.values[1:3][:, [0, 2], 2])
+    np.testing.assert_array_equal(part.data, e.data[1:3][:, [0, 2]])
+    assert part.row_names == ["1", "2"] and len(part.info["rows"]) == 2
+    two = e[:, :, [0, 2]]                                                             # a list keeps the axis
+    assert two.values.shape == (4, 6, 2) and two.output_names == ["0", "2"] and two.base_values.shape == (4, 2)
+    np.testing.assert_array_equal(e[:, 0].values, e.values[:, [0]])                  # a player by position
+    with pytest.raises(IndexError, match="not one of the 3 outputs"):
+        e[:, :, 3]
+    with pytest.raises(IndexError, match="one output"):
+        e[:, :, 0][:, :, 0]
+
+
+def test_one_outputs_interactions_are_those_of_that_output(three_classes):
+    model, X = three_classes
+    args = dict(background=X.iloc[100:140], interactions=2, seed=0, progress=False)
+    e = fs.explain(model.predict_proba, X.iloc[:2], **args)
+    one = fs.explain(lambda A: model.predict_proba(A)[:, 1], X.iloc[:2], **args)
+    assert e.method == one.method == "exact" and e.interactions.shape == (2, 6, 6, 3)
+    np.testing.assert_allclose(e[:, :, 1].interactions, one.interactions, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(e[:, :, 1].interactions_stderr, one.interactions_stderr, atol=1e-14)
+    np.testing.assert_array_equal(e[:, ["ash"], "1"].interactions, e[:, :, 1].interactions[:, [2]][:, :, [2]])
+
+
 def test_the_dependence_plots_colour_is_the_partner_of_the_output_drawn():
     rng = np.random.default_rng(0)
     inter = np.zeros((30, 3, 3, 2))

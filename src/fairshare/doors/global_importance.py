@@ -17,6 +17,7 @@ from ..engine.engine import run
 from ..engine.row_permutations import row_permutations, row_permutations_need
 from ..engine.row_regressions import row_regressions
 from ..engine.stopping import as_rule
+from ..games.base import check_output_axes
 from ..games.imputers import make_imputer
 from ..games.loss import LOSSES, LossGame, row_losses
 from ..games.model import as_predict
@@ -134,6 +135,7 @@ def _probe(predict: Any, X: np.ndarray, y: np.ndarray, loss: Any, frame: Any) ->
 
         rows = pd.DataFrame(rows, columns=frame)
     pred = np.asarray(predict(rows), dtype=float)
+    check_output_axes(pred.shape)
     pred = pred.reshape(pred.shape[0], -1) if pred.ndim else pred.reshape(1, 1)
     if loss in ("log_loss", "zero_one"):
         if np.any(pred < 0) or np.any(pred > 1):

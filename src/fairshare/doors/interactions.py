@@ -142,7 +142,8 @@ def run_interactions(game: Game, ix: InteractionIndex, choice: Choice, seed: See
         values, stderr = full, full_se
     info = done.info
     if stderr is not None and not np.all(np.isfinite(stderr)):
-        info["stderr"] = infinite_stderr_note(choice, ix, n if done.active is None else done.active.size, None)
+        info["stderr"] = infinite_stderr_note(choice, ix, n if done.active is None else done.active.size,
+                                              info.get("stderr"))
         warnings.warn(info["stderr"], FairshareWarning, stacklevel=3)
 
     def out(a: np.ndarray | None) -> Any:

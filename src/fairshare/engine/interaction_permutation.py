@@ -2,13 +2,16 @@
 players before each subset (the samplers in :mod:`~fairshare.engine.samplers.interaction_permutations`).
 
 - **SII**: a subset's estimate is the mean of the discrete derivatives of the windows it fell in (each an
-  independent draw of SII's distribution), its standard error their spread over the square root of their count;
-  a subset in fewer than two windows has an infinite one (in none: the estimate 0).
+  independent draw of SII's distribution), its standard error their spread over the square root of their count,
+  the spread moderated by the one pooled over the subsets of its size (:func:`moderated_variance`, as Monte Carlo's
+  :class:`~fairshare.engine.montecarlo.Moments`: a subset whose few draws agree is not given an error of 0); a
+  subset in fewer than two windows has an infinite one (in none: the estimate 0).
 - **k-SII** is the linear map ``k-SII(S) = sum_{T >= S, |T| <= k} B_{|T| - |S|} SII(T)`` (Bernoulli numbers) of the
   SII estimates of every order up to ``k``; its standard error linearizes each SII mean in its windows and adds
   them up per permutation (windows of one permutation are not independent).
 - **STII**: the top order is the mean over permutations of ``Delta_S`` at the players before ``S``'s first (one
-  unbiased draw per permutation for every ``k``-subset); the lower orders are Moebius coefficients, exact.
+  unbiased draw per permutation for every ``k``-subset; their spread moderated as SII's); the lower orders are
+  Moebius coefficients, exact.
 
 The estimator is the baseline shapiq's ``PermutationSamplingSII`` / ``PermutationSamplingSTII`` implement; the
 regression and stratified methods are more accurate per evaluation on every game measured
@@ -33,7 +36,7 @@ from .samplers.interaction_permutations import (MAX_TEMPLATE_TERMS, InteractionP
 from .solve import small_sample_factor
 from .spec import MethodSpec, Setup
 
-__all__ = ["PermutationInteractionSolver", "sii_to_ksii", "SPECS"]
+__all__ = ["PermutationInteractionSolver", "sii_to_ksii", "moderated_variance", "SPECS"]
 
 
 def sii_to_ksii(subsets: np.ndarray) -> sp.csr_matrix:
@@ -60,6 +63,47 @@ def sii_to_ksii(subsets: np.ndarray) -> sp.csr_matrix:
             v.append(np.full(parts.shape[0], B[int(t) - s]))
     p = subsets.shape[0]
     return sp.csr_matrix((np.concatenate(v), (np.concatenate(r), np.concatenate(c))), shape=(p, p))
+
+
+def moderated_variance(count: np.ndarray, m2: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """The variance of each subset's mean of ``count`` draws whose squared deviations from it add up to ``m2``
+    ``(p, k)``, moderated as :meth:`~fairshare.engine.montecarlo.Moments.stderr` moderates a player's: one degree of
+    freedom of the variance pooled over the subsets of the same size (discrete derivatives of one order share a
+    scale; of every size where those of one size all agree), so a subset whose few draws happen to agree (a rare
+    large derivative unseen) gets the pooled spread, not zero. Infinite below two draws, and where every draw of
+    every subset agreed with its subset's mean: no spread in the sample to estimate the error from.
+
+    Examples
+    --------
+    >>> v = moderated_variance(np.array([3.0, 3.0, 1.0]), np.array([[2.0], [0.0], [0.0]]), np.array([1, 1, 1]))
+    >>> v.ravel().tolist()                  # pooled 2 / 4; the second subset's three draws agree
+    [0.2777777777777778, 0.05555555555555555, inf]
+    >>> moderated_variance(np.array([3.0, 3.0]), np.zeros((2, 1)), np.array([1, 1])).ravel().tolist()
+    [inf, inf]
+    """
+    spare = np.maximum(count - 1.0, 0.0)
+    everywhere = m2.sum(axis=0) / max(float(spare.sum()), 1.0)
+    pooled = np.zeros_like(m2)
+    for s in np.unique(sizes):
+        at = sizes == s
+        own = m2[at].sum(axis=0) / max(float(spare[at].sum()), 1.0)
+        pooled[at] = np.where(own > 0, own, everywhere)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var = (m2 + pooled) / ((spare + 1.0) * count)[:, None]
+    return np.where((count >= 2)[:, None] & (var > 0), var, np.inf)
+
+
+def _agreeing(m2: np.ndarray, mean: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """``m2`` (squared deviations from the mean, ``(p, k)``) set to 0 where the draws agree but for the rounding of
+    their mean (within ``1e-9`` of it): equal draws' mean is often a unit in the last place off.
+
+    Examples
+    --------
+    >>> x = np.full(3, 0.1); mean = np.array([[x.sum() / 3]])
+    >>> _agreeing(np.array([[((x - mean[0, 0]) ** 2).sum()]]), mean, np.array([3.0])).tolist()
+    [[0.0]]
+    """
+    return np.where(m2 <= count[:, None] * (1e-9 * mean) ** 2, 0.0, m2)
 
 
 class PermutationInteractionSolver:
@@ -126,17 +170,32 @@ class PermutationInteractionSolver:
         M, J, k = delta.shape
         p = self.subsets.shape[0]
         info = {"n_permutations": int(M), "n_samples": int(M * J)}
-        if self.kind == "stii":
-            return (*self._stii(ids, delta), info)
+        values, stderr = self._stii(ids, delta) if self.kind == "stii" else self._sii(ids, delta)
+        if not np.all(np.isfinite(stderr)):
+            info["stderr"] = (f"not estimable for {int((~np.isfinite(stderr)).any(axis=1).sum())} of the {p} values: "
+                              "fewer than two draws, or every draw of every subset agreeing with its mean")
+        return values, stderr, info
+
+    def _sii(self, ids: np.ndarray, delta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """SII, k-SII or the matrix index: the means of the windows' derivatives, mapped; errors per permutation."""
+        M, J, k = delta.shape
+        p = self.subsets.shape[0]
         flat, d = ids.ravel(), delta.reshape(M * J, k)
         count = np.bincount(flat, minlength=p).astype(float)
         total = np.stack([np.bincount(flat, weights=d[:, c], minlength=p) for c in range(k)], axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
             mean = np.where(count[:, None] > 0, total / count[:, None], 0.0)
-            # each window's share of its subset's error: (Delta - mean) / sqrt(c (c - 1))
-            z = (d - mean[flat]) / np.sqrt(count[flat] * (count[flat] - 1.0))[:, None]
+        m2 = _agreeing(np.stack([np.bincount(flat, weights=(d[:, c] - mean[flat, c]) ** 2, minlength=p)
+                                 for c in range(k)], axis=1), mean, count)
+        var = moderated_variance(count, m2, (self.subsets >= 0).sum(axis=1))
+        few = ~np.isfinite(var)                           # (p, k): fewer than two draws, or no spread anywhere
+        var[few] = 0.0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # each window's share of its subset's error: (Delta - mean), scaled so that the shares' squares add up to
+            # the moderated variance of the mean; a subset whose draws all agree has none: ``unseen`` holds it
+            z = (d - mean[flat]) * np.sqrt(var / m2)[flat]
         z = np.where(np.isfinite(z), z, 0.0)
-        few = count < 2
+        unseen = np.where(m2 > 0, 0.0, var)
         # k-SII and the matrix index are linear maps of the SII means (identity for SII)
         B = sii_to_ksii(self.subsets) if self.index.kind == "k-sii" else self.index.base_map(self.subsets)
         values = B @ mean
@@ -146,11 +205,11 @@ class PermutationInteractionSolver:
         for c in range(k):
             E = sp.csr_matrix((z[:, c], (perm, flat)), shape=(M, p))             # one entry per window
             Z = (E @ B.T).toarray() if M else np.zeros((0, p))                    # (M, p): each permutation's share
-            stderr[:, c] = np.sqrt((Z ** 2).sum(axis=0))
+            stderr[:, c] = np.sqrt((Z ** 2).sum(axis=0) + B.multiply(B) @ unseen[:, c])
         with np.errstate(invalid="ignore"):
             stderr = stderr * small_sample_factor(np.maximum(count - 1, 0))[:, None]
         stderr[few] = np.inf
-        return values, stderr, info
+        return values, stderr
 
     def _stii(self, ids: np.ndarray, delta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Top order: the mean over permutations (each gives every ``k``-subset one draw); lower: Moebius."""
@@ -160,10 +219,9 @@ class PermutationInteractionSolver:
         top = np.empty((M, J, k))
         top[np.arange(M)[:, None], ids - (p - J)] = delta           # the top subsets come last, in order
         values[p - J:] = top.mean(axis=0)
-        if M >= 2:
-            stderr[p - J:] = top.std(axis=0, ddof=1) / math.sqrt(M) * float(small_sample_factor(M - 1))
-        else:
-            stderr[p - J:] = np.inf
+        count = np.full(J, float(M))
+        m2 = _agreeing(((top - values[None, p - J:]) ** 2).sum(axis=0), values[p - J:], count)
+        stderr[p - J:] = np.sqrt(moderated_variance(count, m2, np.zeros(J))) * small_sample_factor(count - 1)[:, None]
         if self.lower_values is not None:
             values[:p - J] = self.lower_values
         return values, stderr

@@ -25,14 +25,15 @@ sample's fit gets wrong (at 900 evaluations of 30 players, relative error 909 ->
 ``surrogate_order=0`` the surrogate is a constant and the estimator is the plain stratified one (SVARM-IQ's idea:
 strata by size, every sample updating every subset).
 
-The correction is computed without a loop over subsets: ``g_s(u, j)`` is expanded in the binomial basis
-``C(j, l)`` (forward differences in ``j``), and ``sum_U y_U C(|U & S|, l)`` is the sum over the ``l``-subsets
-``L`` of ``S`` of the moments ``sum_U y_U prod_{i in L} U_i``: one matrix product per ``l``.
+The correction is computed without a loop over subsets (:mod:`fairshare.engine.interaction_sums`).
 
 Standard errors: the correction's variance from random groups of sampling units balanced over the strata
 (the units of sizes taken whole contribute none), with the small-sample ``t`` factor. A matrix index
 (``sii-matrix``, ``bii-matrix``) is its base index (SII, BII) estimated as above and mapped; its standard errors
-are those of the mapped group replicates.
+are those of the mapped group replicates. A value that is not exact never has an error bar of 0: where fewer than
+two drawn sampling units weigh in it (a Moebius coefficient weighs only the coalitions inside its subset) or the
+groups show no spread, it is infinite (:meth:`InteractionSolver._unestimable`); a surrogate fitted in-sample (too
+few units to cross-fit) with fewer than two residual degrees of freedom is never the one taken.
 
 Budget (:func:`min_budget`): the two ends plus one coalition per value (``C(n, 1) + ... + C(n, order)``, in whole
 complementary pairs), at most ``2^n``; a smaller budget is refused before any evaluation.
@@ -40,7 +41,6 @@ complementary pairs), at most ``2^n``; a smaller budget is refused before any ev
 
 from __future__ import annotations
 
-import itertools
 import math
 from functools import partial
 from typing import Any
@@ -50,14 +50,14 @@ import numpy as np
 from .._core import arrays
 from .._core.arguments import Option
 from ..indices.interactions import InteractionIndex, subsets_up_to
-from ..indices.moebius import SubsetIndex, contains
 from ..indices.semivalues import Semivalue
 from .formulations import SemivalueDesign, log_kernel_weight
 from .interaction_fit import FoldSystems, chosen, cross_fit
+from .interaction_sums import bearing_units, index_sums
 from .samplers import CoalitionDesign
 from .samplers.sample import CoalitionSample
 from .samplers.sizes import DISTRIBUTIONS, shapley_size_log_mass
-from .solve import indicator_product, merge, replicate_stderr, unit_groups
+from .solve import merge, replicate_stderr, unit_groups
 from .spec import MethodSpec, Setup
 
 __all__ = ["InteractionSolver", "SPECS", "surrogate_candidates", "n_unknowns", "min_budget"]
@@ -177,31 +177,6 @@ def _kernel(n: int, index: InteractionIndex, sizes: np.ndarray) -> np.ndarray:
     return np.where((sizes == 0) | (sizes == n), 1.0, mu)
 
 
-def _sub_subsets(subsets: np.ndarray, size: int) -> np.ndarray:
-    """``(p, C(s, size), size)``: for each padded subset of ``s`` members, its sub-subsets of ``size`` members."""
-    s = int((subsets[0] >= 0).sum()) if subsets.shape[0] else 0
-    picks = np.array(list(itertools.combinations(range(s), size)), dtype=np.int64).reshape(-1, size)
-    return subsets[:, picks]
-
-
-def _moments(Z: np.ndarray, H: np.ndarray, subsets: np.ndarray, chunk: int = 2048) -> np.ndarray:
-    """``M[L, c] = sum_U H[U, c] prod_{i in L} Z[U, i]`` for each padded subset ``L`` (rows of ``subsets``, all of
-    one size >= 1)."""
-    size = int((subsets[0] >= 0).sum())
-    if size == 1:
-        return indicator_product(Z, H, transpose=True)[subsets[:, 0]]
-    Zf = Z.astype(float)
-    if size == 2:
-        out = np.empty((subsets.shape[0], H.shape[1]))
-        for c in range(H.shape[1]):                     # Z' diag(h) Z per column (n x n), read at the pairs
-            out[:, c] = (Zf.T @ (Zf * H[:, c:c + 1]))[subsets[:, 0], subsets[:, 1]]
-        return out
-    out = np.empty((subsets.shape[0], H.shape[1]))
-    for start in range(0, subsets.shape[0], chunk):
-        out[start:start + chunk] = contains(Z, subsets[start:start + chunk]).astype(float).T @ H
-    return out
-
-
 class _Rows:
     """The pooled sample with the ends (known exactly: weight 1, no sampling variance) and what every fit and
     correction reads of it, each computed once: sizes, kernel weights, random groups."""
@@ -221,8 +196,8 @@ class _Rows:
         self.mu = _kernel(n, solver.index, self.sizes) * self.w
         n_random = np.unique(sample.unit[sample.fpc > 1e-12]).size
         self.G = min(_GROUPS, n_random)
-        self.group = unit_groups(np.concatenate([[-2, -1], sample.unit]), np.concatenate([[-1, -1], sample.stratum]),
-                                 solver.rng, max(self.G, 1))
+        self.unit = np.concatenate([[-2, -1], sample.unit])
+        self.group = unit_groups(self.unit, np.concatenate([[-1, -1], sample.stratum]), solver.rng, max(self.G, 1))
 
     @property
     def n_rows(self) -> int:
@@ -273,7 +248,30 @@ class InteractionSolver:
             info["surrogate_gain"] = round(spread[0] / spread[best], 4)
         if rows.coverage == "partial":
             stderr = np.full_like(values, np.inf)
+        else:
+            self._unestimable(rows, stderr, info)
         return values, stderr, info
+
+    def _unestimable(self, rows: _Rows, stderr: np.ndarray, info: dict) -> None:
+        """Infinite error bars, said in ``info["stderr"]``, for the values that are not exact (a size sampled at
+        random weighs in them) and either rest on fewer than two drawn sampling units
+        (:func:`~fairshare.engine.interaction_sums.bearing_units`: the Moebius transform of ``S`` weighs only the
+        coalitions inside ``S``, so its correction may hold one drawn coalition or none), or whose random groups
+        show no spread at all (every drawn coalition it weighs has the surrogate's value: a rare large one unseen).
+        Either way the sample cannot show the error, as a regression with fewer than two residual degrees of
+        freedom cannot; an error bar of 0 would call the value exact."""
+        units, exact = bearing_units(rows.Z, rows.certain, rows.unit, self.index.coalition_weights(self.n),
+                                     self.subsets)
+        thin = (units < 2) & ~exact
+        if self.transform is not None:
+            thin = (abs(self.transform) @ thin.astype(float)) > 0
+            exact = (abs(self.transform) @ (~exact).astype(float)) == 0
+        few = (thin[:, None] | (stderr == 0)) & ~exact[:, None]
+        if few.any():
+            stderr[few] = np.inf
+            info["stderr"] = (f"not estimable for {int(few.any(axis=1).sum())} of the {few.shape[0]} values: fewer "
+                              "than two drawn sampling units hold a coalition that weighs in them, or those drawn "
+                              "show no spread")
 
     def _estimate(self, rows: _Rows, candidates: list[tuple[int, float]]) -> tuple:
         """``(values, stderr, best, spreads, totals)`` of the surrogate whose corrected estimate has the least
@@ -283,6 +281,11 @@ class InteractionSolver:
         total = self._totals(rows, [resid for _, resid in fits])
         k = rows.V.shape[1]
         corrections = _reduce(total, len(fits), k, rows.G)
+        if rows.G < _FOLDS:
+            # fitted in-sample: a fit with fewer than two residual degrees of freedom (nearly) goes through every row,
+            # its residuals show nothing (as the linear estimators' regressions), so it cannot be the one taken
+            corrections = [(v, np.full_like(se, np.inf)) if ell and rows.n_rows - n_unknowns(self.n, ell) < 2
+                           else (v, se) for (v, se), (ell, _) in zip(corrections, candidates)]
         spread = [float(np.sum(se ** 2)) if np.all(np.isfinite(se)) else np.inf for _, se in corrections]
         best = int(np.argmin(spread))
         width = k * (1 + max(rows.G, 1))
@@ -322,31 +325,14 @@ class InteractionSolver:
             yg = r * (rows.w * np.sqrt(rows.fpc))[:, None]
             blocks += [y, (yg[:, None, :] * onehot[:, :, None]).reshape(rows.n_rows, -1)]
         cols = np.concatenate(blocks, axis=1)
-        gw = ix.coalition_weights(n)                          # (order+1, n+1, order+1)
-        own = (self.subsets >= 0).sum(axis=1)
-        total = np.zeros((self.subsets.shape[0], cols.shape[1]))
-        for s in np.unique(own):
-            rows_s = np.flatnonzero(own == s)
-            for ell in range(s + 1):
-                # forward difference of g_s(u, .) of order ell at j = 0: g_s(u, j) = sum_l delta_l(u) C(j, l)
-                delta = sum((-1.0) ** (ell - i) * math.comb(ell, i) * gw[s, :, i] for i in range(ell + 1))
-                h = cols * delta[rows.sizes][:, None]
-                if not np.any(h):
-                    continue
-                if ell == 0:
-                    total[rows_s] += h.sum(axis=0)[None, :]
-                    continue
-                lower = subsets_up_to(n, ell, ell)[:, :ell]
-                M = _moments(rows.Z, h, lower)
-                parts = _sub_subsets(self.subsets[rows_s][:, :s], ell)          # (p_s, C(s, l), l)
-                pos = SubsetIndex(lower)(parts.reshape(-1, ell)).reshape(parts.shape[:2])
-                total[rows_s] += M[pos].sum(axis=1)
-        return total
+        return index_sums(rows.Z, rows.sizes, cols, ix.coalition_weights(n), self.subsets)
 
 
 def _reduce(total: np.ndarray, count: int, k: int, G: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """``(estimate, standard error)`` of each of the ``count`` residuals whose totals
-    (:meth:`InteractionSolver._totals`) ``total`` holds, from ``G`` random groups."""
+    (:meth:`InteractionSolver._totals`) ``total`` holds, from ``G`` random groups; 0 where the groups' replicates
+    agree but for rounding (contributions that cancel: no spread, which :meth:`InteractionSolver._unestimable`
+    reads)."""
     out, width = [], k * (1 + max(G, 1))
     for i in range(count):
         block = total[:, i * width:(i + 1) * width]
@@ -355,7 +341,9 @@ def _reduce(total: np.ndarray, count: int, k: int, G: int) -> list[tuple[np.ndar
             out.append((values, np.zeros_like(values) if G == 0 else np.full_like(values, np.inf)))
             continue
         reps = G * block[:, k:].reshape(-1, G, k)
-        out.append((values, replicate_stderr(reps - reps.mean(axis=1, keepdims=True), axis=1)))
+        deviations = reps - reps.mean(axis=1, keepdims=True)
+        flat = np.abs(deviations).max(axis=1) <= 1e-9 * np.abs(reps).max(axis=1)
+        out.append((values, np.where(flat, 0.0, replicate_stderr(deviations, axis=1))))
     return out
 
 

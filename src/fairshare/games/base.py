@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -11,10 +12,32 @@ from .._core.arrays import is_tensor
 from ..indices.moebius import interactions_from_terms
 from ..indices.semivalues import Semivalue
 
-__all__ = ["Game", "GameWrapper", "KINDS"]
+__all__ = ["Game", "GameWrapper", "KINDS", "check_output_axes"]
 
 #: what a game can declare itself to be (``Game.kind``); the method choice prefers methods by kind
 KINDS = ("function", "model", "tree", "torch", "data", "synthetic")
+
+
+def check_output_axes(shape: tuple[int, ...], source: str = "the model") -> None:
+    """Refuse a model whose output per row has more than one axis (``shape``: a batch's, rows first), naming that
+    shape: values are explained per output, one output or a vector of them per row, and flattening the axes would
+    explain each cell under a position the model never named.
+
+    Examples
+    --------
+    >>> check_output_axes((5, 3))                       # a vector of 3 outputs per row
+    >>> check_output_axes((5, 2, 2))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: the model returned outputs of shape (2, 2) per row (an array of shape (5, 2, 2) for a batch of 5 ...
+    """
+    if len(shape) <= 2:
+        return
+    per_row, every = tuple(int(d) for d in shape[1:]), tuple(int(d) for d in shape)
+    raise ValueError(f"{source} returned outputs of shape {per_row} per row (an array of shape {every} for a "
+                     f"batch of {every[0]} rows): fairshare explains one output or a vector of outputs per row; "
+                     f"flatten them in the model to explain its {math.prod(per_row)} outputs in C order (e.g. "
+                     "lambda X: model(X).reshape(len(X), -1)), or give a model of the one output to explain")
 
 
 class Game:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .._core.arguments import check_int
-from .base import Game
+from .base import Game, check_output_axes
 from .imputers import GaussianImputer, known_solve
 
 __all__ = ["LossGame", "LOSSES", "row_losses"]
@@ -140,6 +140,7 @@ class LossGame(Game):
         if out.ndim == 0 or out.shape[0] != rows.shape[0]:
             raise ValueError(f"the model returned {1 if out.ndim == 0 else out.shape[0]} predictions for "
                              f"{rows.shape[0]} rows (it must return one prediction, or one row, per input row)")
+        check_output_axes(out.shape)
         return out.reshape(out.shape[0], -1)
 
     def _conditional(self, known: np.ndarray, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._core.arguments import check_int, format_coalition
-from .base import Game
+from .base import Game, check_output_axes
 from .._core.tables import as_rows, column_labels, frame_info, is_sparse, same_value, shared_dtypes
 from .cost import row_seconds
 from .imputers import CONDITIONAL, Imputer, make_imputer
@@ -325,6 +325,7 @@ class ModelGame(Game):
                 got = 1 if out.ndim == 0 else out.shape[0]
                 raise ValueError(f"predict returned {got} values for {S.shape[0] * B} rows (it must return one "
                                  "prediction, or one row of outputs, per input row)")
+            check_output_axes(out.shape)
             out = out.reshape(S.shape[0], B, -1)
             out = out.mean(axis=1) if weights is None else (weights[:, :, None] * out).sum(axis=1)
             parts.append(LINKS[self.link](out))

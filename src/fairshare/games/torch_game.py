@@ -15,7 +15,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from .base import Game
+from .base import Game, check_output_axes
 from .cost import CELL_SECONDS, torch_row_seconds
 
 __all__ = ["TorchGame", "module_input", "takes_ids"]
@@ -218,6 +218,7 @@ class TorchGame(Game):
         """The module's outputs ``(rows, k)`` on a batch of inputs, only the kept outputs; an index past the model's
         outputs is refused naming ``outputs``."""
         out = self.module(inputs)
+        check_output_axes(tuple(out.shape), "the module")
         out = out.reshape(out.shape[0], -1)
         if self.outputs is None:
             return out

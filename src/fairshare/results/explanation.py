@@ -230,38 +230,103 @@ class Explanation(Result):
         return tuple(self.values.shape)
 
     def _feature_index(self, key: Any) -> np.ndarray:
-        keys = [key] if isinstance(key, str) else list(key)
-        missing = [k for k in keys if k not in self.player_names]
-        if missing:
-            raise KeyError(f"unknown player name(s) {missing}; players: {self.player_names}")
-        return np.array([self.player_names.index(k) for k in keys])
+        """Players by name (str, list of str) or by position (int, slice, array of ints or booleans)."""
+        if isinstance(key, str) or (isinstance(key, (list, tuple)) and key and all(isinstance(k, str) for k in key)):
+            keys = [key] if isinstance(key, str) else list(key)
+            missing = [k for k in keys if k not in self.player_names]
+            if missing:
+                raise KeyError(f"unknown player name(s) {missing}; players: {self.player_names}")
+            return np.array([self.player_names.index(k) for k in keys])
+        return np.arange(self.values.shape[1])[[int(key)] if isinstance(key, (int, np.integer)) else key]
+
+    def _output_index(self, key: Any) -> tuple[np.ndarray | int, str | None]:
+        """Outputs by position or name: ``(positions, None)``, or ``(position, name)`` for one output (an int or a
+        name), whose Explanation has no outputs axis."""
+        if self.values.ndim == 2:
+            raise IndexError(f"this Explanation has one output (values {self.values.shape}: rows, players); "
+                             "an output index is for values of shape (rows, players, outputs)")
+        names = self._outputs()
+        k = self.values.shape[2]
+        position = lambda o: names.index(o) if isinstance(o, str) and o in names else o     # noqa: E731
+        if isinstance(key, (str, int, np.integer)):
+            o = position(key)
+            if isinstance(o, str) or not -k <= int(o) < k:
+                raise IndexError(f"output {key!r} is not one of the {k} outputs {names}")
+            return int(o) % k, names[int(o) % k]
+        if isinstance(key, (list, tuple)):
+            key = [position(o) for o in key]
+            unknown = [o for o in key if isinstance(o, str)]
+            if unknown:
+                raise IndexError(f"output(s) {unknown} not among the outputs {names}")
+        return np.arange(k)[key], None
+
+    def _split_key(self, key: Any) -> tuple[Any, Any, Any]:
+        """``(rows, players, outputs)`` of a key, shap's way: ``e[rows]``, ``e[names]``, ``e[rows, players]``,
+        ``e[rows, players, outputs]``, ``...`` standing for the axes it skips."""
+        if not isinstance(key, tuple):
+            if isinstance(key, str) or (isinstance(key, list) and key and all(isinstance(k, str) for k in key)):
+                return slice(None), key, slice(None)
+            return key, slice(None), slice(None)
+        if sum(k is Ellipsis for k in key) > 1:
+            raise IndexError("an index can only have a single ellipsis ('...')")
+        if Ellipsis in key:
+            at = key.index(Ellipsis)
+            key = key[:at] + (slice(None),) * (self.values.ndim - len(key) + 1) + key[at + 1:]
+        if len(key) == 3 and self.values.ndim == 2:
+            self._output_index(key[2])                                    # refused, naming the shape
+        if len(key) > self.values.ndim:
+            raise IndexError(f"too many indices for an Explanation of values {self.values.shape} "
+                             f"({'rows, players, outputs' if self.values.ndim == 3 else 'rows, players'})")
+        key = key + (slice(None),) * (3 - len(key))
+        return key[0], key[1], key[2]
 
     def __getitem__(self, key: Any) -> Explanation:
-        """Rows by position (int, slice, array) and players by name (str or list of str); a tuple
-        ``(rows, names)`` does both."""
-        rows, cols = slice(None), slice(None)
-        if isinstance(key, tuple):
-            rows, cols = key
-            cols = self._feature_index(cols) if not isinstance(cols, slice) else cols
-        elif isinstance(key, str) or (isinstance(key, (list, tuple)) and key and all(isinstance(k, str) for k in key)):
-            cols = self._feature_index(key)
-        else:
-            rows = key
+        """Rows by position (int, slice, array), players by name (str or list of str) or position, and outputs by
+        position or name, shap's way: ``e[rows]``, ``e["age"]``, ``e[rows, players]``, ``e[rows, players, output]``
+        (``...`` for the axes skipped). Rows and players keep their axes (``e[0]`` is one row); one output (an int
+        or a name: ``e[:, :, 1]``) gives the single-output Explanation of it, its values, error bars, base values,
+        grand values and interactions those of that output (``info["output"]`` names it).
+
+        Examples
+        --------
+        >>> e = Explanation(values=np.arange(12.0).reshape(2, 3, 2), stderr=None, empty_value=np.ones((2, 2)),
+        ...                 data=None, player_names=["a", "b", "c"], index="shapley", output_names=["no", "yes"])
+        >>> one = e[:, :, 1]
+        >>> one.values.shape, one.values[0].tolist(), one.base_values.tolist(), one.info["output"]
+        ((2, 3), [1.0, 3.0, 5.0], [1.0, 1.0], 'yes')
+        >>> np.array_equal(e[..., "yes"].values, one.values), e[0, "b"].values.tolist()
+        (True, [[[2.0, 3.0]]])
+        """
+        rows, cols, outs = self._split_key(key)
         if isinstance(rows, (int, np.integer)):
             rows = [int(rows)]
         idx_rows = np.arange(len(self))[rows]
-        idx_cols = np.arange(self.values.shape[1])[cols]
-        pick = lambda a: None if a is None else a[idx_rows][:, idx_cols]   # noqa: E731
-        pairs = lambda a: None if a is None else a[idx_rows][:, idx_cols][:, :, idx_cols]   # noqa: E731
-        return Explanation(values=pick(self.values), stderr=pick(self.stderr), empty_value=self.empty_value[idx_rows],
+        idx_cols = self._feature_index(cols)
+        info = _rows_of(self.info, idx_rows, len(self))
+        output_names = self.output_names
+        if self.values.ndim == 3 and not (isinstance(outs, slice) and outs == slice(None)):
+            outs, name = self._output_index(outs)
+            output_names = None if name is not None else [self._outputs()[o] for o in outs]
+            if name is not None:
+                info["output"] = name
+        per_output = self.values.ndim == 3
+
+        def out(a: Any, lead: int) -> Any:                 # an array with ``lead`` axes before its outputs axis
+            if a is None or not per_output or np.ndim(a) <= lead:
+                return a
+            return a[(slice(None),) * lead + (outs,)]
+
+        pick = lambda a: None if a is None else out(a[idx_rows][:, idx_cols], 2)   # noqa: E731
+        pairs = lambda a: None if a is None else out(a[idx_rows][:, idx_cols][:, :, idx_cols], 3)   # noqa: E731
+        return Explanation(values=pick(self.values), stderr=pick(self.stderr),
+                           empty_value=out(self.empty_value[idx_rows], 1),
                            interactions=pairs(self.interactions), interactions_stderr=pairs(self.interactions_stderr),
-                           data=pick(self.data) if self.data is not None else None,
+                           data=self.data[idx_rows][:, idx_cols] if self.data is not None else None,
                            player_names=[self.player_names[i] for i in idx_cols], index=self.index,
-                           method=self.method, output_names=self.output_names,
+                           method=self.method, output_names=output_names,
                            row_names=[self.row_names[i] for i in idx_rows],
-                           grand_value=None if self.grand_value is None else self.grand_value[idx_rows],
-                           n_evaluations=self.n_evaluations[idx_rows], options=dict(self.options),
-                           info=_rows_of(self.info, idx_rows, len(self)))
+                           grand_value=None if self.grand_value is None else out(self.grand_value[idx_rows], 1),
+                           n_evaluations=self.n_evaluations[idx_rows], options=dict(self.options), info=info)
 
     def interactions_frame(self) -> Any:
         """The pairwise interaction values as a long table: one row per explained row and pair of features
