@@ -500,8 +500,23 @@ def test_values_from_fits_that_mostly_raised_are_refused_with_the_models_error()
     X_train, y_train, X_val, y_val = _small_sets()
     words = pd.DataFrame(X_train, columns=list("abc")).assign(color=["red", "blue"] * 10)
     val = pd.DataFrame(X_val, columns=list("abc")).assign(color=["red", "blue"] * 15)
-    with pytest.raises(ValueError, match="fits raised.*could not convert string to float"):
+    with pytest.raises(ValueError, match="fits failed.*could not convert string to float"):
         fs.value_data(LogisticRegression(), words, y_train, val, y_val, budget=40, seed=0, progress=False)
+
+
+def test_values_from_fits_whose_predictions_are_nan_are_refused_saying_so():
+    # hunt: "39 of 40 fits raised" where every fit worked and its predictions on the validation data were NaN
+    class NanPredictions(LogisticRegression):
+        def predict(self, X):
+            return np.full(len(X), np.nan)
+
+        def predict_proba(self, X):
+            return np.full((len(X), 2), np.nan)
+
+    X_train, y_train, X_val, y_val = _small_sets()
+    with pytest.raises(ValueError, match=r"fits failed.*the fit on all of X_train works: the subsets' fits raised, "
+                                         r"or their scores on the validation data raised or were not finite"):
+        fs.value_data(NanPredictions(), X_train, y_train, X_val, y_val, budget=40, seed=0, progress=False)
 
 
 def test_a_knn_model_of_another_metric_or_weights_is_valued_by_its_fits_not_the_euclidean_closed_form():

@@ -210,18 +210,20 @@ def _knn_game(model: Any, X_train: Any, y_train: Any, X_val: Any, y_val: Any, k:
 
 
 def _refuse_failed_fits(model: Any, X_train: Any, y_train: Any, failed: int, fits: int) -> None:
-    """Refuse values built mostly from fits that raised (each scored as a constant predictor's): half or more of
-    them failed; the error of a fit on the whole training set (one more fit) says why."""
+    """Refuse values built mostly from failed fits (a fit that raised, or whose score on the validation data raised
+    or was not finite: each scored as a constant predictor's): half or more of them failed; the error of a fit on
+    the whole training set (one more fit) says why where it raises too."""
     if fits < 2 or 2 * failed < fits:
         return
     from ..games.data import _clone
 
     try:
         _clone(model).fit(X_train, y_train)
-        why = "the fit on all of X_train works: the subsets' fits raised"
+        why = "the fit on all of X_train works: the subsets' fits raised, or their scores on the validation data " \
+              "raised or were not finite (a model whose predictions hold NaN)"
     except Exception as error:                # noqa: BLE001 - the model's own message, shown to the user
         why = f"fitting it on X_train raises {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
-    raise ValueError(f"model: {failed} of {fits} fits raised, so the values would be the constant predictor's "
+    raise ValueError(f"model: {failed} of {fits} fits failed, so the values would be the constant predictor's "
                      f"noise; {why}")
 
 
