@@ -295,3 +295,19 @@ def test_tree_interactions_keep_the_rows_labels_as_tree_values_do():
     assert fs.games.tree_values(model, rows).row_names == ["id5", "id7"]
     for index in ("shap", "k-sii"):
         assert fs.games.tree_interactions(model, rows, index=index).row_names == ["id5", "id7"]
+
+
+def test_a_category_the_model_never_saw_is_read_as_missing_with_a_warning():
+    # hunt: an unseen category became a missing value without a word
+    import pandas as pd
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"a": rng.normal(size=300), "c": pd.Categorical(rng.choice(["x", "y", "z"], 300))})
+    model = HistGradientBoostingRegressor(max_iter=5, categorical_features="from_dtype").fit(
+        frame, frame.a + frame.c.map({"x": 0, "y": 3, "z": -2}).astype(float))
+    new = pd.DataFrame({"a": [0.1, 0.1], "c": pd.Categorical(["q", None], categories=["q", "x", "y", "z"])})
+    with pytest.warns(fs.FairshareWarning, match=r"X column 'c' holds 'q', a category the model never saw in "
+                                                 r"training: read as missing"):
+        e = fs.games.tree_values(model, new)
+    np.testing.assert_array_equal(e.values[0], e.values[1])           # 'q' and a missing value: the same row

@@ -7,10 +7,12 @@ features as the model's category codes and NaN for missing values.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
+from .._core.errors import FairshareWarning
 from .._core.tables import aligned, is_missing
 from .dense import dense_from_sparse
 from .ensemble import TreeEnsemble
@@ -36,6 +38,12 @@ def _code_column(values: Any, categories: np.ndarray | None, name: str, column: 
     lookup = {v: i for i, v in enumerate(categories.tolist())}
     raw = series.astype(object).tolist()
     out = np.array([lookup.get(v, np.nan) if not is_missing(v) else np.nan for v in raw], dtype=float)
+    unseen = sorted({str(v) for v, code in zip(raw, out) if code != code and not is_missing(v)})
+    if unseen:
+        warnings.warn(f"{name} column {column!r} holds {', '.join(map(repr, unseen[:5]))}"
+                      f"{' and more' if len(unseen) > 5 else ''}, {'a category' if len(unseen) == 1 else 'categories'}"
+                      " the model never saw in training: read as missing (each split's way for a missing value)",
+                      FairshareWarning, stacklevel=4)
     return out
 
 
