@@ -112,7 +112,8 @@ def run(spec: MethodSpec, setup: Setup, evaluator: BudgetedEvaluator, stop: Stop
             break
     if result is None:
         raise BudgetError(f"the budget of {setup.budget} leaves no evaluations for sampling coalitions of {d} players")
-    exact = _exact_instead(setup, evaluator) if exhausted and (reason is None or drawn >= draw_limit) else None
+    exact = _exact_instead(setup, evaluator, result[2]) if exhausted and (reason is None or drawn >= draw_limit) \
+        else None
     return exact if exact is not None else _estimate(spec, setup, evaluator, stop, result, (v0, vN), rounds, reason)
 
 
@@ -129,10 +130,10 @@ def _estimate(spec: MethodSpec, setup: Setup, evaluator: BudgetedEvaluator, stop
                     grand_value=ends[1], info=info)
 
 
-def _exact_instead(setup: Setup, evaluator: BudgetedEvaluator) -> Estimate | None:
+def _exact_instead(setup: Setup, evaluator: BudgetedEvaluator, info: dict) -> Estimate | None:
     """Where the sampler found no new coalition with budget left (it has drawn, or nearly, every coalition it can
     draw): the exact values from the evaluations in hand (:func:`~fairshare.engine.exact.exact_from_evaluator`), or
-    None where they need more than the budget."""
+    None where they need more than the budget; the run's own ``info`` (its draws, walks, ...) kept."""
     spent = evaluator.n_spent
     exact = exact_from_evaluator(setup.semivalue, evaluator)
     if exact is None:
@@ -141,4 +142,4 @@ def _exact_instead(setup: Setup, evaluator: BudgetedEvaluator) -> Estimate | Non
               f"from them" + (f" and {evaluator.n_spent - spent} more" if evaluator.n_spent > spent else ""))
     return Estimate(values=exact.values, stderr=exact.stderr, empty_value=exact.empty_value,
                     grand_value=exact.grand_value,
-                    info={**exact.info, **setup.notes, "stopped": {"round": None, "reason": reason}})
+                    info={**info, **exact.info, **setup.notes, "stopped": {"round": None, "reason": reason}})
