@@ -70,3 +70,21 @@ def test_a_text_pipeline_is_still_explained():
     model = make_pipeline(TfidfVectorizer(), LogisticRegression(C=10.0)).fit(corpus, [1, 1, 0, 0])
     e = fs.explain(model, "free prize on monday", progress=False, seed=0)
     np.testing.assert_allclose(e.values[0].sum(axis=0), e.grand_value[0] - e.empty_value[0], atol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", ["str", "string", object])
+def test_a_series_of_texts_is_read_as_texts_whatever_its_string_dtype(dtype):
+    # hunt: pandas 3's default str dtype (df["text"]) was taken for a table ("background ... is required")
+    import pandas as pd
+
+    texts = ["win a free prize now", "see the attached report"]
+
+    def model(ts):
+        return np.array([t.count("free") + 0.5 * t.count("report") for t in ts], dtype=float)
+
+    as_list = fs.explain(model, texts, progress=False, seed=0)
+    as_series = fs.explain(model, pd.Series(texts, dtype=dtype), progress=False, seed=0)
+    assert len(as_series) == 2
+    for a, b in zip(as_list, as_series):
+        np.testing.assert_array_equal(a.values, b.values)
+        assert a.player_names == b.player_names

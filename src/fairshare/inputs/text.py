@@ -61,7 +61,18 @@ def _items(X: Any) -> list | None:
     values = getattr(X, "values", X) if hasattr(X, "dtype") and not hasattr(X, "columns") else X
     if isinstance(values, np.ndarray):
         return list(values) if values.ndim == 1 and (values.dtype.kind == "U" or values.dtype == object) else None
+    if values is not X and getattr(X, "ndim", None) == 1 and _string_dtype(X.dtype):     # pandas' str / string
+        return list(X)
     return list(X) if isinstance(X, (list, tuple)) else None
+
+
+def _string_dtype(dtype: Any) -> bool:
+    """Whether ``dtype`` is one of pandas' dtypes of strings (``str``, ``string``; their values are no ndarray)."""
+    try:
+        import pandas as pd
+    except ImportError:                                   # pragma: no cover - a dtype without pandas
+        return False
+    return isinstance(dtype, pd.StringDtype)
 
 
 def check_text_model(model: Any) -> None:
