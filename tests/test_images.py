@@ -250,3 +250,43 @@ def test_the_cli_names_the_images_file_when_the_model_refuses_its_shape(tmp_path
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and message in err, err
     assert main(args + ["--images", str(tmp_path / "last.npy"), "--layout", "NHWC"]) == 0
+
+
+def test_a_float64_module_sees_its_images_in_float64_and_its_values_add_up_to_the_bit():
+    # hunt: the door rounded the images to float32, so a float64 model's values missed f(x) - f(baseline) by 6e-6
+    import torch
+
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(16, 1)).double().eval()
+    x = torch.rand(1, 1, 4, 4, dtype=torch.float64) * 1000 + 1e-4 * torch.rand(1, 1, 4, 4, dtype=torch.float64)
+    for images in (x, x.numpy(), [x[0].numpy()]):
+        e = fs.explain(net, images, groups="patches", patch_size=2, progress=False, seed=0)
+        with torch.no_grad():
+            fx, f0 = net(x).item(), net(torch.zeros_like(x)).item()
+        assert float(np.ravel(e.grand_value)[0]) == fx and float(np.ravel(e.empty_value)[0]) == f0
+        assert e.values.sum() == pytest.approx(fx - f0, rel=1e-13)
+
+
+@pytest.mark.parametrize("groups, wrong", [("patches", dict(slic={"n_segments": 4})),
+                                           ("superpixels", dict(patch_size=4))])
+def test_an_image_argument_for_the_other_kind_of_groups_is_refused_before_any_call(groups, wrong):
+    # hunt: slic with groups='patches' and patch_size with groups='superpixels' were silently ignored
+    import torch
+
+    calls = []
+
+    class Counted(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(3 * 16 * 16, 2))
+
+        def forward(self, x):
+            calls.append(len(x))
+            return self.net(x)
+
+    name = next(iter(wrong))
+    with pytest.raises(ValueError, match=rf"{name} is for groups='{'superpixels' if name == 'slic' else 'patches'}'; "
+                                         rf"groups is '{groups}': leave {name} out"):
+        fs.explain(Counted().eval(), torch.rand(2, 3, 16, 16), groups=groups, progress=False, seed=0, budget=100,
+                   **wrong)
+    assert calls == []

@@ -22,7 +22,7 @@ import numpy as np
 from .._core.errors import FairshareWarning
 from ..engine.choice import choose
 from ..games.base import Game
-from ..games.torch_game import TorchGame
+from ..games.torch_game import TorchGame, module_input
 from ..indices.hierarchy import resolve_value_index
 from .base import Plan, default_budget
 from .cells import check_finite_inputs
@@ -63,7 +63,7 @@ class ImageInput(TorchInput):
     def __init__(self, model: Any, X: Any, background: Any, args: dict) -> None:
         layout = args.get("layout")
         hwc = not hasattr(X, "detach") and layout is None
-        self.model, self.X = model, read_images(X, layout)
+        self.model, self.X = model, read_images(X, layout, module_input(model)[0])    # a float64 module's: float64
         self.n_items = int(self.X.shape[0])
         if self.n_items == 0:
             raise ValueError("X holds no images to explain")

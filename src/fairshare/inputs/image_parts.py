@@ -20,25 +20,29 @@ SLIC_PARAMETERS = ("n_segments", "compactness", "max_num_iter", "sigma", "spacin
                    "enforce_connectivity", "min_size_factor", "max_size_factor", "slic_zero")
 
 
-def _tensor(a: Any) -> Any:
+def _tensor(a: Any, dtype: Any = None) -> Any:
+    """``a`` as a tensor of ``dtype`` (float32 where None)."""
     import torch
 
+    dtype = torch.float32 if dtype is None else dtype
     if torch.is_tensor(a):
-        return a.detach().to(torch.float32)
+        return a.detach().to(dtype)
     arr = np.asarray(a)
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"must hold numbers, got an array of {arr.dtype}")
-    return torch.as_tensor(arr.astype(np.float32, copy=False))
+    return torch.as_tensor(arr).to(dtype)
 
 
-def read_images(X: Any, layout: str | None) -> Any:
-    """The images as one float32 tensor ``(N, C, H, W)`` (where they were: a GPU tensor stays there); ``layout``
-    ``"NHWC"`` reads channels last; a list of images of different sizes is refused naming ``X``.
+def read_images(X: Any, layout: str | None, dtype: Any = None) -> Any:
+    """The images as one tensor ``(N, C, H, W)`` of ``dtype`` (the model's; float32 where None), where they were (a
+    GPU tensor stays there); ``layout`` ``"NHWC"`` reads channels last; a list of images of different sizes is
+    refused naming ``X``.
 
     Examples
     --------
-    >>> tuple(read_images(np.zeros((2, 8, 6, 3)), "NHWC").shape)
-    (2, 3, 8, 6)
+    >>> import torch
+    >>> tuple(read_images(np.zeros((2, 8, 6, 3)), "NHWC").shape), read_images(np.zeros((1, 1, 2, 2)), None).dtype
+    ((2, 3, 8, 6), torch.float32)
     """
     import torch
 
@@ -49,12 +53,12 @@ def read_images(X: Any, layout: str | None) -> Any:
             raise ValueError(f"X holds images of different sizes: image 0 is {shapes[0]}, image {other} is "
                              f"{shapes[other]}; resize them to one size")
         try:
-            X = torch.stack([_tensor(x) for x in X]) if X else torch.zeros((0, 1, 1, 1))
+            X = torch.stack([_tensor(x, dtype) for x in X]) if X else torch.zeros((0, 1, 1, 1), dtype=dtype)
         except TypeError as exc:
             raise TypeError(f"X {exc}") from None
     else:
         try:
-            X = _tensor(X)
+            X = _tensor(X, dtype)
         except TypeError as exc:
             raise TypeError(f"X {exc}") from None
     if X.ndim != 4:
@@ -219,6 +223,11 @@ def image_players(groups: Any, images: Any, patch_size: Any, slic: Any, feature_
         raise ValueError("feature_names name shared players (patches, label arrays); "
                          f"{'every element' if groups is None else 'superpixels differ between images'}: leave it None")
     if isinstance(groups, str):
+        misplaced = "slic" if groups == "patches" and slic is not None else \
+            "patch_size" if groups == "superpixels" and patch_size is not None else None
+        if misplaced:
+            raise ValueError(f"{misplaced} is for groups={'superpixels' if misplaced == 'slic' else 'patches'!r}; "
+                             f"groups is {groups!r}: leave {misplaced} out")
         if groups == "patches":
             players = _patches(images, patch_size)
             if feature_names is not None:
@@ -303,7 +312,7 @@ def image_baseline(baseline: Any, name: str, images: Any, layout: str | None,
                              f"{baseline!r}")
         return float(baseline), False, f"baseline {float(baseline):g}"
     try:
-        base = _tensor(baseline).to(images.device)
+        base = _tensor(baseline, images.dtype).to(images.device)
     except TypeError as exc:
         raise TypeError(f"{name} {exc}") from None
     if base.ndim == 0:
