@@ -18,6 +18,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .._core.compiled import call_with, thread_settings
+from ..engine.ridge_path import one_thread
 from .._core.progress import reporter
 from .._core.seeds import item_seeds
 from ..backends.clients import as_backend
@@ -110,8 +111,10 @@ def schedule(data: Any, runner: Callable[..., dict], args: dict, seed: Any, key:
         elif client is not None and todo:
             finish(todo[0], runner(data, todo[0], seeds[todo[0]], folder(todo[0]), client))
         elif n_jobs and n_jobs > 1 and len(todo) > 1:
-            settings = thread_settings()                   # the workers compute as this thread would
-            with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+            # the workers compute as this thread would, BLAS on one thread (called from both workers at once it
+            # gave texts' values 2e-15 apart from the rows in turn)
+            settings = thread_settings()
+            with one_thread(), ThreadPoolExecutor(max_workers=n_jobs) as pool:
                 futures = {i: pool.submit(call_with, settings, runner, data, i, seeds[i], folder(i)) for i in todo}
                 for i, fut in futures.items():
                     finish(i, fut.result())
