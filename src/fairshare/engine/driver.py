@@ -114,15 +114,17 @@ def run(spec: MethodSpec, setup: Setup, evaluator: BudgetedEvaluator, stop: Stop
         raise BudgetError(f"the budget of {setup.budget} leaves no evaluations for sampling coalitions of {d} players")
     exact = _exact_instead(setup, evaluator, result[2]) if exhausted and (reason is None or drawn >= draw_limit) \
         else None
-    return exact if exact is not None else _estimate(spec, setup, evaluator, stop, result, (v0, vN), rounds, reason)
+    return exact if exact is not None else \
+        _estimate(spec, setup, evaluator, stop, result, (v0, vN), rounds, reason, sampler.unit_cost)
 
 
 def _estimate(spec: MethodSpec, setup: Setup, evaluator: BudgetedEvaluator, stop: StoppingRule | None,
-              result: tuple, ends: tuple[np.ndarray, np.ndarray], rounds: int, reason: str | None) -> Estimate:
+              result: tuple, ends: tuple[np.ndarray, np.ndarray], rounds: int, reason: str | None,
+              unit: int = 1) -> Estimate:
     """The run's estimate from the solver's last ``result``, with why it stopped."""
     values, stderr, info = result
     if reason is None:
-        reason = f"budget spent ({evaluator.n_spent} of {setup.budget} evaluations)"
+        reason = _why_stopped(evaluator.n_spent, setup.budget, setup.n_players, unit)
     info = {**info, **setup.notes, "stopped": {"round": rounds, "reason": reason}}
     if stop is not None and stop.needs_stderr and stderr is not None:
         info["estimated_relative_error"] = _relative_error(values, stderr)
@@ -143,3 +145,22 @@ def _exact_instead(setup: Setup, evaluator: BudgetedEvaluator, info: dict) -> Es
     return Estimate(values=exact.values, stderr=exact.stderr, empty_value=exact.empty_value,
                     grand_value=exact.grand_value,
                     info={**info, **exact.info, **setup.notes, "stopped": {"round": None, "reason": reason}})
+
+
+def _why_stopped(spent: int, budget: int, n: int, unit: int = 1) -> str:
+    """Why a run stopped where no stopping rule said: its budget spent (less than the sampler's ``unit`` of
+    evaluations left), every coalition of the game evaluated, or a sampler that drew no more below the budget.
+
+    Examples
+    --------
+    >>> _why_stopped(100, 100, 20), _why_stopped(26, 30, 6, unit=6), _why_stopped(256, 2000, 8)
+    ('budget spent (100 of 100 evaluations)', 'budget spent (26 of 30 evaluations)', \
+'every coalition evaluated (256 of 2000 evaluations)')
+    >>> _why_stopped(422, 450, 9, unit=2)
+    'the method drew no more coalitions (422 of 450 evaluations)'
+    """
+    counts = f"({spent} of {budget} evaluations)"
+    if budget - spent < max(unit, 1):
+        return f"budget spent {counts}"
+    return f"every coalition evaluated {counts}" if n < 63 and spent >= 2 ** n else \
+        f"the method drew no more coalitions {counts}"
