@@ -143,6 +143,68 @@ def test_words_sentences_and_paragraphs_of_subword_pieces():
     assert span_hierarchy(spans_of("tokens", pieces), pieces) == [[[[0, 1], 2, 3, 4], [5, 6, 7, 8, 9]], [10, 11]]
 
 
+class _NoOffsets:
+    """Only encode / decode (the kind :func:`fairshare.games.spans.encode`'s docstring shows), no offsets."""
+
+    def __init__(self, tokenizer):
+        self.tokenizer = tokenizer
+
+    def encode(self, text, add_special_tokens=False):
+        return self.tokenizer.encode(text, add_special_tokens=False)
+
+    def decode(self, ids):
+        return self.tokenizer.decode(ids)
+
+
+class _Bytes:
+    """One token per UTF-8 byte, no offsets: a character of two bytes decodes to U+FFFD byte by byte."""
+
+    def encode(self, text, add_special_tokens=False):
+        return list(text.encode("utf-8"))
+
+    def decode(self, ids):
+        return bytes(int(i) for i in ids).decode("utf-8", errors="replace")
+
+
+def _lp(token_lists, target):
+    return np.zeros((len(token_lists), len(target)))
+
+
+@pytest.mark.parametrize("text", [PROMPT, "  the cat sat .\nthe dog ran .\n\n\nParis is old .  ",
+                                  "the  cat\tsat . \n \n the mat"])
+def test_a_tokenizer_without_offsets_gives_the_spans_of_one_with_offsets(text):
+    """Pieces decoded token by token lost the prompt's whitespace: 'words' merged 'the old cat' into 'theoldcat'
+    and a prompt of two paragraphs had one. They are now found in the prompt's text, which they rebuild."""
+    tokenizer = tiny_gpt2()[1]
+    for spans in ("tokens", "words", "sentences", "paragraphs"):
+        with_offsets = fs.games.GenerationGame(_lp, text, target=[5], tokenizer=tokenizer, spans=spans)
+        without = fs.games.GenerationGame(_lp, text, target=[5], tokenizer=_NoOffsets(tokenizer), spans=spans)
+        assert without.ranges == with_offsets.ranges and without.span_texts == with_offsets.span_texts
+        assert "".join(without.pieces) == "".join(without.span_texts) == text
+    words = fs.games.GenerationGame(_lp, PROMPT, target=[5], tokenizer=_NoOffsets(tokenizer), spans="words")
+    assert words.player_names[:3] == ["0:the", "1:old", "2:cat"] and words.n_players == 23
+    paragraphs = fs.games.GenerationGame(_lp, PROMPT, target=[5], tokenizer=_NoOffsets(tokenizer), spans="paragraphs")
+    assert paragraphs.span_texts == [PROMPT[:PROMPT.index("Paris")], "Paris is the capital of France ."]
+
+
+def test_bytes_of_one_character_and_a_decoding_that_is_not_the_prompt():
+    text = "café au lait.\n\nNé ici."
+    game = fs.games.GenerationGame(_lp, text, target=[5], tokenizer=_Bytes(), spans="words")
+    assert "".join(game.pieces) == text and game.n_players == 7
+    assert [t.strip() for t in game.span_texts] == ["café", "au", "lait", ".", "Né", "ici", "."]
+    assert fs.games.GenerationGame(_lp, text, target=[5], tokenizer=_Bytes(), spans="paragraphs").n_players == 2
+
+    class Upper(_Bytes):                                       # decodes to other text: it cannot be aligned
+        def decode(self, ids):
+            return "X" + super().decode(ids)
+    with pytest.raises(ValueError, match=r"spans='words': tokenizer: Upper gives no offsets, and its decoding of "
+                                         r"token 0 \('Xc'\) is not in the prompt's text"):
+        fs.games.GenerationGame(_lp, text, target=[5], tokenizer=Upper(), spans="words")
+    with pytest.warns(fs.FairshareWarning, match="each token is decoded on its own"):
+        tokens = fs.games.GenerationGame(_lp, text, target=[5], tokenizer=Upper(), spans="tokens")
+    assert tokens.n_players == len(text.encode("utf-8")) and tokens.pieces[0] == "Xc"
+
+
 # ------------------------------------------------------------------------------------------- a tiny GPT-2
 @pytest.fixture(scope="module")
 def tiny():
