@@ -273,6 +273,31 @@ def test_a_float64_language_models_log_probabilities_keep_float64(tiny):
     np.testing.assert_allclose(half(S), _direct(model, half, S), rtol=0.1)             # bfloat16: 3 digits
 
 
+def test_batch_size_moves_a_causal_lms_values_by_its_rounding_only(tiny):
+    """The README promised bit-for-bit values whatever the batch_size; a GenerationGame's log-probabilities moved
+    by 4.8e-7 between batch sizes 1, 3 and None (float32; 8.9e-16 in float64): a batch of another size or padding
+    sums in another order. What holds: the same batch_size and seed give the same bits, another batch_size the
+    same values to the model's rounding."""
+    import copy
+
+    model, tokenizer = tiny
+    S = np.random.default_rng(0).random((24, 23)) < 0.6
+    S[:6, :8] = True
+    for m, rtol in ((model, 2e-6), (copy.deepcopy(model).double(), 1e-13)):
+        runs = {bs: fs.games.GenerationGame(m, PROMPT, target="the cat", tokenizer=tokenizer, spans="words",
+                                            batch_size=bs) for bs in (None, 1, 3)}
+        got = {bs: g(S) for bs, g in runs.items()}
+        np.testing.assert_array_equal(got[3], runs[3](S))                           # the same batch size: bits
+        assert np.abs(got[None]).min() > 5
+        for bs in (1, 3):
+            np.testing.assert_allclose(got[bs], got[None], rtol=rtol, atol=0)
+    e = {bs: fs.explain(fs.games.GenerationGame(model, PROMPT, target="the cat", tokenizer=tokenizer, spans="words",
+                                                batch_size=bs), progress=False, seed=0, budget=120) for bs in (None, 3)}
+    scale = abs(float(e[None].empty_value.ravel()[0]))
+    np.testing.assert_allclose(e[3].values, e[None].values, rtol=0, atol=2e-6 * scale)
+    np.testing.assert_allclose(e[3].empty_value, e[None].empty_value, rtol=2e-6)
+
+
 def test_tiny_gpt2_continuation_spans_and_values(tiny):
     torch = pytest.importorskip("torch")
     model, tokenizer = tiny

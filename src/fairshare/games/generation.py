@@ -72,7 +72,9 @@ class GenerationGame(Game):
     start : the token every sequence starts with (not a player); None: the tokenizer's (or config's) beginning-
         of-sequence token, else its end-of-sequence token, for causal LMs (a prompt that starts with it keeps it as
         the start); none for functions
-    batch_size : most sequences per model call (None: by length, for causal LMs; all, for functions)
+    batch_size : most sequences per model call (None: by length, for causal LMs; all, for functions); a causal
+        LM's log-probabilities at another batch size agree to its rounding (float32: about 1e-7 relative), not bit
+        for bit (:mod:`fairshare.games.causal_lm`)
     kv_cache : reuse the full prompt's keys and values for a kept common prefix (causal LMs that allow it)
     branching : most parts of a block of :meth:`hierarchy`
 
