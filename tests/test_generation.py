@@ -143,6 +143,68 @@ def test_words_sentences_and_paragraphs_of_subword_pieces():
     assert span_hierarchy(spans_of("tokens", pieces), pieces) == [[[[0, 1], 2, 3, 4], [5, 6, 7, 8, 9]], [10, 11]]
 
 
+class _NoOffsets:
+    """Only encode / decode (the kind :func:`fairshare.games.spans.encode`'s docstring shows), no offsets."""
+
+    def __init__(self, tokenizer):
+        self.tokenizer = tokenizer
+
+    def encode(self, text, add_special_tokens=False):
+        return self.tokenizer.encode(text, add_special_tokens=False)
+
+    def decode(self, ids):
+        return self.tokenizer.decode(ids)
+
+
+class _Bytes:
+    """One token per UTF-8 byte, no offsets: a character of two bytes decodes to U+FFFD byte by byte."""
+
+    def encode(self, text, add_special_tokens=False):
+        return list(text.encode("utf-8"))
+
+    def decode(self, ids):
+        return bytes(int(i) for i in ids).decode("utf-8", errors="replace")
+
+
+def _lp(token_lists, target):
+    return np.zeros((len(token_lists), len(target)))
+
+
+@pytest.mark.parametrize("text", [PROMPT, "  the cat sat .\nthe dog ran .\n\n\nParis is old .  ",
+                                  "the  cat\tsat . \n \n the mat"])
+def test_a_tokenizer_without_offsets_gives_the_spans_of_one_with_offsets(text):
+    """Pieces decoded token by token lost the prompt's whitespace: 'words' merged 'the old cat' into 'theoldcat'
+    and a prompt of two paragraphs had one. They are now found in the prompt's text, which they rebuild."""
+    tokenizer = tiny_gpt2()[1]
+    for spans in ("tokens", "words", "sentences", "paragraphs"):
+        with_offsets = fs.games.GenerationGame(_lp, text, target=[5], tokenizer=tokenizer, spans=spans)
+        without = fs.games.GenerationGame(_lp, text, target=[5], tokenizer=_NoOffsets(tokenizer), spans=spans)
+        assert without.ranges == with_offsets.ranges and without.span_texts == with_offsets.span_texts
+        assert "".join(without.pieces) == "".join(without.span_texts) == text
+    words = fs.games.GenerationGame(_lp, PROMPT, target=[5], tokenizer=_NoOffsets(tokenizer), spans="words")
+    assert words.player_names[:3] == ["0:the", "1:old", "2:cat"] and words.n_players == 23
+    paragraphs = fs.games.GenerationGame(_lp, PROMPT, target=[5], tokenizer=_NoOffsets(tokenizer), spans="paragraphs")
+    assert paragraphs.span_texts == [PROMPT[:PROMPT.index("Paris")], "Paris is the capital of France ."]
+
+
+def test_bytes_of_one_character_and_a_decoding_that_is_not_the_prompt():
+    text = "café au lait.\n\nNé ici."
+    game = fs.games.GenerationGame(_lp, text, target=[5], tokenizer=_Bytes(), spans="words")
+    assert "".join(game.pieces) == text and game.n_players == 7
+    assert [t.strip() for t in game.span_texts] == ["café", "au", "lait", ".", "Né", "ici", "."]
+    assert fs.games.GenerationGame(_lp, text, target=[5], tokenizer=_Bytes(), spans="paragraphs").n_players == 2
+
+    class Upper(_Bytes):                                       # decodes to other text: it cannot be aligned
+        def decode(self, ids):
+            return "X" + super().decode(ids)
+    with pytest.raises(ValueError, match=r"spans='words': tokenizer: Upper gives no offsets, and its decoding of "
+                                         r"token 0 \('Xc'\) is not in the prompt's text"):
+        fs.games.GenerationGame(_lp, text, target=[5], tokenizer=Upper(), spans="words")
+    with pytest.warns(fs.FairshareWarning, match="each token is decoded on its own"):
+        tokens = fs.games.GenerationGame(_lp, text, target=[5], tokenizer=Upper(), spans="tokens")
+    assert tokens.n_players == len(text.encode("utf-8")) and tokens.pieces[0] == "Xc"
+
+
 # ------------------------------------------------------------------------------------------- a tiny GPT-2
 @pytest.fixture(scope="module")
 def tiny():
@@ -209,6 +271,31 @@ def test_a_float64_language_models_log_probabilities_keep_float64(tiny):
     half = fs.games.GenerationGame(copy.deepcopy(model).to(torch.bfloat16), PROMPT, target="Paris is old",
                                    tokenizer=tokenizer, batch_size=4)
     np.testing.assert_allclose(half(S), _direct(model, half, S), rtol=0.1)             # bfloat16: 3 digits
+
+
+def test_batch_size_moves_a_causal_lms_values_by_its_rounding_only(tiny):
+    """The README promised bit-for-bit values whatever the batch_size; a GenerationGame's log-probabilities moved
+    by 4.8e-7 between batch sizes 1, 3 and None (float32; 8.9e-16 in float64): a batch of another size or padding
+    sums in another order. What holds: the same batch_size and seed give the same bits, another batch_size the
+    same values to the model's rounding."""
+    import copy
+
+    model, tokenizer = tiny
+    S = np.random.default_rng(0).random((24, 23)) < 0.6
+    S[:6, :8] = True
+    for m, rtol in ((model, 2e-6), (copy.deepcopy(model).double(), 1e-13)):
+        runs = {bs: fs.games.GenerationGame(m, PROMPT, target="the cat", tokenizer=tokenizer, spans="words",
+                                            batch_size=bs) for bs in (None, 1, 3)}
+        got = {bs: g(S) for bs, g in runs.items()}
+        np.testing.assert_array_equal(got[3], runs[3](S))                           # the same batch size: bits
+        assert np.abs(got[None]).min() > 5
+        for bs in (1, 3):
+            np.testing.assert_allclose(got[bs], got[None], rtol=rtol, atol=0)
+    e = {bs: fs.explain(fs.games.GenerationGame(model, PROMPT, target="the cat", tokenizer=tokenizer, spans="words",
+                                                batch_size=bs), progress=False, seed=0, budget=120) for bs in (None, 3)}
+    scale = abs(float(e[None].empty_value.ravel()[0]))
+    np.testing.assert_allclose(e[3].values, e[None].values, rtol=0, atol=2e-6 * scale)
+    np.testing.assert_allclose(e[3].empty_value, e[None].empty_value, rtol=2e-6)
 
 
 def test_tiny_gpt2_continuation_spans_and_values(tiny):

@@ -1,6 +1,8 @@
 """TorchGame and the tensor path: coalitions, masked inputs, model calls, solve and standard errors on the
 model's device (the CPU here; the same code runs on a GPU)."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -291,6 +293,44 @@ def test_nan_and_inf_in_shaped_inputs_are_refused_before_any_model_call(where, w
 
 def linear_module():
     return torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(12, 1))
+
+
+class _Counting(torch.nn.Module):
+    """A first layer ``conv``; counts its calls."""
+
+    def __init__(self, conv, features):
+        super().__init__()
+        self.conv, self.head, self.calls = conv, torch.nn.Linear(features, 3), 0
+
+    def forward(self, x):
+        self.calls += 1
+        return self.head(self.conv(x).flatten(1))
+
+
+def test_inputs_the_first_convolution_cannot_take_are_refused_before_any_model_call():
+    """Grayscale images without their channel axis (N, H, W) to a Conv2d(1, ...) reached the model: torch's
+    RuntimeError about channels after a model call (the image door refused wrong channels before any)."""
+    torch.manual_seed(0)
+    net = _Counting(torch.nn.Conv2d(1, 2, 3), 2 * 6 * 6).eval()
+    with pytest.raises(ValueError, match=re.escape(
+            "X holds inputs shaped (8, 8) (X is (2, 8, 8)), the model's first layer (Conv2d) takes (N, 1, H, W); no "
+            "channel axis? pass X[:, None], shaped (2, 1, 8, 8)")):
+        fs.explain(net, torch.rand(2, 8, 8), budget=200, progress=False, seed=0)
+    seq = _Counting(torch.nn.Conv1d(2, 2, 3), 2 * 6).eval()
+    with pytest.raises(ValueError, match=re.escape("X has 3 channels per input (N, C, L), the model's first layer "
+                                                   "(Conv1d) takes 2")):
+        fs.explain(seq, torch.rand(2, 3, 8), budget=200, progress=False, seed=0)
+    with pytest.raises(ValueError, match=re.escape("X holds inputs shaped (2, 8, 8, 1) (X is (2, 2, 8, 8, 1)), "
+                                                   "the model's first layer (Conv1d) takes (N, 2, L)")):
+        fs.explain(seq, torch.rand(2, 2, 8, 8, 1), budget=200, progress=False, seed=0)
+    assert net.calls == seq.calls == 0
+    e = fs.explain(net, torch.rand(2, 1, 8, 8), budget=200, progress=False, seed=0)       # what it takes: explained
+    assert net.calls > 0 and np.isfinite(e.values).all()
+    X = torch.rand(2, 2, 8)
+    e = fs.explain(seq, X, progress=False, seed=0)
+    with torch.no_grad():
+        out = seq(X).numpy()
+    np.testing.assert_allclose(e.values.sum(axis=1) + e.empty_value, out, atol=1e-5)
 
 
 def test_a_time_window_longer_than_the_series_is_refused():

@@ -8,6 +8,11 @@ model takes it); position ids count only the tokens the mask shows, so a row rea
 hold at most ``batch_size`` rows (default: about 16,384 positions and 64M logits per call), built one at a time
 on the model's device, under ``torch.inference_mode()`` and in eval mode.
 
+**Batch size and rounding.** A row's log-probabilities are the same whatever rows share its batch up to the
+model's rounding only: a batch of another size or padding width sums in another order (float32: about 1e-7 of
+the log-probability, float64: 1e-15), so values at another ``batch_size`` agree to that, not bit for bit (the
+same ``batch_size`` and seed give the same bits).
+
 **The kept common prefix.** The tokens before the first removed one are the full prompt's, at the same
 positions, so their keys and values are the full prompt's. The rows of a call are sorted by how many leading
 tokens they keep; a batch whose rows share a prefix of at least :data:`MIN_PREFIX` tokens starts from the full

@@ -10,10 +10,12 @@ words (:meth:`GenerationGame.hierarchy`), which ``fs.explain`` walks with ``owen
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
+from .._core.errors import FairshareWarning
 from .base import Game
 from .causal_lm import CausalLM, is_causal_lm
 from .spans import UNITS, display_pieces, encode, span_hierarchy, spans_of, token_pieces
@@ -70,7 +72,9 @@ class GenerationGame(Game):
     start : the token every sequence starts with (not a player); None: the tokenizer's (or config's) beginning-
         of-sequence token, else its end-of-sequence token, for causal LMs (a prompt that starts with it keeps it as
         the start); none for functions
-    batch_size : most sequences per model call (None: by length, for causal LMs; all, for functions)
+    batch_size : most sequences per model call (None: by length, for causal LMs; all, for functions); a causal
+        LM's log-probabilities at another batch size agree to its rounding (float32: about 1e-7 relative), not bit
+        for bit (:mod:`fairshare.games.causal_lm`)
     kv_cache : reuse the full prompt's keys and values for a kept common prefix (causal LMs that allow it)
     branching : most parts of a block of :meth:`hierarchy`
 
@@ -131,7 +135,7 @@ class GenerationGame(Game):
         if isinstance(spans, str) and spans != "tokens" and tokenizer is None:
             raise ValueError(f"spans={spans!r} reads the prompt's text: give the tokenizer (without one, spans are "
                              "'tokens' or (start, end) ranges)")
-        self.pieces = token_pieces(self.prompt, tokenizer, self.text, offsets)
+        self.pieces = self._pieces(tokenizer, offsets, spans)
         self.ranges = spans_of(spans, self.pieces)
         self.spans, self.branching = spans, int(branching)
         self.generation_passes = 0
@@ -176,6 +180,20 @@ class GenerationGame(Game):
                 raise ValueError(f"prompt: the tokenizer found no tokens in {prompt!r:.60}")
             return np.asarray(ids, dtype=np.int64), prompt, offsets
         return _ids(prompt, "prompt"), None, None
+
+    def _pieces(self, tokenizer: Any, offsets: Any, spans: Any) -> list[str]:
+        """The prompt's tokens' pieces of text (:func:`~fairshare.games.spans.token_pieces`). Where a tokenizer
+        without offsets does not decode back to the prompt, words, sentences and paragraphs are refused (they were
+        read from pieces that had lost their whitespace, and merged runs of words); tokens and ranges are kept,
+        each token decoded on its own, with a warning."""
+        try:
+            return token_pieces(self.prompt, tokenizer, self.text, offsets)
+        except ValueError as exc:
+            if isinstance(spans, str) and spans != "tokens":
+                raise ValueError(f"spans={spans!r}: {exc}") from None
+            warnings.warn(f"{exc}; each token is decoded on its own, and the text shown and the Owen hierarchy of "
+                          "the spans read those pieces", FairshareWarning, stacklevel=4)
+            return token_pieces(self.prompt, tokenizer)
 
     def _start(self, start: Any, tokenizer: Any) -> np.ndarray:
         if start is not None:

@@ -18,8 +18,8 @@ import numpy as np
 
 from ..indices.hierarchy import balanced
 
-__all__ = ["encode", "token_pieces", "unit_starts", "spans_of", "check_spans", "span_hierarchy", "display_pieces",
-           "UNITS"]
+__all__ = ["encode", "token_pieces", "token_starts", "unit_starts", "spans_of", "check_spans", "span_hierarchy",
+           "display_pieces", "UNITS"]
 
 #: the named kinds of spans, finest first
 UNITS = ("tokens", "words", "sentences", "paragraphs")
@@ -53,9 +53,10 @@ def encode(tokenizer: Any, text: str) -> tuple[list[int], list[tuple[int, int]] 
 
 def token_pieces(ids: Sequence[int], tokenizer: Any = None, text: str | None = None,
                  offsets: Sequence[tuple[int, int]] | None = None) -> list[str]:
-    """One piece of text per token: with ``text`` and ``offsets``, the text from each token's start to the next
-    one's (the first from the text's start), so that the pieces rebuild the text exactly; else each token decoded
-    on its own; without a tokenizer, the ids themselves (``"[17] "``).
+    """One piece of text per token: with ``text``, the text from each token's start to the next one's (the first
+    from the text's start), so that the pieces rebuild the text exactly; the starts are the tokenizer's
+    ``offsets``, or else where each token's decoding lies in ``text`` (:func:`token_starts`). Without ``text``, each
+    token decoded on its own; without a tokenizer, the ids themselves (``"[17] "``).
 
     Examples
     --------
@@ -64,13 +65,79 @@ def token_pieces(ids: Sequence[int], tokenizer: Any = None, text: str | None = N
     >>> token_pieces([5, 6])
     ['[5] ', '[6] ']
     """
-    if text is not None and offsets is not None and len(offsets) == len(ids) and len(ids):
-        starts = [0] + [int(a) for a, _ in offsets[1:]]
-        if all(a <= b for a, b in zip(starts, starts[1:])):
+    if text is not None and len(ids):
+        starts = None
+        if offsets is not None and len(offsets) == len(ids):
+            starts = [0] + [int(a) for a, _ in offsets[1:]]
+            starts = starts if all(a <= b for a, b in zip(starts, starts[1:])) else None
+        if starts is None and tokenizer is not None:
+            starts = token_starts(ids, tokenizer, text)
+        if starts is not None:
             return [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)])]
     if tokenizer is None:
         return [f"[{int(i)}] " for i in ids]
     return [str(tokenizer.decode([int(i)])) for i in ids]
+
+
+def token_starts(ids: Sequence[int], tokenizer: Any, text: str) -> list[int]:
+    """Where each token starts in ``text`` (the first at 0), for a tokenizer that gives no offsets: each token is
+    decoded on its own (or with up to 3 next ones, where alone it is no text of its own: a character split into
+    bytes) and found in the text after the one before, only whitespace between them (which goes with the token
+    before); a token of whitespace takes the text's whitespace where it stands.
+
+    Raises ValueError naming the tokenizer where its decoding is not the text (then words, sentences and
+    paragraphs cannot be read from it).
+
+    Examples
+    --------
+    >>> class Words:
+    ...     vocab = ["the", "cat", "sat"]
+    ...     def decode(self, ids):
+    ...         return " ".join(self.vocab[i] for i in ids)
+    >>> token_starts([0, 1, 2], Words(), "the cat\\n\\nsat")
+    [0, 4, 9]
+    """
+    ids = [int(i) for i in ids]
+    starts: list[int] = []
+    cursor, i, n = 0, 0, len(ids)
+    while i < n:
+        found = None
+        for j in range(i + 1, min(i + 4, n) + 1):
+            piece = str(tokenizer.decode(ids[i:j]))
+            found = _locate(piece, text, cursor)
+            if found is not None:
+                break
+        if found is None:
+            piece = str(tokenizer.decode(ids[i:i + 1]))
+            raise ValueError(
+                f"tokenizer: {type(tokenizer).__name__} gives no offsets, and its decoding of token {i} "
+                f"({piece!r}) is not in the prompt's text where it should be (at character {cursor}: "
+                f"{text[cursor:cursor + 20]!r}), so the prompt's words, sentences and paragraphs cannot be read; "
+                "give a tokenizer with offsets (a Hugging Face fast tokenizer) or the spans as (start, end) token "
+                "ranges")
+        a, cursor = found
+        starts += [a] + [cursor] * (j - i - 1)
+        i = j
+    if text[cursor:].strip():
+        raise ValueError(f"tokenizer: {type(tokenizer).__name__}'s tokens end at character {cursor} of the prompt, "
+                         f"before {text[cursor:cursor + 20]!r}: its decoding is not the prompt's text")
+    starts[0] = 0
+    return starts
+
+
+def _locate(piece: str, text: str, cursor: int) -> tuple[int, int] | None:
+    """``piece``'s (start, end) in ``text`` at or after ``cursor`` with only whitespace before it; a piece of
+    whitespace (or nothing) stands at ``cursor`` and takes as much of the text's whitespace there as it has."""
+    core = piece.strip()
+    if not core:
+        room = len(text[cursor:]) - len(text[cursor:].lstrip())
+        return cursor, cursor + min(len(piece), room)
+    lowered = text.lower()
+    for hay, needle in ((text, core), (lowered, core.lower())) if len(lowered) == len(text) else ((text, core),):
+        at = hay.find(needle, cursor)
+        if at >= 0 and not text[cursor:at].strip():
+            return at, at + len(core)
+    return None
 
 
 def unit_starts(pieces: Sequence[str]) -> dict[str, np.ndarray]:

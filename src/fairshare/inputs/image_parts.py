@@ -74,8 +74,10 @@ def _first_layer(model: Any) -> Any:
     return None
 
 
-def check_channels(model: Any, images: Any, layout: str | None, given_hwc: bool) -> None:
-    """Refuse images whose channels are not what the model's first layer takes (where it is a convolution).
+def check_channels(model: Any, images: Any, layout: str | None = None, given_hwc: bool = False) -> None:
+    """Refuse inputs ``(N, ...)`` that the model's first layer, where it is a convolution, cannot take: it takes
+    ``(N, C, *spatial)``, its channels ``C`` and as many spatial axes as its kernel has (checked before any model
+    call, by the image door and the torch door).
 
     Examples
     --------
@@ -84,16 +86,32 @@ def check_channels(model: Any, images: Any, layout: str | None, given_hwc: bool)
     Traceback (most recent call last):
     ...
     ValueError: X has 1 channels per image (N, C, H, W), the model's first layer (Conv2d) takes 3
+    >>> check_channels(torch.nn.Conv2d(1, 4, 3), torch.zeros(2, 8, 8))
+    Traceback (most recent call last):
+    ...
+    ValueError: X holds inputs shaped (8, 8) (X is (2, 8, 8)), the model's first layer (Conv2d) takes (N, 1, H, W); no channel axis? pass X[:, None], shaped (2, 1, 8, 8)
     """
     layer = _first_layer(model)
-    wanted = getattr(layer, "in_channels", None)
-    if not isinstance(wanted, int) or images.shape[1] == wanted:
+    wanted, kernel = getattr(layer, "in_channels", None), getattr(layer, "kernel_size", None)
+    if not isinstance(wanted, int):
+        return
+    shape = tuple(int(d) for d in images.shape[1:])
+    axes = len(kernel) if isinstance(kernel, tuple) else len(shape) - 1
+    spatial = {1: ["L"], 2: ["H", "W"], 3: ["D", "H", "W"]}.get(axes, [f"S{k}" for k in range(axes)])
+    form, name = f"(N, C, {', '.join(spatial)})", type(layer).__name__
+    if len(shape) != axes + 1:
+        hint = ""
+        if len(shape) == axes and wanted == 1:
+            hint = f"; no channel axis? pass X[:, None], shaped {(int(images.shape[0]), 1, *shape)}"
+        raise ValueError(f"X holds inputs shaped {shape} (X is {tuple(int(d) for d in images.shape)}), the model's "
+                         f"first layer ({name}) takes {form.replace('C', str(wanted), 1)}{hint}")
+    if shape[0] == wanted:
         return
     hint = ""
     if layout != "NHWC" and given_hwc and images.shape[-1] == wanted:
         hint = "; channels last (N, H, W, C)? pass layout='NHWC'"
-    raise ValueError(f"X has {images.shape[1]} channels per image (N, C, H, W), the model's first layer "
-                     f"({type(layer).__name__}) takes {wanted}{hint}")
+    raise ValueError(f"X has {shape[0]} channels per {'image' if axes == 2 else 'input'} {form}, the model's first "
+                     f"layer ({name}) takes {wanted}{hint}")
 
 
 def check_output(output: Any, model: Any) -> Any:
