@@ -207,6 +207,33 @@ def test_dependence_decision_and_heatmap_draw_the_numbers(cancer):
         fs.plots.dependence(est, "nope")
 
 
+def test_bar_and_beeswarm_sum_the_players_beyond_max_display_as_waterfall_does():
+    """15 players, 10 shown: the other 5 are one entry, '5 other players', holding their summed values (bar: the
+    sum of their mean |value|; beeswarm: each row's sum of their values), as waterfall and the HTML report do."""
+    rng = np.random.default_rng(0)
+    vals = rng.normal(size=(30, 15)) * np.linspace(1, 3, 15)
+    e = fs.Explanation(values=vals, stderr=None, empty_value=np.zeros(30), data=rng.random((30, 15)),
+                       player_names=[f"f{i}" for i in range(15)], index="shapley")
+    mean_abs = np.abs(vals).mean(axis=0)
+    top = np.argsort(-mean_abs)[:10]
+    rest = np.setdiff1d(np.arange(15), top)
+
+    def ticks(ax):                                                   # tick label by its position on the y axis
+        return {round(t.get_position()[1]): t.get_text() for t in ax.get_yticklabels()}
+
+    ax = fs.plots.bar(e)
+    assert ticks(ax) == {0: "5 other players"} | {10 - k: f"f{i}" for k, i in enumerate(top)}
+    widths = {ticks(ax)[round(p.get_y() + p.get_height() / 2)]: p.get_width() for p in ax.patches}
+    assert widths["5 other players"] == pytest.approx(mean_abs[rest].sum())
+    assert widths[f"f{top[0]}"] == pytest.approx(mean_abs[top[0]])
+    ax = fs.plots.beeswarm(e)
+    assert ticks(ax) == {0: "5 other players"} | {10 - k: f"f{i}" for k, i in enumerate(top)}
+    rows = {round(float(np.mean(c.get_offsets()[:, 1]))): c.get_offsets()[:, 0] for c in ax.collections}
+    np.testing.assert_allclose(rows[0], vals[:, rest].sum(axis=1))
+    np.testing.assert_allclose(rows[10], vals[:, top[0]])
+    assert "other players" not in " ".join(ticks(fs.plots.bar(e, max_display=15)).values())
+
+
 def test_convergence_plot_renders(tmp_path):
     opaque = fs.games.FunctionGame(fs.games.SOUMGame.random(12, seed=0), n_players=12)   # no closed form
     ax = fs.plots.convergence(opaque, budgets=[50, 100, 200])

@@ -68,8 +68,7 @@ def test_linear_model_mse_marginal_matches_the_closed_form():
     finite = beta * (M @ beta) + 2 * beta * (C * noise[:, None]).mean(axis=0)
     np.testing.assert_allclose(e.values, finite, rtol=1e-9, atol=1e-9)
     # probe, v(empty)'s mean prediction, 16 coalitions of which the empty one costs no model rows (its loss is known)
-    assert model.rows == 64 + 200 + 15 * N * 200
-    assert e.info["model_rows"] == 200 + 15 * N * 200
+    assert model.rows == e.info["model_rows"] == 64 + 200 + 15 * N * 200
     # independent features (sample covariance diagonal, background mean the rows' mean), noise orthogonal to
     # them: SAGE value_j = beta_j^2 Var(x_j) exactly
     Xw, bw = _white(rng.normal(size=(N, 4))) * scale, _white(rng.normal(size=(200, 4))) * scale
@@ -220,7 +219,7 @@ def test_small_budgets_run_one_permutation_per_row_and_beat_one_permutation_of_t
         seen.clear()
         e = fs.global_importance(counted, X, y, background=bg, budget=8, seed=seed)
         assert e.method == "row-permutations" and e.n_evaluations == 8 and e.info["permutations"] == 105
-        assert sum(seen) == e.info["model_rows"] + 60 == 8 * 60 * 10 + 10 + 60     # + the empty and the probe
+        assert sum(seen) == e.info["model_rows"] == 8 * 60 * 10 + 10 + 60          # + the empty and the probe
         assert e.values.sum() == pytest.approx(e.grand_value, abs=1e-12) and np.all(np.isfinite(e.stderr))
         ours.append(err(e.values))
         one.append(err(fs.global_importance(f, X, y, background=bg, budget=8, seed=seed,
@@ -244,6 +243,21 @@ def test_pair_falls_equal_the_games_rows_under_both_imputations():
         g = fs.games.LossGame(f, X, f(X) + 0.1, background=X[:7], imputer=imputer)
         fall = g.empty_losses()[None] - g.losses(S)
         np.testing.assert_allclose(g.pair_falls(S[c], rows), fall[c, rows], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("budget, imputation, frame", [(15, "marginal", False), (150, "marginal", False),
+                                                        (40, "conditional", False), (40, "marginal", True)])
+def test_model_rows_counts_every_row_sent_to_the_model_the_probe_included(budget, imputation, frame):
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 10))
+    w = rng.normal(size=10)
+    model = Counting(w)
+    rows = pd.DataFrame(X[:20], columns=[f"c{j}" for j in range(10)]) if frame else X[:20]
+    e = fs.global_importance(model.predict, rows, X[:20] @ w, background=X[30:40], imputation=imputation,
+                             budget=budget, seed=0)
+    assert model.rows > 20 and e.info["model_rows"] == model.rows      # the 20 rows of the probe counted
 
 
 def test_the_empty_coalition_falls_by_zero_without_model_rows():

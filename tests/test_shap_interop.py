@@ -71,8 +71,48 @@ def test_multi_output_results_round_trip():
     assert np.array_equal(back.stderr, e.stderr)
 
 
+def test_one_row_of_a_multi_output_shap_explanation_comes_back_as_one_row_of_each_output():
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(4, 3)), columns=list("abc"), index=["ann", "bob", "cid", "dan"])
+    e = fs.explain(lambda A: np.c_[A @ [1, 2, 3.], A @ [-1, 0, 1.] + 5], X, background=X.iloc[:1], progress=False,
+                   seed=0)
+    x0 = np.asarray(X)[0]
+    assert e.values.shape == (4, 3, 2)
+    np.testing.assert_allclose(e.empty_value[0], [x0 @ [1, 2, 3.], x0 @ [-1, 0, 1.] + 5])    # two base values
+    row = e.to_shap()[1]                                         # what shap gives: (players, outputs), (outputs,)
+    assert row.values.shape == (3, 2) and np.shape(row.base_values) == (2,) and row.data.shape == (3,)
+    back = fs.Explanation.from_shap(row)
+    assert back.values.shape == (1, 3, 2)
+    np.testing.assert_array_equal(back.values, e.values[1:2])
+    np.testing.assert_array_equal(back.base_values, e.base_values[1:2])
+    np.testing.assert_array_equal(back.data, np.asarray(X)[1:2])
+    assert back.player_names == ["a", "b", "c"] and back.row_names == ["bob"]
+    bare = fs.Explanation.from_shap(shap.Explanation(values=np.arange(6.0).reshape(3, 2), base_values=[0.5, -0.5]))
+    assert bare.values[0, :, 1].tolist() == [1.0, 3.0, 5.0] and bare.base_values.tolist() == [[0.5, -0.5]]
+
+
+def test_row_names_go_to_shap_and_come_back():
+    import pandas as pd
+
+    X = pd.DataFrame(np.random.default_rng(0).normal(size=(4, 3)), columns=list("abc"),
+                     index=["ann", "bob", "cid", "dan"])
+    e = fs.explain(lambda A: A @ [1, 2, 3.], X, background=X.iloc[:1], progress=False, seed=0)
+    s = e.to_shap()
+    assert list(s.instance_names) == ["ann", "bob", "cid", "dan"]
+    back = fs.Explanation.from_shap(s)
+    assert back.row_names == ["ann", "bob", "cid", "dan"]
+    np.testing.assert_array_equal(back.values, e.values)
+    assert fs.Explanation.from_shap(s[2]).row_names == ["cid"]
+    assert fs.Explanation.from_shap(shap.Explanation(np.ones((2, 3)))).row_names == ["0", "1"]   # none: numbers
+    with pytest.raises(ValueError, match="shap_explanation: 3 instance names for 2"):
+        fs.Explanation.from_shap(shap.Explanation(np.ones((2, 3)), instance_names=["a", "b", "c"]))
+
+
 @pytest.mark.parametrize("fault, match", [
-    (dict(base_values=np.zeros(3)), "base_values of shape"),
+    (dict(base_values=np.zeros(4)), "base_values of shape"),
+    (dict(base_values=np.zeros(3), data=np.zeros((2, 3))), "base_values of shape"),   # data: two rows
     (dict(data=np.zeros((2, 5))), "data of shape"),
     (dict(feature_names=["a", "b"]), "2 feature names for 3"),
     (dict(values=np.zeros((2, 3, 4, 5))), "values must be"),

@@ -235,6 +235,27 @@ def test_text_plot_and_html_show_every_token(tmp_path):
                                      player_names=["a", "b"], index="shapley"))
 
 
+def test_each_output_of_a_text_shows_its_own_base_value_in_html_and_plot():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from fairshare.results.html import text_html
+
+    def f(texts):                                                # 3 outputs; the empty text gives 10, 20, 30
+        return np.array([[10 + s.count("a"), 20 + 2 * s.count("a"), 30 + 3 * s.count("b")] for s in texts])
+
+    e = fs.explain(f, "a b a", progress=False, seed=0)
+    assert e.empty_value.reshape(-1).tolist() == [10, 20, 30]
+    for j, base in enumerate([10, 20, 30]):
+        head = re.search(r"<small>(.*?)</small>", text_html(e, j)).group(1)
+        assert head == f"shapley values (output {j}); base value {base}"
+        _, ax = plt.subplots()
+        e.plot("text", output=j, ax=ax)
+        assert f", base {base}:" in ax.get_title(loc="left")
+        plt.close(ax.figure)
+    assert "base value 10" in text_html(e)                       # the default output, the first, and its base
+
+
 def test_same_seed_same_values_whatever_the_batch_size_and_every_text_checked_first(spam_model):
     texts = ["free prize now, click here and win cash today", "see the attached report before the meeting"]
     a = fs.explain(spam_model, texts, budget=300, seed=7, progress=False)

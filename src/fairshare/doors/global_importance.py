@@ -127,14 +127,17 @@ def _refuse_regressor(model: Any, loss: Any) -> None:
                          "(use loss='mse' or a callable loss)")
 
 
-def _probe(predict: Any, X: np.ndarray, y: np.ndarray, loss: Any, frame: Any) -> np.ndarray:
-    """The model's own predictions of (up to 64 of) the rows, checked against the loss before any coalition."""
-    rows = X[:64]
-    if frame is not None:
+def _probe(game: Any) -> np.ndarray:
+    """The model's own predictions of (up to 64 of) the game's rows, checked against the loss before any coalition;
+    the rows count in ``game.model_rows`` (``info["model_rows"]``: every row sent to the model)."""
+    y, loss = game.y, game.loss
+    rows = game.X[:64]
+    game.model_rows += rows.shape[0]
+    if game.frame_columns is not None:
         import pandas as pd
 
-        rows = pd.DataFrame(rows, columns=frame)
-    pred = np.asarray(predict(rows), dtype=float)
+        rows = pd.DataFrame(rows, columns=game.frame_columns)
+    pred = np.asarray(game.predict(rows), dtype=float)
     check_output_axes(pred.shape)
     pred = pred.reshape(pred.shape[0], -1) if pred.ndim else pred.reshape(1, 1)
     if loss in ("log_loss", "zero_one"):
@@ -197,7 +200,8 @@ def global_importance(model: Any, X: Any, y: Any, loss: Any = "mse", background:
         the game of the rows used (zero when exact), not the sampling of the rows from their population: that
         error, estimated from the spread of the values of ``folds`` independent folds of the rows (computed from
         the same model calls), is ``info["data_stderr"]``, and ``info["total_stderr"]`` combines both.
-        ``info["stderr_covers"]`` says so in words; ``info["model_rows"]`` counts the rows sent to the model.
+        ``info["stderr_covers"]`` says so in words; ``info["model_rows"]`` counts the rows sent to the model, the
+        check of its output before the run included.
 
     Examples
     --------
@@ -214,7 +218,7 @@ def global_importance(model: Any, X: Any, y: Any, loss: Any = "mse", background:
     sv = resolve_index(args["index"], game.n_players)
     rule = as_rule(args["stop"], args["tol"])
     choice = choose(game, sv, args["method"], args["budget"], rule, options)      # options checked: no model call
-    _probe(game.predict, game.X, game.y, game.loss, game.frame_columns)
+    _probe(game)
     by_rows = _by_rows(game, sv, choice, rule, options)
     if by_rows is not None:
         with reporting(args["progress"], "global importance", "row" if by_rows == "row-regressions" else

@@ -11,7 +11,7 @@ import numpy as np
 from ..results.html import output_slice
 
 __all__ = ["pyplot", "plain", "shown_names", "new_axes", "numeric_column", "plt_colors", "check_row",
-           "feature_label", "player_position", "output_slice", "POS", "NEG", "GREY"]
+           "feature_label", "player_position", "output_slice", "top_and_rest", "with_others", "POS", "NEG", "GREY"]
 
 POS, NEG, GREY = "#d62728", "#1f77b4", "#7f7f7f"
 
@@ -74,6 +74,40 @@ def check_row(expl: Any, row: Any) -> int:
     if not -n <= int(row) < n:
         raise ValueError(f"row must be in 0..{n - 1} (the explanation holds {n} rows), got {row}")
     return int(row) % n
+
+
+def top_and_rest(importance: np.ndarray, max_display: int) -> tuple[np.ndarray, np.ndarray]:
+    """The players by ``importance``, largest first: the ``max_display`` drawn one by one, and the rest (drawn
+    as one entry, :func:`with_others`).
+
+    Examples
+    --------
+    >>> top, rest = top_and_rest(np.array([0.1, 3.0, 2.0, 0.5]), 2)
+    >>> top.tolist(), rest.tolist()
+    ([1, 2], [3, 0])
+    """
+    order = np.argsort(-np.asarray(importance, dtype=float), kind="stable")
+    return order[:max_display], order[max_display:]
+
+
+def with_others(labels: list[str], values: np.ndarray, errors: np.ndarray, top: np.ndarray,
+                rest: np.ndarray) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The entries drawn for players ``top`` (labels, values and errors indexed by player), then, when ``rest``
+    holds any, one ``"N other players"`` entry: the rest's values summed (along the first axis: values may be
+    ``(players, rows)``), their errors added in quadrature (as the HTML report does).
+
+    Examples
+    --------
+    >>> with_others(["a", "b", "c"], np.array([3.0, 1.0, 2.0]), np.array([0.3, 0.4, 0.0]), np.array([0]),
+    ...             np.array([2, 1]))
+    (['a', '2 other players'], array([3., 3.]), array([0.3, 0.4]))
+    """
+    names = [labels[i] for i in top]
+    values, errors = np.asarray(values, dtype=float), np.asarray(errors, dtype=float)
+    if not rest.size:
+        return names, values[top], errors[top]
+    return (names + [f"{rest.size} other players"], np.concatenate([values[top], values[rest].sum(axis=0)[None]]),
+            np.append(errors[top], np.sqrt((errors[rest] ** 2).sum())))
 
 
 def feature_label(expl: Any, row: int, i: int) -> str:

@@ -8,14 +8,15 @@ import numpy as np
 
 from ..results.report.payload import summary
 from .common import (GREY, NEG, POS, check_row, feature_label, shown_names, numeric_column, new_axes, output_slice,
-                     plain, plt_colors)
+                     plain, plt_colors, top_and_rest, with_others)
 
 __all__ = ["bar", "waterfall", "beeswarm", "heatmap", "decision"]
 
 
 def bar(expl: Any, max_display: int = 10, output: Any = None, ax: Any = None) -> Any:
     """Mean |value| per player over rows, largest first, with two-standard-error bars (the error of
-    the mean over rows combined with the estimation error of each value).
+    the mean over rows combined with the estimation error of each value); the players beyond ``max_display``
+    summed in one bar, ``N other players``.
 
     Examples
     --------
@@ -26,10 +27,11 @@ def bar(expl: Any, max_display: int = 10, output: Any = None, ax: Any = None) ->
     """
     values, stderr, label, _ = output_slice(expl, output)
     mean_abs, err = summary(values, stderr)
-    order = np.argsort(-mean_abs)[:max_display][::-1]
-    ax = new_axes(ax, 0.4 * len(order) + 1.2)
-    ax.barh(np.arange(len(order)), mean_abs[order], xerr=err[order], color=POS, ecolor=GREY, capsize=3)
-    ax.set_yticks(np.arange(len(order)), [shown_names(expl)[i] for i in order])
+    labels, heights, errs = with_others(shown_names(expl), mean_abs, err, *top_and_rest(mean_abs, max_display))
+    ax = new_axes(ax, 0.4 * len(labels) + 1.2)
+    positions = np.arange(len(labels))[::-1]                               # largest on top, the others last
+    ax.barh(positions, heights, xerr=errs, color=POS, ecolor=GREY, capsize=3)
+    ax.set_yticks(positions, labels)
     ax.set_xlabel(plain(f"mean |{expl.index} value|{label}"))
     ax.set_title(f"{len(expl)} rows")
     ax.figure.tight_layout()
@@ -59,15 +61,8 @@ def waterfall(expl: Any, row: int = 0, max_display: int = 10, output: Any = None
     base = float(base[j] if j is not None and base.size > 1 else base[0])
     known = bool(np.isfinite(base))                    # an estimate's empty value may be unknown: start at 0
     base = base if known else 0.0
-    order = np.argsort(-np.abs(v))
-    shown, rest = order[:max_display], order[max_display:]
-    labels = [feature_label(expl, row, i) for i in shown]
-    contrib = list(v[shown])
-    errs = list(se[shown])
-    if rest.size:
-        labels.append(f"{rest.size} other players")
-        contrib.append(float(v[rest].sum()))
-        errs.append(float(np.sqrt((se[rest] ** 2).sum())))
+    names = [feature_label(expl, row, i) for i in range(v.size)]
+    labels, contrib, errs = with_others(names, v, se, *top_and_rest(np.abs(v), max_display))
     ax = new_axes(ax, 0.4 * len(labels) + 1.5)
     positions = np.arange(len(labels))[::-1]
     running = base
@@ -95,7 +90,8 @@ def waterfall(expl: Any, row: int = 0, max_display: int = 10, output: Any = None
 
 def beeswarm(expl: Any, max_display: int = 10, output: Any = None, ax: Any = None) -> Any:
     """Every row's value for the most important players, colored by the feature's value (when the
-    players are features).
+    players are features); the players beyond ``max_display`` summed row by row in one grey line,
+    ``N other players``.
 
     Examples
     --------
@@ -109,12 +105,13 @@ def beeswarm(expl: Any, max_display: int = 10, output: Any = None, ax: Any = Non
     >>> ax = beeswarm(e)
     """
     values, _, label, _ = output_slice(expl, output)
-    order = np.argsort(-np.abs(values).mean(axis=0))[:max_display][::-1]
-    ax = new_axes(ax, 0.4 * len(order) + 1.5)
+    top, rest = top_and_rest(np.abs(values).mean(axis=0), max_display)
+    names, lines, _ = with_others(shown_names(expl), values.T, np.zeros(values.shape[1]), top, rest)
+    ax = new_axes(ax, 0.4 * len(names) + 1.5)
     rng = np.random.default_rng(0)
     data = expl.data if expl.data is not None and np.shape(expl.data)[1] == values.shape[1] else None
     scatter = None
-    for pos, i in enumerate(order):
+    for pos, i in enumerate(top[::-1], start=len(names) - len(top)):       # the most important on top
         jitter = rng.uniform(-0.25, 0.25, size=values.shape[0])
         column = None if data is None else numeric_column(np.asarray(data)[:, i])
         if column is not None:
@@ -133,8 +130,10 @@ def beeswarm(expl: Any, max_display: int = 10, output: Any = None, ax: Any = Non
                             ha="center", va="center", fontsize=6.5, color=palette[c], clip_on=True)
         else:
             ax.scatter(values[:, i], pos + jitter, color=POS, s=10)
+    if rest.size:                                       # the other players' values summed row by row, at the bottom
+        ax.scatter(lines[-1], rng.uniform(-0.25, 0.25, size=values.shape[0]), color=GREY, s=10)
     ax.axvline(0, color=GREY, lw=0.8)
-    ax.set_yticks(np.arange(len(order)), [shown_names(expl)[i] for i in order])
+    ax.set_yticks(np.arange(len(names))[::-1], names)
     ax.set_xlabel(plain(f"{expl.index} value{label}"))
     if scatter is not None:
         bar_ = ax.figure.colorbar(scatter, ax=ax, pad=0.01)

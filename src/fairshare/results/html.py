@@ -118,12 +118,22 @@ def answer_outputs(expl: Any) -> list[str]:
 
 
 def base_value(expl: Any, output: Any) -> float:
-    """The base value shown with a text: an answer's (the sum of its tokens') or one answer token's; else the last
-    output's."""
+    """The base value shown with a text: an answer's (the sum of its tokens') or one answer token's; else that of
+    the output shown (the one :func:`output_slice` picks), so each output's header carries its own base value.
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> e = fs.Explanation(values=np.ones((1, 2, 3)), stderr=None, empty_value=np.array([[10.0, 20.0, 30.0]]),
+    ...                    data=None, player_names=["a", "b"], index="shapley")
+    >>> base_value(e, 0), base_value(e, 1), base_value(e, None)
+    (10.0, 20.0, 10.0)
+    """
     base = np.asarray(expl.empty_value, dtype=float).reshape(-1)
     if answer_outputs(expl):
         return float(base.sum()) if output is None or output == TOTAL else float(base[output_slice(expl, output)[3]])
-    return float(base[-1])
+    j = output_slice(expl, output)[3]
+    return float(base[0 if j is None else j])
 
 
 def text_html(expl: Any, output: Any = None) -> str:

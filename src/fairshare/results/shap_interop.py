@@ -48,12 +48,22 @@ def _values(explanation: Any) -> np.ndarray:
     except (TypeError, ValueError):
         raise ValueError("shap_explanation: its values are ragged (texts of different lengths?); convert one row "
                          "at a time, Explanation.from_shap(shap_explanation[i])") from None
-    if values.ndim == 1:
+    if values.ndim == 1 or values.ndim == 2 and _one_row_of_outputs(explanation, values.shape):
         values = values[None]
     if values.ndim not in (2, 3):
-        raise ValueError(f"shap_explanation: values must be (players,), (rows, players) or (rows, players, "
-                         f"outputs), got shape {values.shape}")
+        raise ValueError(f"shap_explanation: values must be (players,), (rows, players), (players, outputs) or "
+                         f"(rows, players, outputs), got shape {values.shape}")
     return values
+
+
+def _one_row_of_outputs(explanation: Any, shape: tuple[int, ...]) -> bool:
+    """Whether 2-d values are one row of several outputs, ``(players, outputs)`` (what ``shap_explanation[i]``
+    gives for a multi-output result), rather than ``(rows, players)``: its data is one row, ``(players,)``, or,
+    without data, its base values are one per output, ``(outputs,)``, not one per row."""
+    data, base = explanation.data, explanation.base_values
+    if data is not None and np.ndim(data) >= 1:
+        return np.ndim(data) == 1 and len(data) == shape[0] and shape != (1, 1)
+    return base is not None and np.ndim(base) == 1 and len(base) == shape[1] != shape[0]
 
 
 def _base(explanation: Any, values: np.ndarray) -> np.ndarray:
@@ -78,9 +88,10 @@ def _names(names: Any, size: int, what: str, prefix: str | None) -> list[str] | 
 
 
 def from_shap(explanation: Any, index: str = "shapley") -> dict:
-    """The fields of our Explanation of a ``shap.Explanation`` (single or multi-output), checked: values, base
-    values, data, names and ``error_std`` (as standard errors) must fit together, else a ValueError names
-    ``shap_explanation``. :meth:`fairshare.Explanation.from_shap` builds the result.
+    """The fields of our Explanation of a ``shap.Explanation`` (single or multi-output, or one row of either, as
+    ``shap_explanation[i]`` gives), checked: values, base values, data, names (``instance_names`` as row names) and
+    ``error_std`` (as standard errors) must fit together, else a ValueError names ``shap_explanation``.
+    :meth:`fairshare.Explanation.from_shap` builds the result.
 
     Examples
     --------
@@ -88,6 +99,9 @@ def from_shap(explanation: Any, index: str = "shapley") -> dict:
     >>> f = from_shap(shap.Explanation(np.ones((2, 3)), base_values=np.zeros(2), feature_names=["a", "b", "c"]))
     >>> f["values"].shape, f["player_names"], f["empty_value"].tolist()
     ((2, 3), ['a', 'b', 'c'], [0.0, 0.0])
+    >>> one = from_shap(shap.Explanation(np.ones((3, 2)), base_values=np.array([0.5, -0.5]), data=np.ones(3)))
+    >>> one["values"].shape, one["empty_value"].tolist()
+    ((1, 3, 2), [[0.5, -0.5]])
     """
     if not all(hasattr(explanation, a) for a in ("values", "base_values", "data")):
         raise TypeError(f"shap_explanation must be a shap.Explanation, got {type(explanation).__name__}")
@@ -103,8 +117,11 @@ def from_shap(explanation: Any, index: str = "shapley") -> dict:
         stderr = np.asarray(stderr, dtype=float).reshape(values.shape) if np.size(stderr) == values.size else None
     outputs = values.shape[2] if values.ndim == 3 else None
     output_names = getattr(explanation, "output_names", None)
+    instances = getattr(explanation, "instance_names", None)           # shap_explanation[i] names its row alone
+    instances = [instances] if isinstance(instances, str) and rows == 1 else instances
     return dict(values=values, stderr=stderr, empty_value=_base(explanation, values), data=data, index=index,
                 method="shap", player_names=_names(explanation.feature_names, n, "feature names", "x"),
                 output_names=None if outputs is None else _names(output_names, outputs, "output names", None),
-                row_names=None, n_evaluations=np.zeros(rows, dtype=np.int64),
+                row_names=_names(instances, rows, "instance names", None),
+                n_evaluations=np.zeros(rows, dtype=np.int64),
                 info={"source": "shap.Explanation (values computed by shap)"})
