@@ -295,16 +295,27 @@ def linear_module():
     return torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(12, 1))
 
 
-class _Counting(torch.nn.Module):
-    """A first layer ``conv``; counts its calls."""
+class _Counting(torch.nn.Sequential):
+    """A first layer ``conv`` that sees the input as given (a Sequential); counts the model's calls."""
 
     def __init__(self, conv, features):
-        super().__init__()
-        self.conv, self.head, self.calls = conv, torch.nn.Linear(features, 3), 0
+        super().__init__(conv, torch.nn.Flatten(), torch.nn.Linear(features, 3))
+        self.calls = 0
 
     def forward(self, x):
         self.calls += 1
-        return self.head(self.conv(x).flatten(1))
+        return super().forward(x)
+
+
+class _Unsqueezing(torch.nn.Module):
+    """A Conv1d(1, ...) behind a forward that adds the channel axis itself: it takes (N, L)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv, self.head = torch.nn.Conv1d(1, 2, 3), torch.nn.Linear(2 * 6, 1)
+
+    def forward(self, x):
+        return self.head(self.conv(x.unsqueeze(1)).flatten(1))
 
 
 def test_inputs_the_first_convolution_cannot_take_are_refused_before_any_model_call():
@@ -331,6 +342,11 @@ def test_inputs_the_first_convolution_cannot_take_are_refused_before_any_model_c
     with torch.no_grad():
         out = seq(X).numpy()
     np.testing.assert_allclose(e.values.sum(axis=1) + e.empty_value, out, atol=1e-5)
+    own = _Unsqueezing().eval()                         # its forward reshapes: not refused on its first layer's terms
+    X = torch.rand(2, 8)
+    e = fs.explain(own, X, progress=False, seed=0)
+    with torch.no_grad():
+        np.testing.assert_allclose(e.values.sum(axis=1) + e.empty_value, own(X).numpy()[:, 0], atol=1e-5)
 
 
 def test_a_time_window_longer_than_the_series_is_refused():

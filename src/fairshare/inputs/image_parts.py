@@ -74,6 +74,27 @@ def _first_layer(model: Any) -> Any:
     return None
 
 
+def first_sees_input(model: Any) -> bool:
+    """Whether the model's first layer with weights certainly sees its input as given: the model is that layer, or
+    a chain of ``torch.nn.Sequential`` whose first elements lead to it (a module with a forward of its own may
+    reshape its input first).
+
+    Examples
+    --------
+    >>> import torch
+    >>> first_sees_input(torch.nn.Sequential(torch.nn.Sequential(torch.nn.Conv1d(1, 2, 3)), torch.nn.ReLU()))
+    True
+    >>> first_sees_input(torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(4, 1)))
+    False
+    """
+    import torch
+
+    layer = model
+    while isinstance(layer, torch.nn.Sequential) and len(layer) > 0:
+        layer = layer[0]
+    return layer is not None and layer is _first_layer(model)
+
+
 def check_channels(model: Any, images: Any, layout: str | None = None, given_hwc: bool = False) -> None:
     """Refuse inputs ``(N, ...)`` that the model's first layer, where it is a convolution, cannot take: it takes
     ``(N, C, *spatial)``, its channels ``C`` and as many spatial axes as its kernel has (checked before any model

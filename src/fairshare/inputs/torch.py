@@ -12,7 +12,7 @@ from ..games.base import Game
 from ..games.torch_game import TorchGame
 from .base import Input
 from .cells import is_shaped_input
-from .image_parts import check_channels
+from .image_parts import check_channels, first_sees_input
 from .sequence import check_shaped, shaped_groups
 
 __all__ = ["TorchInput", "is_torch_module"]
@@ -53,7 +53,8 @@ class TorchInput(Input):
 
     def __init__(self, model: Any, X: Any, background: Any, args: dict) -> None:
         check_shaped(model, X, background)
-        check_channels(model, X)
+        if first_sees_input(model):            # a forward of its own may reshape X first (x.unsqueeze(1)): then torch
+            check_channels(model, X)           # says what its first layer could not take
         self.model, self.X, self.batch_size = model, X, args["batch_size"]
         self.shape = tuple(int(d) for d in X.shape[1:]) if is_shaped_input(X) else None
         groups, self.grouped, self.player_names = args["groups"], None, None
