@@ -232,3 +232,22 @@ def test_another_final_estimator_explains_the_raw_columns_as_a_black_box(adult):
     assert e.player_names == COLUMNS and "no tree model" in e.info["pipeline"]["reason"]
     np.testing.assert_allclose(e.values, shapley(game_table(pipe.predict_proba, rows, background)), rtol=0,
                                atol=1e-9)
+
+
+def test_a_pipelines_bound_method_takes_the_nan_its_imputer_fills_as_the_pipeline_does():
+    # a left-out of the last stop: pipeline.predict_proba was refused for NaN that its own first step imputes
+    from sklearn.impute import SimpleImputer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 4))
+    y = (X[:, 0] > 0).astype(int)
+    X[rng.random((200, 4)) < 0.1] = np.nan
+    pipe = make_pipeline(SimpleImputer(), LogisticRegression()).fit(X, y)
+    whole = fs.explain(pipe, X[:3], background=X[10:30], progress=False, seed=0)
+    method = fs.explain(pipe.predict_proba, X[:3], background=X[10:30], progress=False, seed=0)
+    np.testing.assert_array_equal(whole.values, method.values)
+    plain = make_pipeline(LogisticRegression()).fit(np.nan_to_num(X), y)
+    with pytest.raises(ValueError, match="background holds NaN at row 3, column 1, and the model does not take"):
+        fs.explain(plain.predict_proba, X[:3], background=X[10:30], progress=False, seed=0)

@@ -263,6 +263,10 @@ def accepts_missing(model: Any) -> bool | None:
     >>> from sklearn.ensemble import HistGradientBoostingClassifier
     >>> accepts_missing(LogisticRegression()), accepts_missing(HistGradientBoostingClassifier().predict)
     (False, True)
+    >>> from sklearn.impute import SimpleImputer
+    >>> from sklearn.pipeline import make_pipeline
+    >>> accepts_missing(make_pipeline(SimpleImputer(), LogisticRegression()).predict_proba)
+    True
     """
     target = target_of(model)
     module = type(target).__module__
@@ -271,6 +275,9 @@ def accepts_missing(model: Any) -> bool | None:
         return said
     if module.startswith("torch") or hasattr(target, "forward") and hasattr(target, "parameters"):
         return False
+    steps = [s for _, s, *_ in getattr(target, "steps", []) if s is not None and s != "passthrough"]
+    if steps and module.startswith("sklearn.pipeline"):      # a pipeline reads its rows through its first step
+        return accepts_missing(steps[0])                     # (an imputer takes NaN; its own tags said no)
     if hasattr(target, "fit") and hasattr(target, "get_params"):
         try:
             from sklearn.utils import get_tags
