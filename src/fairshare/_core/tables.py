@@ -24,7 +24,7 @@ import numpy as np
 
 __all__ = ["as_rows", "is_sparse", "frame_info", "column_labels", "shared_dtypes", "model_columns", "match_columns",
            "aligned", "accepts_missing", "check_finite", "stored_names", "target_of", "register_library_hooks",
-           "is_missing", "same_value"]
+           "is_missing", "same_value", "check_labels"]
 
 # what the libraries of models say of them (their feature names, whether they take NaN, how they store a name)
 _HOOKS: dict[str, Callable[..., Any]] = {"feature_names": lambda model: None, "accepts_missing": lambda model: None,
@@ -347,6 +347,32 @@ def same_value(a: Any, b: Any) -> bool:
         return bool(a == b)
     except (TypeError, ValueError):
         return False
+
+
+def check_labels(y: Any, name: str) -> None:
+    """Refuse a missing (None, NaN, ``pd.NA``) or infinite label, naming the argument and its row.
+
+    Examples
+    --------
+    >>> check_labels([0.5, float("nan")], "y_train")
+    Traceback (most recent call last):
+    ...
+    ValueError: y_train holds nan at row 1: every fit needs a finite label for each row; drop the row or give it one
+    """
+    labels = np.asarray(y)
+    if labels.dtype.kind in "fc":
+        bad = ~np.isfinite(labels)
+    elif labels.dtype == object:
+        bad = np.fromiter((is_missing(v) or isinstance(v, float) and not np.isfinite(v) for v in labels.ravel()),
+                          dtype=bool, count=labels.size)
+    else:
+        return
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        value = labels.ravel()[row]
+        shown = repr(value) if isinstance(value, str) else str(value)
+        raise ValueError(f"{name} holds {shown} at row {row}: every fit needs a finite label for each row; drop the "
+                         "row or give it one")
 
 
 def check_finite(rows: np.ndarray, name: str, columns: list[str] | None, allow_nan: bool) -> None:

@@ -22,6 +22,7 @@ import numpy as np
 
 from .._core.errors import FairshareWarning
 from .._core.seeds import item_seeds
+from .._core.tables import check_labels
 from ..backends.clients import as_backend
 from ..engine.montecarlo import Moments
 from ..games.data import _clone, _is_classifier, _n_rows, _rows
@@ -114,8 +115,7 @@ def _check(model: Any, X: Any, y: Any, groups: Any, scoring: Any, budget: int | 
         raise ValueError(f"y_train has {labels.size} labels for {_n_rows(X)} training rows")
     if labels.size < 2:
         raise ValueError(f"X_train: index='data-oob' needs at least 2 training rows, got {labels.size}")
-    if labels.dtype.kind == "f" and not np.all(np.isfinite(labels)):
-        raise ValueError("y_train holds NaN or inf")
+    check_labels(labels, "y_train")
     return labels, DEFAULT_BAGS if budget is None else int(budget)
 
 

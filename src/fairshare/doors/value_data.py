@@ -77,7 +77,7 @@ def checked_sets(model: Any, X_train: Any, y_train: Any, X_val: Any, y_val: Any,
     ...
     ValueError: X_val has 3 columns but X_train has 2: the model is fitted on X_train's columns and scored on X_val's
     """
-    from .._core.tables import accepts_missing, aligned, check_finite, frame_info, is_sparse
+    from .._core.tables import accepts_missing, aligned, check_finite, check_labels, frame_info, is_sparse
 
     if X_val is None or y_val is None:
         raise ValueError(f"{'X_val' if X_val is None else 'y_val'}: required for index={index!r} (only "
@@ -96,6 +96,7 @@ def checked_sets(model: Any, X_train: Any, y_train: Any, X_val: Any, y_val: Any,
             y = y.iloc[:, 0] if hasattr(y, "iloc") else y[:, 0]
         if np.ndim(y) != 1:
             raise ValueError(f"{name} must hold one label a row (1-D), got shape {np.shape(y)}")
+        check_labels(y, name)
         return y
 
     X_train, X_val = table(X_train, "X_train"), table(X_val, "X_val")
