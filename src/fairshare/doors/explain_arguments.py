@@ -27,7 +27,12 @@ def _names(value: Any) -> Any:
         return None
     if isinstance(value, str) or not hasattr(value, "__iter__"):
         raise TypeError(f"feature_names must be a list of names, got {type(value).__name__}")
-    return [str(v) for v in value]
+    names = [str(v) for v in value]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(f"feature_names must name each feature once; {', '.join(map(repr, twice))} appear"
+                         f"{'s' if len(twice) == 1 else ''} more than once")
+    return names
 
 
 def _partition_arg(value: Any) -> Any:
