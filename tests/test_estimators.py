@@ -268,3 +268,23 @@ def test_monte_carlo_error_bars_are_never_zero_for_a_player_whose_few_samples_ag
         assert np.all(e.stderr > 0)
         z.append(np.abs(e.values.ravel() - truth) / e.stderr.ravel())
     assert np.mean(np.concatenate(z) > 3.0) < 0.08
+
+
+@pytest.mark.parametrize("index, method", [("banzhaf", "kernel-banzhaf"), ("banzhaf", "msr"),
+                                           ("banzhaf", "semivalue-regression"), ("banzhaf", "auto"),
+                                           ("beta-shapley(4,1)", "semivalue-regression"),
+                                           ("weighted-banzhaf(0.3)", "msr"), ("banzhaf", "mc-banzhaf")])
+def test_an_error_bar_of_zero_is_kept_only_where_the_values_add_up(index, method):
+    # hunt: a unanimity game of players 0-5 of 10 at 60 evaluations: every sampled coalition 0, values 0 with error
+    # bars of 0 where the exact values are 0.09; an additive game's error bars of 0 are right and stay
+    unanimity = fs.games.FunctionGame(lambda S: 3.0 * S[:, :6].all(axis=1), n_players=10)
+    with pytest.warns(fs.FairshareWarning, match="some error bars were 0 where the values do not add up"):
+        e = fs.estimate(unanimity, index, method=method, budget=60, seed=0)
+    exact = fs.exact(unanimity, index).values
+    wrong = np.abs(e.values - exact) > 1e-9
+    assert wrong.any() and np.all(e.stderr[wrong] > 0)
+    additive = fs.games.AdditiveGame(np.arange(1.0, 11.0))
+    a = fs.estimate(additive, index, method=method, budget=60, seed=0)
+    assert np.all(np.isfinite(a.stderr))
+    zero = a.stderr == 0                                # where the sample saw no variation, the values are exact
+    np.testing.assert_allclose(a.values[zero], fs.exact(additive, index).values[zero], atol=1e-9)

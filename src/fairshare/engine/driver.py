@@ -14,11 +14,14 @@ for designs that say ``rounds_for_progress = False``: their error comes at the e
 from __future__ import annotations
 
 import time
+import warnings
 from typing import Any
 
 import numpy as np
 
 from .._core.arrays import to_numpy
+from .._core.errors import FairshareWarning
+from ..indices.semivalues import Semivalue
 from .evaluation import BudgetedEvaluator, BudgetError
 from .exact import exact_from_evaluator
 from .samplers.subsets import to_device
@@ -114,8 +117,11 @@ def run(spec: MethodSpec, setup: Setup, evaluator: BudgetedEvaluator, stop: Stop
         raise BudgetError(f"the budget of {setup.budget} leaves no evaluations for sampling coalitions of {d} players")
     exact = _exact_instead(setup, evaluator, result[2]) if exhausted and (reason is None or drawn >= draw_limit) \
         else None
-    return exact if exact is not None else \
-        _estimate(spec, setup, evaluator, stop, result, (v0, vN), rounds, reason, sampler.unit_cost)
+    if exact is not None:
+        return exact
+    if spec.needs_budget and type(setup.semivalue) is Semivalue:   # a sampled semivalue (not leave-one-out's exact
+        result = (result[0], _unseen_variation(*result[:2], (v0, vN), evaluator.n_spent, d), result[2])   # values)
+    return _estimate(spec, setup, evaluator, stop, result, (v0, vN), rounds, reason, sampler.unit_cost)
 
 
 def _estimate(spec: MethodSpec, setup: Setup, evaluator: BudgetedEvaluator, stop: StoppingRule | None,
@@ -164,3 +170,27 @@ def _why_stopped(spent: int, budget: int, n: int, unit: int = 1) -> str:
         return f"budget spent {counts}"
     return f"every coalition evaluated {counts}" if n < 63 and spent >= 2 ** n else \
         f"the method drew no more coalitions {counts}"
+
+
+def _unseen_variation(values: np.ndarray, stderr: np.ndarray | None, ends: tuple[np.ndarray, np.ndarray],
+                      spent: int, n: int) -> np.ndarray | None:
+    """``stderr`` with its zeros infinite (and a warning) for each output whose values do not add up to
+    ``v(N) - v(empty)``: an error bar of 0 says the sample saw no variation, as for an additive game, whose values
+    add up; where they do not, the variation was only unseen (a unanimity game of 6 of 10 players at 60 evaluations:
+    every sampled coalition 0, Banzhaf values 0 with error bars of 0, the exact ones 0.09). Not where every coalition
+    was evaluated."""
+    if stderr is None or (n < 63 and spent >= 2 ** n):
+        return stderr
+    phi, se = np.asarray(values, dtype=float), np.asarray(stderr, dtype=float)
+    phi2, se2 = phi.reshape(phi.shape[0], -1), se.reshape(se.shape[0], -1)
+    gap = np.abs(phi2.sum(axis=0) - np.ravel(ends[1] - ends[0]))
+    unseen = (gap > 1e-9 * (np.abs(np.ravel(ends[1] - ends[0])) + np.abs(phi2).sum(axis=0) + 1e-300)) & \
+        np.any(se2 == 0, axis=0)
+    if not unseen.any():
+        return stderr
+    warnings.warn("some error bars were 0 where the values do not add up to v(N) - v(empty): the sample showed no "
+                  "variation for those players, which the game has; they are infinite (a larger budget samples more "
+                  "of the game)", FairshareWarning, stacklevel=5)
+    out = se2.copy()
+    out[:, unseen] = np.where(se2[:, unseen] == 0, np.inf, se2[:, unseen])
+    return out.reshape(se.shape)
