@@ -121,6 +121,12 @@ def exact_estimate(game: Game, semivalue: Semivalue, via: str = "auto", allow_la
                             info={"via": "closed-form"})
         if via == "closed-form":
             raise ValueError(f"{type(game).__name__} has no closed form for {semivalue.name}; use via='enumeration'")
+    if semivalue.name == "leave-one-out" and via != "enumeration":    # v(N) - v(N \ i): n + 2 coalitions
+        rows = np.vstack([np.zeros((1, n), dtype=bool), np.ones((1, n), dtype=bool), ~np.eye(n, dtype=bool)])
+        V = np.asarray(game(rows), dtype=float).reshape(n + 2, -1)
+        values = V[1] - V[2:]
+        return Estimate(values=values, stderr=np.zeros_like(values), empty_value=V[0], grand_value=V[1],
+                        info={"via": "leave-one-out"})
     if n > MAX_ENUMERATION_PLAYERS and not allow_large:
         raise ValueError(
             f"exact enumeration of a {n}-player game needs 2^{n} = {float(2**n):.3g} evaluations; the limit is "
