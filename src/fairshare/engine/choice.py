@@ -49,7 +49,7 @@ from ..indices.hierarchy import OwenIndex
 from ..indices.interactions import InteractionIndex
 from ..indices.semivalues import Semivalue
 from .evaluation import BudgetError
-from .exact import MAX_ENUMERATION_PLAYERS, owen_cost_lower_bound
+from .exact import MAX_ENUMERATION_PLAYERS, covers_all, owen_cost_lower_bound
 from .registry import get_method, registered
 from .spec import MethodSpec, knows_closed_form
 from .stopping import StoppingRule
@@ -105,10 +105,6 @@ def _cap(budget: int | None, stop: StoppingRule | None) -> int | None:
     if budget is None:
         return cap
     return budget if cap is None else min(budget, cap)
-
-
-def _covers_all(n: int, cap: int | None) -> bool:
-    return cap is not None and n <= 62 and cap >= (1 << n)
 
 
 def _exact(game: Game, sv: Semivalue, cap: int | None, reason: str, options: dict | None = None,
@@ -291,7 +287,7 @@ def _asked(game: Game, sv: Semivalue, method: str, budget: int | None, cap: int 
                              f"(at least {need} for {active} player{'s' if active != 1 else ''})")
         return Choice(method, opts, need, "asked for")
     if cap < need:
-        if _covers_all(n, cap):
+        if covers_all(n, cap):
             return _exact(game, sv, cap, f"{method!r} needs {need} evaluations for {n} players; the budget of "
                                          f"{cap} covers all 2^{n} = {1 << n} coalitions: exact values instead")
         raise BudgetError(f"budget={cap} is too small for method {method!r} with {active} players; it needs at "
@@ -336,7 +332,7 @@ def _auto_exact(game: Game, sv: Semivalue, cap: int | None, options: dict) -> Ch
     if knows_closed_form(game, sv) and exact_takes:
         return _exact(game, sv, cap, f"{type(game).__name__} knows its exact {sv.name} values (closed form)", options,
                       auto=True)
-    if _covers_all(n, cap) and exact_takes and not isinstance(sv, OwenIndex) and not _leave_one_out(sv):
+    if covers_all(n, cap) and exact_takes and not isinstance(sv, OwenIndex) and not _leave_one_out(sv):
         return _exact(game, sv, cap, f"the budget covers all 2^{n} = {1 << n} coalitions: exact values", options,
                       auto=True)
     table = _table(game, sv, cap) if exact_takes else None
@@ -363,7 +359,7 @@ def _ranked(game: Game, sv: Semivalue, cap: int | None, options: dict) -> list[t
         given = set(options)
         fitting = [t for t in ranked if given <= {o.name for o in t[2].options}]
         if not fitting:
-            considered = (["exact"] if knows_closed_form(game, sv) or _covers_all(game.n_players, cap) else []) + \
+            considered = (["exact"] if knows_closed_form(game, sv) or covers_all(game.n_players, cap) else []) + \
                 [t[2].name for t in ranked]
             takers = [s.name for s in registered() if s.supports(sv) and given <= {o.name for o in s.options}]
             raise ValueError(f"unknown option(s) {sorted(given)} for method='auto' with index {sv.name!r}: the "
@@ -382,7 +378,7 @@ def _without_budget(game: Game, sv: Semivalue, ranked: list, options: dict, acti
         best = ranked[0][2]
         example = max(10 * active, _need(best, game, sv, {}, active))
         n = game.n_players                                 # a small game: the budget of its exact values is less
-        exact = f"; budget={1 << n} covers every coalition: exact values" if _covers_all(n, example) else ""
+        exact = f"; budget={1 << n} covers every coalition: exact values" if covers_all(n, example) else ""
         raise ValueError(f"budget must be given: the number of game evaluations the method may spend (e.g. "
                          f"budget={example} for {active} player{'s' if active != 1 else ''}{exact})")
     spec = free[0][2]

@@ -23,7 +23,7 @@ from .._core.arrays import to_numpy
 from .._core.errors import FairshareWarning
 from ..indices.semivalues import Semivalue
 from .evaluation import BudgetedEvaluator, BudgetError
-from .exact import exact_from_evaluator
+from .exact import covers_all, exact_from_evaluator
 from .samplers.subsets import to_device
 from .stopping import RunState, StoppingRule
 from .protocols import History, Sampler, Solver
@@ -168,7 +168,7 @@ def _why_stopped(spent: int, budget: int, n: int, unit: int = 1) -> str:
     counts = f"({spent} of {budget} evaluations)"
     if budget - spent < max(unit, 1):
         return f"budget spent {counts}"
-    return f"every coalition evaluated {counts}" if n < 63 and spent >= 2 ** n else \
+    return f"every coalition evaluated {counts}" if covers_all(n, spent) else \
         f"the method drew no more coalitions {counts}"
 
 
@@ -179,7 +179,7 @@ def _unseen_variation(values: np.ndarray, stderr: np.ndarray | None, ends: tuple
     add up; where they do not, the variation was only unseen (a unanimity game of 6 of 10 players at 60 evaluations:
     every sampled coalition 0, Banzhaf values 0 with error bars of 0, the exact ones 0.09). Not where every coalition
     was evaluated."""
-    if stderr is None or (n < 63 and spent >= 2 ** n):
+    if stderr is None or covers_all(n, spent):
         return stderr
     phi, se = np.asarray(values, dtype=float), np.asarray(stderr, dtype=float)
     phi2, se2 = phi.reshape(phi.shape[0], -1), se.reshape(se.shape[0], -1)

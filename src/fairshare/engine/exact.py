@@ -15,10 +15,12 @@ from ..indices.interactions import InteractionIndex, subsets_up_to
 from ..indices.moebius import interactions_from_all_values
 from ..indices.semivalues import Semivalue
 from .evaluation import BudgetedEvaluator, BudgetError
+from .leave_one_out import all_but_one
 from .spec import Estimate, MethodSpec
 
 __all__ = ["all_coalitions", "all_values", "enumeration_values", "exact_estimate", "exact_interactions",
-           "exact_owen", "owen_exact_cost", "owen_cost_lower_bound", "run_exact", "exact_from_evaluator", "SPECS",
+           "exact_owen", "owen_exact_cost", "owen_cost_lower_bound", "run_exact", "exact_from_evaluator",
+           "covers_all", "SPECS",
            "MAX_ENUMERATION_PLAYERS", "DEFAULT_CHUNK"]
 
 # ------------------------------------------------------------------------------- semivalues and interactions
@@ -43,6 +45,17 @@ def all_coalitions(n_players: int, start: int = 0, stop: int | None = None) -> n
     codes = np.arange(start, stop, dtype=np.uint64)
     shifts = np.arange(n_players, dtype=np.uint64)
     return ((codes[:, None] >> shifts[None, :]) & np.uint64(1)).astype(bool)
+
+
+def covers_all(n: int, count: int | None) -> bool:
+    """Whether ``count`` evaluations (a budget, or those spent) reach every one of the ``2^n`` coalitions.
+
+    Examples
+    --------
+    >>> covers_all(8, 256), covers_all(8, 255), covers_all(80, 10 ** 30), covers_all(8, None)
+    (True, False, False, False)
+    """
+    return count is not None and n <= 62 and count >= (1 << n)
 
 
 def _chunks(game: Game, chunk_size: int):
@@ -122,7 +135,7 @@ def exact_estimate(game: Game, semivalue: Semivalue, via: str = "auto", allow_la
         if via == "closed-form":
             raise ValueError(f"{type(game).__name__} has no closed form for {semivalue.name}; use via='enumeration'")
     if semivalue.name == "leave-one-out" and via != "enumeration":    # v(N) - v(N \ i): n + 2 coalitions
-        rows = np.vstack([np.zeros((1, n), dtype=bool), np.ones((1, n), dtype=bool), ~np.eye(n, dtype=bool)])
+        rows = np.vstack([game.empty_and_full(), all_but_one(np.arange(n), n)])
         V = np.asarray(game(rows), dtype=float).reshape(n + 2, -1)
         values = V[1] - V[2:]
         return Estimate(values=values, stderr=np.zeros_like(values), empty_value=V[0], grand_value=V[1],
@@ -269,7 +282,7 @@ def exact_from_evaluator(sv: Semivalue, evaluator: BudgetedEvaluator) -> Estimat
             return exact_owen(evaluator.game, sv, evaluator)
         except BudgetError:
             return None
-    if n > MAX_ENUMERATION_PLAYERS or budget is not None and 2 ** n > budget:
+    if n > MAX_ENUMERATION_PLAYERS or budget is not None and not covers_all(n, budget):
         return None
     try:
         phi, empty, full = enumeration_values(_Through(evaluator), sv)

@@ -13,7 +13,7 @@ import numpy as np
 from .protocols import History, Sampler
 from .spec import MethodSpec, Setup
 
-__all__ = ["AllButOne", "LeaveOneOutSolver", "SPECS"]
+__all__ = ["AllButOne", "LeaveOneOutSolver", "all_but_one", "SPECS"]
 
 
 @dataclass
@@ -46,9 +46,20 @@ class AllButOne(Sampler):
         if who.size == 0:
             return None
         self.done += who.size
-        rows = np.ones((who.size, self.d), dtype=bool)
-        rows[np.arange(who.size), who] = False
-        return AllButOneBatch(who, rows, int(who.size))
+        return AllButOneBatch(who, all_but_one(who, self.d), int(who.size))
+
+
+def all_but_one(who: np.ndarray, n: int) -> np.ndarray:
+    """The coalitions ``N \\ {i}`` of ``n`` players for each ``i`` of ``who``: ``(len(who), n)``.
+
+    Examples
+    --------
+    >>> all_but_one(np.array([2, 0]), 3).astype(int).tolist()
+    [[1, 1, 0], [0, 1, 1]]
+    """
+    rows = np.ones((who.size, n), dtype=bool)
+    rows[np.arange(who.size), who] = False
+    return rows
 
 
 class LeaveOneOutSolver:
