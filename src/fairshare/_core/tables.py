@@ -24,7 +24,7 @@ import numpy as np
 
 __all__ = ["as_rows", "is_sparse", "frame_info", "column_labels", "shared_dtypes", "model_columns", "match_columns",
            "aligned", "accepts_missing", "check_finite", "stored_names", "target_of", "register_library_hooks",
-           "is_missing", "same_value", "check_labels"]
+           "is_missing", "same_value", "check_labels", "first_step"]
 
 # what the libraries of models say of them (their feature names, whether they take NaN, how they store a name)
 _HOOKS: dict[str, Callable[..., Any]] = {"feature_names": lambda model: None, "accepts_missing": lambda model: None,
@@ -253,6 +253,23 @@ def aligned(frame: Any, reference: list[str], name: str, source: str) -> Any:
     return frame.iloc[:, order]
 
 
+def first_step(model: Any) -> Any:
+    """The first step of a scikit-learn ``Pipeline`` that is not ``None`` or ``"passthrough"`` (what reads the rows),
+    or None for any other model.
+
+    Examples
+    --------
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> type(first_step(make_pipeline("passthrough", StandardScaler()))).__name__, first_step(StandardScaler())
+    ('StandardScaler', None)
+    """
+    if not type(model).__module__.startswith("sklearn.pipeline"):
+        return None
+    return next((step for _, step, *_ in getattr(model, "steps", []) if step is not None and
+                 not (isinstance(step, str) and step == "passthrough")), None)
+
+
 def accepts_missing(model: Any) -> bool | None:
     """Whether ``model`` takes NaN as a missing value: True for tree libraries and scikit-learn estimators whose
     tags allow NaN, False for other scikit-learn estimators and torch modules, None for a plain function.
@@ -275,9 +292,9 @@ def accepts_missing(model: Any) -> bool | None:
         return said
     if module.startswith("torch") or hasattr(target, "forward") and hasattr(target, "parameters"):
         return False
-    steps = [s for _, s, *_ in getattr(target, "steps", []) if s is not None and s != "passthrough"]
-    if steps and module.startswith("sklearn.pipeline"):      # a pipeline reads its rows through its first step
-        return accepts_missing(steps[0])                     # (an imputer takes NaN; its own tags said no)
+    step = first_step(target)
+    if step is not None:                                     # a pipeline reads its rows through its first step
+        return accepts_missing(step)                         # (an imputer takes NaN; its own tags said no)
     if hasattr(target, "fit") and hasattr(target, "get_params"):
         try:
             from sklearn.utils import get_tags

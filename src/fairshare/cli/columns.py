@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._core.tables import first_step
+
 __all__ = ["word_columns", "needs_numbers", "refuse_words", "words_refused"]
 
 _WHAT_TO_DO = ("write {it} in the CSV as numbers, or give --model a scikit-learn Pipeline (saved as .skops) whose "
@@ -74,8 +76,8 @@ def needs_numbers(model: Any, columns: list[str]) -> list[str]:
         return []
     kind = type(estimator).__name__
     if kind == "Pipeline":
-        steps = [step for _, step in estimator.steps if step not in (None, "passthrough")]
-        return needs_numbers(steps[0], columns) if steps else []
+        step = first_step(estimator)
+        return needs_numbers(step, columns) if step is not None else []
     if kind == "ColumnTransformer":
         out: list[str] = []
         for _, transformer, spec in getattr(estimator, "transformers_", None) or estimator.transformers:

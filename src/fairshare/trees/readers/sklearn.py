@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._core.tables import is_missing
 from ..ensemble import TreeEnsemble, assemble
 from .base import Reader
 
@@ -123,7 +124,7 @@ def _hist_gradient_boosting(model: Any) -> TreeEnsemble:
                 encoder_cols = cols
                 for j, cats in zip(cols, transformer.categories_):
                     cats = np.asarray(cats, dtype=object)
-                    known = [c for c in cats.tolist() if not _missing(c)]      # NaN is encoded as missing
+                    known = [c for c in cats.tolist() if not is_missing(c)]      # NaN is encoded as missing
                     numeric = all(isinstance(c, (int, float, np.integer, np.floating)) for c in known)
                     maps[int(j)] = np.asarray(known, dtype=float if numeric else object)
             order.extend(int(c) for c in cols)
@@ -140,10 +141,6 @@ def _hist_gradient_boosting(model: Any) -> TreeEnsemble:
     base = np.asarray(model._baseline_prediction, dtype=float).reshape(-1)
     return assemble(trees, n, k, np.broadcast_to(base, (k,)).copy(), strict=False, float32=False, output="margin",
                     category_maps=maps)
-
-
-def _missing(value: Any) -> bool:
-    return value is None or (isinstance(value, (float, np.floating)) and np.isnan(value))
 
 
 def _bits(words: np.ndarray) -> np.ndarray:
