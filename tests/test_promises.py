@@ -317,6 +317,31 @@ def test_every_door_refuses_a_wrong_value_before_any_model_call(door, name, valu
     assert model.calls == 0 and model.game.calls == 0
 
 
+_LABEL_DOORS = {
+    "value_data y_train": ("y_train", lambda m, y: fs.value_data(m, X6.iloc[:30], y, X6.iloc[30:60], Y.iloc[30:60],
+                                                                 budget=50, progress=False)),
+    "value_data y_val": ("y_val", lambda m, y: fs.value_data(m, X6.iloc[:30], Y.iloc[:30], X6.iloc[30:60], y,
+                                                             budget=50, progress=False)),
+    "value_data data-oob": ("y_train", lambda m, y: fs.value_data(m, X6.iloc[:30], y, index="data-oob", budget=20,
+                                                                  progress=False)),
+    "global_importance mse": ("y", lambda m, y: fs.global_importance(m, X6.iloc[:30], y, budget=20, loss="mse")),
+    "global_importance log_loss": ("y", lambda m, y: fs.global_importance(m, X6.iloc[:30], y, budget=20,
+                                                                           loss="log_loss")),
+}
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, None])
+@pytest.mark.parametrize("door", list(_LABEL_DOORS))
+def test_every_door_refuses_a_missing_or_infinite_label_before_any_model_call(door, bad):
+    name, call = _LABEL_DOORS[door]
+    labels = Y.iloc[:30].astype(object if bad is None else float).copy()
+    labels.iloc[3] = bad
+    model = Counting()
+    with pytest.raises((ValueError, TypeError), match=rf"^{name}\b"):         # the message begins with its name
+        call(model, labels)
+    assert model.calls == 0
+
+
 def _method_door(method: str):
     """How a method is called: the first index it serves of Shapley, Banzhaf, leave-one-out, Owen and k-SII values,
     on a 5-player game."""

@@ -11,7 +11,7 @@ import numpy as np
 from .._core.arguments import Arguments, Option, SeedLike, check_progress
 from .._core.progress import reporting
 from .._core.seeds import generator, streams
-from .._core.tables import aligned, as_rows, frame_info, is_sparse, model_columns
+from .._core.tables import aligned, as_rows, check_labels, frame_info, is_sparse, model_columns
 from ..engine.choice import Choice, choose
 from ..engine.engine import run
 from ..engine.row_permutations import row_permutations, row_permutations_need
@@ -86,16 +86,15 @@ def _targets(model: Any, y: Any, n: int, loss: Any) -> tuple[np.ndarray, np.ndar
     raw = np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y)
     if raw.ndim == 0 or raw.shape[0] != n:
         raise ValueError(f"y must hold one target per row of X ({n}), got {1 if raw.ndim == 0 else raw.shape[0]}")
+    if callable(loss):
+        return raw, raw
+    check_labels(raw, "y")                                 # a missing label: refused by name, for every loss
     if loss == "mse":
         try:
             out = raw.astype(float)
         except (TypeError, ValueError):
             raise ValueError("y must hold numbers for loss='mse'") from None
-        if not np.all(np.isfinite(out)):
-            raise ValueError("y holds NaN or infinite values")
         return raw, out
-    if callable(loss):
-        return raw, raw
     if raw.ndim != 1:
         raise ValueError(f"y must be one label per row for loss={loss!r}, got shape {raw.shape}")
     classes = getattr(model, "classes_", None)

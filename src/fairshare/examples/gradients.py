@@ -9,6 +9,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from .._core.tables import check_labels
 from .projection import GradientProjector
 
 __all__ = ["torch_embedding", "chosen_parameters", "evaluating", "as_inputs", "GRADIENT_BYTES"]
@@ -107,8 +108,7 @@ def _labels(y: Any, n: int) -> np.ndarray:
         raise ValueError(f"y must hold one label per example ({n}), got shape {labels.shape}")
     if labels.dtype.kind not in "biuf":
         raise TypeError(f"y must hold numbers (class indices or targets), got dtype {labels.dtype}")
-    if labels.dtype.kind == "f" and not np.all(np.isfinite(labels)):
-        raise ValueError("y holds NaN or inf")
+    check_labels(labels, "y")
     return labels
 
 
