@@ -88,7 +88,7 @@ EXPLAIN_CASES = [
     ("imputation unknown", dict(imputation="median"), ValueError, r"imputation must be one of", False),
     ("feature_names too short", dict(feature_names=["a", "b"]), ValueError, r"feature_names must have 6 names", False),
     ("feature_names twice", dict(feature_names=["a", "b", "a", "c", "b", "d"]), ValueError,
-     r"feature_names must name each feature once; 'a', 'b' appear more than once", False),
+     r"feature_names must name each one once; 'a', 'b' appear more than once", False),
     ("unknown option", dict(method="permutation", foo=1), ValueError, r"unknown option\(s\) \['foo'\]", False),
     ("option value out of range", dict(method="regression", lam="beta"), ValueError, r"lam", False),
     ("option wrong type", dict(method="permutation", antithetic="yes"), TypeError, r"antithetic must be True or False",

@@ -91,7 +91,7 @@ def test_output_shape_and_consistency_are_checked():
     (dict(n_players=0), ValueError, "n_players must be >= 1"),
     (dict(n_players=2.5), TypeError, "n_players must be an integer"),
     (dict(n_players=2, player_names=["a"]), ValueError, "one name per player"),
-    (dict(n_players=2, player_names=["a", "a"]), ValueError, "unique"),
+    (dict(n_players=2, player_names=["a", "a"]), ValueError, "must name each one once"),
     (dict(n_players=2, batch_size=0), ValueError, "batch_size must be >= 1"),
 ])
 def test_bad_constructor_arguments(kwargs, error, match):

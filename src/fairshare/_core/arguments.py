@@ -11,6 +11,7 @@ method registry. Every message has the same shape and names the argument: ``budg
 from __future__ import annotations
 
 import numbers
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +22,7 @@ from .seeds import SeedLike, generator as check_rng
 
 
 __all__ = ["Option", "Arguments", "SeedLike", "check_rng", "check_int", "check_positive_float",
-           "check_coalitions", "format_coalition", "check_progress"]
+           "check_coalitions", "format_coalition", "check_progress", "check_unique_names"]
 
 
 @dataclass(frozen=True)
@@ -178,6 +179,23 @@ def check_progress(value: Any, name: str = "progress") -> Any:
         return value
     raise TypeError(f"{name} must be True, False or a callable progress(done, total, relative_error), got {value!r}")
 
+
+
+def check_unique_names(names: list[str], name: str) -> list[str]:
+    """``names``, refused where one appears twice (naming the argument ``name`` and the names repeated).
+
+    Examples
+    --------
+    >>> check_unique_names(["a", "b", "a"], "feature_names")
+    Traceback (most recent call last):
+    ...
+    ValueError: feature_names must name each one once; 'a' appears more than once
+    """
+    twice = sorted({n for n, count in Counter(names).items() if count > 1})
+    if twice:
+        raise ValueError(f"{name} must name each one once; {', '.join(map(repr, twice))} appear"
+                         f"{'s' if len(twice) == 1 else ''} more than once")
+    return names
 
 
 def check_int(value: Any, name: str, *, minimum: int | None = None) -> int:

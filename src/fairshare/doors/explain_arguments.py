@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from .._core.arguments import Arguments, Option, check_progress
+from .._core.arguments import Arguments, Option, check_progress, check_unique_names
 from ..backends.clients import check_client
 from ..games.imputers import Imputer
 from ..games.model import IMPUTATIONS, LINKS
@@ -27,12 +27,7 @@ def _names(value: Any) -> Any:
         return None
     if isinstance(value, str) or not hasattr(value, "__iter__"):
         raise TypeError(f"feature_names must be a list of names, got {type(value).__name__}")
-    names = [str(v) for v in value]
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:
-        raise ValueError(f"feature_names must name each feature once; {', '.join(map(repr, twice))} appear"
-                         f"{'s' if len(twice) == 1 else ''} more than once")
-    return names
+    return check_unique_names([str(v) for v in value], "feature_names")
 
 
 def _partition_arg(value: Any) -> Any:

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .._core.arguments import check_coalitions, check_int, format_coalition
+from .._core.arguments import check_coalitions, check_int, check_unique_names, format_coalition
 from .._core.arrays import is_tensor
 from ..indices.moebius import interactions_from_terms
 from ..indices.semivalues import Semivalue
@@ -85,9 +85,7 @@ class Game:
                 raise ValueError(
                     f"player_names must have one name per player ({self.n_players}), got {len(names)}"
                 )
-            if len(set(names)) != len(names):
-                raise ValueError("player_names must be unique")
-            self.player_names = names
+            self.player_names = check_unique_names(names, "player_names")
         self.batch_size = None if batch_size is None else check_int(batch_size, "batch_size", minimum=1)
         self.n_evaluations = 0
         self.n_outputs: int | None = None  # None until known; 0 marks a scalar game
