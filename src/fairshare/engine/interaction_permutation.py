@@ -3,7 +3,7 @@ players before each subset (the samplers in :mod:`~fairshare.engine.samplers.int
 
 - **SII**: a subset's estimate is the mean of the discrete derivatives of the windows it fell in (each an
   independent draw of SII's distribution), its standard error their spread over the square root of their count,
-  the spread moderated by the one pooled over the subsets of its size (:func:`moderated_variance`, as Monte Carlo's
+  the spread moderated by the one pooled over the subsets of its size (:func:`~fairshare.engine.solve.moderated_variance`, as Monte Carlo's
   :class:`~fairshare.engine.montecarlo.Moments`: a subset whose few draws agree is not given an error of 0); a
   subset in fewer than two windows has an infinite one (in none: the estimate 0).
 - **k-SII** is the linear map ``k-SII(S) = sum_{T >= S, |T| <= k} B_{|T| - |S|} SII(T)`` (Bernoulli numbers) of the
@@ -33,10 +33,10 @@ from ..indices.moebius import SubsetIndex
 from .samplers.interaction_permutations import (MAX_TEMPLATE_TERMS, InteractionPermutationBatch,
                                                 InteractionPermutations, lower_coalitions, permutation_template,
                                                 template_terms)
-from .solve import small_sample_factor
+from .solve import moderated_variance, small_sample_factor
 from .spec import MethodSpec, Setup
 
-__all__ = ["PermutationInteractionSolver", "sii_to_ksii", "moderated_variance", "SPECS"]
+__all__ = ["PermutationInteractionSolver", "sii_to_ksii", "SPECS"]
 
 
 def sii_to_ksii(subsets: np.ndarray) -> sp.csr_matrix:
@@ -63,34 +63,6 @@ def sii_to_ksii(subsets: np.ndarray) -> sp.csr_matrix:
             v.append(np.full(parts.shape[0], B[int(t) - s]))
     p = subsets.shape[0]
     return sp.csr_matrix((np.concatenate(v), (np.concatenate(r), np.concatenate(c))), shape=(p, p))
-
-
-def moderated_variance(count: np.ndarray, m2: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-    """The variance of each subset's mean of ``count`` draws whose squared deviations from it add up to ``m2``
-    ``(p, k)``, moderated as :meth:`~fairshare.engine.montecarlo.Moments.stderr` moderates a player's: one degree of
-    freedom of the variance pooled over the subsets of the same size (discrete derivatives of one order share a
-    scale; of every size where those of one size all agree), so a subset whose few draws happen to agree (a rare
-    large derivative unseen) gets the pooled spread, not zero. Infinite below two draws, and where every draw of
-    every subset agreed with its subset's mean: no spread in the sample to estimate the error from.
-
-    Examples
-    --------
-    >>> v = moderated_variance(np.array([3.0, 3.0, 1.0]), np.array([[2.0], [0.0], [0.0]]), np.array([1, 1, 1]))
-    >>> v.ravel().tolist()                  # pooled 2 / 4; the second subset's three draws agree
-    [0.2777777777777778, 0.05555555555555555, inf]
-    >>> moderated_variance(np.array([3.0, 3.0]), np.zeros((2, 1)), np.array([1, 1])).ravel().tolist()
-    [inf, inf]
-    """
-    spare = np.maximum(count - 1.0, 0.0)
-    everywhere = m2.sum(axis=0) / max(float(spare.sum()), 1.0)
-    pooled = np.zeros_like(m2)
-    for s in np.unique(sizes):
-        at = sizes == s
-        own = m2[at].sum(axis=0) / max(float(spare[at].sum()), 1.0)
-        pooled[at] = np.where(own > 0, own, everywhere)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        var = (m2 + pooled) / ((spare + 1.0) * count)[:, None]
-    return np.where((count >= 2)[:, None] & (var > 0), var, np.inf)
 
 
 def _agreeing(m2: np.ndarray, mean: np.ndarray, count: np.ndarray) -> np.ndarray:

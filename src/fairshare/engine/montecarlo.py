@@ -14,7 +14,7 @@ import numpy as np
 from ..indices.semivalues import Semivalue
 from .samplers import (IndependentCoalitions, MarginalBatch, MarginalPairs, PermutationBatch, PermutationSampler,
                        TruncatedPermutations, WalkBatch, Walks, WeightedCoalitions)
-from .solve import small_sample_factor
+from .solve import moderated_variance, small_sample_factor
 from .._core.arguments import Option
 from .spec import MethodSpec, Setup
 
@@ -83,12 +83,8 @@ class Moments:
         >>> bool(m.stderr()[1, 0] > 0)                    # player 1's three samples are all 0
         True
         """
-        spare = np.maximum(self.count - 1, 0.0)[:, None]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            pooled = self.m2.sum(axis=0, keepdims=True) / max(float(spare.sum()), 1.0)
-            se = np.sqrt((self.m2 + pooled) / (spare + 1.0) / self.count[:, None])
-        se = np.where((self.count >= 2)[:, None], se, np.inf)
-        return se * small_sample_factor(self.count - 1)[:, None]
+        var = moderated_variance(self.count, self.m2, no_spread=0.0)
+        return np.sqrt(var) * small_sample_factor(self.count - 1)[:, None]
 
 
 # ---------------------------------------------------------------------------------- permutations
