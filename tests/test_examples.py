@@ -636,3 +636,27 @@ def test_fewer_than_one_iteration_is_refused():
     for hessian in ("cg", "lissa"):
         with pytest.raises(ValueError, match="iterations must be >= 1, got 0"):
             influence(net, X, y, X[:2], y[:2], hessian=hessian, damping=1.0, iterations=0)
+
+
+# ------------------------------------------------------------------------ prototypes' arguments
+@pytest.mark.parametrize("kw, error, message", [
+    (dict(kernel="fisher", test=np.ones((3, 3))), ValueError, r"same width, got \(50, 4\) and \(3, 3\)"),
+    (dict(kernel="rbf", test=np.ones((3, 3))), ValueError, r"same width, got \(50, 4\) and \(3, 3\)"),
+    (dict(kernel="fisher", nan=True), ValueError, r"train embeddings hold NaN or inf in 1 row\(s\) \(first: \[7\]\)"),
+    (dict(method="distributed", n_parts=0), ValueError, "n_parts must be >= 1, got 0"),
+    (dict(jitter=None), TypeError, "jitter must be a number, got None"),
+    (dict(method="stochastic", delta="a"), TypeError, "delta must be a number"),
+    (dict(kernel="linear", reg=-1.0), ValueError, "reg must be finite and > 0"),
+    (dict(kernel=lambda A, B: np.ones(len(A))), ValueError, r"kernel\(A, B\) must return an array of shape"),
+    (dict(train=np.array([["a"] * 4] * 50)), TypeError, "train embeddings must be numbers"),
+])
+def test_bad_prototype_arguments_are_refused_naming_them(kw, error, message):
+    """Each went on or failed elsewhere: width and NaN met scipy inside the kernel's fit ('shapes of a (4, 4) and
+    b (3, 10)', 'array must not contain infs or NaNs'), n_parts=0 became the default, a negative reg was ignored,
+    a kernel of the wrong shape raised numpy's AxisError."""
+    rng = np.random.default_rng(0)
+    args = dict(train=rng.normal(size=(50, 4)), test=rng.normal(size=(10, 4)), k=3)
+    if kw.pop("nan", False):
+        args["train"][7, 2] = np.nan
+    with pytest.raises(error, match=message):
+        select_prototypes(**(args | kw))

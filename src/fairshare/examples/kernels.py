@@ -147,7 +147,13 @@ class CallableKernel:
         self.fn = fn
 
     def __call__(self, A: Any, B: Any) -> np.ndarray:
-        return np.asarray(self.fn(A, B), dtype=float)
+        K = np.asarray(self.fn(A, B), dtype=float)
+        if K.shape != (len(A), len(B)):
+            raise ValueError(f"kernel(A, B) must return an array of shape (len(A), len(B)) = ({len(A)}, {len(B)}), "
+                             f"got shape {K.shape}")
+        if not np.all(np.isfinite(K)):
+            raise ValueError("kernel(A, B) returned NaN or inf")
+        return K
 
 
 KERNELS = ("linear", "fisher", "rbf")
