@@ -543,6 +543,20 @@ def test_classifiers_other_than_logistic_regression_and_regressors_of_two_output
         fisher_embedding(LinearRegression().fit(X, Y), X, Y)
 
 
+def test_a_frames_columns_are_matched_to_the_models_features_by_name():
+    """A DataFrame in another column order was read by position: embeddings 2.2 off, with no error."""
+    pd = pytest.importorskip("pandas")
+    X, y = data(50)
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    model = LogisticRegression().fit(frame, y)
+    F = fisher_embedding(model, frame, y)
+    np.testing.assert_array_equal(fisher_embedding(model, frame[["c", "a", "b"]], y), F)
+    np.testing.assert_array_equal(influence(model, frame, y, frame[["b", "c", "a"]][:3], y[:3]),
+                                  influence(model, frame, y, frame[:3], y[:3]))
+    with pytest.raises(ValueError, match=r"X_test columns do not match the model's features.*missing \['c'\]"):
+        influence(model, frame, y, frame.rename(columns={"c": "z"})[:3], y[:3])
+
+
 class CountingLogistic(LogisticRegression):
     calls = 0
 

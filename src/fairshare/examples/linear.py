@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .._core.tables import aligned, model_columns
 from .rows import check_rows, labels_of
 
 __all__ = ["linear_embedding", "linear_hessian", "parameters_of", "linear_rows"]
@@ -56,12 +57,17 @@ def _kind(model: Any) -> str:
     return "regressor"
 
 
-def linear_rows(model: Any, X: Any, y: Any, x_name: str = "X", y_name: str = "y") -> tuple[np.ndarray, np.ndarray]:
-    """``X`` as a float array and ``y`` as labels, refused (naming them) before any model call: no rows, NaN or inf,
-    the wrong width, labels missing, not one per row, or none of a classifier's classes."""
+def linear_rows(model: Any, X: Any, y: Any, x_name: str = "X", y_name: str = "y") -> tuple[Any, np.ndarray]:
+    """``X`` (a float array, or a DataFrame with its columns in the order of the model's features, matched by name)
+    and ``y`` as labels, refused (naming them) before any model call: no rows, NaN or inf, the wrong width or
+    columns, labels missing, not one per row, or none of a classifier's classes."""
     kind = _kind(model)
     check_rows(X, y, x_name, y_name, n_features=getattr(model, "n_features_in_", None))
-    X_arr = np.asarray(getattr(X, "values", X), dtype=float)
+    names, source = model_columns(model)
+    if names is not None and hasattr(X, "columns"):
+        X_arr = aligned(X, names, x_name, source).astype(float)
+    else:
+        X_arr = np.asarray(getattr(X, "values", X), dtype=float)
     labels = labels_of(y)
     if kind == "logistic":
         classes = list(model.classes_)
@@ -74,9 +80,9 @@ def linear_rows(model: Any, X: Any, y: Any, x_name: str = "X", y_name: str = "y"
     return X_arr, labels
 
 
-def linear_embedding(model: Any, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+def linear_embedding(model: Any, X: Any, y: np.ndarray) -> np.ndarray:
     """Per-example gradients of ``log p(y_i | x_i)`` of rows already checked by :func:`linear_rows`."""
-    Xa = _augment(X, bool(getattr(model, "fit_intercept", True)))
+    Xa = _augment(np.asarray(X, dtype=float), bool(getattr(model, "fit_intercept", True)))
     if _kind(model) == "regressor":
         residual = y.astype(float) - np.ravel(model.predict(X))
         return residual[:, None] * Xa
@@ -113,14 +119,14 @@ def _l2_strength(model: Any, N: int) -> float:
                     "known L2 part; use hessian='fisher' or 'identity'")
 
 
-def linear_hessian(model: Any, X: np.ndarray) -> np.ndarray:
+def linear_hessian(model: Any, X: Any) -> np.ndarray:
     """Hessian of the mean training objective at the fitted parameters, in :func:`linear_embedding`'s order, of
     rows already checked by :func:`linear_rows`."""
-    N = X.shape[0]
+    N, d = X.shape
     intercept = bool(getattr(model, "fit_intercept", True))
-    Xa = _augment(X, intercept)
+    Xa = _augment(np.asarray(X, dtype=float), intercept)
     p = Xa.shape[1]
-    penalized = np.r_[np.ones(X.shape[1]), np.zeros(1)] if intercept else np.ones(X.shape[1])
+    penalized = np.r_[np.ones(d), np.zeros(1)] if intercept else np.ones(d)
     if _kind(model) == "regressor":
         return Xa.T @ Xa / N + np.diag(penalized) * _l2_strength(model, N)
     P = model.predict_proba(X)
