@@ -54,11 +54,10 @@ def test_multinomial_and_linear_embeddings_equal_finite_differences():
     y = X @ [1.0, -2.0, 0.5] + 0.3 * np.random.default_rng(1).normal(size=len(X))
     lin = LinearRegression().fit(X, y)
     G = fisher_embedding(lin, X, y)
-    sigma2 = np.mean((y - lin.predict(X)) ** 2)
     theta = parameters_of(lin)
 
-    def gauss(t, i=9):
-        return -0.5 * (y[i] - X[i] @ t[:3] - t[3]) ** 2 / sigma2
+    def gauss(t, i=9):                                                 # a unit-variance Gaussian: the squared loss
+        return -0.5 * (y[i] - X[i] @ t[:3] - t[3]) ** 2
 
     np.testing.assert_allclose(G[9], _fd_gradient(gauss, theta), atol=1e-6)
 
@@ -498,7 +497,180 @@ def test_a_label_the_model_never_saw_and_an_empty_test_set_are_refused_naming_th
 
     _, X, y = _torch_case()
     model = LogisticRegression().fit(X, y)
-    with pytest.raises(ValueError, match=r"y holds the label 5, which is none of the model's classes"):
+    with pytest.raises(ValueError, match=r"y_test holds the label 5, which is none of the model.s classes"):
         influence(model, X, y, X[:2], np.array([0, 5]))
     with pytest.raises(ValueError, match="test holds no points"):
         select_prototypes(X, np.zeros((0, 3)), k=3)
+
+
+# ------------------------------------------------------------------------ linear models' closed forms
+def _regression(n=80, seed=4):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    return X, X @ [1.0, -2.0, 0.5] + rng.normal(size=n)
+
+
+def test_a_regressors_row_is_its_own_and_its_influence_the_explicit_formula_and_leave_one_out():
+    """The embedding divided by the residual variance of the rows given: a row's gradient changed with the rows
+    embedded beside it (0.64 apart), and one test row's influence was -1.18 alone, -1.46 among ten."""
+    X, y = _regression()
+    lin = LinearRegression().fit(X, y)
+    np.testing.assert_array_equal(fisher_embedding(lin, X[:5], y[:5]), fisher_embedding(lin, X, y)[:5])
+    x_t, y_t = X[:1] + 0.3, y[:1]
+    one, batch = influence(lin, X, y, x_t, y_t), influence(lin, X, y, np.vstack([x_t, X[:9]]), np.r_[y_t, y[:9]])
+    np.testing.assert_allclose(one[0], batch[0], rtol=1e-12)
+    Xa, N = np.c_[X, np.ones(len(X))], len(X)
+    r, r_t = y - lin.predict(X), y_t - lin.predict(x_t)
+    explicit = -r_t[0] * r * (np.r_[x_t[0], 1.0] @ np.linalg.solve(Xa.T @ Xa / N, Xa.T))
+    np.testing.assert_allclose(one[0], explicit, rtol=1e-10, atol=1e-12)
+    for i in np.argsort(-np.abs(one[0]))[:5]:                 # the squared loss / 2 after refitting without i
+        keep = np.arange(N) != i
+        refit = LinearRegression().fit(X[keep], y[keep])
+        change = 0.5 * (y_t - refit.predict(x_t))[0] ** 2 - 0.5 * r_t[0] ** 2
+        np.testing.assert_allclose(-one[0, i] / N, change, rtol=0.25)
+
+
+def test_classifiers_other_than_logistic_regression_and_regressors_of_two_outputs_are_refused():
+    """A RidgeClassifier or SGDClassifier went down the regressor's formula: label minus predicted label, zeros."""
+    from sklearn.linear_model import RidgeClassifier, SGDClassifier
+
+    X, y = data()
+    for model in (RidgeClassifier().fit(X, y), SGDClassifier(loss="log_loss", random_state=0).fit(X, y)):
+        with pytest.raises(TypeError, match=f"got {type(model).__name__}"):
+            fisher_embedding(model, X, y)
+    Y = np.c_[X[:, 0], X[:, 1]]
+    with pytest.raises(ValueError, match="predicts 2 outputs"):
+        fisher_embedding(LinearRegression().fit(X, Y), X, Y)
+
+
+def test_a_frames_columns_are_matched_to_the_models_features_by_name():
+    """A DataFrame in another column order was read by position: embeddings 2.2 off, with no error."""
+    pd = pytest.importorskip("pandas")
+    X, y = data(50)
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    model = LogisticRegression().fit(frame, y)
+    F = fisher_embedding(model, frame, y)
+    np.testing.assert_array_equal(fisher_embedding(model, frame[["c", "a", "b"]], y), F)
+    np.testing.assert_array_equal(influence(model, frame, y, frame[["b", "c", "a"]][:3], y[:3]),
+                                  influence(model, frame, y, frame[:3], y[:3]))
+    with pytest.raises(ValueError, match=r"X_test columns do not match the model's features.*missing \['c'\]"):
+        influence(model, frame, y, frame.rename(columns={"c": "z"})[:3], y[:3])
+
+
+class CountingLogistic(LogisticRegression):
+    calls = 0
+
+    def predict_proba(self, X):
+        type(self).calls += 1
+        return super().predict_proba(X)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda X, y: (X, np.r_[np.nan, y[1:]], X[:2], y[:2]), r"y_train holds nan at row 0"),
+    (lambda X, y: (X, y, X[:2, :2], y[:2]), r"X_test must have shape \(n, 3\)"),
+    (lambda X, y: (X, y, X[:0], y[:0]), r"X_test holds no rows"),
+    (lambda X, y: (np.where(X > 2.5, np.inf, X), y, X[:2], y[:2]), r"X_train holds inf at row"),
+    (lambda X, y: (X, y[:, None], X[:2], y[:2]), r"y_train must hold one label per row of X_train"),
+])
+def test_bad_rows_are_refused_before_any_model_call_naming_their_set(make, message):
+    X, y = data()
+    model = CountingLogistic().fit(X, y)
+    CountingLogistic.calls = 0
+    with pytest.raises(ValueError, match=message):
+        influence(model, *make(X, y))
+    assert CountingLogistic.calls == 0
+
+
+def _fd_hessian(objective, theta, eps=1e-4):
+    E = np.eye(theta.size)
+    return np.array([[(objective(theta + eps * (a + b)) - objective(theta + eps * (a - b))
+                       - objective(theta - eps * (a - b)) + objective(theta - eps * (a + b))) / (4 * eps**2)
+                      for b in E] for a in E])
+
+
+def test_the_hessian_holds_the_l2_part_of_the_models_own_penalty_and_no_l1_part():
+    """An elastic-net LogisticRegression got its whole penalty as L2 (0.028 off the diagonal); Lasso got alpha / N
+    of curvature an L1 penalty does not have, ElasticNet alpha / N for alpha (1 - l1_ratio)."""
+    from sklearn.linear_model import ElasticNet, Lasso, Ridge, SGDRegressor
+
+    X, y = _regression(60, seed=0)
+    N = len(X)
+
+    def sq(t):
+        return np.mean((y - X @ t[:3] - t[3]) ** 2) / 2
+
+    cases = [(Ridge(alpha=3.0), lambda t: sq(t) + 3.0 / (2 * N) * t[:3] @ t[:3]),
+             (Lasso(alpha=0.1), sq),
+             (ElasticNet(alpha=0.1, l1_ratio=0.3), lambda t: sq(t) + 0.1 * 0.7 / 2 * t[:3] @ t[:3]),
+             (SGDRegressor(alpha=0.01, random_state=0), lambda t: sq(t) + 0.01 / 2 * t[:3] @ t[:3])]
+    for model, objective in cases:
+        model.fit(X, y)
+        np.testing.assert_allclose(hessian_matrix(model, X, y), _fd_hessian(objective, parameters_of(model)),
+                                   atol=1e-6, err_msg=type(model).__name__)
+    Xc, yc = data(60)
+    net = LogisticRegression(l1_ratio=0.5, solver="saga", C=0.3, max_iter=100_000).fit(Xc, yc)
+
+    def logistic(t):
+        z = Xc @ t[:3] + t[3]
+        return np.mean(np.logaddexp(0, z) - yc * z) + 0.5 * 0.5 * (t[:3] @ t[:3]) / (0.3 * N)
+
+    np.testing.assert_allclose(hessian_matrix(net, Xc, yc), _fd_hessian(logistic, parameters_of(net)), atol=1e-6)
+
+
+def test_multinomial_influence_is_the_pseudo_inverse_on_the_parameters_the_data_identify():
+    """The intercepts of a softmax are free to move together, so the exact Hessian is singular: undamped influence
+    was refused (smallest eigenvalue -2.8e-17) or not, by rounding."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    labels = np.digitize(X[:, 0] + 0.3 * rng.normal(size=60), [-0.5, 0.5])
+    model = LogisticRegression(max_iter=5000, tol=1e-12).fit(X, labels)
+    H = hessian_matrix(model, X, labels)
+    F, F_t = fisher_embedding(model, X, labels), fisher_embedding(model, X[:4], labels[:4])
+    np.testing.assert_allclose(influence(model, X, labels, X[:4], labels[:4]), -(F_t @ np.linalg.pinv(H) @ F.T),
+                               atol=1e-9)
+
+
+@pytest.mark.parametrize("seed", [None, np.random.default_rng(2)])
+def test_every_set_of_one_call_is_projected_by_one_matrix_whatever_the_seed(seed):
+    """A None or Generator seed drew one matrix for the training points and another for the test points: the
+    influence of a set on itself was 33 away from symmetric."""
+    X, y = data(80)
+    model = LogisticRegression().fit(X, y)
+    I = influence(model, X, y, X, y, hessian="fisher", projection=3, seed=seed)
+    np.testing.assert_allclose(I, I.T, atol=1e-12)
+    ranked = rank_mislabeled(model, X, y, X[:20], y[:20], projection=3, seed=np.random.default_rng(5))[1]
+    np.testing.assert_array_equal(ranked, rank_mislabeled(model, X, y, X[:20], y[:20], projection=3,
+                                                          seed=np.random.default_rng(5))[1])
+
+
+def test_fewer_than_one_iteration_is_refused():
+    """cg and lissa with iterations=0 returned zeros for every influence."""
+    torch, X, y = _torch_case()
+    net = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
+    for hessian in ("cg", "lissa"):
+        with pytest.raises(ValueError, match="iterations must be >= 1, got 0"):
+            influence(net, X, y, X[:2], y[:2], hessian=hessian, damping=1.0, iterations=0)
+
+
+# ------------------------------------------------------------------------ prototypes' arguments
+@pytest.mark.parametrize("kw, error, message", [
+    (dict(kernel="fisher", test=np.ones((3, 3))), ValueError, r"same width, got \(50, 4\) and \(3, 3\)"),
+    (dict(kernel="rbf", test=np.ones((3, 3))), ValueError, r"same width, got \(50, 4\) and \(3, 3\)"),
+    (dict(kernel="fisher", nan=True), ValueError, r"train embeddings hold NaN or inf in 1 row\(s\) \(first: \[7\]\)"),
+    (dict(method="distributed", n_parts=0), ValueError, "n_parts must be >= 1, got 0"),
+    (dict(jitter=None), TypeError, "jitter must be a number, got None"),
+    (dict(method="stochastic", delta="a"), TypeError, "delta must be a number"),
+    (dict(kernel="linear", reg=-1.0), ValueError, "reg must be finite and > 0"),
+    (dict(kernel=lambda A, B: np.ones(len(A))), ValueError, r"kernel\(A, B\) must return an array of shape"),
+    (dict(train=np.array([["a"] * 4] * 50)), TypeError, "train embeddings must be numbers"),
+])
+def test_bad_prototype_arguments_are_refused_naming_them(kw, error, message):
+    """Each went on or failed elsewhere: width and NaN met scipy inside the kernel's fit ('shapes of a (4, 4) and
+    b (3, 10)', 'array must not contain infs or NaNs'), n_parts=0 became the default, a negative reg was ignored,
+    a kernel of the wrong shape raised numpy's AxisError."""
+    rng = np.random.default_rng(0)
+    args = dict(train=rng.normal(size=(50, 4)), test=rng.normal(size=(10, 4)), k=3)
+    if kw.pop("nan", False):
+        args["train"][7, 2] = np.nan
+    with pytest.raises(error, match=message):
+        select_prototypes(**(args | kw))

@@ -103,6 +103,40 @@ def test_bad_inputs_are_refused_before_any_gradient(kw, error, argument):
     assert net.calls == 0
 
 
+@pytest.mark.parametrize("label, shown", [(10, "10"), (-1, "-1"), (2.5, "2.5")])
+def test_a_label_that_is_no_class_index_is_refused_not_given_a_zero_gradient(label, shown):
+    """The default log-likelihood one-hot encodes the label: 10 or -1 (of 10 classes) met no class and gave a row of
+    zeros, 2.5 was truncated to class 2; only one forward pass (that counts the classes) runs before the refusal."""
+    net, (X, y) = CNN(), _images()
+    bad = y.astype(float)
+    bad[3] = label
+    with pytest.raises(ValueError, match=rf"y holds {shown} at row 3: the model's 10 outputs are classes"):
+        fisher_embedding(net, X, bad)
+    assert net.calls == 1
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda X, y: (X[:0], y[:0]), r"X holds no rows"),
+    (lambda X, y: (np.where(np.arange(X.size).reshape(X.shape) == 70, np.nan, X), y), r"X holds NaN at row 1"),
+    (lambda X, y: (X, np.c_[y, y]), r"y must hold one label per row of X \(23 rows\), got shape \(23, 2\)"),
+])
+def test_empty_or_missing_inputs_and_labels_of_two_columns_are_refused_before_any_call(make, message):
+    net, (X, y) = CNN(), _images()
+    X, y = make(X, y)
+    with pytest.raises(ValueError, match=message):
+        fisher_embedding(net, X, y)
+    assert net.calls == 0
+
+
+def test_a_generator_seed_gives_the_projection_of_the_integer_it_draws():
+    net, (X, y) = CNN(), _images()
+    a = fisher_embedding(net, X, y, projection=8, seed=np.random.default_rng(3))
+    b = fisher_embedding(net, X, y, projection=8, seed=np.random.default_rng(3))
+    assert np.array_equal(a, b)
+    with pytest.raises(TypeError, match="seed must be"):
+        fisher_embedding(net, X, y, projection=8, seed="3")
+
+
 # ------------------------------------------------------------------------------- influence in k dimensions
 def _trained_mlp(n: int = 240, flipped: int = 24, seed: int = 0):
     rng = np.random.default_rng(seed)

@@ -9,8 +9,8 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from .._core.tables import check_labels
 from .projection import GradientProjector
+from .rows import check_rows, labels_of, resolve_seed
 
 __all__ = ["torch_embedding", "chosen_parameters", "evaluating", "as_inputs", "GRADIENT_BYTES"]
 
@@ -102,18 +102,30 @@ def _loglik(model: Any, fixed: dict, log_likelihood: Any) -> Any:
     return loglik
 
 
-def _labels(y: Any, n: int) -> np.ndarray:
-    labels = np.asarray(getattr(y, "values", y.cpu().numpy() if hasattr(y, "cpu") else y))
-    if labels.ndim == 0 or labels.shape[0] != n:
-        raise ValueError(f"y must hold one label per example ({n}), got shape {labels.shape}")
+def _labels(model: Any, inputs: Any, y: Any, log_likelihood: Any, first: Any) -> np.ndarray:
+    """``y`` as numbers, refused (naming it) before any gradient where it is not one finite label per row, or, for
+    the default log-likelihood of a model of several outputs (its classes), where a label is not a class index
+    (one forward pass of the first example tells the number of classes)."""
+    import torch
+
+    check_rows(inputs, y, "X", "y", one_label=log_likelihood is None)
+    labels = labels_of(y)
     if labels.dtype.kind not in "biuf":
         raise TypeError(f"y must hold numbers (class indices or targets), got dtype {labels.dtype}")
-    check_labels(labels, "y")
+    if log_likelihood is None:
+        with torch.no_grad(), evaluating(model):
+            out = model(as_inputs(inputs[:1], first)).squeeze(0)
+        classes = int(out.shape[-1]) if out.ndim >= 1 and out.shape[-1] > 1 else 0
+        bad = (labels != np.round(labels)) | (labels < 0) | (labels >= classes) if classes else np.zeros(0, bool)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"y holds {labels[row]:g} at row {row}: the model's {classes} outputs are classes, so "
+                             f"every label must be a class index in 0..{classes - 1}")
     return labels
 
 
 def torch_embedding(model: Any, X: Any, y: Any, *, log_likelihood: Any = None, projection: int | None = None,
-                    seed: int | None = 0, batch_size: int = 256, kind: str = "gaussian",
+                    seed: int | np.random.Generator | None = 0, batch_size: int = 256, kind: str = "gaussian",
                     layers: Any = None) -> np.ndarray:
     """Per-example log-likelihood gradients of a torch module at its parameters, ``(n, P)`` or projected
     ``(n, projection)``; :func:`fairshare.examples.fisher_embedding` for torch modules.
@@ -134,11 +146,11 @@ def torch_embedding(model: Any, X: Any, y: Any, *, log_likelihood: Any = None, p
     n_params = int(sum(free[k].numel() for k in names))
     first = next(iter(free.values()))
     inputs = X if isinstance(X, torch.Tensor) else torch.as_tensor(np.asarray(getattr(X, "values", X)))
-    labels = _labels(y, int(inputs.shape[0]))
-    projector = None if projection is None else GradientProjector(n_params, projection, kind, int(seed or 0),
-                                                                  first.device, first.dtype)
     if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+    projector = None if projection is None else GradientProjector(n_params, projection, kind, resolve_seed(seed),
+                                                                  first.device, first.dtype)
+    labels = _labels(model, inputs, y, log_likelihood, first)
     step = int(max(1, min(batch_size, GRADIENT_BYTES // (3 * n_params * first.element_size()))))
     per_example = vmap(grad(_loglik(model, fixed, log_likelihood)), in_dims=(None, 0, 0))
     blocks = []

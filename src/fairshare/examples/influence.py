@@ -6,8 +6,9 @@ objective at the fitted parameters; ``grad L = -f`` (the Fisher embedding, since
 negative log-likelihood). Self-influence ``grad L(z)^T H^-1 grad L(z)`` flags unusual (often
 mislabeled) training points.
 
-Hessians: ``"exact"`` (closed form for logistic and linear models, ``torch.func`` for small torch
-models), ``"cg"`` / ``"lissa"`` (Hessian-vector products only, torch), ``"fisher"`` (the empirical
+Hessians: ``"exact"`` (closed form for logistic and linear models with the L2 part of their own penalty,
+:mod:`fairshare.examples.linear`; a multinomial model's flat directions weighed as its pseudo-inverse does;
+``torch.func`` for small torch models), ``"cg"`` / ``"lissa"`` (Hessian-vector products only, torch), ``"fisher"`` (the empirical
 Fisher ``F^T F / N``, which equals the Hessian in expectation at the optimum of a well-specified
 likelihood, Proposition 3 of the Fisher-kernel paper) and ``"identity"``.
 
@@ -24,8 +25,11 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
+from .._core.arguments import check_int
 from .fisher import fisher_embedding
 from .gradients import as_inputs, chosen_parameters, evaluating
+from .linear import linear_hessian, linear_rows, softmax_gauge
+from .rows import check_rows, labels_of, resolve_seed
 
 __all__ = ["influence", "self_influence", "hessian_matrix", "rank_mislabeled", "AUTO_DAMPING"]
 
@@ -51,48 +55,31 @@ def hessian_matrix(model: Any, X: Any, y: Any, layers: Any = None) -> np.ndarray
     >>> hessian_matrix(LogisticRegression().fit(X, y), X, y).shape
     (3, 3)
     """
-    from sklearn.linear_model import LogisticRegression
-
     if _is_torch(model):                                  # its inputs as they are (token ids stay integers)
-        return _torch_hessian(model, np.asarray(getattr(X, "values", X)), np.asarray(getattr(y, "values", y)), layers)
-    X = np.asarray(getattr(X, "values", X), dtype=float)
-    N = X.shape[0]
-    intercept = bool(getattr(model, "fit_intercept", True))
-    Xa = np.hstack([X, np.ones((N, 1))]) if intercept else X
-    p = Xa.shape[1]
-    if isinstance(model, LogisticRegression):
-        P = model.predict_proba(X)
-        if P.shape[1] == 2:
-            H = (Xa * (P[:, 1] * P[:, 0])[:, None]).T @ Xa / N
-            blocks = 1
+        check_rows(X, y, "X", "y")
+        return _torch_hessian(model, np.asarray(getattr(X, "values", X)), labels_of(y), layers)
+    X_arr, _ = linear_rows(model, X, y)
+    return linear_hessian(model, X_arr)
+
+
+def _check_sets(model: Any, *sets: tuple[Any, Any, str]) -> None:
+    """Every ``(X, y, name)`` set refused before any model call where its rows or labels are wrong, naming
+    ``X_<name>`` or ``y_<name>``."""
+    for X, y, name in sets:
+        if _is_torch(model):
+            check_rows(X, y, f"X_{name}", f"y_{name}")
         else:
-            K = P.shape[1]
-            H = np.zeros((K * p, K * p))
-            for a in range(K):
-                for b in range(K):
-                    w = P[:, a] * ((a == b) - P[:, b])
-                    H[a * p:(a + 1) * p, b * p:(b + 1) * p] = (Xa * w[:, None]).T @ Xa / N
-            blocks = K
-        if getattr(model, "penalty", "l2") in ("l2", "deprecated") and getattr(model, "C", None):
-            reg = np.tile(np.r_[np.ones(X.shape[1]), np.zeros(1)] if intercept else np.ones(X.shape[1]), blocks)
-            H += np.diag(reg) / (model.C * N)
-        return H
-    if hasattr(model, "coef_"):
-        residual = np.asarray(getattr(y, "values", y), dtype=float) - model.predict(X)
-        sigma2 = max(float(np.mean(residual**2)), 1e-12)
-        H = Xa.T @ Xa / (N * sigma2)
-        alpha = getattr(model, "alpha", 0.0)
-        if alpha:
-            reg = np.r_[np.ones(X.shape[1]), np.zeros(1)] if intercept else np.ones(X.shape[1])
-            H += np.diag(reg) * alpha / (N * sigma2)
-        return H
-    raise TypeError(f"no Hessian for {type(model).__name__}")
+            linear_rows(model, X, y, f"X_{name}", f"y_{name}")
 
 
-def _embedder(hessian: str, projection: int | None, kind: str, layers: Any, seed: int, damping: Any = 0.0) -> Any:
-    """The embedding every argument of one call shares (the same projection matrix for every set); a Hessian of
-    parameter space is refused with a projection, naming ``hessian``; a damping that is neither a number >= 0 nor
-    ``"auto"`` (for a Hessian held as a matrix) is refused, naming ``damping``."""
+def _embedder(hessian: str, projection: int | None, kind: str, layers: Any, seed: Any, damping: Any = 0.0,
+              iterations: int = 100) -> Any:
+    """The embedding every argument of one call shares (the same projection matrix for every set: a Generator or
+    None seed drawn once); a Hessian of parameter space is refused with a projection, naming ``hessian``; a damping
+    that is neither a number >= 0 nor ``"auto"`` (for a Hessian held as a matrix) is refused, naming ``damping``;
+    ``iterations`` below 1 are refused."""
+    check_int(iterations, "iterations", minimum=1)
+    seed = resolve_seed(seed)
     if hessian not in HESSIANS:
         raise ValueError(f"hessian must be one of {HESSIANS}, got {hessian!r}")
     if isinstance(damping, str):
@@ -133,6 +120,9 @@ def _solver(model: Any, X_train: Any, y_train: Any, F: np.ndarray, hessian: str,
         H = _damped(F.T @ F / F.shape[0], damping)
     elif hessian == "exact":
         H = _damped(hessian_matrix(model, X_train, y_train, layers), damping)
+        U = None if _is_torch(model) else softmax_gauge(model, H.shape[0])
+        if U is not None:                                 # flat, and every gradient is orthogonal to it: H's pinv
+            H = H + max(float(np.trace(H)) / H.shape[0], 1e-12) * (U @ U.T)
     else:
         if not _is_torch(model):
             raise ValueError(f"hessian={hessian!r} uses Hessian-vector products of torch models; use 'exact'")
@@ -218,7 +208,8 @@ def influence(model: Any, X_train: Any, y_train: Any, X_test: Any, y_test: Any, 
     ((2, 60), (2, 60))
     """
     damping = _default_damping(damping, projection)
-    embed = _embedder(hessian, projection, projection_kind, layers, seed, damping)
+    embed = _embedder(hessian, projection, projection_kind, layers, seed, damping, iterations)
+    _check_sets(model, (X_train, y_train, "train"), (X_test, y_test, "test"))
     F_train = embed(model, X_train, y_train)
     F_test = embed(model, X_test, y_test)
     solve = _solver(model, X_train, y_train, F_train, hessian, damping, iterations, layers)
@@ -241,7 +232,9 @@ def self_influence(model: Any, X_train: Any, y_train: Any, *, hessian: str = "ex
     True
     """
     damping = _default_damping(damping, projection)
-    F = _embedder(hessian, projection, projection_kind, layers, seed, damping)(model, X_train, y_train)
+    embed = _embedder(hessian, projection, projection_kind, layers, seed, damping, iterations)
+    _check_sets(model, (X_train, y_train, "train"))
+    F = embed(model, X_train, y_train)
     solve = _solver(model, X_train, y_train, F, hessian, damping, iterations, layers)
     out = np.empty(F.shape[0])
     for start in range(0, F.shape[0], 512):
@@ -287,11 +280,10 @@ def rank_mislabeled(model: Any, X_train: Any, y_train: Any, X_clean: Any = None,
     if unknown:
         raise TypeError(f"rank_mislabeled got unexpected keyword argument(s) {unknown}")
     embed = _embedder(hessian, projected.get("projection"), projected.get("projection_kind", "gaussian"),
-                      projected.get("layers"), projected.get("seed", 0), damping)
+                      projected.get("layers"), projected.get("seed", 0), damping, iterations)
     if (X_clean is None) != (y_clean is None):
         raise ValueError("X_clean and y_clean go together: give both or neither")
-    if X_clean is not None and (np.shape(X_clean)[0] if hasattr(X_clean, "shape") else len(X_clean)) == 0:
-        raise ValueError("X_clean holds no rows")
+    _check_sets(model, (X_train, y_train, "train"), *(() if X_clean is None else ((X_clean, y_clean, "clean"),)))
     if X_clean is None:
         scores = self_influence(model, X_train, y_train, hessian=hessian, damping=damping, iterations=iterations,
                                 **projected)

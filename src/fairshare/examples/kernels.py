@@ -147,7 +147,13 @@ class CallableKernel:
         self.fn = fn
 
     def __call__(self, A: Any, B: Any) -> np.ndarray:
-        return np.asarray(self.fn(A, B), dtype=float)
+        K = np.asarray(self.fn(A, B), dtype=float)
+        if K.shape != (len(A), len(B)):
+            raise ValueError(f"kernel(A, B) must return an array of shape (len(A), len(B)) = ({len(A)}, {len(B)}), "
+                             f"got shape {K.shape}")
+        if not np.all(np.isfinite(K)):
+            raise ValueError("kernel(A, B) returned NaN or inf")
+        return K
 
 
 KERNELS = ("linear", "fisher", "rbf")
@@ -161,9 +167,9 @@ def as_kernel(kernel: Any, train: Any, reg: float = 1e-3) -> Any:
         if kernel == "fisher":
             return FisherKernel(train, reg=reg)
         if kernel == "rbf":
-            if np.ndim(train) == 2 and np.shape(train)[0] < 2:       # its bandwidth is the points' median distance
-                raise ValueError(f"kernel='rbf' needs at least 2 training points (its bandwidth is their median "
-                                 f"distance), got train of shape {np.shape(train)}")
+            if np.ndim(train) == 2 and np.shape(train)[0] < 2:       # its bandwidth comes from their distances
+                raise ValueError(f"kernel='rbf' needs at least 2 training points (its bandwidth is the 90th percentile "
+                                 f"of their squared distances), got train of shape {np.shape(train)}")
             return RBFKernel(train, reg=reg)
         raise ValueError(f"kernel must be one of {KERNELS}, a kernel object or a callable, got {kernel!r}")
     if isinstance(kernel, (LinearKernel, RBFKernel, CallableKernel)):

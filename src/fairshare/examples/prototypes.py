@@ -21,9 +21,10 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.linalg
 
-from .._core.arguments import check_int, check_rng
+from .._core.arguments import check_int, check_positive_float, check_rng
 from ..results.base import Result
-from .kernels import as_kernel
+from .kernels import LinearKernel, RBFKernel, as_kernel
+from .rows import check_embeddings
 
 __all__ = ["Prototypes", "select_prototypes", "greedy_on_embeddings"]
 
@@ -293,17 +294,23 @@ def select_prototypes(train: Any, test: Any, k: int, kernel: Any = "linear", met
         check_client(client)
     k = check_int(k, "k", minimum=1)
     rng = check_rng(seed)
+    jitter = check_positive_float(jitter, "jitter", allow_zero=True)
+    if jitter and method != "greedy":
+        raise ValueError(f"jitter is supported by method='greedy', not {method!r}")
+    if method == "stochastic" and not 0.0 < check_positive_float(delta, "delta") < 1.0:
+        raise ValueError(f"delta must lie in (0, 1), got {delta}")
+    if n_parts is not None:
+        check_int(n_parts, "n_parts", minimum=1)
     if (test.shape[0] if hasattr(test, "shape") else len(test)) == 0:
         raise ValueError("test holds no points: the prototypes explain the test points, give at least one")
+    if reg is not None or kernel == "fisher":
+        check_positive_float(reg, "reg")
+    if isinstance(kernel, (str, LinearKernel, RBFKernel)):              # kernels of embeddings
+        check_embeddings(train, test)
     kern = as_kernel(kernel, train, reg=reg)
     terms = _kernel_terms(kern, train, test, k, jitter)
     if k > terms.z.size:
         raise ValueError(f"k = {k} is larger than the {terms.z.size} training points")
-    jitter = float(jitter)
-    if not np.isfinite(jitter) or jitter < 0:
-        raise ValueError(f"jitter must be a finite number >= 0, got {jitter}")
-    if jitter and method != "greedy":
-        raise ValueError(f"jitter is supported by method='greedy', not {method!r}")
     sel, L, beta, objective = _select(terms, method, k, rng, delta, n_parts, client, jitter)
     return Prototypes(indices=sel, weights=_weights(L, beta), objective=objective, method=method, cholesky=L,
                       beta=beta)
@@ -346,20 +353,8 @@ def _kernel_terms(kern: Any, train: Any, test: Any, k: int, jitter: float) -> _T
 
 
 def _embeddings(kern: Any, train: Any, test: Any) -> tuple[np.ndarray, np.ndarray]:
-    """``train`` and ``test`` through the kernel's transform, refused where they hold NaN or inf or their shapes
-    do not match."""
-    for label, arr in (("train", train), ("test", test)):
-        a = np.asarray(arr, dtype=float)
-        if a.size and not np.all(np.isfinite(a)):
-            bad = np.flatnonzero(~np.all(np.isfinite(a.reshape(a.shape[0], -1)), axis=1))
-            raise ValueError(f"{label} embeddings hold NaN or inf in {bad.size} row(s) (first: {bad[:5].tolist()}); "
-                             "a Fisher embedding is NaN when the model's probabilities are 0 or 1 or its "
-                             "inputs are NaN")
-    G = kern.transform(np.asarray(train, dtype=float))
-    H = kern.transform(np.asarray(test, dtype=float))
-    if G.ndim != 2 or H.ndim != 2 or G.shape[1] != H.shape[1]:
-        raise ValueError(f"train and test embeddings must be 2-D with the same width, got {G.shape} and {H.shape}")
-    return G, H
+    """``train`` and ``test`` through the kernel's transform (checked by :func:`~.rows.check_embeddings`)."""
+    return kern.transform(np.asarray(train, dtype=float)), kern.transform(np.asarray(test, dtype=float))
 
 
 def _block_terms(items: Any, other: Any, kfun: Any, embedded: Any) -> _Terms:
@@ -388,8 +383,6 @@ def _select(terms: _Terms, method: str, k: int, rng: np.random.Generator, delta:
         return _greedy(G if G is not None else np.zeros((z.size, 0)), z, mu, k, column=terms.column,
                        diag=diag, nugget=jitter * float(np.mean(diag)) if diag.size else 0.0)
     if method == "stochastic":
-        if not 0.0 < delta < 1.0:
-            raise ValueError(f"delta must lie in (0, 1), got {delta}")
         return _stochastic(G, z, mu, k, rng, delta, diag, terms.cross)
     return _distributed(G, z, mu, k, rng, n_parts, client, terms.column, diag, terms.cross, items=terms.items,
                         kfun=terms.kfun)
@@ -398,8 +391,7 @@ def _select(terms: _Terms, method: str, k: int, rng: np.random.Generator, delta:
 def _distributed(G, z, mu, k, rng, n_parts, client, column, diag, cross, items=None, kfun=None):
     """GreeDi: greedy on each part, greedy on the union of the parts' selections, keep the better."""
     t = z.size
-    parts = n_parts or max(2, int(np.ceil(np.sqrt(t / max(k, 1)))))
-    parts = check_int(parts, "n_parts", minimum=1)
+    parts = n_parts if n_parts is not None else max(2, int(np.ceil(np.sqrt(t / max(k, 1)))))
     perm = rng.permutation(t)
     chunks = [np.sort(c) for c in np.array_split(perm, parts) if c.size]
     if G is None and client is not None:                 # each part's items travel with its task
