@@ -34,9 +34,14 @@ from .samplers.sample import CoalitionSample
 
 __all__ = ["Design", "Linearized", "gram", "indicator_product", "solve_regression", "solve_matrix_vector",
            "group_stderr", "projected", "merge", "subsample", "small_sample_factor", "unit_groups", "replicate_stderr",
-           "moderated_variance", "MAX_GROUPS"]
+           "moderated_variance", "MAX_GROUPS", "AGREEING_DRAWS"]
 
 _BLOCK_ROWS = 4096
+#: the fewest draws whose agreement (no draw of any player differs from its mean) is taken for an additive game's
+#: exact values where nothing else can tell (a permutation walk's values add up whatever it saw): a pair of players
+#: whose marginals depend on which of them comes first (a fair coin) agrees in all of t draws with probability
+#: 2^(1 - t), under 5% from 6 draws (a unanimity game of 3 players of 10 at 2 permutations: 1 in 3)
+AGREEING_DRAWS = 6
 _EXACT_LEVERAGE_WORK = 2e9        # m d^2 up to which every row's leverage is solved exactly
 #: the most random groups of sampling units an error bar is estimated from
 MAX_GROUPS = 32
@@ -322,13 +327,14 @@ def _pooled_coverage(coverages: list[str]) -> str:
 
 
 def moderated_variance(count: np.ndarray, m2: np.ndarray, groups: np.ndarray | None = None,
-                       no_spread: float = np.inf) -> np.ndarray:
+                       no_spread: float = np.inf, agreeing: int = 2) -> np.ndarray:
     """The variance of each mean of ``count`` draws whose squared deviations from it add up to ``m2`` ``(p, k)``,
     moderated by one degree of freedom of the variance pooled over the means (empirical Bayes, as limma's moderated
     variances; with ``groups``, over the means of the same group, or over all where a group's draws all agree): a mean
     whose few draws happen to agree (a rare large contribution unseen) gets the pooled spread, not zero. Infinite
     below two draws; ``no_spread`` where no draw anywhere differs from its mean (Monte Carlo's players: 0, an additive
-    game's values are exact; interaction subsets: infinite).
+    game's values are exact; interaction subsets: infinite), but only for means of at least ``agreeing`` draws (fewer
+    agreeing draws are infinite: their agreement may be luck, see :data:`AGREEING_DRAWS`).
 
     Examples
     --------
@@ -337,6 +343,8 @@ def moderated_variance(count: np.ndarray, m2: np.ndarray, groups: np.ndarray | N
     [0.2777777777777778, 0.05555555555555555, inf]
     >>> moderated_variance(np.array([3.0, 3.0]), np.zeros((2, 1)), no_spread=0.0).ravel().tolist()
     [0.0, 0.0]
+    >>> moderated_variance(np.array([6.0, 3.0]), np.zeros((2, 1)), no_spread=0.0, agreeing=6).ravel().tolist()
+    [0.0, inf]
     """
     spare = np.maximum(count - 1.0, 0.0)[:, None]
     everywhere = m2.sum(axis=0, keepdims=True) / max(float(spare.sum()), 1.0)
@@ -349,4 +357,5 @@ def moderated_variance(count: np.ndarray, m2: np.ndarray, groups: np.ndarray | N
             pooled[at] = np.where(own > 0, own, everywhere)
     with np.errstate(divide="ignore", invalid="ignore"):
         var = (m2 + pooled) / (spare + 1.0) / count[:, None]
-    return np.where((count >= 2)[:, None], np.where(var > 0, var, no_spread), np.inf)
+    nothing = np.where(count >= max(agreeing, 2), no_spread, np.inf)[:, None]
+    return np.where((count >= 2)[:, None], np.where(var > 0, var, nothing), np.inf)
