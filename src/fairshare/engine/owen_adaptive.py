@@ -270,7 +270,7 @@ class OwenWalks(Sampler):
         t = min(allowance // per, max(1, _BLOCK_BOOLS // (n * (n + 1))))
         if t >= 1:
             return self._nodes(None, t)
-        return self._partial(allowance)
+        return self._partial(allowance) if history.last_round else None     # (a round's rest goes to the next)
 
     def _partial(self, allowance: int) -> OwenWalkBatch | None:
         """One order walked at the boundaries of the blocks with the largest values (the root first, a block
