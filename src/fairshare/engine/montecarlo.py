@@ -14,7 +14,7 @@ import numpy as np
 from ..indices.semivalues import Semivalue
 from .samplers import (IndependentCoalitions, MarginalBatch, MarginalPairs, PermutationBatch, PermutationSampler,
                        TruncatedPermutations, WalkBatch, Walks, WeightedCoalitions)
-from .solve import AGREEING_DRAWS, moderated_variance, small_sample_factor
+from .solve import AGREEING_DRAWS, moderated_variance, small_sample_factor, without_rounding
 from .._core.arguments import Option
 from .spec import MethodSpec, Setup
 
@@ -35,6 +35,7 @@ class Moments:
         self.count = np.zeros(shape[0])
         self.mean = np.zeros(shape)
         self.m2 = np.zeros(shape)
+        self.peak = np.zeros(shape[1:])                  # the largest |mean| absorbed: the scale of rounding
 
     def add(self, count: np.ndarray, mean: np.ndarray, m2: np.ndarray) -> None:
         total = self.count + count
@@ -43,6 +44,7 @@ class Moments:
         self.mean = self.mean + delta * (count / safe)[:, None]
         self.m2 = self.m2 + m2 + delta**2 * (self.count * count / safe)[:, None]
         self.count = total
+        self.peak = np.maximum(self.peak, np.abs(mean).max(axis=0, initial=0.0))
 
     def add_samples(self, samples: np.ndarray) -> None:
         """``samples``: (t, players, k), one sample per player per row."""
@@ -88,7 +90,8 @@ class Moments:
         >>> m.stderr().ravel().tolist(), m.stderr(agreeing=6).ravel().tolist()
         ([0.0], [inf])
         """
-        var = moderated_variance(self.count, self.m2, no_spread=0.0, agreeing=agreeing)
+        m2 = without_rounding(self.m2, self.mean, self.count, self.peak)
+        var = moderated_variance(self.count, m2, no_spread=0.0, agreeing=agreeing)
         return np.sqrt(var) * small_sample_factor(self.count - 1)[:, None]
 
     def agreement_note(self, stderr: np.ndarray, what: str = "player") -> dict:

@@ -34,7 +34,7 @@ from .samplers.sample import CoalitionSample
 
 __all__ = ["Design", "Linearized", "gram", "indicator_product", "solve_regression", "solve_matrix_vector",
            "group_stderr", "projected", "merge", "subsample", "small_sample_factor", "unit_groups", "replicate_stderr",
-           "moderated_variance", "MAX_GROUPS", "AGREEING_DRAWS"]
+           "moderated_variance", "without_rounding", "MAX_GROUPS", "AGREEING_DRAWS"]
 
 _BLOCK_ROWS = 4096
 #: the fewest draws whose agreement (no draw of any player differs from its mean) is taken for an additive game's
@@ -324,6 +324,24 @@ def _pooled_coverage(coverages: list[str]) -> str:
     if "partial" in coverages:
         return "partial"
     return "all" if all(c == "all" for c in coverages) else "random"
+
+
+def without_rounding(m2: np.ndarray, mean: np.ndarray, count: np.ndarray, scale: Any = 0.0) -> np.ndarray:
+    """``m2`` (squared deviations from the mean, ``(p, k)``) set to 0 where the draws agree but for rounding: within
+    ``1e-9`` of ``|mean| + scale`` (``scale``, ``(k,)``: the magnitude of the largest means, so that draws of a mean
+    near 0 that differ by the rounding of larger game values agree too). Equal draws' mean is often a unit in the last
+    place off, and ``v(S + i) - v(S)`` of a game whose value is a sum differs in its last places from one ``S`` to
+    another where the exact differences agree.
+
+    Examples
+    --------
+    >>> x = np.full(3, 0.1); mean = np.array([[x.sum() / 3]])
+    >>> without_rounding(np.array([[((x - mean[0, 0]) ** 2).sum()]]), mean, np.array([3.0])).tolist()
+    [[0.0]]
+    >>> without_rounding(np.array([[2e-32]]), np.zeros((1, 1)), np.array([2.0]), scale=np.array([3.0])).tolist()
+    [[0.0]]
+    """
+    return np.where(m2 <= count[:, None] * (1e-9 * (np.abs(mean) + scale)) ** 2, 0.0, m2)
 
 
 def moderated_variance(count: np.ndarray, m2: np.ndarray, groups: np.ndarray | None = None,
