@@ -34,7 +34,7 @@ from .samplers.sample import CoalitionSample
 
 __all__ = ["Design", "Linearized", "gram", "indicator_product", "solve_regression", "solve_matrix_vector",
            "group_stderr", "projected", "merge", "subsample", "small_sample_factor", "unit_groups", "replicate_stderr",
-           "moderated_variance", "without_rounding", "MAX_GROUPS", "AGREEING_DRAWS"]
+           "moderated_variance", "without_rounding", "coalition_leverage", "MAX_GROUPS", "AGREEING_DRAWS"]
 
 _BLOCK_ROWS = 4096
 #: the fewest draws whose agreement (no draw of any player differs from its mean) is taken for an additive game's
@@ -65,6 +65,7 @@ class Design:
     unit: np.ndarray       # (r,)
     stratum: np.ndarray    # (r,)
     center: np.ndarray | None = None   # (d,) subtracted from every row: a free intercept (see ``centered``)
+    paired: bool = False               # complementary pairs collapsed into one row each (S's and N \\ S's alike)
 
     @classmethod
     def build(cls, sample: CoalitionSample, s: np.ndarray, t: np.ndarray, w: np.ndarray, y: np.ndarray,
@@ -77,7 +78,7 @@ class Design:
             y = arrays.like(y, Z)
         if sample.paired and collapse_pairs:
             return cls(Z[0::2], s[0::2], t[0::2], 2.0 * w[0::2], 0.5 * (y[0::2] - y[1::2]), sample.fpc[0::2],
-                       sample.unit[0::2], sample.stratum[0::2])
+                       sample.unit[0::2], sample.stratum[0::2], paired=True)
         return cls(Z, s, t, w, y, sample.fpc, sample.unit, sample.stratum)
 
     @property
@@ -101,7 +102,7 @@ class Design:
         total = self.w.sum()
         mean_row = self.weighted_sum(self.w[:, None]).ravel() / total
         y = self.y - (self.w[:, None] * self.y).sum(axis=0) / total
-        return Design(self.Z, self.s, self.t, self.w, y, self.fpc, self.unit, self.stratum, mean_row)
+        return Design(self.Z, self.s, self.t, self.w, y, self.fpc, self.unit, self.stratum, mean_row, self.paired)
 
     def group_sums(self, U: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarray:
         """``sum_{j in g} U_j a_j`` for every group: ``(G, d, k)``."""
@@ -128,6 +129,7 @@ class Linearized:
     contrib: np.ndarray                    # (r, k): the sampled sum is sum_j contrib_j a_j
     solve: Callable[[np.ndarray], np.ndarray]   # perturbation of the sum -> perturbation of x
     leverage: np.ndarray | None = None     # (r,) h_j of each fitted row (regression only)
+    unidentified: np.ndarray | None = None  # (d,) players the sample cannot tell apart (a singular fit): inf error
 
 
 def indicator_product(Z: np.ndarray, B: np.ndarray, transpose: bool = False) -> np.ndarray:
@@ -208,7 +210,33 @@ def solve_regression(design: Design, constrained: bool) -> Linearized:
         else:
             lev = design.w[rows] * (B * B).sum(axis=1) / mean_diag
             leverage[rows] = lev.clamp(max=0.5) if arrays.is_tensor(lev) else np.minimum(lev, 0.5)
-    return Linearized(x=x, contrib=design.w[:, None] * residual, solve=solve, leverage=leverage)
+    unidentified = None
+    if exact_leverage and not arrays.is_tensor(leverage):       # (d^3 <= m d^2: as much as the leverages)
+        leverage = coalition_leverage(design.Z, leverage, design.paired)
+        unidentified = np.abs(1.0 - np.diag(M @ solve_plain(np.eye(d)))) > 1e-6    # a pseudo-inverse's null space
+    return Linearized(x=x, contrib=design.w[:, None] * residual, solve=solve, leverage=leverage,
+                      unidentified=unidentified)
+
+
+def coalition_leverage(Z: np.ndarray, leverage: np.ndarray, paired: bool = False) -> np.ndarray:
+    """Each row's ``leverage`` summed over the rows of the same coalition (with ``paired``, of the same pair, either
+    way round): copies of a coalition drawn with replacement are fitted as one, so two copies that alone decide a
+    direction have leverages of 1/2 each and residuals of 0, and only their sum, 1, shows that the fit passes
+    through them.
+
+    Examples
+    --------
+    >>> Z = np.array([[1, 0, 0], [0, 1, 1], [0, 1, 0]], dtype=bool)
+    >>> coalition_leverage(Z, np.array([0.5, 0.5, 0.3]), paired=True).tolist()      # rows 0 and 1: one pair
+    [1.0, 1.0, 0.3]
+    >>> coalition_leverage(Z, np.array([0.5, 0.5, 0.3])).tolist()
+    [0.5, 0.5, 0.3]
+    """
+    Z = np.asarray(arrays.to_numpy(Z), dtype=bool)
+    keys = np.where(Z[:, :1], ~Z, Z) if paired else Z
+    _, inverse = np.unique(np.packbits(keys, axis=1), axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    return np.bincount(inverse, weights=leverage)[inverse]
 
 
 def solve_matrix_vector(design: Design, inverse_gram: Callable[[np.ndarray], np.ndarray]) -> Linearized:
@@ -262,7 +290,10 @@ def group_stderr(design: Design, lin: Linearized, rng: np.random.Generator,
     # every group's perturbation through one solve with G k right-hand sides (the maps are linear per column)
     stacked = deviation.permute(1, 0, 2) if arrays.is_tensor(deviation) else deviation.transpose(1, 0, 2)
     dx = transform(lin.solve(stacked.reshape(d, G * k))).reshape(d, G, k)
-    return replicate_stderr(dx, axis=1)
+    stderr = replicate_stderr(dx, axis=1)
+    if lin.unidentified is not None and lin.unidentified.any():     # values split by the minimum norm, not sampled
+        stderr[arrays.like(lin.unidentified, stderr)] = np.inf
+    return stderr
 
 
 def unit_groups(unit: np.ndarray, stratum: np.ndarray, rng: np.random.Generator, n_groups: int) -> np.ndarray:
