@@ -75,11 +75,16 @@ def estimate(game: Game, index: str | Semivalue = "shapley", method: str = "auto
     stop : a :mod:`fairshare.stopping` rule, optional
         e.g. ``RelativeError(0.05) | MaxTime(60)``: the budget is spent in doubling rounds and the run
         stops after the first round where the rule holds (``info["stopped"]`` says when and why). A
-        ``MaxEvaluations`` cap holds whatever method runs.
+        ``MaxEvaluations`` cap holds whatever method runs. Rounds change no draw of the walking methods
+        (``permutation``, ``tmc``, ``owen-permutation``, ``owen-adaptive``, ``iq-permutation``): a rule that
+        never holds gives the values of the same seed without it (to rounding). The other samplers draw a
+        design for each round's evaluations (sizes taken whole, coalitions without replacement, a pilot, pairs
+        spread over the players), so there a rule, even ``tol=1e-12``, gives other draws than the same seed
+        without it: as accurate, not the same numbers.
     progress : bool or callable
         True shows a bar; a callable is called ``progress(evaluations, cap, relative_error)`` after every batch
         (``relative_error``: ``||stderr|| / ||values||`` of the last round, None before the first); the budget
-        is then spent in rounds, as with a stopping rule.
+        is then spent in rounds, as with a stopping rule (and with the same effect on the draws).
     partition : list of blocks, optional
         For ``index="owen"``: the unions of players (``[[0, 1, 2], [3, 4]]``), or nested lists for hierarchical
         Owen values. Overlapping or missing players are refused before any evaluation.

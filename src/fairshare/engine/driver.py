@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from itertools import accumulate
 from typing import Any
 
 import numpy as np
@@ -73,8 +74,9 @@ def run(spec: MethodSpec, setup: Setup, evaluator: BudgetedEvaluator, stop: Stop
     state = RunState(None, None, evaluator.n_spent, setup.budget, 0, started=started)
     draw_limit = DRAW_FACTOR * max(setup.budget, 1)
     drawn, reason, rounds, result, exhausted = 0, None, 0, None, False
-    for allowance in plan:
-        target = min(cap, evaluator.n_spent + allowance)
+    for allowance, planned in zip(plan, accumulate(plan)):   # what a round leaves unspent goes to the next
+        target = cap - max(available - planned, 0)
+        history.last_round = planned >= available
         stale = 0
         proposed = False
         while evaluator.n_spent + sampler.unit_cost <= target and drawn < draw_limit:

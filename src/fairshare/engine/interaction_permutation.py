@@ -33,7 +33,7 @@ from ..indices.moebius import SubsetIndex
 from .samplers.interaction_permutations import (MAX_TEMPLATE_TERMS, InteractionPermutationBatch,
                                                 InteractionPermutations, lower_coalitions, permutation_template,
                                                 template_terms)
-from .solve import moderated_variance, small_sample_factor
+from .solve import moderated_variance, small_sample_factor, without_rounding
 from .spec import MethodSpec, Setup
 
 __all__ = ["PermutationInteractionSolver", "sii_to_ksii", "SPECS"]
@@ -63,19 +63,6 @@ def sii_to_ksii(subsets: np.ndarray) -> sp.csr_matrix:
             v.append(np.full(parts.shape[0], B[int(t) - s]))
     p = subsets.shape[0]
     return sp.csr_matrix((np.concatenate(v), (np.concatenate(r), np.concatenate(c))), shape=(p, p))
-
-
-def _agreeing(m2: np.ndarray, mean: np.ndarray, count: np.ndarray) -> np.ndarray:
-    """``m2`` (squared deviations from the mean, ``(p, k)``) set to 0 where the draws agree but for the rounding of
-    their mean (within ``1e-9`` of it): equal draws' mean is often a unit in the last place off.
-
-    Examples
-    --------
-    >>> x = np.full(3, 0.1); mean = np.array([[x.sum() / 3]])
-    >>> _agreeing(np.array([[((x - mean[0, 0]) ** 2).sum()]]), mean, np.array([3.0])).tolist()
-    [[0.0]]
-    """
-    return np.where(m2 <= count[:, None] * (1e-9 * mean) ** 2, 0.0, m2)
 
 
 class PermutationInteractionSolver:
@@ -157,7 +144,7 @@ class PermutationInteractionSolver:
         total = np.stack([np.bincount(flat, weights=d[:, c], minlength=p) for c in range(k)], axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
             mean = np.where(count[:, None] > 0, total / count[:, None], 0.0)
-        m2 = _agreeing(np.stack([np.bincount(flat, weights=(d[:, c] - mean[flat, c]) ** 2, minlength=p)
+        m2 = without_rounding(np.stack([np.bincount(flat, weights=(d[:, c] - mean[flat, c]) ** 2, minlength=p)
                                  for c in range(k)], axis=1), mean, count)
         var = moderated_variance(count, m2, (self.subsets >= 0).sum(axis=1))
         few = ~np.isfinite(var)                           # (p, k): fewer than two draws, or no spread anywhere
@@ -192,7 +179,7 @@ class PermutationInteractionSolver:
         top[np.arange(M)[:, None], ids - (p - J)] = delta           # the top subsets come last, in order
         values[p - J:] = top.mean(axis=0)
         count = np.full(J, float(M))
-        m2 = _agreeing(((top - values[None, p - J:]) ** 2).sum(axis=0), values[p - J:], count)
+        m2 = without_rounding(((top - values[None, p - J:]) ** 2).sum(axis=0), values[p - J:], count)
         stderr[p - J:] = np.sqrt(moderated_variance(count, m2, np.zeros(J))) * small_sample_factor(count - 1)[:, None]
         if self.lower_values is not None:
             values[:p - J] = self.lower_values

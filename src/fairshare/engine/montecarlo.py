@@ -14,7 +14,7 @@ import numpy as np
 from ..indices.semivalues import Semivalue
 from .samplers import (IndependentCoalitions, MarginalBatch, MarginalPairs, PermutationBatch, PermutationSampler,
                        TruncatedPermutations, WalkBatch, Walks, WeightedCoalitions)
-from .solve import moderated_variance, small_sample_factor
+from .solve import AGREEING_DRAWS, moderated_variance, small_sample_factor, without_rounding
 from .._core.arguments import Option
 from .spec import MethodSpec, Setup
 
@@ -35,6 +35,7 @@ class Moments:
         self.count = np.zeros(shape[0])
         self.mean = np.zeros(shape)
         self.m2 = np.zeros(shape)
+        self.peak = np.zeros(shape[1:])                  # the largest |mean| absorbed: the scale of rounding
 
     def add(self, count: np.ndarray, mean: np.ndarray, m2: np.ndarray) -> None:
         total = self.count + count
@@ -43,6 +44,7 @@ class Moments:
         self.mean = self.mean + delta * (count / safe)[:, None]
         self.m2 = self.m2 + m2 + delta**2 * (self.count * count / safe)[:, None]
         self.count = total
+        self.peak = np.maximum(self.peak, np.abs(mean).max(axis=0, initial=0.0))
 
     def add_samples(self, samples: np.ndarray) -> None:
         """``samples``: (t, players, k), one sample per player per row."""
@@ -71,20 +73,46 @@ class Moments:
         c_all[players], mean_all[players], m2_all[players] = cnt, mean, m2
         self.add(c_all, mean_all, m2_all)
 
-    def stderr(self) -> np.ndarray:
+    def stderr(self, agreeing: int = 2) -> np.ndarray:
         """Standard error of each mean, with the small-sample factor; infinite below two samples. Each player's
         variance is moderated by one degree of freedom of the variance pooled over the players (empirical Bayes, as
         limma's moderated variances): a player whose few samples happen to be equal (a rare large contribution
-        unseen) gets the pooled spread, not zero; with many samples its own variance rules.
+        unseen) gets the pooled spread, not zero; with many samples its own variance rules. Where no sample of any
+        player differs from its mean (an additive game), 0 from ``agreeing`` samples on, infinite below
+        (:data:`~fairshare.engine.solve.AGREEING_DRAWS` where nothing else tells luck from an additive game).
 
         Examples
         --------
         >>> m = Moments((2, 1)); m.add_samples(np.array([[[1.0], [0.0]], [[3.0], [0.0]], [[2.0], [0.0]]]))
         >>> bool(m.stderr()[1, 0] > 0)                    # player 1's three samples are all 0
         True
+        >>> m = Moments((1, 1)); m.add_samples(np.ones((3, 1, 1)))
+        >>> m.stderr().ravel().tolist(), m.stderr(agreeing=6).ravel().tolist()
+        ([0.0], [inf])
         """
-        var = moderated_variance(self.count, self.m2, no_spread=0.0)
+        m2 = without_rounding(self.m2, self.mean, self.count, self.peak)
+        var = moderated_variance(self.count, m2, no_spread=0.0, agreeing=agreeing)
         return np.sqrt(var) * small_sample_factor(self.count - 1)[:, None]
+
+    def agreement_note(self, stderr: np.ndarray, what: str = "player") -> dict:
+        """``{"stderr": why}`` where ``stderr`` is infinite only because too few samples agreed (see :meth:`stderr`
+        with ``agreeing``), else ``{}``.
+
+        Examples
+        --------
+        >>> m = Moments((1, 1)); m.add_samples(np.ones((3, 1, 1)))
+        >>> m.agreement_note(m.stderr(agreeing=6))["stderr"][:44]
+        'no sample of any player varied, in 3 samples'
+        """
+        few = np.isinf(stderr).any(axis=1) & (self.count >= 2)
+        if not few.any():
+            return {}
+        c = self.count[few]
+        lo, hi = int(c.min()), int(c.max())
+        counts = f"{lo}" if lo == hi else f"{lo}-{hi}"
+        return {"stderr": f"no sample of any {what} varied, in {counts} samples of {int(few.sum())} {what}s: too few "
+                          f"to tell an additive game (exact values) from a variation unseen (fewer than "
+                          f"{AGREEING_DRAWS})"}
 
 
 # ---------------------------------------------------------------------------------- permutations
@@ -118,7 +146,8 @@ class PermutationSolver:
         self.n_perm += t
 
     def result(self) -> tuple[np.ndarray, np.ndarray, dict]:
-        return self.moments.mean, self.moments.stderr(), {"n_permutations": int(self.n_perm)}
+        stderr = self.moments.stderr(AGREEING_DRAWS)          # its values add up whatever the walks saw
+        return self.moments.mean, stderr, {"n_permutations": int(self.n_perm), **self.moments.agreement_note(stderr)}
 
 
 def _permutation_sampler(setup: Setup) -> PermutationSampler:
@@ -158,8 +187,10 @@ class TruncatedSolver:
             self.walks.drop(done)
 
     def result(self) -> tuple[np.ndarray, np.ndarray, dict]:
-        return self.moments.mean, self.moments.stderr(), {
-            "n_permutations": int(self.n_walks), "truncated_share": self.truncated_steps / max(1, self.n_walks * self.d)}
+        stderr = self.moments.stderr(AGREEING_DRAWS)
+        return self.moments.mean, stderr, {
+            "n_permutations": int(self.n_walks), "truncated_share": self.truncated_steps / max(1, self.n_walks * self.d),
+            **self.moments.agreement_note(stderr)}
 
 
 _WALK_ROWS = 4096   # walks under way at once, whatever runs the game (so that the same seed gives the same values

@@ -39,6 +39,7 @@ from .._core.arguments import Option
 from ..indices.hierarchy import Hierarchy, OwenIndex
 from .montecarlo import Moments
 from .protocols import History, Sampler
+from .solve import AGREEING_DRAWS
 from .spec import MethodSpec, Setup
 
 __all__ = ["BlockTree", "OwenWalks", "OwenWalkBatch", "OwenWalkSolver", "SPECS"]
@@ -269,7 +270,7 @@ class OwenWalks(Sampler):
         t = min(allowance // per, max(1, _BLOCK_BOOLS // (n * (n + 1))))
         if t >= 1:
             return self._nodes(None, t)
-        return self._partial(allowance)
+        return self._partial(allowance) if history.last_round else None     # (a round's rest goes to the next)
 
     def _partial(self, allowance: int) -> OwenWalkBatch | None:
         """One order walked at the boundaries of the blocks with the largest values (the root first, a block
@@ -318,7 +319,7 @@ class OwenWalkSolver:
         """Every node's value and variance ``(nodes, k)`` and whether it was estimated (its parent was opened)."""
         t, s = self.tree, self.samples
         m, k = s.mean.shape
-        mean, var = s.mean, s.stderr() ** 2
+        mean, var = s.mean, s.stderr(AGREEING_DRAWS) ** 2          # the values add up whatever the walks saw
         opened = np.zeros(m, dtype=bool)
         opened[t.internal] = s.count[t.first_child[t.internal]] > 0
         value, variance = np.zeros((m, k)), np.zeros((m, k))
@@ -357,10 +358,12 @@ class OwenWalkSolver:
         unresolved = np.flatnonzero(~known & known[np.maximum(t.parent, 0)] & (t.n_children > 0))
         info = {"n_walks": int(self.n_draws), "resolved_players": int(known[leaves].sum()),
                 "unresolved_blocks": [t.members(int(u)).tolist() for u in unresolved]}
+        info.update(self.samples.agreement_note(self.samples.stderr(AGREEING_DRAWS), "block"))
         if unresolved.size:
-            info["stderr"] = (f"{t.n_players - info['resolved_players']} of {t.n_players} players are in blocks the "
-                              "budget did not open (info['unresolved_blocks']): each has an equal share of its "
-                              "block's value")
+            info["stderr"] = "; ".join([f"{t.n_players - info['resolved_players']} of {t.n_players} players are in "
+                                        "blocks the budget did not open (info['unresolved_blocks']): each has an "
+                                        "equal share of its block's value"] + ([info["stderr"]] if "stderr" in info
+                                                                               else []))
         return value[leaves], np.sqrt(variance[leaves]), info
 
 

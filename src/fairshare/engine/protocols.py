@@ -55,6 +55,9 @@ class History:
     estimate: Any = None            # (values, stderr) after the last round, when the driver computed it
     empty_value: np.ndarray | None = None
     grand_value: np.ndarray | None = None
+    #: whether the round under way is the last the budget plans (a sampler may keep what does not fill a round's
+    #: remainder, such as a partial walk, for the last: what an earlier round leaves unspent goes to the next)
+    last_round: bool = True
 
 
 def doubling(total: int, first: int) -> list[int]:

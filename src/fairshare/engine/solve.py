@@ -34,9 +34,14 @@ from .samplers.sample import CoalitionSample
 
 __all__ = ["Design", "Linearized", "gram", "indicator_product", "solve_regression", "solve_matrix_vector",
            "group_stderr", "projected", "merge", "subsample", "small_sample_factor", "unit_groups", "replicate_stderr",
-           "moderated_variance", "MAX_GROUPS"]
+           "moderated_variance", "without_rounding", "coalition_leverage", "MAX_GROUPS", "AGREEING_DRAWS"]
 
 _BLOCK_ROWS = 4096
+#: the fewest draws whose agreement (no draw of any player differs from its mean) is taken for an additive game's
+#: exact values where nothing else can tell (a permutation walk's values add up whatever it saw): a pair of players
+#: whose marginals depend on which of them comes first (a fair coin) agrees in all of t draws with probability
+#: 2^(1 - t), under 5% from 6 draws (a unanimity game of 3 players of 10 at 2 permutations: 1 in 3)
+AGREEING_DRAWS = 6
 _EXACT_LEVERAGE_WORK = 2e9        # m d^2 up to which every row's leverage is solved exactly
 #: the most random groups of sampling units an error bar is estimated from
 MAX_GROUPS = 32
@@ -60,6 +65,7 @@ class Design:
     unit: np.ndarray       # (r,)
     stratum: np.ndarray    # (r,)
     center: np.ndarray | None = None   # (d,) subtracted from every row: a free intercept (see ``centered``)
+    paired: bool = False               # complementary pairs collapsed into one row each (S's and N \\ S's alike)
 
     @classmethod
     def build(cls, sample: CoalitionSample, s: np.ndarray, t: np.ndarray, w: np.ndarray, y: np.ndarray,
@@ -72,7 +78,7 @@ class Design:
             y = arrays.like(y, Z)
         if sample.paired and collapse_pairs:
             return cls(Z[0::2], s[0::2], t[0::2], 2.0 * w[0::2], 0.5 * (y[0::2] - y[1::2]), sample.fpc[0::2],
-                       sample.unit[0::2], sample.stratum[0::2])
+                       sample.unit[0::2], sample.stratum[0::2], paired=True)
         return cls(Z, s, t, w, y, sample.fpc, sample.unit, sample.stratum)
 
     @property
@@ -96,7 +102,7 @@ class Design:
         total = self.w.sum()
         mean_row = self.weighted_sum(self.w[:, None]).ravel() / total
         y = self.y - (self.w[:, None] * self.y).sum(axis=0) / total
-        return Design(self.Z, self.s, self.t, self.w, y, self.fpc, self.unit, self.stratum, mean_row)
+        return Design(self.Z, self.s, self.t, self.w, y, self.fpc, self.unit, self.stratum, mean_row, self.paired)
 
     def group_sums(self, U: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarray:
         """``sum_{j in g} U_j a_j`` for every group: ``(G, d, k)``."""
@@ -123,6 +129,7 @@ class Linearized:
     contrib: np.ndarray                    # (r, k): the sampled sum is sum_j contrib_j a_j
     solve: Callable[[np.ndarray], np.ndarray]   # perturbation of the sum -> perturbation of x
     leverage: np.ndarray | None = None     # (r,) h_j of each fitted row (regression only)
+    unidentified: np.ndarray | None = None  # (d,) players the sample cannot tell apart (a singular fit): inf error
 
 
 def indicator_product(Z: np.ndarray, B: np.ndarray, transpose: bool = False) -> np.ndarray:
@@ -203,7 +210,33 @@ def solve_regression(design: Design, constrained: bool) -> Linearized:
         else:
             lev = design.w[rows] * (B * B).sum(axis=1) / mean_diag
             leverage[rows] = lev.clamp(max=0.5) if arrays.is_tensor(lev) else np.minimum(lev, 0.5)
-    return Linearized(x=x, contrib=design.w[:, None] * residual, solve=solve, leverage=leverage)
+    unidentified = None
+    if exact_leverage and not arrays.is_tensor(leverage):       # (d^3 <= m d^2: as much as the leverages)
+        leverage = coalition_leverage(design.Z, leverage, design.paired)
+        unidentified = np.abs(1.0 - np.diag(M @ solve_plain(np.eye(d)))) > 1e-6    # a pseudo-inverse's null space
+    return Linearized(x=x, contrib=design.w[:, None] * residual, solve=solve, leverage=leverage,
+                      unidentified=unidentified)
+
+
+def coalition_leverage(Z: np.ndarray, leverage: np.ndarray, paired: bool = False) -> np.ndarray:
+    """Each row's ``leverage`` summed over the rows of the same coalition (with ``paired``, of the same pair, either
+    way round): copies of a coalition drawn with replacement are fitted as one, so two copies that alone decide a
+    direction have leverages of 1/2 each and residuals of 0, and only their sum, 1, shows that the fit passes
+    through them.
+
+    Examples
+    --------
+    >>> Z = np.array([[1, 0, 0], [0, 1, 1], [0, 1, 0]], dtype=bool)
+    >>> coalition_leverage(Z, np.array([0.5, 0.5, 0.3]), paired=True).tolist()      # rows 0 and 1: one pair
+    [1.0, 1.0, 0.3]
+    >>> coalition_leverage(Z, np.array([0.5, 0.5, 0.3])).tolist()
+    [0.5, 0.5, 0.3]
+    """
+    Z = np.asarray(arrays.to_numpy(Z), dtype=bool)
+    keys = np.where(Z[:, :1], ~Z, Z) if paired else Z
+    _, inverse = np.unique(np.packbits(keys, axis=1), axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    return np.bincount(inverse, weights=leverage)[inverse]
 
 
 def solve_matrix_vector(design: Design, inverse_gram: Callable[[np.ndarray], np.ndarray]) -> Linearized:
@@ -257,7 +290,10 @@ def group_stderr(design: Design, lin: Linearized, rng: np.random.Generator,
     # every group's perturbation through one solve with G k right-hand sides (the maps are linear per column)
     stacked = deviation.permute(1, 0, 2) if arrays.is_tensor(deviation) else deviation.transpose(1, 0, 2)
     dx = transform(lin.solve(stacked.reshape(d, G * k))).reshape(d, G, k)
-    return replicate_stderr(dx, axis=1)
+    stderr = replicate_stderr(dx, axis=1)
+    if lin.unidentified is not None and lin.unidentified.any():     # values split by the minimum norm, not sampled
+        stderr[arrays.like(lin.unidentified, stderr)] = np.inf
+    return stderr
 
 
 def unit_groups(unit: np.ndarray, stratum: np.ndarray, rng: np.random.Generator, n_groups: int) -> np.ndarray:
@@ -321,14 +357,33 @@ def _pooled_coverage(coverages: list[str]) -> str:
     return "all" if all(c == "all" for c in coverages) else "random"
 
 
+def without_rounding(m2: np.ndarray, mean: np.ndarray, count: np.ndarray, scale: Any = 0.0) -> np.ndarray:
+    """``m2`` (squared deviations from the mean, ``(p, k)``) set to 0 where the draws agree but for rounding: within
+    ``1e-9`` of ``|mean| + scale`` (``scale``, ``(k,)``: the magnitude of the largest means, so that draws of a mean
+    near 0 that differ by the rounding of larger game values agree too). Equal draws' mean is often a unit in the last
+    place off, and ``v(S + i) - v(S)`` of a game whose value is a sum differs in its last places from one ``S`` to
+    another where the exact differences agree.
+
+    Examples
+    --------
+    >>> x = np.full(3, 0.1); mean = np.array([[x.sum() / 3]])
+    >>> without_rounding(np.array([[((x - mean[0, 0]) ** 2).sum()]]), mean, np.array([3.0])).tolist()
+    [[0.0]]
+    >>> without_rounding(np.array([[2e-32]]), np.zeros((1, 1)), np.array([2.0]), scale=np.array([3.0])).tolist()
+    [[0.0]]
+    """
+    return np.where(m2 <= count[:, None] * (1e-9 * (np.abs(mean) + scale)) ** 2, 0.0, m2)
+
+
 def moderated_variance(count: np.ndarray, m2: np.ndarray, groups: np.ndarray | None = None,
-                       no_spread: float = np.inf) -> np.ndarray:
+                       no_spread: float = np.inf, agreeing: int = 2) -> np.ndarray:
     """The variance of each mean of ``count`` draws whose squared deviations from it add up to ``m2`` ``(p, k)``,
     moderated by one degree of freedom of the variance pooled over the means (empirical Bayes, as limma's moderated
     variances; with ``groups``, over the means of the same group, or over all where a group's draws all agree): a mean
     whose few draws happen to agree (a rare large contribution unseen) gets the pooled spread, not zero. Infinite
     below two draws; ``no_spread`` where no draw anywhere differs from its mean (Monte Carlo's players: 0, an additive
-    game's values are exact; interaction subsets: infinite).
+    game's values are exact; interaction subsets: infinite), but only for means of at least ``agreeing`` draws (fewer
+    agreeing draws are infinite: their agreement may be luck, see :data:`AGREEING_DRAWS`).
 
     Examples
     --------
@@ -337,6 +392,8 @@ def moderated_variance(count: np.ndarray, m2: np.ndarray, groups: np.ndarray | N
     [0.2777777777777778, 0.05555555555555555, inf]
     >>> moderated_variance(np.array([3.0, 3.0]), np.zeros((2, 1)), no_spread=0.0).ravel().tolist()
     [0.0, 0.0]
+    >>> moderated_variance(np.array([6.0, 3.0]), np.zeros((2, 1)), no_spread=0.0, agreeing=6).ravel().tolist()
+    [0.0, inf]
     """
     spare = np.maximum(count - 1.0, 0.0)[:, None]
     everywhere = m2.sum(axis=0, keepdims=True) / max(float(spare.sum()), 1.0)
@@ -349,4 +406,5 @@ def moderated_variance(count: np.ndarray, m2: np.ndarray, groups: np.ndarray | N
             pooled[at] = np.where(own > 0, own, everywhere)
     with np.errstate(divide="ignore", invalid="ignore"):
         var = (m2 + pooled) / (spare + 1.0) / count[:, None]
-    return np.where((count >= 2)[:, None], np.where(var > 0, var, no_spread), np.inf)
+    nothing = np.where(count >= max(agreeing, 2), no_spread, np.inf)[:, None]
+    return np.where((count >= 2)[:, None], np.where(var > 0, var, nothing), np.inf)

@@ -69,23 +69,31 @@ class PermutationSampler(Sampler):
                  reuse: bool = True, permutations: int | None = None) -> None:
         super().__init__(rng, n_players)
         self.antithetic, self.stratified, self.reuse = antithetic, stratified, reuse
-        self.unit_cost = n_players - 1 if reuse else 2 * n_players
+        # evaluations of a permutation (of an antithetic pair: the sampler never draws half of one)
+        self.unit_cost = (n_players - 1 if reuse else 2 * n_players) * (2 if antithetic else 1)
         self.limit = permutations
         self.drawn = 0
+        self.spare = np.zeros((0, n_players), dtype=np.int64)     # stratified: the rest of the last block drawn
 
     def schedule(self, total: int, rounds: bool) -> list[int]:
         if not rounds:
             return [total]
-        per = 2 * self.unit_cost if self.antithetic else self.unit_cost
-        return super().schedule(total, rounds) if total > 4 * per else [total]
+        return super().schedule(total, rounds) if total > 4 * self.unit_cost else [total]
 
     def draw(self, t: int) -> np.ndarray:
-        """``t`` permutations (rows) from the sampler's stream."""
-        return draw_permutations(self.rng, t, self.d, self.antithetic, self.stratified)
+        """``t`` permutations (rows) from the sampler's stream: the same rows whether drawn at once or in rounds
+        (stratified blocks are drawn whole and their rest kept for the next round)."""
+        if not self.stratified:
+            return draw_permutations(self.rng, t, self.d, self.antithetic, False)
+        block = self.d * (2 if self.antithetic else 1)
+        more = -(-max(t - self.spare.shape[0], 0) // block) * block
+        rows = np.concatenate([self.spare, draw_permutations(self.rng, more, self.d, self.antithetic, True)])
+        self.spare = rows[t:]
+        return rows[:t]
 
     def propose(self, allowance: int, history: History) -> PermutationBatch | None:
         n = self.d
-        t = allowance // self.unit_cost
+        t = allowance // self.unit_cost * (2 if self.antithetic else 1)
         t = min(t, max(2, _BLOCK_BOOLS // (n * n)))
         if self.limit is not None:
             t = min(t, self.limit - self.drawn)
