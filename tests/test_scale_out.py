@@ -109,6 +109,88 @@ def test_ray_explains_a_table_with_the_local_values_bit_for_bit(ray_refused, ray
     _explains_a_table_bit_for_bit(ray_module, "Ray", pima, tmp_path, monkeypatch)
 
 
+class RaisesOn:
+    """``model.predict_proba``, raising on a row whose first feature is ``value``."""
+
+    def __init__(self, model, value: float) -> None:
+        self.model, self.value = model, value
+
+    def predict_proba(self, X):
+        if np.any(np.asarray(X)[:, 0] == self.value):
+            raise RuntimeError("no model for this row")
+        return self.model.predict_proba(X)
+
+
+class StoppedFrame:
+    """What explain reads of a Spark DataFrame whose session was stopped (no job can run)."""
+
+    __module__ = "pyspark.sql.dataframe"
+
+    def __init__(self, session) -> None:
+        self.sparkSession = session
+
+    def mapInPandas(self, *args):
+        raise AssertionError("a job was started")
+
+
+def test_a_spark_dataframe_keeps_its_row_positions_and_checks_every_row_before_any_model_call(spark_sessions,
+                                                                                            tmp_path):
+    """A row's position (and seed) came from the task running it (TaskContext.partitionId()): a result coalesced or
+    unioned numbered the rows of both partitions from 0 ([0, 0, 1, 1, ...]) with values off the local run's. Only the
+    first row was checked on the driver: a row holding inf (or NaN for a model that takes none) failed on the
+    executors, after the other rows' model calls, named by its place in an Arrow batch ('row 2'); a model raising on
+    row 5 was reported on 'row 1'; client= the frame's own session failed to pickle; an unpicklable model was 'the
+    tuple'; a stopped session's frame was told to pass a session as client=."""
+    pd = pytest.importorskip("pandas")
+    from sklearn.linear_model import LogisticRegression
+
+    session, stopped = spark_sessions
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    names = ["a", "b", "c"]
+    model = LogisticRegression().fit(pd.DataFrame(X, columns=names), (X[:, 0] + X[:, 1] > 0).astype(int))
+    rows, background = pd.DataFrame(X[:8], columns=names), pd.DataFrame(X[40:44], columns=names)
+    kw = dict(background=background, budget=30, seed=2, progress=False)
+    local = fs.explain(model.predict_proba, rows, **kw).to_frame().reset_index(drop=True)
+    frame = session.createDataFrame(rows)
+    assert frame.rdd.getNumPartitions() == 2
+    out = fs.explain(model.predict_proba, frame, client=session, **kw)
+    one = out.coalesce(1).toPandas()
+    assert one["row"].tolist() == list(range(8)) and np.array_equal(one[local.columns].to_numpy(), local.to_numpy())
+    both = out.union(out).toPandas().sort_values("row", kind="stable")
+    assert both["row"].tolist() == sorted(2 * list(range(8)))
+    assert np.array_equal(both[local.columns].to_numpy()[::2], local.to_numpy())
+    holed = session.createDataFrame(rows.assign(a=np.where(np.arange(8) == 6, np.inf, rows["a"])))
+    counted = Counted(model, tmp_path / "calls.log")
+    with pytest.raises(ValueError, match=r"X: row 6 of the Spark DataFrame \(in its order\) is refused before any "
+                                         r"model call: X holds inf at row 6, column 'a'"):
+        fs.explain(counted.predict_proba, holed, **kw)
+    assert counted.calls() == 0
+    with pytest.raises(Exception, match=r"row 5: the model raised RuntimeError \(no model for this row\)"):
+        fs.explain(RaisesOn(model, X[5, 0]).predict_proba, frame, **kw).collect()
+    with pytest.raises(BackendError, match=r"client \(Spark\): the model \(a Locked\) cannot be pickled"):
+        fs.explain(Locked(model).predict_proba, frame, **kw)
+    with pytest.raises(BackendError, match=r"X: the Spark DataFrame's SparkSession is stopped"):
+        fs.explain(model.predict_proba, StoppedFrame(stopped), **kw)
+
+
+def test_data_oob_on_a_cluster_names_a_model_that_does_not_pickle(spark):
+    """Data-OOB sent the model in every task's arguments: a model that does not pickle was 'a task's arguments'
+    (and a model that does was pickled once per task); now it is put on the cluster once, named."""
+    from sklearn.linear_model import LogisticRegression
+
+    class LockedLogistic(LogisticRegression):
+        def fit(self, X, y):
+            self.lock = threading.Lock()
+            return super().fit(X, y)
+
+    X = np.random.default_rng(1).normal(size=(20, 2))
+    y = (X[:, 0] > 0).astype(int)
+    model = LockedLogistic().fit(X, y)
+    with pytest.raises(BackendError, match=r"client \(Spark\): the model \(a LockedLogistic\) cannot be pickled"):
+        fs.value_data(model, X, y, index="data-oob", budget=4, seed=0, progress=False, client=spark)
+
+
 def test_a_client_of_no_known_kind_is_refused_naming_the_kinds():
     with pytest.raises(TypeError, match=r"client must be a dask.distributed.Client, a pyspark SparkSession or "
                                         r"SparkContext, or the ray module after ray.init\(\), or None; got str"):

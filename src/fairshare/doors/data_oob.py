@@ -133,8 +133,8 @@ def _run_bags(model: Any, X: Any, y: np.ndarray, seeds: list, classifier: bool, 
     report(len(seeds) - len(todo), len(seeds), None)
     if client is not None and chunks:
         backend = as_backend(client)
-        data = backend.put((X, y))
-        answers = backend.map(_fit_held, [data], [(model, [seeds[i] for i in c], classifier) for c in chunks])
+        held = [backend.put((X, y)), backend.put(model)]         # once each; a model that does not pickle is named
+        answers = backend.map(_fit_held, held, [([seeds[i] for i in c], classifier) for c in chunks])
     else:
         answers = None
     for k, chunk in enumerate(chunks):
