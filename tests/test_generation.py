@@ -357,3 +357,11 @@ def test_cli_explain_generation(tiny, tmp_path, capsys):
     assert "--device cuda:99: this" in capsys.readouterr().err          # no CUDA, or not 100 of them
     assert main(args + ["--removal", "999"]) == 2                       # the door's "removal:" names the flag
     assert "fairshare: error: --removal: token id 999 is outside the vocabulary" in capsys.readouterr().err
+
+
+def test_a_negative_removal_token_is_refused_naming_it(tiny):
+    """removal=-1 passed the vocabulary check (only its top was read) and failed in torch's embedding at the first
+    forward pass, 'index out of range in self'."""
+    model, tokenizer = tiny
+    with pytest.raises(ValueError, match="removal: token id -1 is negative"):
+        fs.games.GenerationGame(model, PROMPT, target="the", tokenizer=tokenizer, removal=-1)

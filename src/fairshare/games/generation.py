@@ -129,7 +129,7 @@ class GenerationGame(Game):
         given = None if target is None else self._target(target, tokenizer)
         self._check_context(given.size if given is not None else int(max_new_tokens))
         if isinstance(removal, (int, np.integer)) and not isinstance(removal, bool):
-            self._check_ids(np.array([removal]), "removal")
+            self._check_ids(_ids([removal], "removal"), "removal")
         self.removal = None if isinstance(removal, str) else int(removal)
         self.per_token = bool(per_token)
         if isinstance(spans, str) and spans != "tokens" and tokenizer is None:
