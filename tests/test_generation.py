@@ -365,3 +365,23 @@ def test_a_negative_removal_token_is_refused_naming_it(tiny):
     model, tokenizer = tiny
     with pytest.raises(ValueError, match="removal: token id -1 is negative"):
         fs.games.GenerationGame(model, PROMPT, target="the", tokenizer=tokenizer, removal=-1)
+
+
+def test_the_continuation_stops_at_any_end_token_a_config_lists(tiny):
+    """A config or generation config listing several end tokens (Llama 3.1's, Gemma 3's) was read as none: the
+    greedy continuation ran to max_new_tokens past them, [27, 27, 4, 4, ...] where model.generate stopped at 4."""
+    import copy
+
+    torch = pytest.importorskip("torch")
+    model, tokenizer = tiny
+    plain = fs.games.GenerationGame(model, PROMPT, tokenizer=tokenizer, max_new_tokens=6)
+    assert plain.target.tolist() == [27, 27, 4, 4, 4, 4]                  # never its end token 0
+    listed = copy.deepcopy(model)
+    listed.generation_config.eos_token_id = [0, 4]
+    game = fs.games.GenerationGame(listed, PROMPT, tokenizer=tokenizer, max_new_tokens=6)
+    with torch.inference_mode():
+        generated = listed.generate(torch.as_tensor(np.concatenate([[0], game.prompt])[None]), max_new_tokens=6,
+                                    do_sample=False, pad_token_id=1)[0, game.prompt.size + 1:]
+    assert game.target.tolist() == generated.tolist() == [27, 27, 4]
+    listed.config.eos_token_id, listed.generation_config.eos_token_id = [0, 4], None
+    assert fs.games.GenerationGame(listed, plain.prompt, max_new_tokens=6).target.tolist() == [27, 27, 4]

@@ -251,16 +251,25 @@ class GenerationGame(Game):
         if self.lm is None:
             raise ValueError("target: a log-probability function cannot continue the prompt; give the target "
                              "(token ids, or a string with the tokenizer)")
-        eos = getattr(self.tokenizer, "eos_token_id", None)
-        eos = eos if eos is not None else getattr(getattr(self.model, "config", None), "eos_token_id", None)
-        out = self.lm.greedy(np.concatenate([self.start, self.prompt]), max_new_tokens,
-                             eos if isinstance(eos, (int, np.integer)) else None)
+        out = self.lm.greedy(np.concatenate([self.start, self.prompt]), max_new_tokens, self._end_tokens())
         self.generation_passes = self.lm.passes            # the scorer's counts start after them
         self.lm.passes = self.lm.calls = 0
         return out
 
     def keep(self, coalitions: np.ndarray) -> np.ndarray:
         """The prompt's tokens each coalition keeps, ``(m, prompt tokens)`` (tokens in no span always)."""
+    def _end_tokens(self) -> list[int]:
+        """Every end-of-sequence token the tokenizer, the model's config and its generation config name (each an id
+        or a list of ids, as ``model.generate`` reads them: Llama 3.1's and Gemma 3's configs list several)."""
+        sources = (self.tokenizer, getattr(self.model, "config", None), getattr(self.model, "generation_config", None))
+        ends: list[int] = []
+        for source in sources:
+            value = getattr(source, "eos_token_id", None)
+            for token in value if isinstance(value, (list, tuple)) else [value]:
+                if isinstance(token, (int, np.integer)) and not isinstance(token, bool) and token >= 0:
+                    ends += [int(token)] if int(token) not in ends else []
+        return ends
+
         X = np.asarray(coalitions, dtype=bool)
         keep = np.ones((X.shape[0], self.prompt.size), dtype=bool)
         keep[:, self.covered] = X[:, self.owner[self.covered]]
