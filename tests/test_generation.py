@@ -385,3 +385,18 @@ def test_the_continuation_stops_at_any_end_token_a_config_lists(tiny):
     assert game.target.tolist() == generated.tolist() == [27, 27, 4]
     listed.config.eos_token_id, listed.generation_config.eos_token_id = [0, 4], None
     assert fs.games.GenerationGame(listed, plain.prompt, max_new_tokens=6).target.tolist() == [27, 27, 4]
+
+
+def test_a_prompt_and_answer_that_fill_the_context_exactly_are_scored(tiny):
+    """The last answer token is only predicted, never read: 1 start + 62 prompt + 2 answer tokens read 64 positions,
+    the tiny GPT-2's context, but were refused as 65."""
+    model, tokenizer = tiny
+    torch = pytest.importorskip("torch")
+    game = fs.games.GenerationGame(model, " ".join(["the"] * 62), target="the cat", tokenizer=tokenizer)
+    ids = torch.as_tensor(np.concatenate([game.start, game.prompt, game.target[:1]])[None])
+    with torch.inference_mode():
+        logp = model(input_ids=ids).logits[0, -2:].log_softmax(-1)
+    by_hand = float(logp[0, game.target[0]] + logp[1, game.target[1]])
+    assert game(np.ones((1, 62), bool))[0] == pytest.approx(by_hand, abs=2e-5)
+    with pytest.raises(ValueError, match="= 65 positions exceed the model's context of 64"):
+        fs.games.GenerationGame(model, " ".join(["the"] * 63), target="the cat", tokenizer=tokenizer)

@@ -240,11 +240,13 @@ class GenerationGame(Game):
         return self._check_ids(_ids(target, "target"), "target")
 
     def _check_context(self, answer: int) -> None:
+        """The positions the model reads (start, prompt, every answer token but the last, which is only predicted)
+        fit its context."""
         limit = None if self.lm is None else self.lm.context
-        total = self.start.size + self.prompt.size + answer
+        total = self.start.size + self.prompt.size + answer - 1
         if limit is not None and total > limit:
-            raise ValueError(f"prompt: {self.prompt.size} tokens + {self.start.size} start + {answer} answer = {total} "
-                             f"tokens exceed the model's context of {limit} tokens")
+            raise ValueError(f"prompt: {self.prompt.size} tokens + {self.start.size} start + {answer} answer - 1 (the "
+                             f"last is only predicted) = {total} positions exceed the model's context of {limit}")
 
     # ------------------------------------------------------------------------------------------ model
     def _generate(self, max_new_tokens: int) -> np.ndarray:
