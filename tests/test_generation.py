@@ -400,3 +400,15 @@ def test_a_prompt_and_answer_that_fill_the_context_exactly_are_scored(tiny):
     assert game(np.ones((1, 62), bool))[0] == pytest.approx(by_hand, abs=2e-5)
     with pytest.raises(ValueError, match="= 65 positions exceed the model's context of 64"):
         fs.games.GenerationGame(model, " ".join(["the"] * 63), target="the cat", tokenizer=tokenizer)
+
+
+def test_replaced_tokens_hand_torch_writable_arrays(tiny, monkeypatch):
+    """removal=<id> handed torch a read-only broadcast array of positions (torch warned that writing to it is
+    undefined behaviour, once per process, into the user's output)."""
+    torch = pytest.importorskip("torch")
+    model, tokenizer = tiny
+    game = fs.games.GenerationGame(model, PROMPT, target="the", tokenizer=tokenizer, removal=1, batch_size=1)
+    given, as_tensor = [], torch.as_tensor
+    monkeypatch.setattr(torch, "as_tensor", lambda x, *a, **k: (given.append(x), as_tensor(x, *a, **k))[1])
+    game(np.ones((2, 23), bool))
+    assert given and all(x.flags.writeable for x in given if isinstance(x, np.ndarray))

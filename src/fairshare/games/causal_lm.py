@@ -211,7 +211,7 @@ class CausalLM:
             np.broadcast_to(np.arange(ids.shape[1]), ids.shape)
         ids_t = torch.as_tensor(ids[:, skip:], device=self.device)
         mask_t = torch.as_tensor(mask, device=self.device)
-        pos_t = torch.as_tensor(np.ascontiguousarray(positions[:, skip:]), device=self.device)
+        pos_t = torch.as_tensor(np.array(positions[:, skip:]), device=self.device)    # a copy: broadcast is read-only
         logits, _ = self._forward(ids_t, mask_t, pos_t, T, cache)
         # half precision is read in float32 (a stable log-softmax); float64 stays float64 (it was cast down)
         logits = logits[:, -T:, :]
