@@ -344,8 +344,9 @@ def test_cli_explain_generation(tiny, tmp_path, capsys):
                  str(tmp_path / "o.html"), "--quiet"]) == 0
     frame = pd.read_csv(tmp_path / "o.csv")
     assert frame["text"].tolist()[2] == "Paris is the capital of France ." and frame.shape == (3, 6)
-    assert "explained 3 spans of a 23-token prompt" in capsys.readouterr().out
+    assert "explained 3 spans of a 23-token prompt for the answer 'Paris is'" in capsys.readouterr().out
     assert (tmp_path / "o.html").read_text(encoding="utf-8").count("<span") == 3
+    assert "<h4>answer: Paris is</h4>" in (tmp_path / "o.html").read_text(encoding="utf-8")
     assert main(["explain-generation", "--model", str(tmp_path), "--prompt", str(tmp_path / "prompt.txt"),
                  "--out", str(tmp_path / "p.csv")]) == 2
     assert "no config.json" in capsys.readouterr().err
@@ -412,3 +413,14 @@ def test_replaced_tokens_hand_torch_writable_arrays(tiny, monkeypatch):
     monkeypatch.setattr(torch, "as_tensor", lambda x, *a, **k: (given.append(x), as_tensor(x, *a, **k))[1])
     game(np.ones((2, 23), bool))
     assert given and all(x.flags.writeable for x in given if isinstance(x, np.ndarray))
+
+
+def test_a_span_is_named_by_its_own_text_and_the_answer_keeps_its_spaces(tiny):
+    """Token ranges that leave tokens out were named with the text up to the next span ('0:the old cat sat on the
+    mat . the' for tokens 0-2), and the answer 'Paris is the capital' was shown as 'Parisisthecapital'."""
+    model, tokenizer = tiny
+    game = fs.games.GenerationGame(model, PROMPT, target="Paris is the capital", tokenizer=tokenizer,
+                                   spans=[(0, 3), (9, 12)])
+    assert game.player_names == ["0:the old cat", "1:dog ran fast"]
+    assert game.span_texts[0].startswith("the old cat sat on")                     # the text shown stays whole
+    assert game.answer_text() == "Paris is the capital"

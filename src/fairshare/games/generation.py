@@ -145,7 +145,7 @@ class GenerationGame(Game):
             self.owner[a:b] = p
         self.covered = np.flatnonzero(self.owner >= 0)
         self.span_texts = display_pieces(self.ranges, self.pieces)
-        names = [f"{p}:{t.strip()[:40]}" for p, t in enumerate(self.span_texts)]
+        names = [f"{p}:{t.strip()[:40]}" for p, t in enumerate(self.own_texts())]
         super().__init__(len(self.ranges), player_names=names)
         self.calls = self.sequences = 0
 
@@ -258,8 +258,6 @@ class GenerationGame(Game):
         self.lm.passes = self.lm.calls = 0
         return out
 
-    def keep(self, coalitions: np.ndarray) -> np.ndarray:
-        """The prompt's tokens each coalition keeps, ``(m, prompt tokens)`` (tokens in no span always)."""
     def _end_tokens(self) -> list[int]:
         """Every end-of-sequence token the tokenizer, the model's config and its generation config name (each an id
         or a list of ids, as ``model.generate`` reads them: Llama 3.1's and Gemma 3's configs list several)."""
@@ -272,6 +270,8 @@ class GenerationGame(Game):
                     ends += [int(token)] if int(token) not in ends else []
         return ends
 
+    def keep(self, coalitions: np.ndarray) -> np.ndarray:
+        """The prompt's tokens each coalition keeps, ``(m, prompt tokens)`` (tokens in no span always)."""
         X = np.asarray(coalitions, dtype=bool)
         keep = np.ones((X.shape[0], self.prompt.size), dtype=bool)
         keep[:, self.covered] = X[:, self.owner[self.covered]]
@@ -335,6 +335,30 @@ class GenerationGame(Game):
     def answer_tokens(self) -> list[str]:
         """The target's tokens as text (``"[id]"`` without a tokenizer)."""
         return [p.strip() or p for p in token_pieces(self.target, self.tokenizer)]
+
+    def answer_text(self) -> str:
+        """The target as text: the tokenizer's decoding of it (its spaces kept), else its tokens' pieces joined.
+
+        Examples
+        --------
+        >>> GenerationGame(lambda ts, t: np.zeros((len(ts), len(t))), prompt=[1, 2], target=[3, 4]).answer_text()
+        '[3] [4]'
+        """
+        if callable(getattr(self.tokenizer, "decode", None)):
+            return str(self.tokenizer.decode([int(i) for i in self.target]))
+        return "".join(token_pieces(self.target, self.tokenizer)).strip()
+
+    def own_texts(self) -> list[str]:
+        """Each span's own text (its tokens' pieces joined, without the tokens in no span that :attr:`span_texts`
+        shows with it), the players' names.
+
+        Examples
+        --------
+        >>> lp = lambda ts, t: np.zeros((len(ts), len(t)))
+        >>> GenerationGame(lp, prompt=[1, 2, 3, 4], target=[3], spans=[(0, 1), (3, 4)]).own_texts()
+        ['[1] ', '[4] ']
+        """
+        return ["".join(self.pieces[a:b]) for a, b in self.ranges]
 
     def prompt_text(self) -> str:
         """The prompt as text: the string given, else its tokens' pieces joined."""
