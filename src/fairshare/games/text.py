@@ -10,6 +10,7 @@ values (:mod:`fairshare.indices.hierarchy`).
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -20,8 +21,25 @@ from ..indices.hierarchy import balanced
 
 __all__ = ["tokenize", "text_hierarchy", "TextGame", "WORDS"]
 
-#: the default tokens: runs of word characters, and single other non-space characters (punctuation)
-WORDS = r"\w+|[^\w\s]"
+
+def _marks() -> str:
+    """A regular expression's class of the combining marks (Unicode categories Mn, Mc, Me: accents, vowel signs,
+    variation selectors) and emoji skin tones: characters that belong to the one before."""
+    ranges: list[list[int]] = []
+    for cp in list(range(0x20000)) + list(range(0xE0100, 0xE01F0)):
+        if unicodedata.category(chr(cp))[0] == "M" or 0x1F3FB <= cp <= 0x1F3FF:
+            if ranges and ranges[-1][1] == cp - 1:
+                ranges[-1][1] = cp
+            else:
+                ranges.append([cp, cp])
+    return "".join(f"\\U{a:08x}" if a == b else f"\\U{a:08x}-\\U{b:08x}" for a, b in ranges)
+
+
+_MARK = _marks()
+#: the default tokens: runs of word characters (with their combining marks: a Hindi word's vowel signs, an accent
+#: written apart), and single other non-space characters (punctuation; an emoji with its modifiers, its joined
+#: sequence, a flag)
+WORDS = (rf"[\w{_MARK}]+|[\U0001F1E6-\U0001F1FF]{{2}}|[^\w\s{_MARK}][{_MARK}]*(?:\u200d[^\w\s][{_MARK}]*)*")
 _SENTENCE_END = re.compile(r"[.!?]+$|\n")
 _PHRASE_END = re.compile(r"[,;:)\]]$|^[-\u2013\u2014]+$")
 
