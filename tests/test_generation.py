@@ -4,6 +4,8 @@ download); fs.explain(game) with the door's guarantees; the text plot and HTML p
 
 from __future__ import annotations
 
+import unicodedata
+
 import numpy as np
 import pytest
 
@@ -424,3 +426,13 @@ def test_a_span_is_named_by_its_own_text_and_the_answer_keeps_its_spaces(tiny):
     assert game.player_names == ["0:the old cat", "1:dog ran fast"]
     assert game.span_texts[0].startswith("the old cat sat on")                     # the text shown stays whole
     assert game.answer_text() == "Paris is the capital"
+
+
+def test_a_word_split_at_its_combining_marks_is_one_word():
+    """A token starting with a combining mark (a Hindi vowel sign, an accent written apart) started a new word:
+    'हिन्दी भाषा' read byte by byte was 10 words, not 2, every vowel sign and virama cutting a word."""
+    text = "हिन्दी भाषा. café"
+    game = fs.games.GenerationGame(_lp, text, target=[5], tokenizer=_Bytes(), spans="words")
+    assert [t.strip() for t in game.span_texts] == ["हिन्दी", "भाषा", ".", "café"]
+    nfd = unicodedata.normalize("NFD", "naïve")
+    assert np.flatnonzero(unit_starts(["nai", nfd[3], "ve", " x"])["words"]).tolist() == [0, 3]
