@@ -310,7 +310,7 @@ INPUTS = {
                                                              tokenizer=WordTokenizer(9))),
         "empty target": ("target", lambda c, w: _generation(c, w, target=["", []][w % 2], tokenizer=WordTokenizer(9))),
         "target ids outside the vocabulary": ("target", lambda c, w: _generation(c, w, c.lm(), target=[3, 20 + w % 9])),
-        "prompt longer than the context": ("prompt", lambda c, w: _generation(c, w, c.lm(), prompt=[1] * (14 + w % 9),
+        "prompt longer than the context": ("prompt", lambda c, w: _generation(c, w, c.lm(), prompt=[1] * (15 + w % 9),
                                                                                target=[2, 3])),
         "spans overlap": ("spans", lambda c, w: _generation(c, w, spans=[(0, 2), (w % 2, 3)])),
         "spans past the prompt": ("spans", lambda c, w: _generation(c, w, spans=[(0, 1), (1, 6 + w % 4)])),

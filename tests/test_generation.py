@@ -4,6 +4,8 @@ download); fs.explain(game) with the door's guarantees; the text plot and HTML p
 
 from __future__ import annotations
 
+import unicodedata
+
 import numpy as np
 import pytest
 
@@ -344,8 +346,9 @@ def test_cli_explain_generation(tiny, tmp_path, capsys):
                  str(tmp_path / "o.html"), "--quiet"]) == 0
     frame = pd.read_csv(tmp_path / "o.csv")
     assert frame["text"].tolist()[2] == "Paris is the capital of France ." and frame.shape == (3, 6)
-    assert "explained 3 spans of a 23-token prompt" in capsys.readouterr().out
+    assert "explained 3 spans of a 23-token prompt for the answer 'Paris is'" in capsys.readouterr().out
     assert (tmp_path / "o.html").read_text(encoding="utf-8").count("<span") == 3
+    assert "<h4>answer: Paris is</h4>" in (tmp_path / "o.html").read_text(encoding="utf-8")
     assert main(["explain-generation", "--model", str(tmp_path), "--prompt", str(tmp_path / "prompt.txt"),
                  "--out", str(tmp_path / "p.csv")]) == 2
     assert "no config.json" in capsys.readouterr().err
@@ -357,3 +360,79 @@ def test_cli_explain_generation(tiny, tmp_path, capsys):
     assert "--device cuda:99: this" in capsys.readouterr().err          # no CUDA, or not 100 of them
     assert main(args + ["--removal", "999"]) == 2                       # the door's "removal:" names the flag
     assert "fairshare: error: --removal: token id 999 is outside the vocabulary" in capsys.readouterr().err
+
+
+def test_a_negative_removal_token_is_refused_naming_it(tiny):
+    """removal=-1 passed the vocabulary check (only its top was read) and failed in torch's embedding at the first
+    forward pass, 'index out of range in self'."""
+    model, tokenizer = tiny
+    with pytest.raises(ValueError, match="removal: token id -1 is negative"):
+        fs.games.GenerationGame(model, PROMPT, target="the", tokenizer=tokenizer, removal=-1)
+
+
+def test_the_continuation_stops_at_any_end_token_a_config_lists(tiny):
+    """A config or generation config listing several end tokens (Llama 3.1's, Gemma 3's) was read as none: the
+    greedy continuation ran to max_new_tokens past them, [27, 27, 4, 4, ...] where model.generate stopped at 4."""
+    import copy
+
+    torch = pytest.importorskip("torch")
+    model, tokenizer = tiny
+    plain = fs.games.GenerationGame(model, PROMPT, tokenizer=tokenizer, max_new_tokens=6)
+    assert plain.target.tolist() == [27, 27, 4, 4, 4, 4]                  # never its end token 0
+    listed = copy.deepcopy(model)
+    listed.generation_config.eos_token_id = [0, 4]
+    game = fs.games.GenerationGame(listed, PROMPT, tokenizer=tokenizer, max_new_tokens=6)
+    with torch.inference_mode():
+        generated = listed.generate(torch.as_tensor(np.concatenate([[0], game.prompt])[None]), max_new_tokens=6,
+                                    do_sample=False, pad_token_id=1)[0, game.prompt.size + 1:]
+    assert game.target.tolist() == generated.tolist() == [27, 27, 4]
+    listed.config.eos_token_id, listed.generation_config.eos_token_id = [0, 4], None
+    assert fs.games.GenerationGame(listed, plain.prompt, max_new_tokens=6).target.tolist() == [27, 27, 4]
+
+
+def test_a_prompt_and_answer_that_fill_the_context_exactly_are_scored(tiny):
+    """The last answer token is only predicted, never read: 1 start + 62 prompt + 2 answer tokens read 64 positions,
+    the tiny GPT-2's context, but were refused as 65."""
+    model, tokenizer = tiny
+    torch = pytest.importorskip("torch")
+    game = fs.games.GenerationGame(model, " ".join(["the"] * 62), target="the cat", tokenizer=tokenizer)
+    ids = torch.as_tensor(np.concatenate([game.start, game.prompt, game.target[:1]])[None])
+    with torch.inference_mode():
+        logp = model(input_ids=ids).logits[0, -2:].log_softmax(-1)
+    by_hand = float(logp[0, game.target[0]] + logp[1, game.target[1]])
+    assert game(np.ones((1, 62), bool))[0] == pytest.approx(by_hand, abs=2e-5)
+    with pytest.raises(ValueError, match="= 65 positions exceed the model's context of 64"):
+        fs.games.GenerationGame(model, " ".join(["the"] * 63), target="the cat", tokenizer=tokenizer)
+
+
+def test_replaced_tokens_hand_torch_writable_arrays(tiny, monkeypatch):
+    """removal=<id> handed torch a read-only broadcast array of positions (torch warned that writing to it is
+    undefined behaviour, once per process, into the user's output)."""
+    torch = pytest.importorskip("torch")
+    model, tokenizer = tiny
+    game = fs.games.GenerationGame(model, PROMPT, target="the", tokenizer=tokenizer, removal=1, batch_size=1)
+    given, as_tensor = [], torch.as_tensor
+    monkeypatch.setattr(torch, "as_tensor", lambda x, *a, **k: (given.append(x), as_tensor(x, *a, **k))[1])
+    game(np.ones((2, 23), bool))
+    assert given and all(x.flags.writeable for x in given if isinstance(x, np.ndarray))
+
+
+def test_a_span_is_named_by_its_own_text_and_the_answer_keeps_its_spaces(tiny):
+    """Token ranges that leave tokens out were named with the text up to the next span ('0:the old cat sat on the
+    mat . the' for tokens 0-2), and the answer 'Paris is the capital' was shown as 'Parisisthecapital'."""
+    model, tokenizer = tiny
+    game = fs.games.GenerationGame(model, PROMPT, target="Paris is the capital", tokenizer=tokenizer,
+                                   spans=[(0, 3), (9, 12)])
+    assert game.player_names == ["0:the old cat", "1:dog ran fast"]
+    assert game.span_texts[0].startswith("the old cat sat on")                     # the text shown stays whole
+    assert game.answer_text() == "Paris is the capital"
+
+
+def test_a_word_split_at_its_combining_marks_is_one_word():
+    """A token starting with a combining mark (a Hindi vowel sign, an accent written apart) started a new word:
+    'हिन्दी भाषा' read byte by byte was 10 words, not 2, every vowel sign and virama cutting a word."""
+    text = "हिन्दी भाषा. café"
+    game = fs.games.GenerationGame(_lp, text, target=[5], tokenizer=_Bytes(), spans="words")
+    assert [t.strip() for t in game.span_texts] == ["हिन्दी", "भाषा", ".", "café"]
+    nfd = unicodedata.normalize("NFD", "naïve")
+    assert np.flatnonzero(unit_starts(["nai", nfd[3], "ve", " x"])["words"]).tolist() == [0, 3]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import unicodedata
 
 import numpy as np
 import pytest
@@ -34,8 +35,8 @@ def spam_model():
     return make_pipeline(TfidfVectorizer(), LogisticRegression(C=10.0)).fit(list(texts), list(labels))
 
 
-TEXT_CHARS = st.text(alphabet=st.sampled_from(list("ab Zé漢字 \t\n.,!?'-") + ["\u00a0", "ü", "ß", "😀"]),
-                     max_size=40)
+TEXT_CHARS = st.text(alphabet=st.sampled_from(list("ab Zé漢字 \t\n.,!?'-") + ["\u00a0", "ü", "ß", "😀", "\u0301",
+                                                                         "\u200d", "ि", "\ufe0f"]), max_size=40)
 
 
 @settings(max_examples=200, deadline=None)
@@ -344,3 +345,37 @@ def test_a_long_text_reaches_its_keywords_in_a_few_hundred_model_calls():
     unresolved = [p for block in e.info["unresolved_blocks"] for p in block]
     assert np.all(np.isinf(e.stderr[0, unresolved])) and np.all(np.isfinite(e.stderr[0, top]))
     assert "equal share" in e._repr_html_()
+
+
+def test_default_tokens_keep_a_words_combining_marks():
+    """The default tokens split words at their combining marks: 'हिन्दी भाषा' (two Hindi words) was 10 players, its
+    vowel signs players of their own, 'naïve' written with a combining diaeresis three ('nai', '̈', 've'), an emoji
+    and its variation selector two."""
+    nfd = unicodedata.normalize("NFD", "naïve café")
+    assert tokenize("हिन्दी भाषा") == ["हिन्दी ", "भाषा"] and tokenize("தமிழ் மொழி") == ["தமிழ் ", "மொழி"]
+    assert tokenize(nfd) == [nfd[:7], nfd[7:]] and len(nfd) == 12
+    assert tokenize("❤️ 👨\u200d👩\u200d👧 👍🏽 🇫🇷!") == ["❤️ ", "👨\u200d👩\u200d👧 ", "👍🏽 ", "🇫🇷", "!"]
+    e = fs.explain(lambda ts: [2.0 * t.count("भाषा") + t.count("हिन्दी") for t in ts], "हिन्दी भाषा", progress=False)
+    assert e.tokens == ["हिन्दी", "भाषा"]
+    np.testing.assert_allclose(e.values[0], [1.0, 2.0], atol=1e-12)
+
+
+@pytest.mark.parametrize("text, tokens, pieces", [
+    ("Paris is old", ["paris", "is", "old"], ["Paris ", "is ", "old"]),                    # uncased WordPiece
+    ("The cat and the dog", ["the", "cat", "and", "the", "dog"], ["The ", "cat ", "and ", "the ", "dog"]),
+    ("café naïve", ["cafe", "naive"], ["café ", "naïve"]),                                  # accents stripped
+    ("the  cat 1 2", ["the", "cat", "[UNK]", "[UNK]"], ["the  ", "cat 1 2"]),               # unknown tokens
+    ("the cat\nsat", ["t", "he", "\u0120c", "at", "\u010a", "s", "at"], ["t", "he ", "c", "at\n", "s", "at"]),
+    ("café naïve", ["caf", "Ã", "©", "\u0120", "naÃ", "¯", "v", "e"], ["caf", "é ", "naï", "v", "e"]),  # GPT-2 bytes
+    ("the  cat 1", ["\u2581the", "\u2581", "\u2581cat", "\u2581", "1"], ["the  ", "cat ", "1"]),   # SentencePiece
+    ("the cat\nsat", ["\u2581the", "\u2581cat", "\n", "s", "at"], ["the ", "cat\n", "s", "at"]),
+])
+def test_a_subword_tokenizers_own_tokens_are_found_in_the_text(text, tokens, pieces):
+    """A Hugging Face tokenizer's tokenize was refused unless each token was the text's own: an uncased one's
+    'paris' for 'Paris', 'cafe' for 'café', '[UNK]', byte-level BPE's 'Ċ' (a line break) and 'Ã', '©' (the bytes of
+    'é'), a SentencePiece or byte-level space on its own ('▁', 'Ġ'); a token of whitespace ('\\n') was a player
+    that removed nothing."""
+    assert tokenize(text, lambda t: tokens) == pieces
+    e = fs.explain(lambda ts: [float(len(t.replace(" ", ""))) for t in ts], text, tokenizer=lambda t: tokens,
+                   progress=False)
+    np.testing.assert_allclose(e.values[0], [len(p.rstrip().replace(" ", "")) for p in pieces], atol=1e-12)

@@ -142,7 +142,7 @@ def run_explain_generation(args: argparse.Namespace) -> int:
                 progress=not args.quiet)
     _write(e, game, args)
     print(f"explained {game.n_players} spans of a {game.prompt.size}-token prompt for the answer "
-          f"{''.join(game.answer_tokens())!r} ({e.method}, {e.info['forward_passes']} forward passes) -> {args.out}"
+          f"{game.answer_text()!r} ({e.method}, {e.info['forward_passes']} forward passes) -> {args.out}"
           + (f", html {args.html}" if args.html else "") + (f", plot {args.plot}" if args.plot else ""))
     return 0
 
@@ -152,7 +152,7 @@ def _write(e, game, args: argparse.Namespace) -> None:
     import pandas as pd
 
     frame = pd.DataFrame({"position": range(game.n_players), "start": [a for a, _ in game.ranges],
-                          "end": [b for _, b in game.ranges], "text": [t.strip() for t in game.span_texts]})
+                          "end": [b for _, b in game.ranges], "text": [t.strip() for t in game.own_texts()]})
     names = e.output_names or [None]
     for j, name in enumerate(names):
         suffix = "" if name is None else f"_{j}"
@@ -164,7 +164,7 @@ def _write(e, game, args: argparse.Namespace) -> None:
         from ..results.html import texts_page
 
         with open(args.html, "w", encoding="utf-8") as fh:
-            fh.write(texts_page([e], ["answer: " + "".join(game.answer_tokens())]))
+            fh.write(texts_page([e], ["answer: " + game.answer_text()]))
     if args.plot:
         from ..plots import text
 

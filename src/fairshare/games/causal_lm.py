@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -210,7 +211,7 @@ class CausalLM:
             np.broadcast_to(np.arange(ids.shape[1]), ids.shape)
         ids_t = torch.as_tensor(ids[:, skip:], device=self.device)
         mask_t = torch.as_tensor(mask, device=self.device)
-        pos_t = torch.as_tensor(np.ascontiguousarray(positions[:, skip:]), device=self.device)
+        pos_t = torch.as_tensor(np.array(positions[:, skip:]), device=self.device)    # a copy: broadcast is read-only
         logits, _ = self._forward(ids_t, mask_t, pos_t, T, cache)
         # half precision is read in float32 (a stable log-softmax); float64 stays float64 (it was cast down)
         logits = logits[:, -T:, :]
@@ -243,9 +244,10 @@ class CausalLM:
             return None
 
     # --------------------------------------------------------------------------------------- generation
-    def greedy(self, context: np.ndarray, max_new_tokens: int, eos: int | None) -> np.ndarray:
+    def greedy(self, context: np.ndarray, max_new_tokens: int, eos: int | Sequence[int] | None) -> np.ndarray:
         """The model's greedy continuation of ``context`` (at most ``max_new_tokens`` tokens, up to and with
-        ``eos``), one forward pass per token, each reading the cache of the ones before where the model keeps one.
+        ``eos``: an end-of-sequence token id, or a list of them, any of which ends it), one forward pass per token,
+        each reading the cache of the ones before where the model keeps one.
 
         Examples
         --------
@@ -255,10 +257,13 @@ class CausalLM:
         ...         return torch.nn.functional.one_hot((input_ids + 1) % 9, 9).float()
         >>> CausalLM(Next()).greedy(np.array([0, 3]), 3, eos=5).tolist()
         [4, 5]
+        >>> CausalLM(Next()).greedy(np.array([0, 3]), 3, eos=[8, 4]).tolist()       # any of them ends it
+        [4]
         """
-        return self.run(self._greedy, np.asarray(context, dtype=np.int64), int(max_new_tokens), eos)
+        ends = set() if eos is None else {int(eos)} if isinstance(eos, (int, np.integer)) else {int(e) for e in eos}
+        return self.run(self._greedy, np.asarray(context, dtype=np.int64), int(max_new_tokens), ends)
 
-    def _greedy(self, context: np.ndarray, steps: int, eos: int | None) -> np.ndarray:
+    def _greedy(self, context: np.ndarray, steps: int, ends: set[int]) -> np.ndarray:
         torch = self.torch
         seq = torch.as_tensor(context[None, :], device=self.device)
         out: list[int] = []
@@ -271,7 +276,7 @@ class CausalLM:
             last = logits[0, -1]
             token = int(torch.argmax(last.to(torch.promote_types(last.dtype, torch.float32))))
             out.append(token)
-            if eos is not None and token == eos:
+            if token in ends:
                 break
             seq = torch.cat([seq, torch.tensor([[token]], device=self.device)], dim=1)
         return np.asarray(out, dtype=np.int64)

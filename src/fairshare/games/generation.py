@@ -129,7 +129,7 @@ class GenerationGame(Game):
         given = None if target is None else self._target(target, tokenizer)
         self._check_context(given.size if given is not None else int(max_new_tokens))
         if isinstance(removal, (int, np.integer)) and not isinstance(removal, bool):
-            self._check_ids(np.array([removal]), "removal")
+            self._check_ids(_ids([removal], "removal"), "removal")
         self.removal = None if isinstance(removal, str) else int(removal)
         self.per_token = bool(per_token)
         if isinstance(spans, str) and spans != "tokens" and tokenizer is None:
@@ -145,7 +145,7 @@ class GenerationGame(Game):
             self.owner[a:b] = p
         self.covered = np.flatnonzero(self.owner >= 0)
         self.span_texts = display_pieces(self.ranges, self.pieces)
-        names = [f"{p}:{t.strip()[:40]}" for p, t in enumerate(self.span_texts)]
+        names = [f"{p}:{t.strip()[:40]}" for p, t in enumerate(self.own_texts())]
         super().__init__(len(self.ranges), player_names=names)
         self.calls = self.sequences = 0
 
@@ -240,24 +240,35 @@ class GenerationGame(Game):
         return self._check_ids(_ids(target, "target"), "target")
 
     def _check_context(self, answer: int) -> None:
+        """The positions the model reads (start, prompt, every answer token but the last, which is only predicted)
+        fit its context."""
         limit = None if self.lm is None else self.lm.context
-        total = self.start.size + self.prompt.size + answer
+        total = self.start.size + self.prompt.size + answer - 1
         if limit is not None and total > limit:
-            raise ValueError(f"prompt: {self.prompt.size} tokens + {self.start.size} start + {answer} answer = {total} "
-                             f"tokens exceed the model's context of {limit} tokens")
+            raise ValueError(f"prompt: {self.prompt.size} tokens + {self.start.size} start + {answer} answer - 1 (the "
+                             f"last is only predicted) = {total} positions exceed the model's context of {limit}")
 
     # ------------------------------------------------------------------------------------------ model
     def _generate(self, max_new_tokens: int) -> np.ndarray:
         if self.lm is None:
             raise ValueError("target: a log-probability function cannot continue the prompt; give the target "
                              "(token ids, or a string with the tokenizer)")
-        eos = getattr(self.tokenizer, "eos_token_id", None)
-        eos = eos if eos is not None else getattr(getattr(self.model, "config", None), "eos_token_id", None)
-        out = self.lm.greedy(np.concatenate([self.start, self.prompt]), max_new_tokens,
-                             eos if isinstance(eos, (int, np.integer)) else None)
+        out = self.lm.greedy(np.concatenate([self.start, self.prompt]), max_new_tokens, self._end_tokens())
         self.generation_passes = self.lm.passes            # the scorer's counts start after them
         self.lm.passes = self.lm.calls = 0
         return out
+
+    def _end_tokens(self) -> list[int]:
+        """Every end-of-sequence token the tokenizer, the model's config and its generation config name (each an id
+        or a list of ids, as ``model.generate`` reads them: Llama 3.1's and Gemma 3's configs list several)."""
+        sources = (self.tokenizer, getattr(self.model, "config", None), getattr(self.model, "generation_config", None))
+        ends: list[int] = []
+        for source in sources:
+            value = getattr(source, "eos_token_id", None)
+            for token in value if isinstance(value, (list, tuple)) else [value]:
+                if isinstance(token, (int, np.integer)) and not isinstance(token, bool) and token >= 0:
+                    ends += [int(token)] if int(token) not in ends else []
+        return ends
 
     def keep(self, coalitions: np.ndarray) -> np.ndarray:
         """The prompt's tokens each coalition keeps, ``(m, prompt tokens)`` (tokens in no span always)."""
@@ -324,6 +335,30 @@ class GenerationGame(Game):
     def answer_tokens(self) -> list[str]:
         """The target's tokens as text (``"[id]"`` without a tokenizer)."""
         return [p.strip() or p for p in token_pieces(self.target, self.tokenizer)]
+
+    def answer_text(self) -> str:
+        """The target as text: the tokenizer's decoding of it (its spaces kept), else its tokens' pieces joined.
+
+        Examples
+        --------
+        >>> GenerationGame(lambda ts, t: np.zeros((len(ts), len(t))), prompt=[1, 2], target=[3, 4]).answer_text()
+        '[3] [4]'
+        """
+        if callable(getattr(self.tokenizer, "decode", None)):
+            return str(self.tokenizer.decode([int(i) for i in self.target]))
+        return "".join(token_pieces(self.target, self.tokenizer)).strip()
+
+    def own_texts(self) -> list[str]:
+        """Each span's own text (its tokens' pieces joined, without the tokens in no span that :attr:`span_texts`
+        shows with it), the players' names.
+
+        Examples
+        --------
+        >>> lp = lambda ts, t: np.zeros((len(ts), len(t)))
+        >>> GenerationGame(lp, prompt=[1, 2, 3, 4], target=[3], spans=[(0, 1), (3, 4)]).own_texts()
+        ['[1] ', '[4] ']
+        """
+        return ["".join(self.pieces[a:b]) for a, b in self.ranges]
 
     def prompt_text(self) -> str:
         """The prompt as text: the string given, else its tokens' pieces joined."""

@@ -11,6 +11,7 @@ cut into runs of at most ``branching`` parts, for Owen values (``owen-adaptive``
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
@@ -172,7 +173,8 @@ def unit_starts(pieces: Sequence[str]) -> dict[str, np.ndarray]:
 
 
 def _word_char(c: str) -> bool:
-    return c.isalnum() or c == "_"
+    """A letter, digit or underscore, or a combining mark (an accent, a vowel sign: part of the letter before)."""
+    return c.isalnum() or c == "_" or unicodedata.category(c)[0] == "M"
 
 
 def spans_of(spans: Any, pieces: Sequence[str]) -> list[tuple[int, int]]:

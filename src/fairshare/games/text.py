@@ -9,7 +9,9 @@ values (:mod:`fairshare.indices.hierarchy`).
 
 from __future__ import annotations
 
+import bisect
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -20,8 +22,29 @@ from ..indices.hierarchy import balanced
 
 __all__ = ["tokenize", "text_hierarchy", "TextGame", "WORDS"]
 
-#: the default tokens: runs of word characters, and single other non-space characters (punctuation)
-WORDS = r"\w+|[^\w\s]"
+
+def _marks() -> str:
+    """A regular expression's class of the combining marks (Unicode categories Mn, Mc, Me: accents, vowel signs,
+    variation selectors) and emoji skin tones: characters that belong to the one before."""
+    ranges: list[list[int]] = []
+    for cp in list(range(0x20000)) + list(range(0xE0100, 0xE01F0)):
+        if unicodedata.category(chr(cp))[0] == "M" or 0x1F3FB <= cp <= 0x1F3FF:
+            if ranges and ranges[-1][1] == cp - 1:
+                ranges[-1][1] = cp
+            else:
+                ranges.append([cp, cp])
+    return "".join(f"\\U{a:08x}" if a == b else f"\\U{a:08x}-\\U{b:08x}" for a, b in ranges)
+
+
+_MARK = _marks()
+#: the default tokens: runs of word characters (with their combining marks: a Hindi word's vowel signs, an accent
+#: written apart), and single other non-space characters (punctuation; an emoji with its modifiers, its joined
+#: sequence, a flag)
+WORDS = (rf"[\w{_MARK}]+|[\U0001F1E6-\U0001F1FF]{{2}}|[^\w\s{_MARK}][{_MARK}]*(?:\u200d[^\w\s][{_MARK}]*)*")
+#: how subword tokenizers mark a token's place in a word (WordPiece's ``##``, byte-level BPE's space, SentencePiece's)
+_MARKERS = "#\u0120\u2581 "
+#: an unknown or special token of a subword tokenizer (``[UNK]``, ``<unk>``): it has no text of its own to find
+_SPECIAL = re.compile(r"\[[A-Za-z_]+\]|<[^<>\s]+>")
 _SENTENCE_END = re.compile(r"[.!?]+$|\n")
 _PHRASE_END = re.compile(r"[,;:)\]]$|^[-\u2013\u2014]+$")
 
@@ -35,7 +58,9 @@ def tokenize(text: str, tokenizer: str | Callable[[str], Sequence[str]] | None =
     text : str
     tokenizer : None (words and punctuation, :data:`WORDS`), a regular expression whose matches are the tokens,
         or a callable ``text -> tokens`` (e.g. a subword tokenizer's ``tokenize``); a callable's tokens are
-        found in the text in order, and what lies between them joins the token before.
+        found in the text in order (without their subword markers, lower-cased without accents for an uncased
+        tokenizer, a byte-level BPE's as their bytes), and what lies between them (whitespace, unknown tokens such
+        as ``[UNK]``) joins the token before.
 
     Examples
     --------
@@ -43,27 +68,15 @@ def tokenize(text: str, tokenizer: str | Callable[[str], Sequence[str]] | None =
     ['Hello', ',  ', 'world', '!\\n']
     >>> tokenize("  a b", r"\\S+")
     ['  a ', 'b']
+    >>> tokenize("Paris is", lambda text: ["paris", "\u2581", "is"])       # uncased, a marker alone
+    ['Paris ', 'is']
     """
     if not isinstance(text, str):
         raise TypeError(f"texts must be strings, got {type(text).__name__}")
     if tokenizer is None or isinstance(tokenizer, str):
         spans = [m.span() for m in re.finditer(tokenizer or WORDS, text) if m.end() > m.start()]
     elif callable(tokenizer):
-        spans, pos = [], 0
-        for tok in tokenizer(text):
-            tok = str(tok)
-            if not tok:
-                continue
-            at = text.find(tok, pos)
-            if at < 0:
-                stripped = tok.lstrip("#Ġ▁ ")                      # subword markers (WordPiece, BPE, SentencePiece)
-                at = text.find(stripped, pos) if stripped else -1
-                tok = stripped
-            if at < 0:
-                raise ValueError(f"tokenizer: the token {tok!r} is not in the text after position {pos}; the "
-                                 "tokens must appear in the text in order")
-            spans.append((at, at + len(tok)))
-            pos = at + len(tok)
+        spans = _aligned(text, [str(t) for t in tokenizer(text)])
     else:
         raise TypeError(f"tokenizer must be None, a regular expression or a callable, got {type(tokenizer).__name__}")
     if not spans:
@@ -71,6 +84,81 @@ def tokenize(text: str, tokenizer: str | Callable[[str], Sequence[str]] | None =
     starts = [0] + [s for s, _ in spans[1:]]
     ends = [s for s, _ in spans[1:]] + [len(text)]
     return [text[a:b] for a, b in zip(starts, ends)]
+
+
+def _byte_level() -> dict[str, int]:
+    """The byte each character of a byte-level BPE token stands for (GPT-2's ``bytes_to_unicode``, reversed)."""
+    shown = [*range(33, 127), *range(161, 173), *range(174, 256)]
+    chars = shown + [256 + k for k in range(256 - len(shown))]
+    return {chr(c): b for b, c in zip(shown + [b for b in range(256) if b not in shown], chars)}
+
+
+_BYTES = _byte_level()
+
+
+def _fold(text: str) -> tuple[str, list[int]]:
+    """``text`` lower-cased without its accents (as uncased tokenizers see it), and where each of its characters
+    comes from in ``text``."""
+    folded, where = [], []
+    for i, c in enumerate(text):
+        for f in "".join(x for x in unicodedata.normalize("NFD", c) if not unicodedata.combining(x)).lower():
+            folded.append(f)
+            where.append(i)
+    return "".join(folded), where
+
+
+def _find(text: str, piece: str, pos: int, folded: tuple[str, list[int]], exact: bool = True) -> Any:
+    """``piece``'s first (start, end) in ``text`` at or after ``pos``, as it is or (``exact=False``) lower-cased
+    without accents; None where it is not."""
+    if exact:
+        at = text.find(piece, pos) if piece else -1
+        return (at, at + len(piece)) if at >= 0 else None
+    needle = _fold(piece)[0]
+    hay, where = folded
+    k = hay.find(needle, bisect.bisect_left(where, pos)) if needle else -1
+    return None if k < 0 else (where[k], where[k + len(needle) - 1] + 1)
+
+
+def _from_bytes(token: str, pending: bytes) -> tuple[str | None, bytes]:
+    """A byte-level BPE token's text after ``pending`` bytes (a character split across tokens): (text, b"") once
+    the bytes decode, (None, bytes) while a character is incomplete; (None, b"") if the token is not byte-level."""
+    if not all(c in _BYTES for c in token) or (token.isascii() and not pending):
+        return None, b""
+    data = pending + bytes(_BYTES[c] for c in token)
+    try:
+        return data.decode("utf-8"), b""
+    except UnicodeDecodeError as exc:
+        return (None, data) if exc.reason == "unexpected end of data" and len(data) < 16 else (None, b"")
+
+
+def _aligned(text: str, tokens: list[str]) -> list[tuple[int, int]]:
+    """Where a tokenizer's ``tokens`` lie in ``text``, in order: each as it is, without its subword marker, or
+    lower-cased without accents (uncased tokenizers), the nearest first; else, where it is nowhere as it is, as the
+    bytes of a byte-level BPE (a character may span tokens). Tokens of whitespace and unknown ones (``[UNK]``) have no text of their own: what
+    lies between the tokens found joins the one before."""
+    folded, spans, pos, pending = _fold(text), [], 0, b""
+    for tok in tokens:
+        core = tok.lstrip(_MARKERS)
+        if not tok.strip() or not (pending or core.strip() or text.find(tok, pos) >= 0):
+            continue                                             # whitespace, or a subword marker alone
+        exact = [] if pending else [f for f in (_find(text, tok, pos, folded), _find(text, core, pos, folded)) if f]
+        found = exact + [f for f in [None if pending else _find(text, core, pos, folded, exact=False)] if f]
+        near = [f for f in found if not text[pos:f[0]].strip()]
+        if not near and not exact:
+            piece, pending = _from_bytes(tok, pending)
+            if pending or (piece is not None and not piece.strip()):
+                continue
+            if piece is not None:
+                found = [f for f in (_find(text, piece.strip(), pos, folded),
+                                     _find(text, piece.strip(), pos, folded, exact=False)) if f is not None]
+        if not found and _SPECIAL.fullmatch(tok):
+            continue
+        if not found:
+            raise ValueError(f"tokenizer: the token {tok!r} is not in the text after position {pos}; the tokens "
+                             "must appear in the text in order")
+        spans.append(min(near or found))
+        pos = spans[-1][1]
+    return spans
 
 
 def text_hierarchy(pieces: Sequence[str], branching: int = 8) -> list:
