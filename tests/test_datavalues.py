@@ -150,6 +150,29 @@ def test_knn_shapley_equals_brute_force_enumeration_on_12_points(k, seed):
     assert np.allclose(g(S), [_knn_utility(Xt, yt, Xv, yv, k, list(np.flatnonzero(s))) for s in S])
 
 
+@pytest.mark.parametrize("n, k", [(4, 7), (6, 10), (1, 3), (5, 5)])
+def test_knn_shapley_with_k_above_the_training_points_equals_enumeration(n, k):
+    # hunt: the farthest point's value was 1[match] / N whatever k; for k > N no vote is full (each counts 1 / k),
+    # so n=4, k=7 gave values summing to 0.37 for v(N) = 0.20 (0.043 off enumeration)
+    rng = np.random.default_rng(n + k)
+    Xt, Xv = rng.normal(size=(n, 2)), rng.normal(size=(5, 2))
+    yt, yv = rng.integers(0, 2, n), rng.integers(0, 2, 5)
+    g = fs.games.KNNGame(Xt, yt, Xv, yv, k=k)
+    values = fs.games.knn_shapley(Xt, yt, Xv, yv, k=k)
+    assert np.allclose(values, fs.exact(g, "shapley", via="enumeration").values, atol=1e-12)
+    assert values.sum() == pytest.approx(_knn_utility(Xt, yt, Xv, yv, k, list(range(n))))
+
+
+def test_knn_shapley_orders_points_of_large_coordinates_by_their_true_distances():
+    # hunt: |x|^2 - 2 x.v + |v|^2 at 1e8 (timestamps) lost the order of points a unit apart: values 0.062 off
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    y = (X[:, 0] > 0).astype(int)
+    expected = fs.games.knn_shapley(X[:10], y[:10], X[10:], y[10:], k=3)
+    shifted = fs.games.knn_shapley(X[:10] + 1e8, y[:10], X[10:] + 1e8, y[10:], k=3)
+    assert np.array_equal(shifted, expected)
+
+
 @pytest.mark.parametrize("method, options", [("permutation", {}), ("tmc", {"truncation": 0.0, "parallel": 64}),
                                              ("leverageshap", {}), ("kernelshap", {})])
 def test_estimators_approach_exact_knn_values_as_the_budget_grows(method, options):
@@ -295,6 +318,23 @@ def test_groups_of_training_rows_that_are_not_integers_are_refused_before_any_fi
     with pytest.raises(error, match=match):
         fs.value_data(Counting(), Xt[:6], yt[:6], Xv, yv, groups=groups, budget=20, progress=False)
     assert Counting.fits == 0
+
+
+def test_a_model_with_a_random_state_left_at_none_gives_the_same_values_for_the_same_seed():
+    # hunt: each fit of a DecisionTreeClassifier(max_features=1) drew its own random state, so two runs with seed=0
+    # differed by 0.089 and a coalition evaluated twice had two values
+    from sklearn.tree import DecisionTreeClassifier
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 4))
+    y = (X[:, 0] + 0.8 * rng.normal(size=60) > 0).astype(int)
+    model = DecisionTreeClassifier(max_features=1)
+    runs = [fs.value_data(model, X[:12], y[:12], X[12:], y[12:], budget=60, seed=0, progress=False) for _ in range(2)]
+    assert np.array_equal(runs[0].values, runs[1].values)
+    g = DataGame(model, X[:12], y[:12], X[12:], y[12:])
+    S = np.random.default_rng(1).random((6, 12)) < 0.7
+    assert np.array_equal(g(S), g(S))
+    assert model.random_state is None                                 # the user's model is left as it was
 
 
 def test_same_seed_same_values_locally_and_on_a_dask_cluster():
