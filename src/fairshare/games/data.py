@@ -141,7 +141,16 @@ def fit_and_score(model: Any, scorer: Any, X: Any, y: Any, X_val: Any, y_val: An
             return float(fixed_degenerate)
         dummy = DummyClassifier(strategy="most_frequent") if classifier else DummyRegressor()
         dummy.fit(_rows(X, rows), _rows(y, rows))
-        return _score(dummy, scorer, X_val, y_val)
+        try:
+            return _score(dummy, scorer, X_val, y_val)
+        except Exception as error:            # noqa: BLE001 - named: the user's scoring or labels do not fit
+            func = getattr(scorer, "_score_func", scorer)
+            what = "the model's score" if scorer is None else getattr(func, "__name__", type(func).__name__)
+            raise ValueError(f"scoring: {what} could not score the constant predictor ({type(dummy).__name__}, the "
+                             f"value of degenerate coalitions) on X_val, y_val: {type(error).__name__}: "
+                             f"{str(error).splitlines()[0] if str(error) else ''} (does the scoring fit the model, "
+                             "y_val the labels of y_train? degenerate=<a number> values those coalitions without it)"
+                             ) from error
 
     everyone = np.arange(_n_rows(y))
     if idx.size == 0:
