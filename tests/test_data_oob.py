@@ -157,15 +157,37 @@ def test_one_class_bags_get_the_constant_predictor_and_unseen_points_warn():
     (dict(tol=0.01), TypeError, "tol: not used"),
     (dict(degenerate=0.0), TypeError, "degenerate: not used"),
     (dict(truncation=0.1), TypeError, "truncation: not used"),
+    # hunt: these ran every fit and valued the constant predictor (all 10 fits failed, or one class), or ignored X_val
+    (dict(X=np.arange(60.0)), ValueError, "X_train must be a table"),
+    (dict(X=np.where(np.arange(120).reshape(60, 2) == 7, np.inf, 0.0)), ValueError, "X_train holds inf at row 3"),
+    (dict(y=np.linspace(0.5, 1.5, 60)), ValueError, "y_train holds continuous values"),
+    (dict(y=np.ones(60, dtype=int)), ValueError, "y_train holds one class only"),
+    (dict(X_val=np.zeros((5, 2)), y_val=np.zeros(5)), TypeError, "X_val, y_val: not used by index='data-oob'"),
 ])
 def test_bad_inputs_are_refused_naming_the_argument_before_any_fit(kw, error, argument):
     X, y, _ = _flipped()
     Counting.fits = 0
-    args = dict(model=Counting(3), y=y, index="data-oob", budget=10) | kw
-    model, labels = args.pop("model"), args.pop("y")
+    args = dict(model=Counting(3), X=X, y=y, index="data-oob", budget=10) | kw
+    model, rows, labels = args.pop("model"), args.pop("X"), args.pop("y")
     with pytest.raises(error, match=argument):
-        fs.value_data(model, X, labels, progress=False, **args)
+        fs.value_data(model, rows, labels, progress=False, **args)
     assert Counting.fits == 0
+
+
+def test_a_plain_list_is_bagged_as_an_array_and_fits_that_all_fail_are_refused():
+    # hunt: a list of rows stopped on "object of type 'builtin_function_or_method' has no len()"; a model whose every
+    # fit raised gave the constant predictor's values (degenerate {'fit failed': 10}) where value_data's fits refuse
+    X, y, _ = _flipped()
+    listed = fs.value_data(Counting(3), X.tolist(), y.tolist(), index="data-oob", budget=10, seed=0, progress=False)
+    array = fs.value_data(Counting(3), X, y, index="data-oob", budget=10, seed=0, progress=False)
+    assert np.array_equal(listed.values, array.values)
+
+    class Broken(KNeighborsClassifier):
+        def fit(self, X, y):
+            raise RuntimeError("no fit today")
+
+    with pytest.raises(ValueError, match="model: 10 of 10 fits failed.*RuntimeError: no fit today"):
+        fs.value_data(Broken(3), X, y, index="data-oob", budget=10, seed=0, progress=False)
 
 
 def test_the_command_line_values_points_without_a_validation_set(tmp_path, capsys):
@@ -184,6 +206,13 @@ def test_the_command_line_values_points_without_a_validation_set(tmp_path, capsy
     np.testing.assert_array_equal(out["value"].to_numpy(), direct.values)
     assert main([*common, "--out", str(tmp_path / "w.csv")]) == 2
     assert "--val" in capsys.readouterr().err and not (tmp_path / "w.csv").exists()
+    # hunt: --index oob (a spelling the library takes) asked for --val; --val with data-oob was ignored without a word
+    assert main([*common, "--index", "oob", "--budget", "50", "--out", str(tmp_path / "o.csv")]) == 0
+    np.testing.assert_array_equal(pd.read_csv(tmp_path / "o.csv")["value"].to_numpy(), direct.values)
+    capsys.readouterr()
+    assert main([*common, "--index", "data-oob", "--val", str(tmp_path / "t.csv"), "--out", str(tmp_path / "x.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "--val" in err and "not used by --index data-oob" in err and not (tmp_path / "x.csv").exists()
 
 
 def test_a_point_every_model_classified_right_has_an_error_bar_not_zero():

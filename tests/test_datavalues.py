@@ -150,6 +150,29 @@ def test_knn_shapley_equals_brute_force_enumeration_on_12_points(k, seed):
     assert np.allclose(g(S), [_knn_utility(Xt, yt, Xv, yv, k, list(np.flatnonzero(s))) for s in S])
 
 
+@pytest.mark.parametrize("n, k", [(4, 7), (6, 10), (1, 3), (5, 5)])
+def test_knn_shapley_with_k_above_the_training_points_equals_enumeration(n, k):
+    # hunt: the farthest point's value was 1[match] / N whatever k; for k > N no vote is full (each counts 1 / k),
+    # so n=4, k=7 gave values summing to 0.37 for v(N) = 0.20 (0.043 off enumeration)
+    rng = np.random.default_rng(n + k)
+    Xt, Xv = rng.normal(size=(n, 2)), rng.normal(size=(5, 2))
+    yt, yv = rng.integers(0, 2, n), rng.integers(0, 2, 5)
+    g = fs.games.KNNGame(Xt, yt, Xv, yv, k=k)
+    values = fs.games.knn_shapley(Xt, yt, Xv, yv, k=k)
+    assert np.allclose(values, fs.exact(g, "shapley", via="enumeration").values, atol=1e-12)
+    assert values.sum() == pytest.approx(_knn_utility(Xt, yt, Xv, yv, k, list(range(n))))
+
+
+def test_knn_shapley_orders_points_of_large_coordinates_by_their_true_distances():
+    # hunt: |x|^2 - 2 x.v + |v|^2 at 1e8 (timestamps) lost the order of points a unit apart: values 0.062 off
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    y = (X[:, 0] > 0).astype(int)
+    expected = fs.games.knn_shapley(X[:10], y[:10], X[10:], y[10:], k=3)
+    shifted = fs.games.knn_shapley(X[:10] + 1e8, y[:10], X[10:] + 1e8, y[10:], k=3)
+    assert np.array_equal(shifted, expected)
+
+
 @pytest.mark.parametrize("method, options", [("permutation", {}), ("tmc", {"truncation": 0.0, "parallel": 64}),
                                              ("leverageshap", {}), ("kernelshap", {})])
 def test_estimators_approach_exact_knn_values_as_the_budget_grows(method, options):
@@ -253,15 +276,60 @@ def test_value_data_bad_input_costs_no_fit(kwargs, match):
     assert Counting.fits == 0
 
 
+@pytest.mark.parametrize("model, y_train, y_val, kw, match", [
+    # hunt: one class in y_train gave values all 0 from 40 constant predictors, nothing said; a regressor scored by
+    # accuracy, or string y_val for integer y_train, raised scikit-learn's bare message from the constant predictor
+    (Counting(), np.zeros(40, dtype=int), None, {}, r"y_train holds one class only \(0\)"),
+    (KNeighborsClassifier(3), np.ones(40, dtype=int), None, {}, r"y_train holds one class only \(1\)"),
+    (Ridge(), None, None, dict(scoring="accuracy"), "scoring: accuracy_score could not score the constant predictor"),
+    (Counting(), None, "str", {}, "scoring: the model's score could not score the constant predictor.*Mix of label"),
+    (Counting(), None, None, dict(scoring=lambda m, X, y: float(m.coef_[0, 0])),
+     "scoring: <lambda> could not score the constant predictor.*degenerate=<a number>"),
+])
+def test_labels_or_a_scoring_no_fit_could_value_are_refused_naming_them(model, y_train, y_val, kw, match):
+    Xt, yt, Xv, yv, _ = _data()
+    Counting.fits = 0
+    y_train = yt if y_train is None else y_train
+    y_val = yv.astype(str) if y_val == "str" else yv
+    with pytest.raises(ValueError, match=match):
+        fs.value_data(model, Xt, y_train, Xv, y_val, budget=100, seed=0, progress=False, **kw)
+    assert Counting.fits == 0
+
+
+def test_integer_labels_in_an_object_array_are_valued_and_a_duplicated_index_is_refused():
+    # hunt: labels of dtype object (integers out of a mixed pandas column) failed every fit and the constant
+    # predictor's score ('Unknown label type'); a frame whose index repeats a label named two points alike (as_dict
+    # kept one of them, dv['a'] the first) without a word
+    import pandas as pd
+
+    Xt, yt, Xv, yv, _ = _data(n_train=12)
+    as_ints = fs.value_data(LogisticRegression(), Xt, yt, Xv, yv, budget=60, seed=0, progress=False)
+    as_objects = fs.value_data(LogisticRegression(), Xt, yt.astype(object), Xv, yv.astype(object), budget=60,
+                               seed=0, progress=False)
+    assert np.array_equal(as_objects.values, as_ints.values)
+    oob = fs.value_data(LogisticRegression(), Xt, yt.astype(object), index="data-oob", budget=10, seed=0,
+                        progress=False)
+    assert np.array_equal(oob.values, fs.value_data(LogisticRegression(), Xt, yt, index="data-oob", budget=10,
+                                                    seed=0, progress=False).values, equal_nan=True)
+    Counting.fits = 0
+    frame = pd.DataFrame(Xt, index=["a", "b"] * 6)
+    for val in ((Xv, yv), (None, None)):
+        with pytest.raises(ValueError, match="X_train's index holds 'a' more than once"):
+            fs.value_data(Counting(), frame, yt, *val, index="data-oob" if val[0] is None else "banzhaf", budget=60,
+                          seed=0, progress=False)
+    assert Counting.fits == 0
+
+
 def test_a_small_set_of_points_without_a_budget_is_told_the_budget_of_its_exact_values():
     """No budget for 3 points: the error named 10n (30 fits) where 2^3 = 8 fits give the exact values; with that
     budget auto takes them."""
     Xt, yt, Xv, yv, _ = _data()
+    three = np.r_[0, 1, np.flatnonzero(yt != yt[0])[0]]            # two classes (one class alone is refused)
     Counting.fits = 0
     with pytest.raises(ValueError, match="budget=30 for 3 players; budget=8 covers every coalition: exact values"):
-        fs.value_data(Counting(), Xt[:3], yt[:3], Xv, yv, progress=False)
+        fs.value_data(Counting(), Xt[three], yt[three], Xv, yv, progress=False)
     assert Counting.fits == 0
-    exact = fs.value_data(LogisticRegression(), Xt[:3], yt[:3], Xv, yv, budget=8, progress=False)
+    exact = fs.value_data(LogisticRegression(), Xt[three], yt[three], Xv, yv, budget=8, progress=False)
     assert exact.method == "exact" and exact.n_evaluations == 8
     with pytest.raises(ValueError, match=r"budget=300 for 30 players\)"):           # no such hint for 30 points
         fs.value_data(Counting(), Xt[:30], yt[:30], Xv, yv, progress=False)
@@ -295,6 +363,23 @@ def test_groups_of_training_rows_that_are_not_integers_are_refused_before_any_fi
     with pytest.raises(error, match=match):
         fs.value_data(Counting(), Xt[:6], yt[:6], Xv, yv, groups=groups, budget=20, progress=False)
     assert Counting.fits == 0
+
+
+def test_a_model_with_a_random_state_left_at_none_gives_the_same_values_for_the_same_seed():
+    # hunt: each fit of a DecisionTreeClassifier(max_features=1) drew its own random state, so two runs with seed=0
+    # differed by 0.089 and a coalition evaluated twice had two values
+    from sklearn.tree import DecisionTreeClassifier
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 4))
+    y = (X[:, 0] + 0.8 * rng.normal(size=60) > 0).astype(int)
+    model = DecisionTreeClassifier(max_features=1)
+    runs = [fs.value_data(model, X[:12], y[:12], X[12:], y[12:], budget=60, seed=0, progress=False) for _ in range(2)]
+    assert np.array_equal(runs[0].values, runs[1].values)
+    g = DataGame(model, X[:12], y[:12], X[12:], y[12:])
+    S = np.random.default_rng(1).random((6, 12)) < 0.7
+    assert np.array_equal(g(S), g(S))
+    assert model.random_state is None                                 # the user's model is left as it was
 
 
 def test_same_seed_same_values_locally_and_on_a_dask_cluster():

@@ -70,12 +70,12 @@ def run_value_data(args: argparse.Namespace) -> int:
     """Run ``fairshare value-data``: every path and column checked before the first fit."""
     import numpy as np
 
-    from ..doors.value_data import value_data
+    from ..doors.value_data import _is_oob, value_data
 
     model_file = None if args.model in NAMED_MODELS else args.model
     check_paths({"--model": model_file, "--train": args.train, "--val": args.val, "--cache": args.cache},
                 {"--out": args.out, "--plot": args.plot}, args.overwrite)
-    oob = str(args.index).strip().lower() == "data-oob"
+    oob = _is_oob(args.index)                          # the library's spellings: data-oob, dataoob, oob
     if args.val is None and not oob:
         raise ValueError("--val (a CSV of validation rows) is required; only --index data-oob values points without")
     train = read_csv(args.train, "--train")

@@ -25,7 +25,7 @@ from .._core.seeds import item_seeds
 from .._core.tables import check_labels
 from ..backends.clients import as_backend
 from ..engine.montecarlo import Moments
-from ..games.data import _clone, _is_classifier, _n_rows, _rows
+from ..games.data import _is_classifier, _n_rows, _rows, seeded_clone
 from ..results.data_values import DataValues
 from ..store.cache import RunCache, estimator_key, fingerprint
 
@@ -40,15 +40,6 @@ def _bag(seed: np.random.SeedSequence, n: int) -> tuple[np.ndarray, int]:
     """A bootstrap sample of ``n`` rows and the random state of its fit, from the sample's own stream."""
     rng = np.random.default_rng(seed)
     return rng.integers(0, n, size=n), int(rng.integers(0, 2**31 - 1))
-
-
-def _seeded(model: Any, state: int) -> Any:
-    """A fresh clone of ``model``; a ``random_state`` left at None is set to ``state`` (same fit every time)."""
-    clone = _clone(model)
-    params = clone.get_params(deep=False) if hasattr(clone, "get_params") else {}
-    if "random_state" in params and params["random_state"] is None:
-        clone.set_params(random_state=state)
-    return clone
 
 
 def _constant(y: np.ndarray, classifier: bool) -> Any:
@@ -85,7 +76,7 @@ def fit_bags(model: Any, X: Any, y: np.ndarray, seeds: list, classifier: bool) -
             what = "one class"
         else:
             try:
-                fitted = _seeded(model, state).fit(_rows(X, rows), y[rows])
+                fitted = seeded_clone(model, state).fit(_rows(X, rows), y[rows])
                 predicted = np.asarray(fitted.predict(_rows(X, np.flatnonzero(oob)))).reshape(-1)
             except Exception:                             # noqa: BLE001 - a fit that raises: the constant predictor
                 what = "fit failed"

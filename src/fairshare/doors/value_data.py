@@ -62,12 +62,85 @@ def _names(X: Any, n: int) -> list[str]:
     return [f"row{i}" for i in range(n)]
 
 
+def _table(X: Any, name: str) -> Any:
+    """A feature table as the fits take it: plain lists as an array, 2-D."""
+    from .._core.tables import is_sparse
+
+    X = X if hasattr(X, "iloc") or is_sparse(X) or isinstance(X, np.ndarray) else np.asarray(X)
+    if np.ndim(X) != 2:
+        raise ValueError(f"{name} must be a table of rows x features (2-D), got {np.ndim(X)}-D with shape "
+                         f"{np.shape(X)}")
+    return X
+
+
+def _labels(y: Any, name: str) -> Any:
+    """Labels of one column (a single-column table as its column), none missing or infinite."""
+    from .._core.tables import check_labels
+
+    y = y if hasattr(y, "iloc") or isinstance(y, np.ndarray) else np.asarray(y)
+    if np.ndim(y) == 2 and np.shape(y)[1] == 1:
+        y = y.iloc[:, 0] if hasattr(y, "iloc") else y[:, 0]
+    if np.ndim(y) != 1:
+        raise ValueError(f"{name} must hold one label a row (1-D), got shape {np.shape(y)}")
+    check_labels(y, name)
+    held = np.asarray(y)
+    if held.dtype == object and held.size:      # integers (or words) in an object array: scikit-learn reads neither
+        kinds = {bool if isinstance(v, (bool, np.bool_)) else float if isinstance(v, (float, np.floating)) else
+                 int if isinstance(v, (int, np.integer)) else str if isinstance(v, str) else object for v in held}
+        if len(kinds) == 1 and object not in kinds:
+            return np.array(held.tolist())
+    return y
+
+
+def _check_rows(model: Any, X: Any, name: str) -> None:
+    """No infinite value, and NaN only for a model that takes missing values."""
+    from .._core.tables import accepts_missing, check_finite, frame_info, is_sparse
+
+    rows = X if is_sparse(X) else np.asarray(X.to_numpy() if hasattr(X, "to_numpy") else X)
+    if rows.dtype.kind in "fcO" or is_sparse(rows):
+        check_finite(rows, name, frame_info(X)[0], allow_nan=accepts_missing(model) is not False)
+
+
+def checked_training(model: Any, X_train: Any, y_train: Any) -> tuple[Any, Any]:
+    """The training set as the fits need it, refused before any fit where no fit could use it: a 2-D table (plain
+    lists as an array; a frame's index unique, as it names the points) without infinite values (NaN only for a model
+    that takes them), one label a row with as many rows, and for a classifier class labels of two classes or more (one
+    class leaves every coalition degenerate).
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> checked_training(LogisticRegression(), np.zeros((3, 2)), ["a", "a", "a"])
+    Traceback (most recent call last):
+    ...
+    ValueError: y_train holds one class only ('a'): a classifier needs two, every fit would be the constant predictor
+    """
+    from ..games.data import _class_labels, _is_classifier
+
+    X_train, y_train = _table(X_train, "X_train"), _labels(y_train, "y_train")
+    if _n_rows(X_train) != _n_rows(y_train):
+        raise ValueError(f"X_train has {_n_rows(X_train)} rows but y_train has {_n_rows(y_train)} labels")
+    _check_rows(model, X_train, "X_train")
+    index = getattr(X_train, "index", None)
+    if index is not None and not index.is_unique:       # the values are named by it: as_dict and dv[name] lost some
+        raise ValueError(f"X_train's index holds {index[index.duplicated()][0]!r} more than once: each training point "
+                         "is named by its index label; give unique labels (X_train.reset_index(drop=True))")
+    if _is_classifier(model):
+        _class_labels(y_train, "y_train", model)
+        classes = np.unique(np.asarray(y_train))
+        if classes.size == 1:
+            raise ValueError(f"y_train holds one class only ({classes[:1].tolist()[0]!r}): a classifier needs two, "
+                             "every fit would be the constant predictor")
+    return X_train, y_train
+
+
 def checked_sets(model: Any, X_train: Any, y_train: Any, X_val: Any, y_val: Any,
                  index: Any = None) -> tuple[Any, Any, Any, Any]:
     """The training and validation sets as the fits need them, refused before any fit where no fit could use them
-    (a fit that raises is scored as a degenerate coalition, so bad data would be valued silently): plain lists as
-    arrays, 2-D feature tables with the same columns (a frame's matched to X_train's by name), labels of one
-    column, no infinite value, and NaN only for a model that takes missing values. A missing validation set is refused naming ``index`` (which needs it).
+    (a fit that raises is scored as a degenerate coalition, so bad data would be valued silently): the training set
+    as :func:`checked_training` has it, a validation table with the same columns (a frame's matched to X_train's by
+    name) and labels of one column, checked alike. A missing validation set is refused naming ``index`` (which
+    needs it).
 
     Examples
     --------
@@ -77,41 +150,20 @@ def checked_sets(model: Any, X_train: Any, y_train: Any, X_val: Any, y_val: Any,
     ...
     ValueError: X_val has 3 columns but X_train has 2: the model is fitted on X_train's columns and scored on X_val's
     """
-    from .._core.tables import accepts_missing, aligned, check_finite, check_labels, frame_info, is_sparse
+    from .._core.tables import aligned, frame_info
 
     if X_val is None or y_val is None:
         raise ValueError(f"{'X_val' if X_val is None else 'y_val'}: required for index={index!r} (only "
                          "index='data-oob' values points without a validation set)")
-
-    def table(X: Any, name: str) -> Any:
-        X = X if hasattr(X, "iloc") or is_sparse(X) or isinstance(X, np.ndarray) else np.asarray(X)
-        if np.ndim(X) != 2:
-            raise ValueError(f"{name} must be a table of rows x features (2-D), got {np.ndim(X)}-D with shape "
-                             f"{np.shape(X)}")
-        return X
-
-    def labels(y: Any, name: str) -> Any:
-        y = y if hasattr(y, "iloc") or isinstance(y, np.ndarray) else np.asarray(y)
-        if np.ndim(y) == 2 and np.shape(y)[1] == 1:
-            y = y.iloc[:, 0] if hasattr(y, "iloc") else y[:, 0]
-        if np.ndim(y) != 1:
-            raise ValueError(f"{name} must hold one label a row (1-D), got shape {np.shape(y)}")
-        check_labels(y, name)
-        return y
-
-    X_train, X_val = table(X_train, "X_train"), table(X_val, "X_val")
-    y_train, y_val = labels(y_train, "y_train"), labels(y_val, "y_val")
+    X_train, y_train = checked_training(model, X_train, y_train)
+    X_val, y_val = _table(X_val, "X_val"), _labels(y_val, "y_val")
     if np.shape(X_val)[1] != np.shape(X_train)[1]:
         raise ValueError(f"X_val has {np.shape(X_val)[1]} columns but X_train has {np.shape(X_train)[1]}: the model "
                          "is fitted on X_train's columns and scored on X_val's")
     train_columns, val_columns = frame_info(X_train)[0], frame_info(X_val)[0]
     if train_columns is not None and val_columns is not None:   # by name, as every door: missing or unknown refused
         X_val = aligned(X_val, train_columns, "X_val", "the columns of X_train")
-    allow_nan = accepts_missing(model) is not False
-    for X, name in ((X_train, "X_train"), (X_val, "X_val")):
-        rows = X if is_sparse(X) else np.asarray(X.to_numpy() if hasattr(X, "to_numpy") else X)
-        if rows.dtype.kind in "fcO" or is_sparse(rows):
-            check_finite(rows, name, frame_info(X)[0], allow_nan=allow_nan)
+    _check_rows(model, X_val, "X_val")
     return X_train, y_train, X_val, y_val
 
 
@@ -169,7 +221,7 @@ def value_data(model: Any, X_train: Any, y_train: Any, X_val: Any = None, y_val:
                                  scoring=scoring, groups=groups, degenerate=degenerate, client=client, cache=cache,
                                  progress=progress))
     if _is_oob(args["index"]):
-        return _data_oob(model, X_train, y_train, args, options)
+        return _data_oob(model, X_train, y_train, X_val, y_val, args, options)
     X_train, y_train, X_val, y_val = checked_sets(model, X_train, y_train, X_val, y_val, args["index"])
     knn = _knn_neighbours(model) if scoring is None and groups is None else None
     if args["index"] is None:
@@ -228,18 +280,26 @@ def _refuse_failed_fits(model: Any, X_train: Any, y_train: Any, failed: int, fit
                      f"noise; {why}")
 
 
-def _data_oob(model: Any, X_train: Any, y_train: Any, args: dict, options: dict) -> DataValues:
-    """value_data(index="data-oob"): :func:`fairshare.doors.data_oob.data_oob` with the door's checked arguments;
-    what only the estimators use (a method, its options, a stopping rule, ``degenerate``) is refused, naming it."""
-    unused = sorted(options) + [name for name in ("stop", "tol", "degenerate") if args[name] is not None]
+def _data_oob(model: Any, X_train: Any, y_train: Any, X_val: Any, y_val: Any, args: dict,
+              options: dict) -> DataValues:
+    """value_data(index="data-oob"): :func:`fairshare.doors.data_oob.data_oob` with the door's checked arguments and
+    training set (:func:`checked_training`); what it does not use (a validation set, a method, its options, a stopping
+    rule, ``degenerate``) is refused, naming it, and so are values built mostly from failed fits."""
+    unused = [name for name, given in (("X_val", X_val), ("y_val", y_val)) if given is not None]
+    unused += sorted(options) + [name for name in ("stop", "tol", "degenerate") if args[name] is not None]
     if args["method"] != "auto":
         unused.insert(0, "method")
     if unused:
-        raise TypeError(f"{', '.join(unused)}: not used by index='data-oob' (bootstrap fits, budget = their number)")
+        raise TypeError(f"{', '.join(unused)}: not used by index='data-oob' (bootstrap fits, budget = their number; "
+                        "each point is scored by the models fitted without it, not on a validation set)")
+    if args["groups"] is None and args["scoring"] is None:          # data_oob names these itself
+        X_train, y_train = checked_training(model, X_train, y_train)
     with reporting(args["progress"], "valuing data (data-oob)", "fit") as report:
-        return data_oob(model, X_train, y_train, budget=args["budget"], seed=args["seed"], client=args["client"],
-                        cache=args["cache"], groups=args["groups"], scoring=args["scoring"], progress=report,
-                        names=_names(X_train, _n_rows(X_train)))
+        values = data_oob(model, X_train, y_train, budget=args["budget"], seed=args["seed"], client=args["client"],
+                          cache=args["cache"], groups=args["groups"], scoring=args["scoring"], progress=report,
+                          names=_names(X_train, _n_rows(X_train)))
+    _refuse_failed_fits(model, X_train, y_train, values.degenerate.get("fit failed", 0), values.n_evaluations)
+    return values
 
 
 def _knn_neighbours(model: Any) -> int | None:

@@ -13,11 +13,15 @@ crash or a NaN: the empty coalition, a coalition whose labels are all one class 
 classifier), and a fit or score that raises all get the score of the constant predictor (the
 majority class, or the mean target, of the coalition's rows; of the whole training set for the
 empty coalition), or the number given as ``degenerate``.
+
+A model whose ``random_state`` is left at None (a forest, a tree breaking ties at random) is fitted with one drawn
+from the coalition's rows (:func:`coalition_state`), so ``v`` is a function: the same seed gives the same values.
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
 from typing import Any
 
 import numpy as np
@@ -29,7 +33,7 @@ from .cost import fit_seconds
 from ..backends.clients import as_backend
 from ..backends.dask import wait_seconds
 
-__all__ = ["DataGame", "fit_and_score", "fit_and_score_many"]
+__all__ = ["DataGame", "fit_and_score", "fit_and_score_many", "seeded_clone", "coalition_state"]
 
 _IN_FLIGHT_PER_WORKER = 4     # tasks queued on the cluster per worker thread (memory stays bounded)
 _MOST_FITS_PER_TASK = 16      # fits per Dask task: a few ms of scheduling spread over several fits
@@ -52,6 +56,36 @@ def _clone(model: Any) -> Any:
         return clone(model)
     except Exception:                         # noqa: BLE001 - any fit/predict object: a deep copy
         return copy.deepcopy(model)
+
+
+def seeded_clone(model: Any, state: int) -> Any:
+    """A fresh clone of ``model``; a ``random_state`` parameter left at None is set to ``state``, so that the same
+    fit gives the same model every time (a forest or a tree with ties would otherwise be drawn afresh per fit).
+
+    Examples
+    --------
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> seeded_clone(DecisionTreeClassifier(), 7).random_state, seeded_clone(DecisionTreeClassifier(random_state=1), 7)
+    (7, DecisionTreeClassifier(random_state=1))
+    """
+    clone = _clone(model)
+    params = clone.get_params(deep=False) if hasattr(clone, "get_params") else {}
+    if "random_state" in params and params["random_state"] is None:
+        clone.set_params(random_state=state)
+    return clone
+
+
+def coalition_state(idx: np.ndarray) -> int:
+    """The ``random_state`` of a coalition's fit, from its rows alone (not their order, nor the run's seed): the game
+    is one function of the coalition, the same locally, on a cluster, from a cache and for every seed.
+
+    Examples
+    --------
+    >>> coalition_state(np.array([3, 1])) == coalition_state(np.array([1, 3])) != coalition_state(np.array([1]))
+    True
+    """
+    rows = np.sort(np.asarray(idx, dtype="<i8"))
+    return int.from_bytes(hashlib.blake2b(rows.tobytes(), digest_size=4, person=b"fs-fit").digest(), "little") >> 1
 
 
 def _is_classifier(model: Any) -> bool:
@@ -107,7 +141,16 @@ def fit_and_score(model: Any, scorer: Any, X: Any, y: Any, X_val: Any, y_val: An
             return float(fixed_degenerate)
         dummy = DummyClassifier(strategy="most_frequent") if classifier else DummyRegressor()
         dummy.fit(_rows(X, rows), _rows(y, rows))
-        return _score(dummy, scorer, X_val, y_val)
+        try:
+            return _score(dummy, scorer, X_val, y_val)
+        except Exception as error:            # noqa: BLE001 - named: the user's scoring or labels do not fit
+            func = getattr(scorer, "_score_func", scorer)
+            what = "the model's score" if scorer is None else getattr(func, "__name__", type(func).__name__)
+            raise ValueError(f"scoring: {what} could not score the constant predictor ({type(dummy).__name__}, the "
+                             f"value of degenerate coalitions) on X_val, y_val: {type(error).__name__}: "
+                             f"{str(error).splitlines()[0] if str(error) else ''} (does the scoring fit the model, "
+                             "y_val the labels of y_train? degenerate=<a number> values those coalitions without it)"
+                             ) from error
 
     everyone = np.arange(_n_rows(y))
     if idx.size == 0:
@@ -116,7 +159,7 @@ def fit_and_score(model: Any, scorer: Any, X: Any, y: Any, X_val: Any, y_val: An
     if classifier and np.unique(labels).size < 2:
         return constant(idx), "one class"
     try:
-        fitted = _clone(model).fit(_rows(X, idx), _rows(y, idx))
+        fitted = seeded_clone(model, coalition_state(idx)).fit(_rows(X, idx), _rows(y, idx))
         value = _score(fitted, scorer, X_val, y_val)
         if not np.isfinite(value):
             raise ValueError(f"the score is {value}")

@@ -7,7 +7,7 @@ nearest neighbour in ``S``; the game is the mean of ``u_t`` over the validation 
 algorithms", Theorem 1) give its Shapley values exactly: with the training points sorted by
 distance to ``t`` (``a_1`` the closest),
 
-    s_{a_N} = 1[y_{a_N} = y_t] / N,
+    s_{a_N} = 1[y_{a_N} = y_t] / N            (times min(K, N) / K: for K > N no vote is full),
     s_{a_i} = s_{a_{i+1}} + (1[y_{a_i} = y_t] - 1[y_{a_{i+1}} = y_t]) / K * min(K, i) / i,
 
 ``O(N log N)`` per validation point; estimators are checked against them at thousands of players.
@@ -54,9 +54,13 @@ _CELLS = 1 << 24
 
 
 def _orders(X_train: np.ndarray, X_val: np.ndarray) -> np.ndarray:
-    """For each validation point, the training points by increasing distance (ties by index): ``(T, N)``."""
+    """For each validation point, the training points by increasing distance (ties by index): ``(T, N)``. Both sets
+    are centred on the training mean first: ``|x|^2 - 2 x.v + |v|^2`` of raw coordinates lost the order of points a
+    unit apart at 1e8 (timestamps, unscaled amounts) to cancellation."""
     out = np.empty((X_val.shape[0], X_train.shape[0]), dtype=np.int64)
     step = max(1, _CELLS // max(X_train.shape[0], 1))
+    centre = X_train.mean(axis=0) if X_train.shape[0] else 0.0
+    X_train, X_val = X_train - centre, X_val - centre
     sq = (X_train**2).sum(axis=1)
     for lo in range(0, X_val.shape[0], step):
         v = X_val[lo:lo + step]
@@ -82,7 +86,7 @@ def knn_shapley(X_train: Any, y_train: Any, X_val: Any, y_val: Any, k: int = 5) 
     match = (y_train[orders] == y_val[:, None]).astype(float)                      # (T, N) in distance order
     i = np.arange(1, n + 1, dtype=float)
     s = np.zeros_like(match)
-    s[:, -1] = match[:, -1] / n
+    s[:, -1] = match[:, -1] * min(k, n) / (k * n)          # the farthest point counts in the coalitions under k
     step = (match[:, :-1] - match[:, 1:]) / k * np.minimum(k, i[:-1]) / i[:-1]      # s_i - s_{i+1}
     s[:, :-1] = s[:, -1:] + np.cumsum(step[:, ::-1], axis=1)[:, ::-1]
     values = np.zeros((X_val.shape[0], n))
