@@ -380,6 +380,15 @@ def test_a_model_with_a_random_state_left_at_none_gives_the_same_values_for_the_
     S = np.random.default_rng(1).random((6, 12)) < 0.7
     assert np.array_equal(g(S), g(S))
     assert model.random_state is None                                 # the user's model is left as it was
+    # a pipeline's step left at None too (review: only the model's own parameter was set; runs 0.053 apart)
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    pipe = make_pipeline(StandardScaler(), RandomForestClassifier(n_estimators=5, max_features=1))
+    runs = [fs.value_data(pipe, X[:12], y[:12], X[12:], y[12:], budget=60, seed=0, progress=False) for _ in range(2)]
+    assert np.array_equal(runs[0].values, runs[1].values)
+    assert pipe.steps[1][1].random_state is None
 
 
 def test_same_seed_same_values_locally_and_on_a_dask_cluster():

@@ -59,8 +59,9 @@ def _clone(model: Any) -> Any:
 
 
 def seeded_clone(model: Any, state: int) -> Any:
-    """A fresh clone of ``model``; a ``random_state`` parameter left at None is set to ``state``, so that the same
-    fit gives the same model every time (a forest or a tree with ties would otherwise be drawn afresh per fit).
+    """A fresh clone of ``model``; a ``random_state`` parameter left at None (its own or a pipeline step's) is set to
+    ``state``, so that the same fit gives the same model every time (a forest or a tree with ties would otherwise be
+    drawn afresh per fit).
 
     Examples
     --------
@@ -69,9 +70,10 @@ def seeded_clone(model: Any, state: int) -> Any:
     (7, DecisionTreeClassifier(random_state=1))
     """
     clone = _clone(model)
-    params = clone.get_params(deep=False) if hasattr(clone, "get_params") else {}
-    if "random_state" in params and params["random_state"] is None:
-        clone.set_params(random_state=state)
+    params = clone.get_params(deep=True) if hasattr(clone, "get_params") else {}
+    unset = {k: state for k, v in params.items() if (k == "random_state" or k.endswith("__random_state")) and v is None}
+    if unset:                                   # a pipeline's steps too (``randomforestclassifier__random_state``)
+        clone.set_params(**unset)
     return clone
 
 
