@@ -207,7 +207,19 @@ def test_tmc_without_truncation_is_unbiased_and_truncation_saves_evaluations():
     assert np.allclose(cut.values, 1 / 30, atol=0.01)
 
 
+def test_tmc_waits_for_steps_in_a_row_before_it_truncates_a_walk():
+    # hunt10: where v(N) = v(empty) (a model no better than the majority class), a walk whose first point changed
+    # nothing was truncated at once: every later point got 0 (7 points, coverage 0.20-0.28, bias -0.107 on 0.116).
+    # Here: 1 + sum of w over S, w summing to 0; walks stopped at the first step within 1% of v(N) put 0 on most
+    w = np.array([0.3, 0.3, -0.3, -0.3, 0, 0, 0, 0, 0, 0])
+    g = fs.games.FunctionGame(lambda S: 1.0 + S @ w, 10)
+    errors = {p: np.mean([np.abs(fs.estimate(g, "shapley", method="tmc", budget=200, seed=s, **opts).values - w).max()
+                          for s in range(20)]) for p, opts in (("first", {"patience": 1}), ("default", {}))}
+    assert errors["first"] > 0.2 and errors["default"] < 0.02, errors
+
+
 @pytest.mark.parametrize("options, match", [({"truncation": -0.1}, "truncation must be >= 0"),
+                                            ({"patience": 0}, "patience must be >= 1"),
                                             ({"parallel": 0}, "parallel must be >= 1"),
                                             ({"stride": 2.5}, "stride must be an integer")])
 def test_tmc_options_are_checked_before_any_fit(options, match):

@@ -170,11 +170,11 @@ class TruncatedSolver:
 
     def __init__(self, setup: Setup) -> None:
         self.d = setup.n_players
-        self.tol = setup.options["truncation"]
+        self.tol, self.patience = setup.options["truncation"], setup.options["patience"]
         self.n_walks, self.truncated_steps = 0, 0
 
     def start(self, v0: np.ndarray, vN: np.ndarray) -> None:
-        self.walks = Walks(self.d, self.tol, v0, vN)
+        self.walks = Walks(self.d, self.tol, v0, vN, self.patience)
         self.moments = Moments((self.d, v0.size))
 
     def absorb(self, batch: WalkBatch, values: np.ndarray) -> None:
@@ -204,7 +204,7 @@ def _truncated_sampler(setup: Setup) -> TruncatedPermutations:
     n = setup.n_players
     parallel = o["parallel"] or (1 if n >= _ONE_WALK else -(-_WALK_ROWS // n))
     return TruncatedPermutations(setup.sampler_rng, setup.n_players, o["truncation"], parallel=parallel,
-                                 stride=o["stride"])
+                                 stride=o["stride"], patience=o["patience"])
 
 
 # ---------------------------------------------------------------------------- per-player marginals
@@ -321,11 +321,16 @@ SPECS = [
         default_for={"weighted-banzhaf": 18}),
     MethodSpec(
         name="tmc", indices=("shapley",),
-        description="truncated Monte Carlo (TMC-Shapley): permutation walks stopped once the value is within "
-                    "a share (truncation) of v(N), for games whose evaluations are model fits",
+        description="truncated Monte Carlo (TMC-Shapley): permutation walks stopped once the value stays within "
+                    "a share (truncation) of v(N) for patience steps in a row, for games whose evaluations are model "
+                    "fits",
         sampler=_truncated_sampler, solver=TruncatedSolver,
-        options=(Option("truncation", 0.01, "stop a walk once |v(S) - v(N)| <= truncation * |v(N)|; 0 never",
+        options=(Option("truncation", 0.01, "stop a walk once |v(S) - v(N)| <= truncation * |v(N)| (patience steps in "
+                        "a row); 0 never",
                         kind="float", minimum=0.0),
+                 Option("patience", 6, "steps in a row within truncation of v(N) before a walk stops (as Ghorbani "
+                        "and Zou's code; 1 stops at the first, which truncates every walk where v(N) ~ v(empty))",
+                        kind="int", minimum=1),
                  Option("parallel", None, "walks under way at once, each batch advances all of them (default "
                         "ceil(4096 / n) below 256 players, else 1; locally and on Dask alike; more keeps a large "
                         "cluster busy); new walks start only while the budget can expect to finish them, and a walk "

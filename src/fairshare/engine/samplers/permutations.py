@@ -131,10 +131,10 @@ class WalkBatch:
 class Walks:
     """Permutation walks under way: the values seen along each and where each was truncated.
 
-    A walk is truncated at the first step ``j`` (all steps up to ``j`` known) whose value is within
-    ``tol * |v(N)|`` of ``v(N)`` (every output): the players after it get a zero marginal
-    (Ghorbani and Zou 2019, TMC-Shapley). ``tol = 0`` never truncates. The sampler and the solver
-    each keep one and apply the same rule to the same values.
+    A walk is truncated at the first step ``j`` (all steps up to ``j`` known) that ends ``patience`` steps in a
+    row whose values are within ``tol * |v(N)|`` of ``v(N)`` (every output): the players after it get a zero
+    marginal (Ghorbani and Zou 2019, TMC-Shapley; their code waits for six steps in a row). ``tol = 0`` never
+    truncates. The sampler and the solver each keep one and apply the same rule to the same values.
 
     Examples
     --------
@@ -144,8 +144,8 @@ class Walks:
     [0]
     """
 
-    def __init__(self, n: int, tol: float, v0: np.ndarray, vN: np.ndarray) -> None:
-        self.n, self.tol = n, float(tol)
+    def __init__(self, n: int, tol: float, v0: np.ndarray, vN: np.ndarray, patience: int = 1) -> None:
+        self.n, self.tol, self.patience = n, float(tol), int(patience)
         self.v0, self.vN = np.asarray(v0, dtype=float), np.asarray(vN, dtype=float)
         k = self.v0.size
         self.perms = np.zeros((0, n), dtype=np.int64)
@@ -180,7 +180,10 @@ class Walks:
             close = np.all(np.abs(self.chain[touched] - self.vN) <= self.tol * np.abs(self.vN), axis=2)
             close[:, 0] = False                                   # v(empty) never truncates
             prefix = np.cumprod(self.known[touched], axis=1).astype(bool)
-            hit = close & prefix & self.known[touched]
+            within = close & prefix & self.known[touched]
+            steps = np.arange(self.n + 1)
+            last_out = np.maximum.accumulate(np.where(within, -1, steps[None, :]), axis=1)
+            hit = steps[None, :] - last_out >= self.patience        # ``patience`` steps in a row within tol
             first = np.where(hit.any(axis=1), hit.argmax(axis=1), self.n)
             self.cut[touched] = np.minimum(self.cut[touched], first)
         done = self.known[touched].all(axis=1) | (self.cut[touched] < self.n)
@@ -224,9 +227,9 @@ class TruncatedPermutations(Sampler):
     """
 
     def __init__(self, rng: np.random.Generator, n_players: int, tol: float, parallel: int = 1,
-                 stride: int | None = None) -> None:
+                 stride: int | None = None, patience: int = 1) -> None:
         super().__init__(rng, n_players)
-        self.tol, self.parallel = float(tol), int(parallel)
+        self.tol, self.parallel, self.patience = float(tol), int(parallel), int(patience)
         self.stride = int(stride) if stride else max(1, -(-n_players // 100))
         self.unit_cost = 1
         self.max_stale = 64               # steps of small coalitions repeat often: a round ends after 64 proposals in a
@@ -239,7 +242,7 @@ class TruncatedPermutations(Sampler):
     def propose(self, allowance: int, history: History) -> WalkBatch | None:
         n = self.d
         if self.walks is None:
-            self.walks = Walks(n, self.tol, history.empty_value, history.grand_value)
+            self.walks = Walks(n, self.tol, history.empty_value, history.grand_value, self.patience)
         walks = self.walks
         for batch, values in zip(history.batches[self.seen:], history.values[self.seen:]):
             if isinstance(batch, WalkBatch):
