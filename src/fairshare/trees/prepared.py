@@ -109,10 +109,14 @@ def _same(a: tuple, b: tuple) -> bool:
 # (id(model), kind) -> (weak reference to the model, fit state, what was built): keyed by identity, since some models
 # (catboost's) define __eq__ without __hash__; an entry leaves with its model
 _CACHE: dict[tuple, tuple] = {}
-_LOCK = threading.Lock()
+# reentrant: a model collected while the lock is held (a garbage cycle freed by any allocation) drops its entries
+# through its weak reference's callback on the same thread, which takes the lock again
+_LOCK = threading.RLock()
 
 
 def _drop(key: tuple, ref: weakref.ref) -> None:
+    if _CACHE is None or _LOCK is None:          # a model collected at interpreter shutdown: nothing left to drop
+        return
     with _LOCK:
         entry = _CACHE.get(key)
         if entry is not None and entry[0] is ref:
@@ -221,4 +225,4 @@ def forget(model: Any = None) -> None:
             _CACHE.clear()
         else:
             for key in [k for k in _CACHE if k[0] == id(model)]:
-                del _CACHE[key]
+                _CACHE.pop(key, None)
