@@ -32,7 +32,8 @@ from fairshare.engine.registry import get_method, method_names
 from fairshare.doors.exact import EXACT
 from fairshare.doors.explain import EXPLAIN
 from fairshare.doors.global_importance import GLOBAL_IMPORTANCE
-from fairshare.games.tree import TREE_ARGUMENTS, TREE_INTERACTIONS
+from fairshare.games.tree import TREE_ARGUMENTS
+from fairshare.games.tree_interactions import TREE_INTERACTIONS
 from fairshare.indices.interactions import INTERACTION_INDEX_NAMES
 from fairshare.doors.interactions import INTERACTIONS
 from fairshare.stopping import MaxEvaluations, RelativeError
