@@ -4,7 +4,9 @@
 - columns given in any order: each feature gets the same value;
 - MaxEvaluations (and the budget) is never exceeded, whatever method ``auto`` picks;
 - every door refuses an unknown keyword and a wrong value of each of its declared arguments before any
-  model call (a counting model proves it); the bad values are generated from the doors' own tables.
+  model call (a counting model proves it); the bad values are generated from the doors' own tables;
+- a tree model (scikit-learn, xgboost, lightgbm; alone, in a pipeline, from a file) refuses a bad argument with no
+  row predicted: its reading is checked, and a probability's link found, only before the first value.
 
 Hypothesis runs derandomized (the same examples on every run) so that CI is reproducible.
 """
@@ -32,7 +34,8 @@ from fairshare.engine.registry import get_method, method_names
 from fairshare.doors.exact import EXACT
 from fairshare.doors.explain import EXPLAIN
 from fairshare.doors.global_importance import GLOBAL_IMPORTANCE
-from fairshare.games.tree import TREE_ARGUMENTS, TREE_INTERACTIONS
+from fairshare.games.tree import TREE_ARGUMENTS
+from fairshare.games.tree_interactions import TREE_INTERACTIONS
 from fairshare.indices.interactions import INTERACTION_INDEX_NAMES
 from fairshare.doors.interactions import INTERACTIONS
 from fairshare.stopping import MaxEvaluations, RelativeError
@@ -637,3 +640,196 @@ def _catboost_model(cb, frame):
                                                    allow_writing_files=False).fit(frame, Y,
                                                                                   cat_features=["band", "decile"])
     return _CATBOOST["model"]
+
+
+# ------------------------------------------------------------------------------------ tree models: no call refused
+# A tree model is planned on its trees as read, without a model call; the reading is checked against the model's
+# own predictions (48 rows), an xgboost or lightgbm base found (1 row) and a probability's link found (up to 20
+# rows) only before the first value. A refused argument used to cost those rows first.
+
+def _tree_models() -> dict:
+    xgb, lgb = pytest.importorskip("xgboost"), pytest.importorskip("lightgbm")
+    return {"forest": RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X6, Y),
+            "xgboost": xgb.XGBClassifier(n_estimators=5, max_depth=3, base_score=0.3).fit(X6, Y),
+            "lightgbm": lgb.LGBMClassifier(n_estimators=5, num_leaves=7, verbose=-1).fit(X6, Y)}
+
+
+@pytest.fixture(scope="module")
+def tree_models() -> dict:
+    return _tree_models()
+
+
+def _counted(model, monkeypatch) -> list:
+    """The rows ``model`` (and its booster) predicts from now on, counted in ``rows[0]``; its reading forgotten."""
+    from fairshare.trees.prepared import forget
+
+    forget()
+    rows = [0]
+    for owner in (model, getattr(model, "_Booster", None)):
+        for name in ("predict", "predict_proba", "decision_function"):
+            method = getattr(owner, name, None) if owner is not None else None
+            if method is None:
+                continue
+
+            def counting(Z, *args, _method=method, **kwargs):
+                rows[0] += Z.num_row() if hasattr(Z, "num_row") else len(Z)
+                return _method(Z, *args, **kwargs)
+
+            monkeypatch.setattr(owner, name, counting)
+    return rows
+
+
+_BG = X6.iloc[100:110]
+_COLS = list(X6.columns)
+_INTERVENTIONAL = dict(mode="interventional", background=_BG)
+BAD_TREE_CALLS = {
+    "explain budget": lambda m: fs.explain(m, X6.iloc[:2], _BG, method="kernelshap", budget=3, progress=False),
+    "explain path-dependent budget": lambda m: fs.explain(m, X6.iloc[:2], method="kernelshap", budget=3,
+                                                          progress=False),
+    "explain probability budget": lambda m: fs.explain(m, X6.iloc[:2], _BG, model_output="probability",
+                                                       method="kernelshap", budget=3, progress=False),
+    "explain log_loss budget": lambda m: fs.explain(m, X6.iloc[:2], _BG, model_output="log_loss", y=Y.iloc[:2],
+                                                    method="kernelshap", budget=3, progress=False),
+    "explain option": lambda m: fs.explain(m, X6.iloc[:2], _BG, method="regression", distribution="nope",
+                                           budget=100, progress=False),
+    "explain interactions budget": lambda m: fs.explain(m, X6.iloc[:2], _BG, interactions=2, method="iq-regression",
+                                                        budget=3, progress=False),
+    "explain owen budget": lambda m: fs.explain(m, X6.iloc[:2], _BG, index="owen", partition=[_COLS[:2], _COLS[2:]],
+                                                method="owen-permutation", budget=3, progress=False),
+    "explain owen partition": lambda m: fs.explain(m, X6.iloc[:2], _BG, index="owen",
+                                                   partition=[[_COLS[0], "nope"]], progress=False),
+    "explain X columns": lambda m: fs.explain(m, X6.iloc[:2, :5].to_numpy(), _BG.to_numpy(), progress=False),
+    "TreeGame budget": lambda m: fs.estimate(fs.games.TreeGame(m, X6.iloc[0], **_INTERVENTIONAL),
+                                             method="kernelshap", budget=3),
+    "TreeGame probability budget": lambda m: fs.estimate(fs.games.TreeGame(
+        m, X6.iloc[0], model_output="probability", **_INTERVENTIONAL), method="kernelshap", budget=3),
+    "TreeGame log_loss label": lambda m: fs.games.TreeGame(m, X6.iloc[0], model_output="log_loss", y=5,
+                                                           **_INTERVENTIONAL),
+    "TreeGame interactions budget": lambda m: fs.interactions(fs.games.TreeGame(m, X6.iloc[0], **_INTERVENTIONAL),
+                                                              "k-sii", order=2, method="iq-regression", budget=3),
+    "tree_values mode": lambda m: fs.games.tree_values(m, X6.iloc[:2], mode="interventional"),
+    "tree_interactions order": lambda m: fs.games.tree_interactions(m, X6.iloc[:2], index="k-sii", order=9),
+    "tree_interactions shap order": lambda m: fs.games.tree_interactions(m, X6.iloc[:2], order=3),
+}
+_TREE_CASES = [(lib, case) for lib in ("forest", "xgboost", "lightgbm") for case in BAD_TREE_CALLS]
+
+
+@pytest.mark.parametrize("lib, case", _TREE_CASES, ids=[f"{lib}-{case}" for lib, case in _TREE_CASES])
+def test_a_tree_model_refuses_a_bad_argument_before_any_model_call(tree_models, lib, case, monkeypatch):
+    model = tree_models[lib]
+    rows = _counted(model, monkeypatch)
+    with pytest.raises(ValueError):
+        BAD_TREE_CALLS[case](model)
+    assert rows[0] == 0, f"{rows[0]} rows predicted before the refusal"
+
+
+@pytest.mark.parametrize("lib", ["xgboost", "lightgbm"])
+@pytest.mark.parametrize("output", [None, "probability"])
+def test_a_pipeline_of_a_tree_model_refuses_a_bad_budget_before_any_model_call(tree_models, lib, output,
+                                                                                monkeypatch):
+    """The pipeline's door planned on the unchecked reading already, but reading xgboost's and lightgbm's trees
+    predicted one row (their base), now found with the check."""
+    from sklearn.base import clone
+
+    pipe = make_pipeline(ColumnTransformer([("scale", StandardScaler(), _COLS[:3])], remainder="passthrough"),
+                         clone(tree_models[lib])).fit(X6, Y)
+    final = pipe.steps[-1][1]
+    rows = _counted(final, monkeypatch)
+    with pytest.raises(fs.BudgetError):
+        fs.explain(pipe, X6.iloc[:2], _BG, model_output=output, method="kernelshap", budget=3, progress=False)
+    assert rows[0] == 0
+    e = fs.explain(pipe, X6.iloc[:2], _BG, model_output=output, progress=False)
+    assert rows[0] >= 49 and e.info["pipeline"]["exact"]                         # checked (and settled) first
+    bare = fs.explain(final, pipe[:-1].transform(X6.iloc[:2]), pipe[:-1].transform(_BG),
+                      model_output=output, progress=False)                      # the same trees on scaled columns
+    np.testing.assert_allclose(e.values, bare.values, atol=1e-12)
+
+
+@pytest.mark.parametrize("lib", ["forest", "xgboost", "lightgbm"])
+def test_a_good_call_after_a_refused_one_checks_the_reading_once_and_gives_the_eager_readings_values(
+        tree_models, lib, monkeypatch):
+    """After a refusal that cost nothing, the first value checks the reading (48 rows, and xgboost's and lightgbm's
+    base: 1 row), once per model, and the values are those of the trees read and checked up front."""
+    from fairshare.trees import read_ensemble
+
+    model = tree_models[lib]
+    eager = read_ensemble(model)                                      # read, settled and checked at once
+    rows = _counted(model, monkeypatch)
+    with pytest.raises(fs.BudgetError):
+        BAD_TREE_CALLS["explain budget"](model)
+    assert rows[0] == 0
+    e = fs.explain(model, X6.iloc[:3], _BG, progress=False)
+    check = rows[0]
+    assert check == 48 + (lib != "forest")
+    ref = fs.explain(eager, X6.iloc[:3].to_numpy(), _BG.to_numpy(), progress=False)
+    np.testing.assert_array_equal(e.values, ref.values)
+    np.testing.assert_array_equal(e.empty_value, ref.empty_value)
+    np.testing.assert_array_equal(fs.games.tree_values(model, X6.iloc[:3]).values,
+                                  fs.games.tree_values(eager, X6.iloc[:3].to_numpy()).values)
+    game = fs.games.TreeGame(model, X6.iloc[0], model_output="probability", **_INTERVENTIONAL)
+    assert rows[0] == check                                            # checked once: no row until the link is asked
+    phi = fs.exact(game)
+    assert game.link == {"forest": "identity"}.get(lib, "logistic") and rows[0] > check     # found on the rows
+
+    def mean_proba(S):                                                 # the model's own predict_proba, averaged
+        hybrid = np.where(S[:, None, :], X6.iloc[0].to_numpy()[None, None, :], _BG.to_numpy()[None, :, :])
+        p = model.predict_proba(pd.DataFrame(hybrid.reshape(-1, 6), columns=_COLS))
+        return p.reshape(S.shape[0], len(_BG), -1).mean(axis=1)
+
+    np.testing.assert_allclose(phi.values, fs.exact(fs.games.FunctionGame(mean_proba, n_players=6)).values,
+                               atol=1e-6)                             # (xgboost's predict_proba: float32)
+
+
+def test_a_misread_tree_model_is_refused_at_the_first_value_after_every_argument(monkeypatch):
+    """The check still guards the values: a reading that does not reproduce the model is refused before any value,
+    but only once the arguments are accepted (a bad budget is said first, with no model call)."""
+    from fairshare.trees.readers.sklearn import SklearnReader
+
+    model = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=1).fit(X6, Y)
+    read = SklearnReader.read
+
+    def misread(self, m):
+        ens = read(self, m)
+        ens.value = ens.value * 1.5                                    # leaves off by half their value
+        return ens
+
+    monkeypatch.setattr(SklearnReader, "read", misread)
+    rows = _counted(model, monkeypatch)
+    with pytest.raises(fs.BudgetError, match="budget=3 is too small"):
+        fs.explain(model, X6.iloc[:2], _BG, method="kernelshap", budget=3, progress=False)
+    assert rows[0] == 0
+    for call in (lambda: fs.explain(model, X6.iloc[:2], _BG, progress=False),
+                 lambda: fs.exact(fs.games.TreeGame(model, X6.iloc[0], **_INTERVENTIONAL)),
+                 lambda: fs.games.tree_values(model, X6.iloc[:2]),
+                 lambda: fs.games.tree_interactions(model, X6.iloc[:2])):
+        with pytest.raises(ValueError, match="does not reproduce its predictions"):
+            call()
+    assert rows[0] == 4 * 48                                           # a failed check is not remembered
+
+
+@pytest.mark.parametrize("lib", ["forest", "xgboost", "lightgbm"])
+def test_the_cli_refuses_a_bad_budget_for_a_saved_tree_model_before_any_model_call(tree_models, lib,
+                                                                                   tmp_path, monkeypatch):
+    import joblib
+
+    model = tree_models[lib]
+    path = tmp_path / {"forest": "m.joblib", "xgboost": "m.json", "lightgbm": "m.txt"}[lib]
+    if lib == "forest":
+        joblib.dump(model, path)
+    else:
+        (model.get_booster() if lib == "xgboost" else model.booster_).save_model(str(path))
+    owner = {"forest": RandomForestClassifier, "xgboost": pytest.importorskip("xgboost").Booster,
+             "lightgbm": pytest.importorskip("lightgbm").Booster}[lib]
+    rows = [0]
+    for name in ("predict", "predict_proba"):
+        method = getattr(owner, name, None)
+        if method is not None:
+            monkeypatch.setattr(owner, name, lambda self, Z, *a, _m=method, **k: rows.__setitem__(
+                0, rows[0] + (Z.num_row() if hasattr(Z, "num_row") else len(Z))) or _m(self, Z, *a, **k))
+    X6.iloc[:3].to_csv(tmp_path / "rows.csv", index=False)
+    _BG.to_csv(tmp_path / "bg.csv", index=False)
+    base = ["explain", "--model", str(path), "--data", str(tmp_path / "rows.csv"), "--background",
+            str(tmp_path / "bg.csv"), "--out", str(tmp_path / "o.csv"), "--quiet", "--trust-model"]
+    assert cli_main(base + ["--method", "kernelshap", "--budget", "3"]) == 2 and rows[0] == 0
+    assert not (tmp_path / "o.csv").exists()
+    assert cli_main(base) == 0 and rows[0] >= 48                       # a good call checks the reading

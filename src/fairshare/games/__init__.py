@@ -17,7 +17,8 @@ from .noisy import NoisyGame
 from .restricted import RestrictedGame
 from .symmetric import AdversarialGame, SymmetricGame
 from .torch_game import TorchGame
-from .tree import TreeGame, tree_interactions, tree_values, tree_values_array
+from .tree import TreeGame, tree_values, tree_values_array
+from .tree_interactions import tree_interactions
 from .unanimity import SOUMGame, UnanimityGame, unanimity_share
 from .voting import WeightedVotingGame
 

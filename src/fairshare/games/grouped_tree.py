@@ -10,11 +10,9 @@ import numpy as np
 from ..indices.interactions import resolve_interaction_index, subsets_up_to
 from ..indices.semivalues import Semivalue, resolve_index
 from ..trees.interactions import leaf_interactions
-from ..trees.links import log_loss, probability_link
 from ..trees.prepared import Prepared
-from ..trees.tabulate import TABLE_PLAYERS
 from .base import Game
-from .tree import MODEL_OUTPUT, MODES, TreeGame, _exact_rows, empty_value
+from .tree import MODEL_OUTPUT, MODES, TreeGame, _exact_rows, class_outputs, empty_value
 
 __all__ = ["GroupedTreeGame", "grouped_tree_explanation", "grouped_tree_pairs"]
 
@@ -63,59 +61,32 @@ class GroupedTreeGame(TreeGame):
         if model_output != "raw" and mode != "interventional":
             raise ValueError(f"model_output={model_output!r} is defined for mode='interventional' (a background)")
         ens = prep.ensemble
+        if verify is None and not ens.settled:
+            raise ValueError("this reading of the trees still owes its base (read without a model call): give verify, "
+                             "which completes and checks it (fairshare.trees.prepared.verified)")
         Game.__init__(self, ens.n_features, player_names=player_names, batch_size=batch_size)
         self.prepared, self.model, self.mode, self._check_reading = prep, model, mode, verify
         self.x = np.asarray(x, dtype=float).reshape(-1)
         self.background = None if background is None else np.atleast_2d(np.asarray(background, dtype=float))
         self.group_of = ens.group_of
         self.n_outputs = ens.n_outputs if ens.n_outputs > 1 else 0
-        self.model_output, self.link, self._output, self._label, self._link_rows = model_output, "identity", None, \
+        self.model_output, self._link, self._output, self._label, self._link_rows = model_output, "identity", None, \
             None, None
+        self._unchecked = verify is not None
         if model_output != "raw":
-            classes = [c.item() if hasattr(c, "item") else c for c in getattr(model, "classes_", [])]
-            if not classes:
+            if not len(getattr(model, "classes_", [])):
                 raise ValueError(f"model_output={model_output!r} needs a classifier with classes_")
-            self.n_outputs = len(classes) if model_output == "probability" else 0
-            y = y.item() if hasattr(y, "item") else y
-            if model_output == "log_loss" and y not in classes:
-                raise ValueError(f"y must be one of the model's classes {classes}, got {y!r}")
-            self._label = classes.index(y) if model_output == "log_loss" else None
+            self.n_outputs, self._label = class_outputs(model, ens, model_output, y)
             self._link_rows = sample                     # the link is found on them before the first value
 
-    @property
-    def _tabulated(self) -> bool:
-        """A probability or log loss of at most TABLE_PLAYERS groups: every coalition's value from one table."""
-        return self.model_output != "raw" and self.prepared.ensemble.linear is None and \
-            self.n_players <= TABLE_PLAYERS
-
-    def _read_checked(self) -> None:
-        """Before the first value: the reading of the trees checked against the model, and the margin's link to its
-        probabilities found (the first of identity, logistic and softmax that reproduces predict_proba)."""
-        if self._check_reading is not None:
-            self._check_reading()
-            self._check_reading = None
-        if self._link_rows is None:
-            return
-        prep, sample, self._link_rows = self.prepared, self._link_rows, None
-        if "probability" not in prep.links:
-            prep.links["probability"] = probability_link(self.model, prep.ensemble.predict(
-                self.background[:len(sample)]), sample)
-        self.link, to_probability = prep.links["probability"]
-        label = self._label
-        self._output = to_probability if label is None else (lambda raw: log_loss(to_probability(raw), label)[:, None])
-
-    def exact_values(self, index: Semivalue) -> np.ndarray:
-        self._read_checked()
-        return super().exact_values(index)
-
-    def exact_interactions(self, index: Any, subsets: np.ndarray) -> np.ndarray:
-        self._read_checked()
-        return super().exact_interactions(index, subsets)
+    def _check(self) -> None:
+        """The door's check of its reading of the trees (the ``verify`` it gave)."""
+        self._check_reading()
 
     def _evaluate(self, coalitions: np.ndarray) -> np.ndarray:
-        self._read_checked()
         if self._tabulated or self.mode != "interventional":
             return super()._evaluate(coalitions)            # the table of the groups, or path-dependent values
+        self._read_checked()
         ens, B = self.prepared.ensemble, self.background.shape[0]
         width = self.x.size
         block = max(1, _BLOCK_ELEMENTS // max(B * width, 1))

@@ -11,26 +11,26 @@ from .._core.arguments import Arguments, Option
 from .._core.tables import model_columns
 from .base import Game
 from .cost import row_seconds, table_seconds
-from ..indices.interactions import InteractionIndex, resolve_interaction_index, subsets_up_to
 from ..results.explanation import Explanation
-from ..results.interaction_rows import InteractionRows
 from ..indices.semivalues import Semivalue, resolve_index
+from ..trees.ensemble import TreeEnsemble
 from ..trees.interactions import leaf_interactions
 from ..trees.links import MODEL_OUTPUTS, log_loss, probability_link
 from ..trees.tabulate import TABLE_PLAYERS, interventional_table
 from ..trees.inputs import tree_rows
 from ..trees.paths import LeafPaths
 from ..trees.classes import class_explanation
-from ..trees.prepared import Prepared, prepared, unreadable
+from ..trees.prepared import Prepared, planned, unreadable, verified
 from ..trees.values import leaf_semivalues, path_weights, sign_tables
 
-__all__ = ["TreeGame", "tree_values", "tree_values_array", "tree_explanation", "tree_interactions", "empty_value",
-           "TREE_ARGUMENTS", "TREE_INTERACTIONS", "MODES"]
+__all__ = ["TreeGame", "tree_values", "tree_values_array", "tree_explanation", "empty_value", "TREE_ARGUMENTS",
+           "MODES"]
 
 MODES = ("path-dependent", "interventional")
 _BLOCK_ELEMENTS = 1 << 22
 _DECISION_CELLS = 1 << 26  # row x node decisions held at once (64 MB of booleans)
 _WALK_ROWS = 64            # rows sharing one compiled walk over the trees (arithmetic vectorized over them)
+_LINK_ROWS = 20            # background rows the probability link is found on
 
 
 #: TreeGame's and tree_values' arguments (besides the model and the rows), checked before the model is read
@@ -109,7 +109,7 @@ class TreeGame(Game):
                              "the path-dependent game averages margins over the trees' cover")
         if (model_output == "log_loss") != (y is not None):
             raise ValueError("y (the label) is required for model_output='log_loss' and only used there")
-        prep = prepared(model)
+        prep = planned(model)                  # no model call: the reading is checked before the first value
         _check_mode(prep, mode, background)
         ens = prep.ensemble
         super().__init__(ens.n_features, player_names=player_names if player_names is not None else
@@ -124,25 +124,52 @@ class TreeGame(Game):
         if self.background is not None and self.background.shape[0] == 0:
             raise ValueError("background must hold at least one row")
         self.n_outputs = ens.n_outputs if ens.n_outputs > 1 else 0
-        self.model_output, self.link, self._output, self._label = model_output, "identity", None, None
+        self.model_output, self._link, self._output, self._label, self._link_rows = model_output, "identity", None, \
+            None, None
+        self._unchecked = not isinstance(model, (Prepared, TreeEnsemble))     # checked before the first value
         if model_output != "raw":
-            sample = background.iloc[:20] if hasattr(background, "iloc") else np.atleast_2d(np.asarray(background))[:20]
-            if "probability" not in prep.links:           # a property of the model: checked on its first rows
-                prep.links["probability"] = probability_link(model, ens.predict(self.background[:20]), sample)
-            self.link, to_probability = prep.links["probability"]
-            self._output = to_probability
-            k = to_probability(ens.predict(self.background[:1])).shape[1]
-            self.n_outputs = k if model_output == "probability" else 0
-            if model_output == "log_loss":
-                classes = [c.item() if hasattr(c, "item") else c for c in getattr(model, "classes_", range(k))]
-                y = y.item() if hasattr(y, "item") else y
-                if y not in classes:
-                    raise ValueError(f"y must be one of the model's classes {classes}, got {y!r}")
-                position = classes.index(y)
-                self._output = lambda raw: log_loss(to_probability(raw), position)[:, None]
-                self._label = position
+            if not callable(getattr(model, "predict_proba", None)):
+                raise ValueError(f"model_output={model_output!r} needs a classifier with predict_proba; "
+                                 f"{type(model).__name__} has none")
+            self.n_outputs, self._label = class_outputs(model, ens, model_output, y)
+            self._link_rows = background.iloc[:_LINK_ROWS] if hasattr(background, "iloc") else \
+                np.atleast_2d(np.asarray(background))[:_LINK_ROWS]     # the link is found on them before any value
+
+    def _check(self) -> None:
+        """The reading of the trees made ready and checked against the model (once per model: cached)."""
+        verified(self.model, self.prepared)
+
+    def _read_checked(self) -> None:
+        """Before the first value: the reading of the trees checked against the model, and the margin's link to its
+        probabilities found (the first of identity, logistic and softmax that reproduces predict_proba; once per
+        model), so that a refused argument costs no model call."""
+        if self._unchecked:
+            self._check()
+            self._unchecked = False
+        if self._link_rows is None:
+            return
+        prep, sample = self.prepared, self._link_rows
+        if "probability" not in prep.links:               # a property of the model: checked on its first rows
+            prep.links["probability"] = probability_link(self.model, prep.ensemble.predict(
+                self.background[:len(sample)]), sample)
+        self._link, to_probability = prep.links["probability"]
+        k = to_probability(prep.ensemble.predict(self.background[:1])).shape[1]
+        if self.model_output == "probability" and k != self.n_outputs:
+            raise ValueError(f"model_output='probability': the {type(self.model).__name__} gives {k} probabilities, "
+                             f"but its classes_ name {self.n_outputs}")
+        label, self._link_rows = self._label, None
+        self._output = to_probability if label is None else (lambda raw: log_loss(to_probability(raw), label)[:, None])
+
+    @property
+    def link(self) -> str:
+        """The link from the trees' margin to the values: ``"identity"`` for the raw output, else the one found for
+        the model's probabilities (asked first, it is found then: the reading checked, a few rows predicted)."""
+        if self._link_rows is not None:
+            self._read_checked()
+        return self._link
 
     def _evaluate(self, coalitions: np.ndarray) -> np.ndarray:
+        self._read_checked()
         ens = self.prepared.ensemble
         if self._tabulated:                                      # a probability or loss, few features: the table
             codes = coalitions.astype(np.int64) @ (np.int64(1) << np.arange(self.n_players, dtype=np.int64))
@@ -177,13 +204,13 @@ class TreeGame(Game):
     def _tabulated(self) -> bool:
         """A link of the margin (no sum over trees) on at most TABLE_PLAYERS features of constant-leaf trees: every
         coalition's value is tabulated once (:mod:`fairshare.trees.tabulate`), whatever the batches asked for."""
-        return (self._output is not None and self.prepared.ensemble.linear is None
+        return (self.model_output != "raw" and self.prepared.ensemble.linear is None
                 and self.n_players <= TABLE_PLAYERS)
 
     @cached_property
     def _table(self) -> np.ndarray:
         """Every coalition's value ``(2^n, k)`` (all_coalitions order)."""
-        return interventional_table(self.prepared, self.x, self.background, self.link, self._label)
+        return interventional_table(self.prepared, self.x, self.background, self._link, self._label)
 
     @cached_property
     def _follows(self) -> np.ndarray:
@@ -219,6 +246,7 @@ class TreeGame(Game):
     def exact_values(self, index: Semivalue) -> np.ndarray:
         if self.model_output != "raw":                # a probability is no sum over trees: no closed form
             return None
+        self._read_checked()
         values = _exact_rows(self.prepared, self.x[None, :], index, self.mode, self.background)[0]
         return values if self.prepared.ensemble.n_outputs > 1 else values[:, 0]
 
@@ -229,7 +257,30 @@ class TreeGame(Game):
         """Exact values of every subset of 1..order features (``subsets`` is :func:`subsets_up_to` ``(n, order)``)."""
         if self.model_output != "raw":
             return None
+        self._read_checked()
         return leaf_interactions(self.prepared, self.x[None, :], index, self.mode, self.background)[0]
+
+
+def class_outputs(model: Any, ens: TreeEnsemble, model_output: str, y: Any) -> tuple[int, int | None]:
+    """``(n_outputs, label)`` of a tree game on ``model_output`` ``"probability"`` (one output per class) or
+    ``"log_loss"`` (one output; ``y``'s position among the classes), from the model's ``classes_`` (else the trees'
+    outputs: two for one margin), without a model call; ``y`` not a class is refused.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> class_outputs(SimpleNamespace(classes_=["a", "b", "c"]), None, "log_loss", "c")
+    (0, 2)
+    """
+    found = getattr(model, "classes_", None)
+    k = len(found) if found is not None else (2 if ens.n_outputs == 1 else ens.n_outputs)
+    if model_output == "probability":
+        return k, None
+    classes = [c.item() if hasattr(c, "item") else c for c in (found if found is not None else range(k))]
+    y = y.item() if hasattr(y, "item") else y
+    if y not in classes:
+        raise ValueError(f"y must be one of the model's classes {classes}, got {y!r}")
+    return 0, classes.index(y)
 
 
 def _path_dependent_values(prep: Prepared, A: np.ndarray, coalitions: np.ndarray) -> np.ndarray:
@@ -314,9 +365,10 @@ def _exact_rows(prep: Prepared, X: np.ndarray, index: Semivalue, mode: str,
 
 
 def _tree_inputs(model: Any, X: Any, mode: str, background: Any) -> tuple[Prepared, np.ndarray, np.ndarray | None]:
-    """The model read (cached), the rows and, interventional, the background as the model reads them; refused
-    with the argument's name when empty or not matching the mode."""
-    prep = prepared(model)
+    """The model read (cached; no model call: :func:`~fairshare.trees.prepared.verified` before any value), the rows
+    and, interventional, the background as the model reads them; refused with the argument's name when empty or not
+    matching the mode."""
+    prep = planned(model)
     _check_mode(prep, mode, background)
     rows = tree_rows(X, prep.ensemble, "X")
     if rows.shape[0] == 0:
@@ -379,72 +431,10 @@ def tree_explanation(model: Any, X: Any, index: str | Semivalue = "shapley", mod
     prep, rows, bg = _tree_inputs(model, X, mode, background)
     ens = prep.ensemble
     sv = resolve_index(args["index"], ens.n_features)
+    verified(model, prep)                            # every argument checked: the reading checked, once per model
     values = _exact_rows(prep, rows, sv, mode, bg)
     empty = empty_value(prep, mode, bg)
     grand = ens.predict(rows)
     if ens.n_outputs == 1:
         values, empty, grand = values[..., 0], float(empty[0]), grand[:, 0]
     return {"values": values, "empty_value": empty, "grand_value": grand, "rows": rows}
-
-
-#: tree_interactions' arguments (besides the model and the rows), checked before the model is read
-TREE_INTERACTIONS = Arguments("tree_interactions", (
-    Option("index", "shap", "shap (shap's shap_interaction_values: pairs, rows summing to the Shapley values) or an "
-           "interaction index (k-sii, sii, stii, fsii, fbii, bii, moebius)",
-           check=lambda v: v if v == "shap" else resolve_interaction_index(v) and v),
-    Option("order", None, "the largest subset size (2 for index='shap'; default 2)", kind="int", minimum=1,
-           none_ok=True),
-    Option("mode", "path-dependent", "path-dependent (the trees' cover) or interventional (a background)",
-           allowed=MODES),
-))
-
-
-def tree_interactions(model: Any, X: Any, order: int | None = None, index: str = "shap",
-                      mode: str = "path-dependent", background: Any = None) -> InteractionRows:
-    """Exact interaction values of a tree model (any reader's) for the rows ``X``, any index and order, in polynomial
-    time: :class:`~fairshare.results.interaction_rows.InteractionRows` (``rows[r]``: row ``r``'s Interactions).
-
-    Parameters
-    ----------
-    order : the largest subset size (default 2; ``index="shap"`` is pairwise only)
-    index : ``"shap"`` (default): shap's ``shap_interaction_values`` convention (index ``"sii-matrix"``), ``values``
-        ``(rows, n, n[, k])`` whose off-diagonal entries are half the Shapley interaction index of the pair and whose
-        diagonal holds the rest of each feature's Shapley value (each row sums to the Shapley values). Any other
-        index (``"k-sii"``, ``"sii"``, ``"stii"``, ``"fsii"``, ``"fbii"``, ``"bii"``, ``"moebius"``): ``values``
-        ``(rows, p[, k])``, one per row and subset of ``subsets``.
-    mode : ``"path-dependent"`` (the trees' cover, as shap's TreeExplainer) or ``"interventional"`` (over the
-        ``background`` rows; pairs interact where shap returns zeros)
-
-    Examples
-    --------
-    >>> import numpy as np, fairshare as fs
-    >>> from sklearn.ensemble import GradientBoostingRegressor
-    >>> X = np.random.default_rng(0).random((200, 4))
-    >>> model = GradientBoostingRegressor(n_estimators=20, max_depth=3).fit(X, X[:, 0] * X[:, 1] + X[:, 2])
-    >>> phi = fs.games.tree_interactions(model, X[:3])
-    >>> phi.values.shape, bool(np.allclose(phi.values.sum(axis=2), fs.games.tree_values(model, X[:3]).values))
-    ((3, 4, 4), True)
-    """
-    args = TREE_INTERACTIONS.check({"index": index, "order": order, "mode": mode})
-    prep, rows, bg = _tree_inputs(model, X, mode, background)
-    ens, n, squeeze = prep.ensemble, prep.ensemble.n_features, prep.ensemble.n_outputs == 1
-    facts = dict(method="exact", info={"via": "tree", "mode": mode}, empty_value=empty_value(prep, mode, bg),
-                 grand_value=ens.predict(rows)[:, 0] if squeeze else ens.predict(rows), data=rows, player_names=list(
-                     ens.feature_names or [f"x{i}" for i in range(n)]), row_names=getattr(X, "index", None))
-    if index == "shap":
-        if args["order"] not in (None, 2):
-            raise ValueError(f"index='shap' gives pairwise values: order must be 2, got {args['order']}")
-        pairs = leaf_interactions(prep, rows, InteractionIndex("sii", 2), mode, bg, min_size=2)   # (rows, p, k)
-        subsets, diag, out = subsets_up_to(n, 2, 1), np.arange(n), np.zeros((rows.shape[0], n, n, ens.n_outputs))
-        two = subsets[:, 1] >= 0
-        out[:, subsets[two, 0], subsets[two, 1]] = out[:, subsets[two, 1], subsets[two, 0]] = pairs[:, two] / 2.0
-        out[:, diag, diag] = _exact_rows(prep, rows, Semivalue.shapley(), mode, bg) - out.sum(axis=2)   # Shapley rest
-        out = out[..., 0] if squeeze else out
-        return InteractionRows(values=out, stderr=np.zeros_like(out), index="sii-matrix", order=2, **facts)
-    ix = resolve_interaction_index(args["index"], args["order"])
-    if ix.order > n:
-        raise ValueError(f"order must be at most the number of features ({n}), got {ix.order}")
-    values = leaf_interactions(prep, rows, ix, mode, bg)
-    values = values[..., 0] if squeeze else values
-    return InteractionRows(values=values, stderr=np.zeros_like(values), subsets=subsets_up_to(n, ix.order, 1),
-                           index=ix.kind, order=ix.order, **facts)

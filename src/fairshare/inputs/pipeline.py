@@ -31,7 +31,7 @@ from ..results.explanation import Explanation
 from ..trees.ensemble import UnreadableSplits
 from ..trees.grouped import grouped, unchecked
 from ..trees.inputs import tree_rows
-from ..trees.prepared import prepared
+from ..trees.prepared import verified
 from ..trees.readers import is_tree_model, raw_output
 from .outputs import check_outputs, labels_of
 from .pipeline_columns import Untraced, check_fitted, is_pipeline, trace_columns, transform_rows
@@ -181,8 +181,9 @@ class PipelineInput(TableInput):
         return resolve_value_index(args["index"], len(self.feature_names), self.partition(players, args))
 
     def _verify(self) -> None:
-        """The reading of the final step's trees checked against its own predictions (once per model: cached)."""
-        prepared(self.final)
+        """The reading of the final step's trees completed (its base, where one row finds it: this copy's, wherever
+        it was sent) and checked against its own predictions (once per model: cached)."""
+        verified(self.final, self.prep)
 
     def plans(self, args: dict, rule: Any, options: dict) -> list:
         self.value_index(args)                      # the index refused, if it must be, before the trees are read

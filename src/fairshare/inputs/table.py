@@ -19,14 +19,15 @@ from .._core.tables import (accepts_missing, aligned, as_rows, check_finite, fra
 from ..games.base import Game
 from ..games.imputers import Imputer, make_imputer
 from ..games.model import ModelGame, as_predict
-from ..games.tree import TreeGame, tree_explanation, tree_interactions
+from ..games.tree import TreeGame, tree_explanation
+from ..games.tree_interactions import tree_interactions
 from ..engine.choice import Choice
 from ..indices.hierarchy import Hierarchy, resolve_value_index
 from ..indices.semivalues import Semivalue
 from ..results.explanation import Explanation
 from ..trees.links import log_loss
 from ..trees.inputs import tree_rows
-from ..trees.prepared import prepared, unreadable
+from ..trees.prepared import unchecked, unreadable
 from ..trees.readers import is_tree_model, raw_output
 from .base import Input, Plan, output_names
 from .outputs import check_outputs, describe_output, labels_of
@@ -114,7 +115,8 @@ class TableInput(Input):
         self.model = model
         tree = is_tree_model(model) and groups is None and not conditional
         # trees whose splits read several features at once (catboost's CTRs of combinations): with a background,
-        # the same interventional game through the model's own predictions (its raw output, as the trees give it)
+        # the same interventional game through the model's own predictions (its raw output, as the trees give it).
+        # Planned on the trees as read, no model call: the reading is checked before the first value
         self.unread = unreadable(model) if tree and background is not None else None
         self.tree = tree and self.unread is None
         self.classes_only = self.tree and background is None and unreadable(model) is not None
@@ -123,7 +125,7 @@ class TableInput(Input):
         self.X, self.background = _aligned_rows(model, X, background)
         self.rows = as_rows(self.X, "X")
         if self.tree and not self.classes_only:      # rows the trees cannot read: refused here, naming X (not x)
-            tree_rows(self.X, prepared(model).ensemble, "X")
+            tree_rows(self.X, unchecked(model), "X")
         self._read_background(args)
         self.groups, self.batch_size = groups, args["batch_size"]
         self.predict = None if self.tree else as_predict(model)

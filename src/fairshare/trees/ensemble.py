@@ -73,7 +73,8 @@ class TreeEnsemble:
     cover : float (N,), training weight reaching the node (for path-dependent values)
     value : float (N, k), leaf outputs (already scaled: learning rate, forest averaging)
     roots : int (T,), root node of each tree
-    base : float (k,), constant added to the sum of leaves
+    base : float (k,), constant added to the sum of leaves; NaN while a reading made without a model call owes it
+        (xgboost's and lightgbm's, found by predicting one row: :func:`fairshare.trees.readers.settle_ensemble`)
     n_features : int
     strict : bool, True for ``x < threshold`` (xgboost), False for ``x <= threshold``
     float32 : bool, compare ``float32(x)`` (xgboost, scikit-learn, catboost)
@@ -131,6 +132,12 @@ class TreeEnsemble:
     @property
     def n_trees(self) -> int:
         return int(self.roots.size)
+
+    @property
+    def settled(self) -> bool:
+        """Whether the base is known (its array is shared by the ensembles made from this one, so settling it in
+        place settles them too)."""
+        return not bool(np.isnan(self.base).any())
 
     def tree_outputs(self) -> np.ndarray:
         """Output each tree adds into: ``(T,)``, ``-1`` for a tree whose leaves feed several outputs.

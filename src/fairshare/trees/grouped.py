@@ -93,8 +93,9 @@ def group_ensemble(ens: TreeEnsemble, group_of: Any, n_groups: int,
 
 
 def grouped(model: Any, group_of: Any, n_groups: int, names: list[str] | None = None) -> Prepared:
-    """The tree model ``model`` read (:func:`unchecked`) with its columns grouped (:func:`group_ensemble`), kept
-    while the model lives and is unchanged (as :func:`~fairshare.trees.prepared.prepared`), one reading per grouping.
+    """The tree model ``model`` read (:func:`unchecked`: no model call) with its columns grouped
+    (:func:`group_ensemble`), kept while the model lives and is unchanged (as :func:`~fairshare.trees.prepared.
+    prepared`), one reading per grouping; :func:`~fairshare.trees.prepared.verified` makes it ready for values.
 
     Examples
     --------

@@ -20,9 +20,9 @@ import numpy as np
 
 from .ensemble import TreeEnsemble, UnreadableSplits
 from .paths import LeafPaths, leaf_paths
-from .readers import check_ensemble, fit_state, read_ensemble
+from .readers import check_ensemble, fit_state, read_ensemble, settle_ensemble
 
-__all__ = ["Prepared", "prepared", "unchecked", "remembered", "forget", "unreadable", "Layout"]
+__all__ = ["Prepared", "prepared", "planned", "verified", "unchecked", "remembered", "forget", "unreadable", "Layout"]
 
 _REMEMBERED_ROW_SETS = 4
 
@@ -109,10 +109,14 @@ def _same(a: tuple, b: tuple) -> bool:
 # (id(model), kind) -> (weak reference to the model, fit state, what was built): keyed by identity, since some models
 # (catboost's) define __eq__ without __hash__; an entry leaves with its model
 _CACHE: dict[tuple, tuple] = {}
-_LOCK = threading.Lock()
+# reentrant: a model collected while the lock is held (a garbage cycle freed by any allocation) drops its entries
+# through its weak reference's callback on the same thread, which takes the lock again
+_LOCK = threading.RLock()
 
 
 def _drop(key: tuple, ref: weakref.ref) -> None:
+    if _CACHE is None or _LOCK is None:          # a model collected at interpreter shutdown: nothing left to drop
+        return
     with _LOCK:
         entry = _CACHE.get(key)
         if entry is not None and entry[0] is ref:
@@ -154,8 +158,31 @@ def remembered(model: Any, kind: str, build: Any) -> Any:
     return result
 
 
+def planned(model: Any) -> Prepared:
+    """The model read into a :class:`Prepared` ensemble *without* any model call (:func:`unchecked`: the reading not
+    yet checked, an xgboost or lightgbm base not yet found), cached while ``model`` lives and unchanged: what a door
+    or a game plans on. The same object :func:`prepared` returns once it is checked, so whatever it caches (decisions,
+    paths, the probability link) is shared; :func:`verified` checks it before any value is computed.
+
+    Examples
+    --------
+    >>> from sklearn.tree import DecisionTreeRegressor
+    >>> X = np.arange(20.0).reshape(10, 2)
+    >>> model = DecisionTreeRegressor(max_depth=2).fit(X, X[:, 0])
+    >>> plan = planned(model)
+    >>> plan.ensemble.n_features, prepared(model) is plan
+    (2, True)
+    """
+    if isinstance(model, Prepared):
+        return model
+    if isinstance(model, TreeEnsemble):
+        return Prepared(model)
+    return remembered(model, "ensemble", lambda m: Prepared(unchecked(m)))
+
+
 def prepared(model: Any) -> Prepared:
-    """The model read into a :class:`Prepared` ensemble, cached while ``model`` lives and unchanged.
+    """The model read into a :class:`Prepared` ensemble and checked against the model's own predictions (once),
+    cached while ``model`` lives and unchanged: :func:`planned`'s object, completed and checked.
 
     Examples
     --------
@@ -168,17 +195,38 @@ def prepared(model: Any) -> Prepared:
     >>> prepared(model) is first                     # refitted: read again
     False
     """
-    if isinstance(model, Prepared):
-        return model
-    if isinstance(model, TreeEnsemble):
-        return Prepared(model)
-    return remembered(model, "ensemble", lambda m: Prepared(check_ensemble(m, unchecked(m))))
+    prep = planned(model)
+    if not isinstance(model, (Prepared, TreeEnsemble)):
+        remembered(model, "checked", lambda m: check_ensemble(m, prep.ensemble) is prep.ensemble)
+    return prep
+
+
+def verified(model: Any, prep: Prepared) -> Prepared:
+    """``prep``, a reading of ``model`` made without a model call (:func:`planned`, a grouping of its columns, or one
+    sent to another process), ready for values: its base found in place where the reading left it (one row of
+    xgboost or lightgbm) and the model's reading checked against its predictions (once per model: cached). A door
+    calls it after every argument is checked, before the first value.
+
+    Examples
+    --------
+    >>> from sklearn.tree import DecisionTreeRegressor
+    >>> model = DecisionTreeRegressor(max_depth=1).fit(np.arange(8.0)[:, None], np.arange(8.0))
+    >>> verified(model, planned(model)) is prepared(model)
+    True
+    """
+    if isinstance(model, (Prepared, TreeEnsemble)):
+        return prep
+    ens = prep.ensemble
+    settle_ensemble(model, getattr(ens, "columns", None) or ens)     # a grouped ensemble shares its columns' base
+    prepared(model)
+    return prep
 
 
 def unchecked(model: Any) -> TreeEnsemble:
-    """The trees of ``model`` read *without* the check against its predictions (so no model call), kept while the
-    model lives and is unchanged; a door plans on it and checks the reading (``prepared(model)``, cached, which
-    checks this reading rather than reading the trees again) before it computes any value.
+    """The trees of ``model`` read *without* any model call (neither the check against its predictions nor the one
+    row that finds an xgboost or lightgbm base: NaN until :func:`verified`), kept while the model lives and is
+    unchanged; a door plans on it and checks the reading (``prepared(model)``, cached, which checks this reading
+    rather than reading the trees again) before it computes any value.
 
     Examples
     --------
@@ -187,13 +235,13 @@ def unchecked(model: Any) -> TreeEnsemble:
     >>> unchecked(model).n_features, unchecked(model) is unchecked(model)
     (1, True)
     """
-    return remembered(model, "ensemble, unchecked", lambda m: read_ensemble(m, check=False))
+    return remembered(model, "ensemble, unchecked", lambda m: read_ensemble(m, check=False, settle=False))
 
 
 def unreadable(model: Any) -> str | None:
     """Why the trees of ``model`` cannot be read (splits on several features at once, e.g. catboost's CTRs of
     feature combinations: :func:`fairshare.trees.classes.class_explanation` explains those), or None when they
-    can; other reading errors are raised.
+    can; other reading errors are raised. No model call: only a reader refuses such splits, never the check.
 
     Examples
     --------
@@ -202,8 +250,10 @@ def unreadable(model: Any) -> str | None:
     >>> unreadable(DecisionTreeRegressor(max_depth=2).fit(X, X[:, 0])) is None
     True
     """
+    if isinstance(model, (Prepared, TreeEnsemble)):
+        return None
     try:
-        prepared(model)
+        unchecked(model)
     except UnreadableSplits as exc:
         return str(exc)
     return None
@@ -221,4 +271,4 @@ def forget(model: Any = None) -> None:
             _CACHE.clear()
         else:
             for key in [k for k in _CACHE if k[0] == id(model)]:
-                del _CACHE[key]
+                _CACHE.pop(key, None)

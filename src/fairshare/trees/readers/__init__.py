@@ -18,13 +18,13 @@ from ..ensemble import TreeEnsemble
 from .base import Reader, attribute_state, attribute_tree_levels
 from .catboost import CatBoostReader
 from .lightgbm import LightGBMReader
-from .reading import check_reading, probe_rows, read_with
+from .reading import check_reading, probe_rows, read_with, settle_reading
 from .sklearn import SklearnReader
 from .xgboost import XGBoostReader
 
 __all__ = ["READERS", "Reader", "reader_for", "reader_named", "register", "is_tree_model", "read_ensemble",
            "model_margin", "raw_output", "tree_levels", "fit_state", "library_rows", "category_coder", "file_readers",
-           "probe_rows", "check_ensemble"]
+           "probe_rows", "check_ensemble", "settle_ensemble"]
 
 #: the tree libraries fairshare reads, one line each
 READERS: list[Reader] = [
@@ -104,13 +104,14 @@ def is_tree_model(model: Any) -> bool:
     return reader is not None and bool(reader.is_tree_model(model))
 
 
-def read_ensemble(model: Any, check: bool = True) -> TreeEnsemble:
+def read_ensemble(model: Any, check: bool = True, settle: bool = True) -> TreeEnsemble:
     """Read a tree model of any registered library into one flat representation.
 
     The ensemble reproduces the model's raw output: the margin for xgboost, lightgbm, catboost
     and gradient boosting, the prediction for regressors, class probabilities for scikit-learn
     tree, forest and bagging classifiers, the average path length for IsolationForest.
-    ``check`` compares it with the model's own prediction on rows that exercise every split.
+    ``check`` compares it with the model's own prediction on rows that exercise every split; ``settle=False``
+    (with ``check=False``) reads without any model call, the base left NaN (:func:`settle_ensemble` finds it).
 
     Examples
     --------
@@ -125,7 +126,7 @@ def read_ensemble(model: Any, check: bool = True) -> TreeEnsemble:
     reader = reader_for(model)
     if reader is None or not reader.readable(model):
         raise _not_a_tree_model(model)
-    return read_with(reader, model, check)
+    return read_with(reader, model, check, settle)
 
 
 def check_ensemble(model: Any, ens: TreeEnsemble) -> TreeEnsemble:
@@ -143,6 +144,22 @@ def check_ensemble(model: Any, ens: TreeEnsemble) -> TreeEnsemble:
     if isinstance(model, TreeEnsemble):
         return ens
     return check_reading(reader_for(model), model, ens)
+
+
+def settle_ensemble(model: Any, ens: TreeEnsemble) -> TreeEnsemble:
+    """``ens`` (``model``'s trees read with ``settle=False``) completed in place: the base its library tells only by
+    a prediction (xgboost, lightgbm: one row), found once.
+
+    Examples
+    --------
+    >>> from sklearn.tree import DecisionTreeRegressor
+    >>> model = DecisionTreeRegressor(max_depth=2).fit(np.arange(8.0)[:, None], np.arange(8.0))
+    >>> settle_ensemble(model, read_ensemble(model, check=False, settle=False)).settled
+    True
+    """
+    if isinstance(model, TreeEnsemble):
+        return ens
+    return settle_reading(reader_for(model), model, ens)
 
 
 def model_margin(model: Any) -> Callable[[np.ndarray], np.ndarray]:

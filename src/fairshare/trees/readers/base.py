@@ -80,6 +80,14 @@ class Reader:
         """The model as one tree table, reproducing :meth:`margin`."""
         raise NotImplementedError
 
+    def read_trees(self, model: Any) -> TreeEnsemble:
+        """The model's trees read without a model call, for planning: what only a prediction tells (a base margin)
+        left NaN for :meth:`settle`. Default: :meth:`read` (a library whose files hold everything)."""
+        return self.read(model)
+
+    def settle(self, model: Any, ensemble: TreeEnsemble) -> None:
+        """Complete, in place, a reading of :meth:`read_trees` whose base is NaN (default: nothing is owed)."""
+
     def margin(self, model: Any, X: np.ndarray) -> np.ndarray:
         """The model's own raw output (what :meth:`read` reproduces) for numeric rows: ``(m, k)``."""
         raise NotImplementedError

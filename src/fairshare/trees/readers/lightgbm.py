@@ -76,6 +76,26 @@ def read_lightgbm(model: Any) -> TreeEnsemble:
     The model is read from its text form (``model_to_string``, which like ``predict`` keeps the best
     iteration), parsed a tree at a time with numpy: 15x faster than ``dump_model``'s JSON.
     """
+    ens = lightgbm_trees(model)
+    settle_lightgbm(model, ens)
+    return ens
+
+
+def settle_lightgbm(model: Any, ens: TreeEnsemble) -> None:
+    """The base of :func:`lightgbm_trees`' reading, in place: the model's raw score of a row of zeros (a random
+    forest's: their mean) less the trees' (one row predicted)."""
+    booster = _booster(model)
+    probe = np.zeros((1, ens.n_features))
+    raw = np.asarray(booster.predict(probe, raw_score=True), dtype=float).reshape(1, -1)
+    header, _ = _sections(booster.model_to_string().partition("\nTree=")[0])      # the header alone
+    if header.get("average_output") == "1":     # raw_score sums a random forest's trees; its margin is their mean
+        raw = raw / max(1, ens.n_trees // ens.n_outputs)           # (the iterations read: trees per iteration)
+    ens.base[:] = 0.0
+    ens.base[:] = (raw - ens.predict(probe))[0]
+
+
+def lightgbm_trees(model: Any) -> TreeEnsemble:
+    """The trees of a lightgbm model, without a model call (the base NaN: :func:`settle_lightgbm` finds it)."""
     booster = _booster(model)
     header, trees_text = _sections(booster.model_to_string())
     k = int(header.get("num_tree_per_iteration", 1))
@@ -95,13 +115,8 @@ def read_lightgbm(model: Any) -> TreeEnsemble:
     if not trees:
         trees = [dict(feature=[-1], threshold=[0.0], left=[-1], right=[-1], default_left=[True], missing=[0],
                       cover=[1.0], value=np.zeros((1, k)))]
-    ens = assemble(trees, n_features, k, np.zeros(k), strict=False, float32=False, output="margin",
+    ens = assemble(trees, n_features, k, np.full(k, np.nan), strict=False, float32=False, output="margin",
                    feature_names=names, category_maps=maps)
-    probe = np.zeros((1, n_features))
-    raw = np.asarray(booster.predict(probe, raw_score=True), dtype=float).reshape(1, -1)
-    if average:                       # raw_score sums a random forest's trees; its margin is their mean
-        raw = raw / n_iter
-    ens.base = (raw - ens.predict(probe))[0]
     if ens.linear is not None:
         ens.output = "margin (linear leaves)"
     return ens
@@ -186,6 +201,12 @@ class LightGBMReader(Reader):
 
     def read(self, model: Any) -> TreeEnsemble:
         return read_lightgbm(model)
+
+    def read_trees(self, model: Any) -> TreeEnsemble:
+        return lightgbm_trees(model)
+
+    def settle(self, model: Any, ensemble: TreeEnsemble) -> None:
+        settle_lightgbm(model, ensemble)
 
     def margin(self, model: Any, X: np.ndarray) -> np.ndarray:
         return lightgbm_margin(model, X)

@@ -7,6 +7,7 @@ gets wrong raises a clear error instead of returning values that do not add up.
 
 from __future__ import annotations
 
+import threading
 import warnings
 from typing import Any
 
@@ -16,9 +17,10 @@ from ..._core.tables import accepts_missing
 from ..ensemble import TreeEnsemble
 from .base import Reader
 
-__all__ = ["read_with", "check_reading", "probe_rows"]
+__all__ = ["read_with", "check_reading", "settle_reading", "probe_rows"]
 
 _CHECK_ROWS = 48
+_SETTLING = threading.Lock()
 
 
 def _not_fitted(model: Any, exc: Exception) -> bool:
@@ -26,9 +28,10 @@ def _not_fitted(model: Any, exc: Exception) -> bool:
     return "not fitted" in text or "notfitted" in text or "need to call fit" in text or "no booster" in text
 
 
-def read_with(reader: Reader, model: Any, check: bool = True) -> TreeEnsemble:
-    """``reader.read(model)``, its library's errors said with the model's name (and "not fitted" as such), then
-    (``check``) compared with the model's own raw output on rows that exercise every split.
+def read_with(reader: Reader, model: Any, check: bool = True, settle: bool = True) -> TreeEnsemble:
+    """``reader.read_trees(model)``, its library's errors said with the model's name (and "not fitted" as such),
+    completed (``settle``: a base margin only a prediction tells, one row) and (``check``) compared with the model's
+    own raw output on rows that exercise every split. ``settle=False, check=False``: no model call (planning).
 
     Examples
     --------
@@ -40,7 +43,7 @@ def read_with(reader: Reader, model: Any, check: bool = True) -> TreeEnsemble:
     ValueError: the DecisionTreeRegressor is not fitted; fit it before explaining it
     """
     try:
-        ens = reader.read(model)
+        ens = reader.read_trees(model)
     except Exception as exc:                 # library errors: say which model and why, keep the cause
         if _not_fitted(model, exc):
             raise ValueError(f"the {type(model).__name__} is not fitted; fit it before explaining it") from exc
@@ -50,7 +53,28 @@ def read_with(reader: Reader, model: Any, check: bool = True) -> TreeEnsemble:
                          f"{type(exc).__name__}: {exc}") from exc
     if accepts_missing(model) is False:             # its own predict refuses NaN: so do the rows explained
         ens.refuses_missing = type(model).__name__
-    return check_reading(reader, model, ens) if check else ens
+    if check:
+        return check_reading(reader, model, ens)
+    return settle_reading(reader, model, ens) if settle else ens
+
+
+def settle_reading(reader: Reader, model: Any, ens: TreeEnsemble) -> TreeEnsemble:
+    """``ens`` (a reading of ``model``) complete: its base, where the reading left it for a model call (NaN), found
+    by ``reader.settle``, once, in place (the ensembles made from it share its base).
+
+    Examples
+    --------
+    >>> from sklearn.tree import DecisionTreeRegressor
+    >>> from fairshare.trees.readers.sklearn import SklearnReader
+    >>> model = DecisionTreeRegressor(max_depth=1).fit(np.arange(8.0)[:, None], np.arange(8.0))
+    >>> settle_reading(SklearnReader(), model, read_with(SklearnReader(), model, check=False, settle=False)).settled
+    True
+    """
+    if not ens.settled:
+        with _SETTLING:
+            if not ens.settled:
+                reader.settle(model, ens)
+    return ens
 
 
 def check_reading(reader: Reader, model: Any, ens: TreeEnsemble) -> TreeEnsemble:
@@ -67,6 +91,7 @@ def check_reading(reader: Reader, model: Any, ens: TreeEnsemble) -> TreeEnsemble
     >>> check_reading(SklearnReader(), model, ens) is ens
     True
     """
+    settle_reading(reader, model, ens)
     if not ens.category_maps:
         _check(reader, model, ens)
     return ens

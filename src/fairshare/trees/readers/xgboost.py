@@ -76,6 +76,21 @@ def _category_maps(booster: Any, n_features: int) -> tuple[dict[int, np.ndarray]
 
 def read_xgboost(model: Any) -> TreeEnsemble:
     """Read an xgboost model; see the module docstring for what is supported."""
+    ens = xgboost_trees(model)
+    settle_xgboost(model, ens)
+    return ens
+
+
+def settle_xgboost(model: Any, ens: TreeEnsemble) -> None:
+    """The base margin of :func:`xgboost_trees`' reading, in place: the model's margin of a row of NaN less the
+    trees' (one row predicted; the base score's float32 rounding included)."""
+    probe = np.full((1, ens.n_features), np.nan)
+    ens.base[:] = 0.0
+    ens.base[:] = (xgboost_margin(model, probe) - ens.predict(probe))[0]
+
+
+def xgboost_trees(model: Any) -> TreeEnsemble:
+    """The trees of an xgboost model, without a model call (the base NaN: :func:`settle_xgboost` finds it)."""
     booster = _booster(model)
     raw = json.loads(booster.save_raw(raw_format="json"))
     learner = raw["learner"]
@@ -110,8 +125,7 @@ def read_xgboost(model: Any) -> TreeEnsemble:
     ens = assemble(trees, n_features, k, np.zeros(k), strict=True, float32=True, output="margin",
                    feature_names=names, category_maps=maps, missing_value=missing, sparse_missing=True)
     ens.category_note = note
-    probe = np.full((1, n_features), np.nan)
-    ens.base = (xgboost_margin(model, probe) - ens.predict(probe))[0]
+    ens.base = np.full(k, np.nan)
     return ens
 
 
@@ -167,6 +181,12 @@ class XGBoostReader(Reader):
 
     def read(self, model: Any) -> TreeEnsemble:
         return read_xgboost(model)
+
+    def read_trees(self, model: Any) -> TreeEnsemble:
+        return xgboost_trees(model)
+
+    def settle(self, model: Any, ensemble: TreeEnsemble) -> None:
+        settle_xgboost(model, ensemble)
 
     def margin(self, model: Any, X: np.ndarray) -> np.ndarray:
         return xgboost_margin(model, X)
