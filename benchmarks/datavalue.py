@@ -136,7 +136,8 @@ def _ours(model_name, task, fits, seed):
     for label, kw in plans:
         _Counter.fits = 0
         start = time.perf_counter()
-        dv = fs.value_data(_model(model_name), Xt, yt, Xv, yv, seed=seed, progress=False, **kw)
+        val = (None, None) if kw["index"] == "data-oob" else (Xv, yv)      # data-oob takes no validation set
+        dv = fs.value_data(_model(model_name), Xt, yt, *val, seed=seed, progress=False, **kw)
         runs[label] = (dv.values, _Counter.fits, time.perf_counter() - start)
     start = time.perf_counter()
     dv = fs.value_data(KNeighborsClassifier(5), Xt, yt, Xv, yv, index="shapley", progress=False)
