@@ -290,3 +290,23 @@ def test_an_image_argument_for_the_other_kind_of_groups_is_refused_before_any_ca
         fs.explain(Counted().eval(), torch.rand(2, 3, 16, 16), groups=groups, progress=False, seed=0, budget=100,
                    **wrong)
     assert calls == []
+
+
+def test_a_float64_module_gets_a_float64_blur_and_its_values_are_those_composed_by_hand():
+    # hunt: baseline='blur' built a float32 kernel, so a float64 module's images stopped the run with torch's
+    # "expected scalar type Double but found Float" before any value
+    from scipy.ndimage import gaussian_filter
+
+    net, X = cnn(classes=3).double(), images().double()
+    e = fs.explain(net, X, groups="patches", patch_size=8, baseline="blur", sigma=1.5, output=2, seed=0,
+                   progress=False)
+    labels = (np.arange(16)[:, None] // 8) * 2 + np.arange(16)[None, :] // 8
+    for i in range(2):
+        base = torch.as_tensor(gaussian_filter(X[i].numpy(), sigma=(0, 1.5, 1.5), mode="nearest", truncate=3.0))
+
+        def v(S):
+            with torch.no_grad():
+                return float(net(masked(X[i], base, labels, S)[None])[0, 2])
+
+        np.testing.assert_allclose(e.values[i], shapley_by_hand(v, 4), rtol=0, atol=1e-12)
+        assert e.values[i].sum() == pytest.approx(v(tuple(range(4))) - v(()), abs=1e-12)

@@ -298,18 +298,19 @@ def image_players(groups: Any, images: Any, patch_size: Any, slic: Any, feature_
 
 
 def blurred(images: Any, sigma: float) -> Any:
-    """Each image blurred by a Gaussian of ``sigma`` pixels (separable, edges replicated), where the images are.
+    """Each image blurred by a Gaussian of ``sigma`` pixels (separable, edges replicated), where the images are and in
+    their dtype (a float64 module's images stay float64).
 
     Examples
     --------
     >>> import torch
-    >>> round(float(blurred(torch.ones(1, 2, 5, 5), 1.0).mean()), 6)
-    1.0
+    >>> round(float(blurred(torch.ones(1, 2, 5, 5), 1.0).mean()), 6), blurred(torch.ones(1, 1, 3, 3).double(), 1.0).dtype
+    (1.0, torch.float64)
     """
     import torch
 
     radius = max(1, int(3.0 * sigma + 0.5))
-    t = torch.arange(-radius, radius + 1, dtype=torch.float32, device=images.device)
+    t = torch.arange(-radius, radius + 1, dtype=images.dtype, device=images.device)
     kernel = torch.exp(-0.5 * (t / sigma) ** 2)
     kernel = kernel / kernel.sum()
     c = images.shape[1]
