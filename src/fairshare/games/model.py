@@ -14,6 +14,7 @@ from .._core.tables import as_rows, column_labels, frame_info, is_sparse, same_v
 from .cost import row_seconds
 from .imputers import CONDITIONAL, Imputer, make_imputer
 from .torch_game import module_input, takes_ids
+from .torch_modes import eval_modes
 from .._core.compiled import CACHE, threads_for
 
 __all__ = ["ModelGame", "ModelError", "as_predict", "IMPUTATIONS", "LINKS", "sparse_hybrid_rows", "sparse_columns_equal"]
@@ -55,7 +56,8 @@ LINKS = {"identity": lambda v: v, "logit": _logit}
 
 def as_predict(model: Any) -> Callable[[Any], np.ndarray]:
     """A prediction function for ``model``: class probabilities for classifiers (all classes), predictions
-    for regressors, a torch module's output (no gradients), or ``model`` itself when it is a function.
+    for regressors, a torch module's output (no gradients, in eval mode: no dropout, BatchNorm's running statistics;
+    its layers' modes restored after each call), or ``model`` itself when it is a function.
 
     Examples
     --------
@@ -72,7 +74,7 @@ def as_predict(model: Any) -> Callable[[Any], np.ndarray]:
 
         def torch_predict(X: Any) -> np.ndarray:
             rows = np.ascontiguousarray(X)     # C order: a DataFrame's column-major values take another kernel
-            with torch.no_grad():              # token ids (integers, for an embedding) stay ids
+            with torch.no_grad(), eval_modes(model):    # token ids (integers, for an embedding) stay ids
                 out = model(torch.as_tensor(rows, dtype=torch.int64 if ids and rows.dtype.kind in "iu" else dtype,
                                             device=device))
             return out.detach().double().cpu().numpy()          # bfloat16 has no numpy type

@@ -14,15 +14,14 @@ draws them over the image.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 
-from .._core.errors import FairshareWarning
 from ..engine.choice import choose
 from ..games.base import Game
 from ..games.torch_game import TorchGame, module_input
+from ..games.torch_modes import warn_training
 from ..indices.hierarchy import resolve_value_index
 from .base import Plan, default_budget
 from .cells import check_finite_inputs
@@ -82,11 +81,7 @@ class ImageInput(TorchInput):
         self.shape = tuple(int(d) for d in self.X.shape[1:])
         self.item_names = [str(i) for i in range(self.n_items)]
         self._classes: list[int] | None = None
-        training = _training_layers(model)
-        if training:
-            warnings.warn(f"the model has layers in train mode ({', '.join(training[:3])}): it is explained in eval "
-                          "mode (BatchNorm's running statistics, no dropout), each layer's mode restored after every "
-                          "batch", FairshareWarning, stacklevel=4)
+        warn_training(model)
 
     def check(self, args: dict) -> None:
         """Players that differ between images have no shared partition or pairs."""
@@ -185,14 +180,3 @@ class ImageInput(TorchInput):
             e.output_names = [str(j) for j in self.output]
         return e
 
-
-#: layers whose outputs depend on their mode (train or eval)
-_MODAL = ("BatchNorm", "InstanceNorm", "Dropout")
-
-
-def _training_layers(model: Any) -> list[str]:
-    """The names of the model's layers in train mode whose outputs depend on it (BatchNorm, dropout; a scripted
-    module's layers by their original names; an exported program has none: its mode is fixed when exported)."""
-    layers = model.named_modules() if hasattr(model, "named_modules") else ()
-    return [name or type(m).__name__ for name, m in layers if getattr(m, "training", False) and
-            any(k in getattr(m, "original_name", type(m).__name__) for k in _MODAL)]

@@ -1,6 +1,7 @@
 """Inputs of any shape for a torch module (images, sequences, rows as tensors): one
-:class:`~fairshare.games.TorchGame` per input, on the module's device (tensors end to end on a GPU); the background
-is a number, one input, or a batch of inputs averaged over."""
+:class:`~fairshare.games.TorchGame` per input, on the module's device (tensors end to end on a GPU), the module in
+eval mode during the run (each layer's mode restored after; a warning when BatchNorm or dropout was training); the
+background is a number, one input, or a batch of inputs averaged over."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import numpy as np
 
 from ..games.base import Game
 from ..games.torch_game import TorchGame
+from ..games.torch_modes import warn_training
 from .base import Input
 from .cells import is_shaped_input
 from .image_parts import check_channels, first_sees_input
@@ -67,6 +69,7 @@ class TorchInput(Input):
             raise ValueError("X holds no inputs to explain")
         self.baseline = self._baseline(X, background)
         self.item_names = [str(i) for i in range(self.n_items)]
+        warn_training(model)
 
     @staticmethod
     def _baseline(X: Any, background: Any) -> Any:
@@ -81,7 +84,7 @@ class TorchInput(Input):
 
     def game(self, i: int) -> Game:
         return TorchGame(self.model, self.X[i], baseline=self.baseline, groups=self.groups,
-                         batch_size=self.batch_size, player_names=self.player_names)
+                         batch_size=self.batch_size, player_names=self.player_names, eval_mode=True)
 
     def key(self) -> tuple[tuple, dict]:
         return (self.X, self.baseline), dict(groups=repr(self.groups), names=self.player_names)
