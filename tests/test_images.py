@@ -245,7 +245,7 @@ def test_the_cli_names_the_images_file_when_the_model_refuses_its_shape(tmp_path
             ("last.npy", [], "the model refused images of shape (2, 16, 16, 3) (Guard failed: input.size()[1] == 3)"
                              "; they look channels-last: pass --layout NHWC"),
             ("nan.npy", [], "nan.npy holds NaN in input 1"),
-            ("first.npy", ["--output", "9"], "--output 9: the model gives")]:
+            ("first.npy", ["--output", "9"], "--output 9 is out of range: the model gives 5 outputs")]:
         assert main(args + ["--images", str(tmp_path / name)] + extra) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and message in err, err
@@ -310,3 +310,35 @@ def test_a_float64_module_gets_a_float64_blur_and_its_values_are_those_composed_
 
         np.testing.assert_allclose(e.values[i], shapley_by_hand(v, 4), rtol=0, atol=1e-12)
         assert e.values[i].sum() == pytest.approx(v(tuple(range(4))) - v(()), abs=1e-12)
+
+
+def test_an_output_is_checked_against_what_the_model_gives_not_its_last_declared_linear_layer():
+    # hunt: the output index was checked against the last linear layer the module declares, so a module that
+    # declares its classifier before its body (or an auxiliary head after it) had valid outputs refused
+    class HeadFirst(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.head = torch.nn.Linear(4, 10)
+            self.conv = torch.nn.Conv2d(3, 2, 3, padding=1)
+            self.proj = torch.nn.Linear(2 * 16 * 16, 4)
+            self.aux = torch.nn.Linear(4, 2)
+
+        def forward(self, x):
+            return self.head(torch.tanh(self.proj(self.conv(x).flatten(1))))
+
+    torch.manual_seed(0)
+    net, X = HeadFirst().double().eval(), images().double()
+    calls = []
+    net.register_forward_pre_hook(lambda module, inputs: calls.append(inputs[0].device.type))   # meta: shapes only
+    e = fs.explain(net, X, groups="patches", patch_size=8, output=[7, 3], seed=0, progress=False)
+    labels = (np.arange(16)[:, None] // 8) * 2 + np.arange(16)[None, :] // 8
+    for i in range(2):
+        def v(S):
+            with torch.no_grad():
+                return net(masked(X[i], torch.zeros_like(X[i]), labels, S)[None])[0, [7, 3]].numpy()
+
+        np.testing.assert_allclose(e.values[i], shapley_by_hand(v, 4), rtol=0, atol=1e-12)
+    calls.clear()
+    with pytest.raises(ValueError, match=r"output 10 is out of range: the model gives 10 outputs per image \(0..9\)"):
+        fs.explain(net, X, groups="patches", patch_size=8, output=10, seed=0, progress=False)
+    assert calls == ["meta"]

@@ -76,7 +76,7 @@ class ImageInput(TorchInput):
             given if given is not None else background, name, self.X, layout, args.get("sigma"))
         self.players = image_players(args["groups"], self.X, args.get("patch_size"), args.get("slic"),
                                      args["feature_names"])
-        self.output = check_output(args.get("output"), model)
+        self.output = check_output(args.get("output"), model, self.X)
         self.batch_size, self.groups = args["batch_size"], args["groups"]
         self.shape = tuple(int(d) for d in self.X.shape[1:])
         self.item_names = [str(i) for i in range(self.n_items)]

@@ -135,29 +135,49 @@ def check_channels(model: Any, images: Any, layout: str | None = None, given_hwc
                      f"layer ({name}) takes {wanted}{hint}")
 
 
-def check_output(output: Any, model: Any) -> Any:
-    """``output`` (an index, a list of them, "top" or None) against the number of outputs of the model's last linear
-    layer, where it has one (else the first forward pass checks it).
+def check_output(output: Any, model: Any, images: Any = None) -> Any:
+    """``output`` (an index, a list of them, "top" or None) against the number of outputs the model gives for one of
+    ``images``: counted by a forward pass on meta tensors (shapes only, no model call); where the module does not run
+    so, the outputs of the last layer of a ``Sequential`` where it is a linear layer (else the first forward pass
+    checks it: another module's last declared linear layer need not be its output, as an auxiliary head).
 
     Examples
     --------
     >>> import torch
-    >>> check_output([0, 5], torch.nn.Linear(3, 4))
+    >>> check_output([0, 5], torch.nn.Linear(3, 4), torch.zeros(1, 3))
     Traceback (most recent call last):
     ...
-    ValueError: output 5 is out of range: the model's last layer (Linear) gives 4 outputs (0..3)
+    ValueError: output 5 is out of range: the model gives 4 outputs per image (0..3)
     """
     if output is None or output == "top":
         return output
-    layers = [m for m in (model.modules() if hasattr(model, "modules") else ())
-              if isinstance(getattr(m, "out_features", None), int)]
-    if layers:
-        k = layers[-1].out_features
+    from ..games.cost import meta_outputs
+
+    k = None if images is None else meta_outputs(model, tuple(images.shape[1:]), images.dtype)
+    what = "the model gives"
+    if k is None:
+        last = _last_layer(model)
+        k = getattr(last, "out_features", None)
+        what = f"the model's last layer ({type(last).__name__}) gives"
+    if isinstance(k, int):
         for j in [output] if isinstance(output, int) else output:
             if j >= k:
-                raise ValueError(f"output {j} is out of range: the model's last layer ({type(layers[-1]).__name__}) "
-                                 f"gives {k} outputs (0..{k - 1})")
+                raise ValueError(f"output {j} is out of range: {what} {k} outputs per image (0..{k - 1})")
     return output
+
+
+def _last_layer(model: Any) -> Any:
+    """The last layer with weights of a chain of ``torch.nn.Sequential`` (layers without weights after it, such as a
+    softmax, skipped), or None: in any other module the order its layers are declared in need not be their order."""
+    import torch
+
+    layer = model
+    while isinstance(layer, torch.nn.Sequential):
+        weighted = [m for m in layer if any(True for _ in m.parameters())]
+        if not weighted:
+            return None
+        layer = weighted[-1]
+    return layer if layer is not model or not any(True for _ in layer.children()) else None
 
 
 @dataclass
