@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from .._core.arrays import to_numpy
 from ..engine.choice import choose
 from ..games.base import Game
 from ..games.torch_game import TorchGame, module_input
@@ -148,7 +149,7 @@ class ImageInput(TorchInput):
         pixels = self.players.pixels
         out = {"model_output": "torch module outputs" + ("" if self.output is None else f", output {self.output!r}"),
                "input_shape": list(self.shape[1:]) if pixels else list(self.shape), "imputation": self.imputation,
-               "input_groups": self.players.label_map(), "images": self.X.detach().cpu().numpy(),
+               "input_groups": self.players.label_map(), "images": to_numpy(self.X),
                "per_row": ["images", "rows"] + (["input_groups"] if self.players.per_image else [])}
         if self.output == "top":
             out["classes"] = self.classes()

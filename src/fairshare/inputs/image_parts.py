@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from .._core.arrays import to_numpy
 from .cells import check_finite_inputs
 
 __all__ = ["read_images", "check_channels", "check_output", "ImagePlayers", "image_players", "image_baseline",
@@ -257,7 +258,7 @@ def _superpixels(images: Any, slic: dict | None) -> ImagePlayers:
     except ImportError as exc:
         raise ImportError("groups='superpixels' needs scikit-image: pip install 'fairshare[image]'") from exc
     params = {"n_segments": 50, "compactness": 10.0, **(slic or {})}
-    arrays = images.detach().cpu().permute(0, 2, 3, 1).numpy().astype(np.float64)
+    arrays = to_numpy(images).transpose(0, 2, 3, 1).astype(np.float64)     # bfloat16, which numpy lacks: float
     labels, names = [], []
     for image in arrays:                               # once per image, before any model call
         lab = segment(image, start_label=0, channel_axis=-1, **params)
