@@ -426,3 +426,23 @@ def test_a_module_in_train_mode_is_explained_in_eval_mode_at_the_torch_and_table
             net[0].eval()
         np.testing.assert_array_equal(trained.values, truth.values)
         np.testing.assert_allclose(trained.values.sum(axis=1), change, atol=1e-6)
+
+
+def test_tensor_rows_take_feature_names_and_groups_as_array_rows_do():
+    # hunt: tensor rows (the torch door) dropped feature_names (players 'x0'...; a list of the wrong length passed
+    # too), named groups 'x0', 'x1' instead of 'a + b', and stopped on groups given as a dict (int('a'))
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1)).double().eval()
+    X = torch.rand(2, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    for kw, names in ((dict(feature_names=list("abcd")), ["a", "b", "c", "d"]),
+                      (dict(feature_names=list("abcd"), groups=[["a", "b"], [2, "d"]]), ["a + b", "c + d"]),
+                      (dict(groups={"front": [0, 1, 2], "back": [3]}), ["front", "back"])):
+        rows = fs.explain(net, X, seed=0, progress=False, **kw)
+        table = fs.explain(net, X.numpy(), np.zeros((1, 4)), seed=0, progress=False, **kw)
+        assert rows.player_names == table.player_names == names
+        np.testing.assert_allclose(rows.values, table.values, rtol=0, atol=1e-15)
+    with torch.no_grad():
+        change = (net(X) - net(torch.zeros_like(X)))[:, 0].numpy()
+    np.testing.assert_allclose(rows.values.sum(axis=1), change, rtol=0, atol=1e-15)
+    with pytest.raises(ValueError, match="feature_names must have 4 names, got 3"):
+        fs.explain(net, X, feature_names=list("abc"), progress=False)

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..games.base import Game
+from ..games.model import feature_groups
 from ..games.torch_game import TorchGame
 from ..games.torch_modes import warn_training
 from .base import Input
@@ -24,6 +25,16 @@ def is_torch_module(model: Any) -> bool:
     """Whether ``model`` is a torch module (or a module-like object from ``torch.nn``)."""
     return hasattr(model, "forward") and hasattr(model, "parameters") and type(model).__module__.startswith("torch") \
         or any(c.__module__.startswith("torch.nn") for c in type(model).__mro__)
+
+
+def _row_players(groups: Any, feature_names: Any, n_features: int) -> tuple[Any, list[str]]:
+    """The groups (lists of feature positions, or None: one player per feature) and the players' names of rows of
+    ``n_features`` features, as the table door reads ``groups`` and ``feature_names``."""
+    names = [str(f) for f in feature_names] if feature_names is not None else [f"x{j}" for j in range(n_features)]
+    if len(names) != n_features:
+        raise ValueError(f"feature_names must have {n_features} names, got {len(names)}")
+    lists, player_names = feature_groups(groups, names)
+    return (None if groups is None else lists), player_names
 
 
 class TorchInput(Input):
@@ -63,6 +74,8 @@ class TorchInput(Input):
         if self.shape is not None:
             self.grouped, _, self.player_names = shaped_groups(groups, self.shape, args["feature_names"])
             groups = groups if self.player_names is None else None if self.grouped is None else self.grouped[0]
+        else:                                  # rows: features named and grouped as the table door does
+            groups, self.player_names = _row_players(groups, args["feature_names"], int(X.shape[1]))
         self.groups = groups
         self.n_items = int(X.shape[0])
         if self.n_items == 0:
