@@ -64,6 +64,27 @@ class TorchInput(Input):
                                                                      len(background.shape) == 1)
         return ndim == 2 and type(X).__module__.startswith("torch") and single
 
+    @classmethod
+    def takes_rows_for_gradients(cls, model: Any, X: Any, args: dict) -> bool:
+        """Rows (an array or tensor of two dimensions, not a frame) of a torch module asked for a gradient method with
+        none of the table door's own arguments (imputation, model_output, y, link): read here, where the game gives
+        gradients, whatever their background (the table door's games give none).
+
+        Examples
+        --------
+        >>> import torch
+        >>> net, args = torch.nn.Linear(3, 1), {"method": "gradient-shap", "imputation": None}
+        >>> TorchInput.takes_rows_for_gradients(net, np.ones((2, 3)), args)
+        True
+        """
+        from ..engine.registry import get_method, method_names
+
+        method = args.get("method")
+        return is_torch_module(model) and len(getattr(X, "shape", ())) == 2 and not hasattr(X, "columns") and \
+            all(args.get(name) is None for name in ("imputation", "model_output", "y")) and \
+            args.get("link", "identity") == "identity" and method in method_names() and \
+            "gradient" in get_method(method).requires
+
     def __init__(self, model: Any, X: Any, background: Any, args: dict) -> None:
         check_shaped(model, X, background)
         if first_sees_input(model):            # a forward of its own may reshape X first (x.unsqueeze(1)): then torch
