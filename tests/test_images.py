@@ -356,3 +356,18 @@ def test_a_bfloat16_module_is_explained_on_images_with_every_baseline_and_superp
         np.testing.assert_array_equal(np.ravel(e.grand_value), fx)
         np.testing.assert_allclose(e.values.sum(axis=1), fx - np.ravel(e.empty_value), atol=1e-12)
         assert e.info["images"].dtype == np.float32 and e.plot("image", row=1) is not None
+
+
+def test_complex_images_are_refused_and_one_image_is_told_to_take_a_batch_axis():
+    # hunt: a complex tensor of images was cast to real numbers (its imaginary parts dropped, torch's warning only),
+    # as a complex array was not; one image (C, H, W) was refused without saying how to pass it
+    net, X = cnn(), images()
+    calls = []
+    net.register_forward_pre_hook(lambda module, inputs: calls.append(inputs[0].device.type))
+    with pytest.raises(TypeError, match=r"^X must hold real numbers, got a tensor of torch.complex64$"):
+        fs.explain(net, X.to(torch.complex64), groups="patches", patch_size=8, progress=False)
+    with pytest.raises(TypeError, match=r"^baseline must hold real numbers, got a tensor of torch.complex128$"):
+        fs.explain(net, X, groups="patches", patch_size=8, baseline=X[0].to(torch.complex128), progress=False)
+    with pytest.raises(ValueError, match=r"takes \(N, 3, H, W\); one input\? pass X\[None\], shaped \(1, 3, 16, 16\)"):
+        fs.explain(net, X[0], progress=False)
+    assert calls == []

@@ -27,6 +27,8 @@ def _tensor(a: Any, dtype: Any = None) -> Any:
 
     dtype = torch.float32 if dtype is None else dtype
     if torch.is_tensor(a):
+        if a.is_complex():                                  # torch's cast would drop the imaginary parts
+            raise TypeError(f"must hold real numbers, got a tensor of {a.dtype}")
         return a.detach().to(dtype)
     arr = np.asarray(a)
     if arr.dtype.kind not in "biuf":
@@ -125,6 +127,8 @@ def check_channels(model: Any, images: Any, layout: str | None = None, given_hwc
         hint = ""
         if len(shape) == axes and wanted == 1:
             hint = f"; no channel axis? pass X[:, None], shaped {(int(images.shape[0]), 1, *shape)}"
+        elif len(shape) == axes and int(images.shape[0]) == wanted:
+            hint = f"; one input? pass X[None], shaped {(1, *(int(d) for d in images.shape))}"
         raise ValueError(f"X holds inputs shaped {shape} (X is {tuple(int(d) for d in images.shape)}), the model's "
                          f"first layer ({name}) takes {form.replace('C', str(wanted), 1)}{hint}")
     if shape[0] == wanted:
