@@ -138,3 +138,26 @@ def test_the_budget_is_spent_as_the_ends_and_the_points_of_the_path():
     shap_like = [fs.estimate(fs.games.TorchGame(mlp(), torch.ones(8), baseline=background, batch_size=b),
                              method="gradient-shap", budget=30, seed=0) for b in (None, 9)]
     np.testing.assert_allclose(shap_like[0].values, shap_like[1].values, atol=1e-6)
+
+
+def test_rows_with_a_background_batch_get_expected_gradients_as_tensors_or_arrays():
+    # hunt: rows of a torch module with a background of several rows went to the table door, whose game gives no
+    # gradients, so gradient-shap (expected gradients over the background: its very use) was refused for them
+    net = mlp(inputs=4, outputs=1)
+    X = torch.randn(2, 4, generator=torch.Generator().manual_seed(4))
+    background = torch.randn(3, 4, generator=torch.Generator().manual_seed(5))
+    t = ((torch.arange(2000) + 0.5) / 2000)[:, None, None]
+    for rows, bg in ((X, background), (X.numpy(), background.numpy())):
+        e = fs.explain(net, rows, bg, method="gradient-shap", budget=2002, seed=0, progress=False,
+                       feature_names=list("abcd"))
+        assert e.values.shape == (2, 4) and e.player_names == list("abcd")
+        for i in range(2):
+            path = (background + t * (X[i] - background)).requires_grad_(True)      # (points, background, 4)
+            grads, = torch.autograd.grad(net(path).sum(), path)
+            truth = (grads.mean(dim=0) * (X[i] - background)).mean(dim=0).double().numpy()   # midpoint rule
+            np.testing.assert_allclose(e.values[i], truth, atol=5 * e.stderr[i].max() + 1e-6)
+            with torch.no_grad():
+                change = float(net(X[i:i + 1])[0, 0] - net(background)[:, 0].mean())
+            gap = e.info["rows"][i]["completeness"]
+            assert gap["f(x) - f(baseline)"][0] == pytest.approx(change, abs=1e-6)
+            assert e.values[i].sum() - change == pytest.approx(gap["gap"][0], abs=1e-6)

@@ -2,6 +2,7 @@
 model's device (the CPU here; the same code runs on a GPU)."""
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -400,3 +401,48 @@ def test_the_tensor_path_fits_product_measures_as_the_host_does(sv, method):
     full = fs.estimate(fs.games.TorchGame(net, x, groups=groups, on_device=True), sv, method=method, budget=4096,
                        seed=0)
     np.testing.assert_allclose(full.values, fs.exact(fs.games.TorchGame(net, x, groups=groups), sv).values, atol=1e-7)
+
+
+def test_a_module_in_train_mode_is_explained_in_eval_mode_at_the_torch_and_table_doors():
+    # hunt: only the image door put the module in eval mode; sequences, tensor rows and array rows ran it with its
+    # dropout on, so the same seed gave other values at every call (and none were the model's)
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(12, 16), torch.nn.Dropout(0.5), torch.nn.Tanh(),
+                              torch.nn.Linear(16, 1))
+    net.train()
+    net[0].eval()                                                 # a layer's own mode is kept too
+    seqs = torch.rand(2, 4, 3, generator=torch.Generator().manual_seed(1))
+    rows = seqs.reshape(2, 12)
+    for X, kw in ((seqs, dict(groups="time")), (rows, {}), (rows.numpy(), dict(background=np.zeros((1, 12))))):
+        with pytest.warns(fs.FairshareWarning, match=r"layers in train mode \(2\): it is explained in eval mode"):
+            trained = fs.explain(net, X, budget=5000, seed=0, progress=False, **kw)
+        assert net.training and net[2].training and not net[0].training
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("error")
+            net.eval()
+            truth = fs.explain(net, X, budget=5000, seed=0, progress=False, **kw)
+            change = (net(seqs) - net(torch.zeros_like(seqs)))[:, 0].numpy()
+            net.train()
+            net[0].eval()
+        np.testing.assert_array_equal(trained.values, truth.values)
+        np.testing.assert_allclose(trained.values.sum(axis=1), change, atol=1e-6)
+
+
+def test_tensor_rows_take_feature_names_and_groups_as_array_rows_do():
+    # hunt: tensor rows (the torch door) dropped feature_names (players 'x0'...; a list of the wrong length passed
+    # too), named groups 'x0', 'x1' instead of 'a + b', and stopped on groups given as a dict (int('a'))
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1)).double().eval()
+    X = torch.rand(2, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    for kw, names in ((dict(feature_names=list("abcd")), ["a", "b", "c", "d"]),
+                      (dict(feature_names=list("abcd"), groups=[["a", "b"], [2, "d"]]), ["a + b", "c + d"]),
+                      (dict(groups={"front": [0, 1, 2], "back": [3]}), ["front", "back"])):
+        rows = fs.explain(net, X, seed=0, progress=False, **kw)
+        table = fs.explain(net, X.numpy(), np.zeros((1, 4)), seed=0, progress=False, **kw)
+        assert rows.player_names == table.player_names == names
+        np.testing.assert_allclose(rows.values, table.values, rtol=0, atol=1e-15)
+    with torch.no_grad():
+        change = (net(X) - net(torch.zeros_like(X)))[:, 0].numpy()
+    np.testing.assert_allclose(rows.values.sum(axis=1), change, rtol=0, atol=1e-15)
+    with pytest.raises(ValueError, match="feature_names must have 4 names, got 3"):
+        fs.explain(net, X, feature_names=list("abc"), progress=False)

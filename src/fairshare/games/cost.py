@@ -131,30 +131,55 @@ def torch_macs(module: Any, input_shape: tuple[int, ...], dtype: Any = None) -> 
     >>> torch_macs(torch.nn.Sequential(torch.nn.Linear(10, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1)), (10,))
     44.0
     """
-    import warnings
-
-    import torch
-
     total = [0.0]
 
     def count(layer: Any, inputs: tuple, output: Any) -> None:
         total[0] += _layer_macs(layer, inputs, output)
 
+    if _meta_forward(module, input_shape, dtype, count) is None:
+        return None
+    return total[0] / 2.0 if total[0] > 0 else None
+
+
+def meta_outputs(module: Any, input_shape: tuple[int, ...], dtype: Any = None) -> int | None:
+    """The number of outputs ``module`` gives per input of ``input_shape`` (its output's elements per row), from a
+    forward pass on meta tensors (shapes only: nothing is computed, no model call); None where the module does not
+    run so (TorchScript, data-dependent steps).
+
+    Examples
+    --------
+    >>> import torch
+    >>> meta_outputs(torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(12, 5)), (3, 2, 2))
+    5
+    """
+    out = _meta_forward(module, input_shape, dtype)
+    return None if out is None or out.ndim == 0 else int(out[0].numel())
+
+
+def _meta_forward(module: Any, input_shape: tuple[int, ...], dtype: Any = None, hook: Any = None) -> Any:
+    """The module's output for two inputs of ``input_shape`` on meta tensors (its parameters and buffers replaced by
+    empty ones of the same shapes; nothing is computed or copied), ``hook`` on each counted layer; None where the
+    module does not run so or gives no tensor."""
+    import warnings
+
+    import torch
+
     hooks = []
     try:
         state = {name: torch.empty_like(t, device="meta") for name, t in
                  list(module.named_parameters()) + list(module.named_buffers())}
-        hooks = [m.register_forward_hook(count) for m in module.modules() if _counted(m)]
+        if hook is not None:
+            hooks = [m.register_forward_hook(hook) for m in module.modules() if _counted(m)]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             x = torch.empty((2,) + tuple(input_shape), device="meta", dtype=dtype or torch.float32)
-            torch.func.functional_call(module, state, (x,))
-    except Exception:  # noqa: BLE001 - a module that cannot run on meta tensors keeps the upper bound
+            out = torch.func.functional_call(module, state, (x,))
+    except Exception:  # noqa: BLE001 - a module that cannot run on meta tensors: the caller's fallback
         return None
     finally:
-        for hook in hooks:
-            hook.remove()
-    return total[0] / 2.0 if total[0] > 0 else None
+        for h in hooks:
+            h.remove()
+    return out if torch.is_tensor(out) else None
 
 
 def _counted(layer: Any) -> bool:

@@ -14,9 +14,11 @@ from .._core.tables import as_rows, column_labels, frame_info, is_sparse, same_v
 from .cost import row_seconds
 from .imputers import CONDITIONAL, Imputer, make_imputer
 from .torch_game import module_input, takes_ids
+from .torch_modes import eval_modes
 from .._core.compiled import CACHE, threads_for
 
-__all__ = ["ModelGame", "ModelError", "as_predict", "IMPUTATIONS", "LINKS", "sparse_hybrid_rows", "sparse_columns_equal"]
+__all__ = ["ModelGame", "ModelError", "as_predict", "feature_groups", "IMPUTATIONS", "LINKS", "sparse_hybrid_rows",
+           "sparse_columns_equal"]
 
 
 class ModelError(RuntimeError):
@@ -55,7 +57,8 @@ LINKS = {"identity": lambda v: v, "logit": _logit}
 
 def as_predict(model: Any) -> Callable[[Any], np.ndarray]:
     """A prediction function for ``model``: class probabilities for classifiers (all classes), predictions
-    for regressors, a torch module's output (no gradients), or ``model`` itself when it is a function.
+    for regressors, a torch module's output (no gradients, in eval mode: no dropout, BatchNorm's running statistics;
+    its layers' modes restored after each call), or ``model`` itself when it is a function.
 
     Examples
     --------
@@ -72,7 +75,7 @@ def as_predict(model: Any) -> Callable[[Any], np.ndarray]:
 
         def torch_predict(X: Any) -> np.ndarray:
             rows = np.ascontiguousarray(X)     # C order: a DataFrame's column-major values take another kernel
-            with torch.no_grad():              # token ids (integers, for an embedding) stay ids
+            with torch.no_grad(), eval_modes(model):    # token ids (integers, for an embedding) stay ids
                 out = model(torch.as_tensor(rows, dtype=torch.int64 if ids and rows.dtype.kind in "iu" else dtype,
                                             device=device))
             return out.detach().double().cpu().numpy()          # bfloat16 has no numpy type
@@ -86,6 +89,25 @@ def as_predict(model: Any) -> Callable[[Any], np.ndarray]:
         return model
     raise TypeError(f"model must be a fitted model with predict / predict_proba, a torch module or a function, "
                     f"got {type(model).__name__}")
+
+
+def feature_groups(groups: Any, names: list[str]) -> tuple[list[list[int]], list[str]]:
+    """The players of rows of features ``names``: ``groups`` (None: one per feature; lists of positions or names; a
+    dict of name -> features) as lists of feature positions, checked to cover every feature once, and their names.
+
+    Examples
+    --------
+    >>> feature_groups([[0, "b"], [2]], ["a", "b", "c"])
+    ([[0, 1], [2]], ['a + b', 'c'])
+    >>> feature_groups({"first": [0], "rest": [1, 2]}, ["a", "b", "c"])[1]
+    ['first', 'rest']
+    """
+    named = isinstance(groups, dict)
+    lists = ModelGame._groups(list(groups.values()) if named else groups, names)
+    player_names = [str(k) for k in groups] if named else (
+        [" + ".join(names[i] for i in g) if len(g) > 1 else names[g[0]] for g in lists]
+        if groups is not None else names)
+    return lists, player_names
 
 
 class ModelGame(Game):
@@ -183,11 +205,7 @@ class ModelGame(Game):
             raise ValueError(f"feature_names must have {n_features} names, got {len(names)}")
         self.feature_names = names
         self.x, self.background, self.imputation = (xr if self.sparse else xr[0]), bg, imputation
-        named = isinstance(groups, dict)
-        self.groups = self._groups(list(groups.values()) if named else groups, names)
-        player_names = [str(k) for k in groups] if named else (
-            [" + ".join(names[i] for i in g) if len(g) > 1 else names[g[0]] for g in self.groups]
-            if groups is not None else names)
+        self.groups, player_names = feature_groups(groups, names)
         super().__init__(len(self.groups), player_names=player_names, batch_size=None)
         self.row_batch = None if batch_size is None else check_int(batch_size, "batch_size", minimum=1)
         self.n_features = n_features

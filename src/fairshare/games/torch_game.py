@@ -17,6 +17,7 @@ import numpy as np
 
 from .base import Game, check_output_axes
 from .cost import CELL_SECONDS, torch_row_seconds
+from .torch_modes import eval_modes
 
 __all__ = ["TorchGame", "module_input", "takes_ids"]
 
@@ -199,20 +200,9 @@ class TorchGame(Game):
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
 
-    @contextmanager
-    def _modes(self) -> Iterator[None]:
+    def _modes(self) -> Any:
         """The module in eval mode inside (where ``eval_mode``), each submodule's own mode restored after."""
-        if not self.eval_mode or not hasattr(self.module, "modules"):
-            yield
-            return
-        saved = [(m, m.training) for m in self.module.modules()]
-        for m, _ in saved:                  # as module.eval() does (which a torch.export program refuses)
-            m.training = False
-        try:
-            yield
-        finally:
-            for m, training in saved:
-                m.training = training
+        return eval_modes(self.module if self.eval_mode else None)
 
     def _forward(self, inputs: Any) -> Any:
         """The module's outputs ``(rows, k)`` on a batch of inputs, only the kept outputs; an index past the model's

@@ -14,15 +14,15 @@ draws them over the image.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 
-from .._core.errors import FairshareWarning
+from .._core.arrays import to_numpy
 from ..engine.choice import choose
 from ..games.base import Game
 from ..games.torch_game import TorchGame, module_input
+from ..games.torch_modes import warn_training
 from ..indices.hierarchy import resolve_value_index
 from .base import Plan, default_budget
 from .cells import check_finite_inputs
@@ -77,16 +77,12 @@ class ImageInput(TorchInput):
             given if given is not None else background, name, self.X, layout, args.get("sigma"))
         self.players = image_players(args["groups"], self.X, args.get("patch_size"), args.get("slic"),
                                      args["feature_names"])
-        self.output = check_output(args.get("output"), model)
+        self.output = check_output(args.get("output"), model, self.X)
         self.batch_size, self.groups = args["batch_size"], args["groups"]
         self.shape = tuple(int(d) for d in self.X.shape[1:])
         self.item_names = [str(i) for i in range(self.n_items)]
         self._classes: list[int] | None = None
-        training = _training_layers(model)
-        if training:
-            warnings.warn(f"the model has layers in train mode ({', '.join(training[:3])}): it is explained in eval "
-                          "mode (BatchNorm's running statistics, no dropout), each layer's mode restored after every "
-                          "batch", FairshareWarning, stacklevel=4)
+        warn_training(model)
 
     def check(self, args: dict) -> None:
         """Players that differ between images have no shared partition or pairs."""
@@ -153,7 +149,7 @@ class ImageInput(TorchInput):
         pixels = self.players.pixels
         out = {"model_output": "torch module outputs" + ("" if self.output is None else f", output {self.output!r}"),
                "input_shape": list(self.shape[1:]) if pixels else list(self.shape), "imputation": self.imputation,
-               "input_groups": self.players.label_map(), "images": self.X.detach().cpu().numpy(),
+               "input_groups": self.players.label_map(), "images": to_numpy(self.X),
                "per_row": ["images", "rows"] + (["input_groups"] if self.players.per_image else [])}
         if self.output == "top":
             out["classes"] = self.classes()
@@ -185,14 +181,3 @@ class ImageInput(TorchInput):
             e.output_names = [str(j) for j in self.output]
         return e
 
-
-#: layers whose outputs depend on their mode (train or eval)
-_MODAL = ("BatchNorm", "InstanceNorm", "Dropout")
-
-
-def _training_layers(model: Any) -> list[str]:
-    """The names of the model's layers in train mode whose outputs depend on it (BatchNorm, dropout; a scripted
-    module's layers by their original names; an exported program has none: its mode is fixed when exported)."""
-    layers = model.named_modules() if hasattr(model, "named_modules") else ()
-    return [name or type(m).__name__ for name, m in layers if getattr(m, "training", False) and
-            any(k in getattr(m, "original_name", type(m).__name__) for k in _MODAL)]

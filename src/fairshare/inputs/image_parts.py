@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from .._core.arrays import to_numpy
 from .cells import check_finite_inputs
 
 __all__ = ["read_images", "check_channels", "check_output", "ImagePlayers", "image_players", "image_baseline",
@@ -26,6 +27,8 @@ def _tensor(a: Any, dtype: Any = None) -> Any:
 
     dtype = torch.float32 if dtype is None else dtype
     if torch.is_tensor(a):
+        if a.is_complex():                                  # torch's cast would drop the imaginary parts
+            raise TypeError(f"must hold real numbers, got a tensor of {a.dtype}")
         return a.detach().to(dtype)
     arr = np.asarray(a)
     if arr.dtype.kind not in "biuf":
@@ -124,6 +127,8 @@ def check_channels(model: Any, images: Any, layout: str | None = None, given_hwc
         hint = ""
         if len(shape) == axes and wanted == 1:
             hint = f"; no channel axis? pass X[:, None], shaped {(int(images.shape[0]), 1, *shape)}"
+        elif len(shape) == axes and int(images.shape[0]) == wanted:
+            hint = f"; one input? pass X[None], shaped {(1, *(int(d) for d in images.shape))}"
         raise ValueError(f"X holds inputs shaped {shape} (X is {tuple(int(d) for d in images.shape)}), the model's "
                          f"first layer ({name}) takes {form.replace('C', str(wanted), 1)}{hint}")
     if shape[0] == wanted:
@@ -135,29 +140,49 @@ def check_channels(model: Any, images: Any, layout: str | None = None, given_hwc
                      f"layer ({name}) takes {wanted}{hint}")
 
 
-def check_output(output: Any, model: Any) -> Any:
-    """``output`` (an index, a list of them, "top" or None) against the number of outputs of the model's last linear
-    layer, where it has one (else the first forward pass checks it).
+def check_output(output: Any, model: Any, images: Any = None) -> Any:
+    """``output`` (an index, a list of them, "top" or None) against the number of outputs the model gives for one of
+    ``images``: counted by a forward pass on meta tensors (shapes only, no model call); where the module does not run
+    so, the outputs of the last layer of a ``Sequential`` where it is a linear layer (else the first forward pass
+    checks it: another module's last declared linear layer need not be its output, as an auxiliary head).
 
     Examples
     --------
     >>> import torch
-    >>> check_output([0, 5], torch.nn.Linear(3, 4))
+    >>> check_output([0, 5], torch.nn.Linear(3, 4), torch.zeros(1, 3))
     Traceback (most recent call last):
     ...
-    ValueError: output 5 is out of range: the model's last layer (Linear) gives 4 outputs (0..3)
+    ValueError: output 5 is out of range: the model gives 4 outputs per image (0..3)
     """
     if output is None or output == "top":
         return output
-    layers = [m for m in (model.modules() if hasattr(model, "modules") else ())
-              if isinstance(getattr(m, "out_features", None), int)]
-    if layers:
-        k = layers[-1].out_features
+    from ..games.cost import meta_outputs
+
+    k = None if images is None else meta_outputs(model, tuple(images.shape[1:]), images.dtype)
+    what = "the model gives"
+    if k is None:
+        last = _last_layer(model)
+        k = getattr(last, "out_features", None)
+        what = f"the model's last layer ({type(last).__name__}) gives"
+    if isinstance(k, int):
         for j in [output] if isinstance(output, int) else output:
             if j >= k:
-                raise ValueError(f"output {j} is out of range: the model's last layer ({type(layers[-1]).__name__}) "
-                                 f"gives {k} outputs (0..{k - 1})")
+                raise ValueError(f"output {j} is out of range: {what} {k} outputs per image (0..{k - 1})")
     return output
+
+
+def _last_layer(model: Any) -> Any:
+    """The last layer with weights of a chain of ``torch.nn.Sequential`` (layers without weights after it, such as a
+    softmax, skipped), or None: in any other module the order its layers are declared in need not be their order."""
+    import torch
+
+    layer = model
+    while isinstance(layer, torch.nn.Sequential):
+        weighted = [m for m in layer if any(True for _ in m.parameters())]
+        if not weighted:
+            return None
+        layer = weighted[-1]
+    return layer if layer is not model or not any(True for _ in layer.children()) else None
 
 
 @dataclass
@@ -237,7 +262,7 @@ def _superpixels(images: Any, slic: dict | None) -> ImagePlayers:
     except ImportError as exc:
         raise ImportError("groups='superpixels' needs scikit-image: pip install 'fairshare[image]'") from exc
     params = {"n_segments": 50, "compactness": 10.0, **(slic or {})}
-    arrays = images.detach().cpu().permute(0, 2, 3, 1).numpy().astype(np.float64)
+    arrays = to_numpy(images).transpose(0, 2, 3, 1).astype(np.float64)     # bfloat16, which numpy lacks: float
     labels, names = [], []
     for image in arrays:                               # once per image, before any model call
         lab = segment(image, start_label=0, channel_axis=-1, **params)
@@ -298,18 +323,19 @@ def image_players(groups: Any, images: Any, patch_size: Any, slic: Any, feature_
 
 
 def blurred(images: Any, sigma: float) -> Any:
-    """Each image blurred by a Gaussian of ``sigma`` pixels (separable, edges replicated), where the images are.
+    """Each image blurred by a Gaussian of ``sigma`` pixels (separable, edges replicated), where the images are and in
+    their dtype (a float64 module's images stay float64).
 
     Examples
     --------
     >>> import torch
-    >>> round(float(blurred(torch.ones(1, 2, 5, 5), 1.0).mean()), 6)
-    1.0
+    >>> round(float(blurred(torch.ones(1, 2, 5, 5), 1.0).mean()), 6), blurred(torch.ones(1, 1, 3, 3).double(), 1.0).dtype
+    (1.0, torch.float64)
     """
     import torch
 
     radius = max(1, int(3.0 * sigma + 0.5))
-    t = torch.arange(-radius, radius + 1, dtype=torch.float32, device=images.device)
+    t = torch.arange(-radius, radius + 1, dtype=images.dtype, device=images.device)
     kernel = torch.exp(-0.5 * (t / sigma) ** 2)
     kernel = kernel / kernel.sum()
     c = images.shape[1]

@@ -51,6 +51,8 @@ def read_input(model: Any, X: Any, background: Any, args: dict) -> Input:
     'table'
     """
     kind = next(k for k in KINDS if k.accepts(model, X, background))
+    if not issubclass(kind, TorchInput) and TorchInput.takes_rows_for_gradients(model, X, args):
+        kind = TorchInput                                 # rows with a background batch: gradients of the module
     if kind is not TextInput and (args.get("tokenizer") is not None or args.get("mask_token") is not None):
         raise ValueError("tokenizer and mask_token are for texts; X holds no texts")
     given = [name for name in IMAGE_ARGUMENTS if args.get(name) is not None]

@@ -19,6 +19,7 @@ from .._core.tables import (accepts_missing, aligned, as_rows, check_finite, fra
 from ..games.base import Game
 from ..games.imputers import Imputer, make_imputer
 from ..games.model import ModelGame, as_predict
+from ..games.torch_modes import warn_training
 from ..games.tree import TreeGame, tree_explanation
 from ..games.tree_interactions import tree_interactions
 from ..engine.choice import Choice
@@ -128,7 +129,8 @@ class TableInput(Input):
             tree_rows(self.X, unchecked(model), "X")
         self._read_background(args)
         self.groups, self.batch_size = groups, args["batch_size"]
-        self.predict = None if self.tree else as_predict(model)
+        self.predict = None if self.tree else as_predict(model)         # a torch module: in eval mode
+        warn_training(model)
         if self.unread is not None and self.model_output in (None, "raw"):
             self.predict = raw_output(model)                 # the model's own margin, what its trees would give
         self.n_items = self.rows.shape[0]
