@@ -292,6 +292,8 @@ def _game(model: Any, X: Any, y: Any, args: dict) -> LossGame:
     loss = args["loss"]
     background = args["background"]
     reference, source = model_columns(model) if hasattr(X, "columns") else (None, "")
+    if reference is None and hasattr(X, "columns"):           # a model without names: X's columns name them
+        reference, source = [str(c) for c in X.columns], "the columns of X"
     if reference is not None:                       # columns by name, in the order the model was fitted with
         X = aligned(X, reference, "X", source)
         if hasattr(background, "columns"):
@@ -307,6 +309,8 @@ def _game(model: Any, X: Any, y: Any, args: dict) -> LossGame:
         bg = _rows(background, "background")
         if bg.shape[1] != Xr.shape[1]:
             raise ValueError(f"background has {bg.shape[1]} columns but X has {Xr.shape[1]}")
+        if bg.shape[0] == 0:
+            raise ValueError("background has no rows: give at least one row to impute the unknown features from")
     K = args["folds"]
     if K > n:
         raise ValueError(f"folds={K} is more than the {n} rows of X")
