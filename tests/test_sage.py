@@ -394,3 +394,28 @@ def test_an_empty_background_is_refused_by_name_before_any_model_call():
     with pytest.raises(ValueError, match="background has no rows"):
         fs.global_importance(model.predict, X, X @ model.beta, background=X[:0], budget=8)
     assert model.calls == 0
+
+
+def test_labels_are_read_through_classes_in_the_models_own_order():
+    """classes_ not sorted (a custom model: its probability columns in that order) was refused as labels the
+    model does not know; the labels now find their columns, as the same model with sorted classes does."""
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    labels = np.where(X[:, 0] > 0, "yes", "no")
+
+    class YesFirst:
+        classes_ = np.array(["yes", "no"])
+
+        def predict_proba(self, R):
+            p = 1 / (1 + np.exp(-3 * np.asarray(R)[:, 0]))
+            return np.column_stack([p, 1 - p])
+
+    class NoFirst(YesFirst):
+        classes_ = np.array(["no", "yes"])
+
+        def predict_proba(self, R):
+            return super().predict_proba(R)[:, ::-1]
+
+    unsorted = fs.global_importance(YesFirst(), X, labels, loss="log_loss", budget=8, seed=0)
+    ordered = fs.global_importance(NoFirst(), X, labels, loss="log_loss", budget=8, seed=0)
+    np.testing.assert_allclose(unsorted.values, ordered.values, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(unsorted.values, [0.56693108, 0.0, 0.0], atol=1e-7)

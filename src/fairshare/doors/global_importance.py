@@ -100,10 +100,11 @@ def _targets(model: Any, y: Any, n: int, loss: Any) -> tuple[np.ndarray, np.ndar
     classes = getattr(model, "classes_", None)
     if classes is not None:
         classes = np.asarray(classes)
-        pos = np.searchsorted(classes, raw) if np.all(classes[:-1] <= classes[1:]) else None
-        if pos is None or np.any(pos >= classes.size) or np.any(classes[np.minimum(pos, classes.size - 1)] != raw):
+        order = np.argsort(classes, kind="stable")           # classes_ in any order (the columns' order)
+        at = np.minimum(np.searchsorted(classes[order], raw), classes.size - 1)
+        if np.any(classes[order][at] != raw):
             raise ValueError(f"y holds labels the model does not know (its classes_: {classes.tolist()[:10]})")
-        return raw, pos.astype(np.int64)
+        return raw, order[at].astype(np.int64)
     if raw.dtype.kind not in "biuf" or np.any(raw != np.round(raw)) or np.any(raw < 0):
         raise ValueError(f"y must hold class positions 0, 1, ... for loss={loss!r} (a model without classes_)")
     return raw, raw.astype(np.int64)
