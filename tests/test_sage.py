@@ -419,3 +419,13 @@ def test_labels_are_read_through_classes_in_the_models_own_order():
     ordered = fs.global_importance(NoFirst(), X, labels, loss="log_loss", budget=8, seed=0)
     np.testing.assert_allclose(unsorted.values, ordered.values, rtol=0, atol=1e-12)
     np.testing.assert_allclose(unsorted.values, [0.56693108, 0.0, 0.0], atol=1e-7)
+
+
+def test_the_budget_and_seed_are_recorded_and_the_report_shows_them(tmp_path):
+    """As every other door records them: the report of a SAGE run said 'not recorded' for both."""
+    X = np.random.default_rng(0).normal(size=(30, 4))
+    model = Counting([2.0, 1.0, 0.0, 0.5])
+    e = fs.global_importance(model.predict, X, X @ model.beta, budget=16, seed=7)
+    assert (e.info["budget"], e.info["seed"]) == (16, "7")
+    page = e.to_html(tmp_path / "sage.html").read_text(encoding="utf-8")
+    assert "<th>budget</th><td>16</td>" in page and "<th>seed</th><td>7</td>" in page

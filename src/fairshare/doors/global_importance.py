@@ -223,11 +223,11 @@ def global_importance(model: Any, X: Any, y: Any, loss: Any = "mse", background:
     if by_rows is not None:
         with reporting(args["progress"], "global importance", "row" if by_rows == "row-regressions" else
                        "coalition") as report:
-            return _result(_run_by_rows(game, sv, choice, seed, by_rows, report), game, args)
+            return _result(_run_by_rows(game, sv, choice, seed, by_rows, report), game, args, choice.budget)
     choice = _with_surrogate(game, sv, choice, rule, options)
     with reporting(args["progress"], "global importance", "coalition") as report:
         phi = run(game, sv, choice, seed, rule, progress=report)
-    return _result(phi, game, args)
+    return _result(phi, game, args, choice.budget)
 
 
 #: each row's own regression while ``budget x ROWS_COVERAGE < 2^d``; above, the mean game's regression drawn without
@@ -327,8 +327,9 @@ def _game(model: Any, X: Any, y: Any, args: dict) -> LossGame:
                     row_batch=args["batch_size"], feature_names=columns, frame_columns=columns)
 
 
-def _result(phi: Attribution, game: LossGame, args: dict) -> Attribution:
-    """The values of all rows (the game's first output), with the data-sampling error from the folds'."""
+def _result(phi: Attribution, game: LossGame, args: dict, budget: int | None) -> Attribution:
+    """The values of all rows (the game's first output), with the data-sampling error from the folds', and the
+    budget (coalitions) and seed the run was given, as every door records them."""
     values = np.asarray(phi.values, dtype=float)
     stderr = None if phi.stderr is None else np.asarray(phi.stderr, dtype=float)
     grand = np.atleast_1d(np.asarray(phi.grand_value, dtype=float))
@@ -348,7 +349,7 @@ def _result(phi: Attribution, game: LossGame, args: dict) -> Attribution:
         imputation=args["imputation"] if game.imputer is None else game.imputer.describe(),
         rows=int(game.X.shape[0]), background_rows=int(game.background.shape[0]), folds=args["folds"],
         model_rows=int(game.model_rows), loss_of_mean_prediction=float(empty.mean()),
-        loss_of_model=float(empty.mean() - grand[0]))
+        loss_of_model=float(empty.mean() - grand[0]), budget=budget, seed=str(args["seed"]))
     return Attribution(values=values, stderr=stderr, index=phi.index, method=phi.method, options=phi.options,
                        info=info, n_evaluations=phi.n_evaluations, empty_value=0.0, grand_value=float(grand[0]),
                        player_names=list(game.player_names))
