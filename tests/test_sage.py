@@ -429,3 +429,12 @@ def test_the_budget_and_seed_are_recorded_and_the_report_shows_them(tmp_path):
     assert (e.info["budget"], e.info["seed"]) == (16, "7")
     page = e.to_html(tmp_path / "sage.html").read_text(encoding="utf-8")
     assert "<th>budget</th><td>16</td>" in page and "<th>seed</th><td>7</td>" in page
+
+
+@pytest.mark.parametrize("folds", [0, 5])
+def test_no_rows_are_refused_by_name_before_any_model_call(folds):
+    """Were a ZeroDivisionError (folds=0) or 'folds=5 is more than the 0 rows of X'."""
+    model = Counting([1.0, 2.0])
+    with pytest.raises(ValueError, match="X has no rows"):
+        fs.global_importance(model.predict, np.zeros((0, 2)), np.zeros(0), folds=folds, budget=4)
+    assert model.calls == 0

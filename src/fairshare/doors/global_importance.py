@@ -302,6 +302,8 @@ def _game(model: Any, X: Any, y: Any, args: dict) -> LossGame:
     columns = frame_info(X)[0] if hasattr(X, "columns") else None
     Xr = _rows(X, "X")
     n = Xr.shape[0]
+    if n == 0:
+        raise ValueError("X has no rows: the loss is measured on at least one row")
     raw, yy = _targets(model, y, n, loss)
     rng = streams(generator(args["seed"]), 2)[1]           # the background's and the folds' draws
     if background is None:
