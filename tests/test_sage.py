@@ -438,3 +438,19 @@ def test_no_rows_are_refused_by_name_before_any_model_call(folds):
     with pytest.raises(ValueError, match="X has no rows"):
         fs.global_importance(model.predict, np.zeros((0, 2)), np.zeros(0), folds=folds, budget=4)
     assert model.calls == 0
+
+
+def test_the_bar_plot_of_sage_values_keeps_a_harmful_features_negative_value():
+    """x2 is noise the model leans on: it adds loss (SAGE value -1.063). The bar drew |value| (+1.063, 'mean
+    |shapley value|' over '1 rows'), as if x2 were important; one row is drawn with its signs, as shap does."""
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    e = fs.global_importance(lambda R: 2 * R[:, 0] + 1.5 * R[:, 2], X, 2 * X[:, 0], budget=8, seed=0)
+    np.testing.assert_allclose(e.values, [4.43957803, 0.0, -1.06308536], atol=1e-7)
+    ax = e.plot("bar")
+    widths = {t.get_text(): p.get_width() for t, p in zip(ax.get_yticklabels(), ax.patches)}
+    assert widths == pytest.approx({"x0": 4.43957803, "x2": -1.06308536, "x1": 0.0})
+    assert (ax.get_xlabel(), ax.get_title()) == ("shapley value", "1 row")
+    plt.close("all")
