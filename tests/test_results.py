@@ -441,3 +441,20 @@ def test_the_dependence_plots_colour_is_the_partner_of_the_output_drawn():
                        output_names=["no", "yes"], interactions=inter)
     assert e.plot("dependence", "a", output="no").collections[-1].get_label() == "coloured by b"
     assert e.plot("dependence", "a", output="yes").collections[-1].get_label() == "coloured by c"
+
+
+def test_players_are_picked_by_an_array_or_index_of_names_and_by_a_tuple_of_positions():
+    """``e[:, X.columns[:2]]`` (a pandas Index), an array of names and a tuple of positions, as numpy and shap take
+    them: were 'The truth value of an array ... is ambiguous' and 'too many indices for array'."""
+    import pandas as pd
+
+    e = fs.Explanation(values=np.arange(12.0).reshape(2, 3, 2), stderr=np.arange(12.0).reshape(2, 3, 2) / 10,
+                       empty_value=np.ones((2, 2)), player_names=["a", "b", "c"], index="shapley",
+                       output_names=["no", "yes"])
+    for key in (pd.Index(["c", "a"]), np.array(["c", "a"]), (2, 0), np.array([2, 0])):
+        picked = e[:, key]
+        assert picked.player_names == ["c", "a"]
+        np.testing.assert_array_equal(picked.values, e.values[:, [2, 0]])
+        np.testing.assert_array_equal(picked.stderr, e.stderr[:, [2, 0]])
+    np.testing.assert_array_equal(e[pd.Index(["b"])].values, e.values[:, [1]])
+    np.testing.assert_array_equal(e[..., np.array(["a", "b"]), "yes"].values, [[1.0, 3.0], [7.0, 9.0]])

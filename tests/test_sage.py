@@ -368,3 +368,89 @@ def test_from_a_quarter_of_all_coalitions_auto_runs_the_mean_game_with_its_surro
     a = fs.global_importance(h, Z, h(Z), background=Z[:10], budget=30, seed=1, folds=0)
     b = fs.global_importance(h, Z, h(Z), background=Z[:10], budget=30, seed=1, folds=0, method="regression")
     assert a.method == "surrogate-regression" and np.array_equal(a.values, b.values)     # no gain: plain, bit for bit
+
+
+def test_a_background_frame_is_matched_to_x_by_column_name_for_a_model_without_names():
+    """A function reading columns by name: the background's columns in another order are aligned to X's names
+    (were read by position: the values of a, b were 6.61, 3.47 instead of 5.90, 3.41), unknown names refused."""
+    pd = pytest.importorskip("pandas")
+    X = np.random.default_rng(0).normal(size=(30, 3)) * [1.0, 2.0, 3.0]
+    frame, y = pd.DataFrame(X, columns=list("abc")), X @ [2.0, 1.0, 0.0]
+
+    def f(D):
+        return 2 * D["a"].to_numpy() + D["b"].to_numpy()
+
+    same = fs.global_importance(f, frame, y, background=frame.iloc[:10], budget=8, seed=0)
+    shuffled = fs.global_importance(f, frame, y, background=frame.iloc[:10][list("cab")], budget=8, seed=0)
+    assert np.array_equal(same.values, shuffled.values)
+    np.testing.assert_allclose(same.values, [5.90148003, 3.40619817, 0.0], atol=1e-7)
+    with pytest.raises(ValueError, match="background columns do not match"):
+        fs.global_importance(f, frame, y, background=frame.iloc[:10].rename(columns={"c": "z"}), budget=8)
+
+
+def test_an_empty_background_is_refused_by_name_before_any_model_call():
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    model = Counting([1.0, 2.0, 0.0])
+    with pytest.raises(ValueError, match="background has no rows"):
+        fs.global_importance(model.predict, X, X @ model.beta, background=X[:0], budget=8)
+    assert model.calls == 0
+
+
+def test_labels_are_read_through_classes_in_the_models_own_order():
+    """classes_ not sorted (a custom model: its probability columns in that order) was refused as labels the
+    model does not know; the labels now find their columns, as the same model with sorted classes does."""
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    labels = np.where(X[:, 0] > 0, "yes", "no")
+
+    class YesFirst:
+        classes_ = np.array(["yes", "no"])
+
+        def predict_proba(self, R):
+            p = 1 / (1 + np.exp(-3 * np.asarray(R)[:, 0]))
+            return np.column_stack([p, 1 - p])
+
+    class NoFirst(YesFirst):
+        classes_ = np.array(["no", "yes"])
+
+        def predict_proba(self, R):
+            return super().predict_proba(R)[:, ::-1]
+
+    unsorted = fs.global_importance(YesFirst(), X, labels, loss="log_loss", budget=8, seed=0)
+    ordered = fs.global_importance(NoFirst(), X, labels, loss="log_loss", budget=8, seed=0)
+    np.testing.assert_allclose(unsorted.values, ordered.values, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(unsorted.values, [0.56693108, 0.0, 0.0], atol=1e-7)
+
+
+def test_the_budget_and_seed_are_recorded_and_the_report_shows_them(tmp_path):
+    """As every other door records them: the report of a SAGE run said 'not recorded' for both."""
+    X = np.random.default_rng(0).normal(size=(30, 4))
+    model = Counting([2.0, 1.0, 0.0, 0.5])
+    e = fs.global_importance(model.predict, X, X @ model.beta, budget=16, seed=7)
+    assert (e.info["budget"], e.info["seed"]) == (16, "7")
+    page = e.to_html(tmp_path / "sage.html").read_text(encoding="utf-8")
+    assert "<th>budget</th><td>16</td>" in page and "<th>seed</th><td>7</td>" in page
+
+
+@pytest.mark.parametrize("folds", [0, 5])
+def test_no_rows_are_refused_by_name_before_any_model_call(folds):
+    """Were a ZeroDivisionError (folds=0) or 'folds=5 is more than the 0 rows of X'."""
+    model = Counting([1.0, 2.0])
+    with pytest.raises(ValueError, match="X has no rows"):
+        fs.global_importance(model.predict, np.zeros((0, 2)), np.zeros(0), folds=folds, budget=4)
+    assert model.calls == 0
+
+
+def test_the_bar_plot_of_sage_values_keeps_a_harmful_features_negative_value():
+    """x2 is noise the model leans on: it adds loss (SAGE value -1.063). The bar drew |value| (+1.063, 'mean
+    |shapley value|' over '1 rows'), as if x2 were important; one row is drawn with its signs, as shap does."""
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    e = fs.global_importance(lambda R: 2 * R[:, 0] + 1.5 * R[:, 2], X, 2 * X[:, 0], budget=8, seed=0)
+    np.testing.assert_allclose(e.values, [4.43957803, 0.0, -1.06308536], atol=1e-7)
+    ax = e.plot("bar")
+    widths = {t.get_text(): p.get_width() for t, p in zip(ax.get_yticklabels(), ax.patches)}
+    assert widths == pytest.approx({"x0": 4.43957803, "x2": -1.06308536, "x1": 0.0})
+    assert (ax.get_xlabel(), ax.get_title()) == ("shapley value", "1 row")
+    plt.close("all")

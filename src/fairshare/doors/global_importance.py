@@ -100,10 +100,11 @@ def _targets(model: Any, y: Any, n: int, loss: Any) -> tuple[np.ndarray, np.ndar
     classes = getattr(model, "classes_", None)
     if classes is not None:
         classes = np.asarray(classes)
-        pos = np.searchsorted(classes, raw) if np.all(classes[:-1] <= classes[1:]) else None
-        if pos is None or np.any(pos >= classes.size) or np.any(classes[np.minimum(pos, classes.size - 1)] != raw):
+        order = np.argsort(classes, kind="stable")           # classes_ in any order (the columns' order)
+        at = np.minimum(np.searchsorted(classes[order], raw), classes.size - 1)
+        if np.any(classes[order][at] != raw):
             raise ValueError(f"y holds labels the model does not know (its classes_: {classes.tolist()[:10]})")
-        return raw, pos.astype(np.int64)
+        return raw, order[at].astype(np.int64)
     if raw.dtype.kind not in "biuf" or np.any(raw != np.round(raw)) or np.any(raw < 0):
         raise ValueError(f"y must hold class positions 0, 1, ... for loss={loss!r} (a model without classes_)")
     return raw, raw.astype(np.int64)
@@ -222,11 +223,11 @@ def global_importance(model: Any, X: Any, y: Any, loss: Any = "mse", background:
     if by_rows is not None:
         with reporting(args["progress"], "global importance", "row" if by_rows == "row-regressions" else
                        "coalition") as report:
-            return _result(_run_by_rows(game, sv, choice, seed, by_rows, report), game, args)
+            return _result(_run_by_rows(game, sv, choice, seed, by_rows, report), game, args, choice.budget)
     choice = _with_surrogate(game, sv, choice, rule, options)
     with reporting(args["progress"], "global importance", "coalition") as report:
         phi = run(game, sv, choice, seed, rule, progress=report)
-    return _result(phi, game, args)
+    return _result(phi, game, args, choice.budget)
 
 
 #: each row's own regression while ``budget x ROWS_COVERAGE < 2^d``; above, the mean game's regression drawn without
@@ -292,6 +293,8 @@ def _game(model: Any, X: Any, y: Any, args: dict) -> LossGame:
     loss = args["loss"]
     background = args["background"]
     reference, source = model_columns(model) if hasattr(X, "columns") else (None, "")
+    if reference is None and hasattr(X, "columns"):           # a model without names: X's columns name them
+        reference, source = [str(c) for c in X.columns], "the columns of X"
     if reference is not None:                       # columns by name, in the order the model was fitted with
         X = aligned(X, reference, "X", source)
         if hasattr(background, "columns"):
@@ -299,6 +302,8 @@ def _game(model: Any, X: Any, y: Any, args: dict) -> LossGame:
     columns = frame_info(X)[0] if hasattr(X, "columns") else None
     Xr = _rows(X, "X")
     n = Xr.shape[0]
+    if n == 0:
+        raise ValueError("X has no rows: the loss is measured on at least one row")
     raw, yy = _targets(model, y, n, loss)
     rng = streams(generator(args["seed"]), 2)[1]           # the background's and the folds' draws
     if background is None:
@@ -307,6 +312,8 @@ def _game(model: Any, X: Any, y: Any, args: dict) -> LossGame:
         bg = _rows(background, "background")
         if bg.shape[1] != Xr.shape[1]:
             raise ValueError(f"background has {bg.shape[1]} columns but X has {Xr.shape[1]}")
+        if bg.shape[0] == 0:
+            raise ValueError("background has no rows: give at least one row to impute the unknown features from")
     K = args["folds"]
     if K > n:
         raise ValueError(f"folds={K} is more than the {n} rows of X")
@@ -322,8 +329,9 @@ def _game(model: Any, X: Any, y: Any, args: dict) -> LossGame:
                     row_batch=args["batch_size"], feature_names=columns, frame_columns=columns)
 
 
-def _result(phi: Attribution, game: LossGame, args: dict) -> Attribution:
-    """The values of all rows (the game's first output), with the data-sampling error from the folds'."""
+def _result(phi: Attribution, game: LossGame, args: dict, budget: int | None) -> Attribution:
+    """The values of all rows (the game's first output), with the data-sampling error from the folds', and the
+    budget (coalitions) and seed the run was given, as every door records them."""
     values = np.asarray(phi.values, dtype=float)
     stderr = None if phi.stderr is None else np.asarray(phi.stderr, dtype=float)
     grand = np.atleast_1d(np.asarray(phi.grand_value, dtype=float))
@@ -343,7 +351,7 @@ def _result(phi: Attribution, game: LossGame, args: dict) -> Attribution:
         imputation=args["imputation"] if game.imputer is None else game.imputer.describe(),
         rows=int(game.X.shape[0]), background_rows=int(game.background.shape[0]), folds=args["folds"],
         model_rows=int(game.model_rows), loss_of_mean_prediction=float(empty.mean()),
-        loss_of_model=float(empty.mean() - grand[0]))
+        loss_of_model=float(empty.mean() - grand[0]), budget=budget, seed=str(args["seed"]))
     return Attribution(values=values, stderr=stderr, index=phi.index, method=phi.method, options=phi.options,
                        info=info, n_evaluations=phi.n_evaluations, empty_value=0.0, grand_value=float(grand[0]),
                        player_names=list(game.player_names))

@@ -16,7 +16,8 @@ __all__ = ["bar", "waterfall", "beeswarm", "heatmap", "decision"]
 def bar(expl: Any, max_display: int = 10, output: Any = None, ax: Any = None) -> Any:
     """Mean |value| per player over rows, largest first, with two-standard-error bars (the error of
     the mean over rows combined with the estimation error of each value); the players beyond ``max_display``
-    summed in one bar, ``N other players``.
+    summed in one bar, ``N other players``. One row (an Attribution's values: SAGE's, a game's) is drawn with its
+    signs, as shap draws one row, largest |value| first: a feature that adds loss keeps its negative value.
 
     Examples
     --------
@@ -27,13 +28,17 @@ def bar(expl: Any, max_display: int = 10, output: Any = None, ax: Any = None) ->
     """
     values, stderr, label, _ = output_slice(expl, output)
     mean_abs, err = summary(values, stderr)
-    labels, heights, errs = with_others(shown_names(expl), mean_abs, err, *top_and_rest(mean_abs, max_display))
+    one = values.shape[0] == 1                                        # one row: its signed values
+    shown = values[0] if one else mean_abs
+    labels, heights, errs = with_others(shown_names(expl), shown, err, *top_and_rest(mean_abs, max_display))
     ax = new_axes(ax, 0.4 * len(labels) + 1.2)
     positions = np.arange(len(labels))[::-1]                               # largest on top, the others last
-    ax.barh(positions, heights, xerr=errs, color=POS, ecolor=GREY, capsize=3)
+    ax.barh(positions, heights, xerr=errs, color=np.where(heights < 0, NEG, POS), ecolor=GREY, capsize=3)
+    if one:
+        ax.axvline(0.0, color=GREY, lw=0.6)
     ax.set_yticks(positions, labels)
-    ax.set_xlabel(plain(f"mean |{expl.index} value|{label}"))
-    ax.set_title(f"{len(expl)} rows")
+    ax.set_xlabel(plain(f"{expl.index} value{label}" if one else f"mean |{expl.index} value|{label}"))
+    ax.set_title("1 row" if one else f"{len(expl)} rows")
     ax.figure.tight_layout()
     return ax
 

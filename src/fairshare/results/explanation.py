@@ -230,14 +230,20 @@ class Explanation(Result):
         return tuple(self.values.shape)
 
     def _feature_index(self, key: Any) -> np.ndarray:
-        """Players by name (str, list of str) or by position (int, slice, array of ints or booleans)."""
-        if isinstance(key, str) or (isinstance(key, (list, tuple)) and key and all(isinstance(k, str) for k in key)):
-            keys = [key] if isinstance(key, str) else list(key)
+        """Players by name (str, or a list, tuple, array or pandas Index of them) or by position (int, slice, a
+        list, tuple or array of ints or booleans)."""
+        names = _names_of(key)
+        if names is not None:
+            keys = names
             missing = [k for k in keys if k not in self.player_names]
             if missing:
                 raise KeyError(f"unknown player name(s) {missing}; players: {self.player_names}")
             return np.array([self.player_names.index(k) for k in keys])
-        return np.arange(self.values.shape[1])[[int(key)] if isinstance(key, (int, np.integer)) else key]
+        if isinstance(key, (int, np.integer)):
+            key = [int(key)]
+        elif not isinstance(key, slice):
+            key = list(np.asarray(key).ravel().tolist())               # a tuple of positions: positions, as numpy
+        return np.arange(self.values.shape[1])[key]
 
     def _output_index(self, key: Any) -> tuple[np.ndarray | int, str | None]:
         """Outputs by position or name: ``(positions, None)``, or ``(position, name)`` for one output (an int or a
@@ -264,13 +270,13 @@ class Explanation(Result):
         """``(rows, players, outputs)`` of a key, shap's way: ``e[rows]``, ``e[names]``, ``e[rows, players]``,
         ``e[rows, players, outputs]``, ``...`` standing for the axes it skips."""
         if not isinstance(key, tuple):
-            if isinstance(key, str) or (isinstance(key, list) and key and all(isinstance(k, str) for k in key)):
+            if _names_of(key) is not None:
                 return slice(None), key, slice(None)
             return key, slice(None), slice(None)
         if sum(k is Ellipsis for k in key) > 1:
             raise IndexError("an index can only have a single ellipsis ('...')")
-        if Ellipsis in key:
-            at = key.index(Ellipsis)
+        if any(k is Ellipsis for k in key):                     # not ``in``: an array in the key compares by element
+            at = [k is Ellipsis for k in key].index(True)
             key = key[:at] + (slice(None),) * (self.values.ndim - len(key) + 1) + key[at + 1:]
         if len(key) == 3 and self.values.ndim == 2:
             self._output_index(key[2])                                    # refused, naming the shape
@@ -404,6 +410,18 @@ class Explanation(Result):
         outputs = f", outputs={self.values.shape[2]}" if self.values.ndim == 3 else ""
         return (f"Explanation(index={self.index!r}, rows={len(self)}, players={self.values.shape[1]}{outputs}, "
                 f"method={self.method!r}, mean evaluations={float(np.mean(self.n_evaluations)):.0f})")
+
+
+def _names_of(key: Any) -> list[str] | None:
+    """The player names a key gives (a name, or a non-empty list, tuple, array or pandas Index of names), else
+    None (positions, a slice, a mask)."""
+    if isinstance(key, str):
+        return [key]
+    if isinstance(key, (list, tuple, np.ndarray)) or type(key).__name__ == "Index":
+        items = list(np.asarray(key, dtype=object).ravel()) if not isinstance(key, (list, tuple)) else list(key)
+        if items and all(isinstance(k, str) for k in items):
+            return [str(k) for k in items]
+    return None
 
 
 def _rows_of(info: dict, rows: np.ndarray, n_rows: int) -> dict:
