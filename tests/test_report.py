@@ -198,3 +198,17 @@ def test_to_html_refuses_bad_arguments_naming_them(tmp_path):
     assert not (tmp_path / "r.html").exists()                          # nothing written before the checks pass
     page = e.to_html(tmp_path / "r.html", output="no").read_text(encoding="utf-8")
     assert "(output no)" in page and '"label": " (output no)"' in page
+
+
+def _sage() -> fs.Attribution:
+    """SAGE values of a model that leans on noise: x2 adds loss (-1.063), as in test_sage's bar plot."""
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    return fs.global_importance(lambda R: 2 * R[:, 0] + 1.5 * R[:, 2], X, 2 * X[:, 0], budget=8, seed=0)
+
+
+def test_a_sage_report_counts_the_model_rows_behind_its_game_evaluations():
+    """'model calls' said '8 game evaluations' for a SAGE run that sent 11,280 rows to the model
+    (info['model_rows']: each evaluation costs every row's imputed rows, and the probe's rows)."""
+    sage = _sage()
+    assert (sage.n_evaluations, sage.info["model_rows"]) == (8, 11280)
+    assert "<th>model calls</th><td>11,280 model rows (8 game evaluations)</td>" in report_html(sage)
