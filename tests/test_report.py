@@ -233,3 +233,15 @@ def test_the_bar_chart_of_one_row_draws_its_signed_values_as_the_bar_plot_does(t
     assert [t.content() for t in bar.find_all("text", css="fs-value")][1].startswith("-1.06")
     title = browser.tree(page.dom).find_all(id="fs-bar")[0].find_all("h3")[0].content()
     assert title.startswith("Shapley value of 1 row") and "|" not in title
+
+
+def test_the_report_of_one_output_sliced_from_several_names_it():
+    """e[:, :, 1] keeps one output (info['output'] = 'yes'): its report's title said 'shapley values', as if the
+    explanation had a single output; it names the output as the report of e with output='yes' does."""
+    e = fs.Explanation(values=np.arange(12.0).reshape(2, 3, 2), stderr=None, empty_value=np.zeros((2, 2)),
+                       index="shapley", output_names=["no", "yes"])
+    whole, one = report_html(e, output="yes"), report_html(e[:, :, 1])
+    for page in (whole, one):
+        assert "<title>fairshare: shapley values (output yes)</title>" in page
+        assert "<th>values</th><td>shapley values of 2 rows x 3 players (output yes)</td>" in page
+    assert "<title>fairshare: shapley values (output no)</title>" in report_html(e[:, :, "no"])

@@ -102,6 +102,8 @@ def explanation_payload(expl: Any, output: Any = None, max_display: int = 20) ->
     (['x0', 'x1'], [[1.0, -2.0]], [[0.1, 'Infinity']], [0.5], [1.0, 2.0], [1.0, -2.0])
     """
     values, stderr, label, j = output_slice(expl, output)
+    if values.ndim == 2 and np.ndim(expl.values) == 2 and "output" in (expl.info or {}):
+        label = f" (output {expl.info['output']})"         # a slice e[:, :, 1] of one output: it names it
     rows = values.shape[0]
     data, low, high = _data(expl)
     mean_abs, mean_err = summary(values, stderr)
