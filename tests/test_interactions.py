@@ -270,6 +270,21 @@ def test_result_views():
         res.get(("z",))
 
 
+def test_the_empty_set_without_an_empty_value_is_a_key_error_saying_why():
+    """get(()) raised TypeError ('float() argument must be ... not NoneType') when empty_value is None; it gives
+    v(empty) where known (as the docstring says), else a KeyError naming the reason."""
+    res = fs.Interactions(values=np.array([1.0, 2.0, 0.5]), stderr=None, subsets=[[0, -1], [1, -1], [0, 1]],
+                          index="sii", order=2, method="exact", player_names=["a", "b"])
+    assert res.empty_value is None and res.get(("b", "a")) == 0.5
+    with pytest.raises(KeyError, match=r"empty set.*empty_value is None"):
+        res.get(())
+    with pytest.raises(KeyError, match="empty_value is None"):
+        res[()]
+    known = fs.Interactions(values=np.array([[1.0, 3.0]]), stderr=None, subsets=[[0]], index="sii", order=1,
+                            method="exact", empty_value=np.array([0.25, -1.0]))
+    assert known.get(()).tolist() == [0.25, -1.0] and known.get((0,)).tolist() == [1.0, 3.0]
+
+
 class Counting(fs.games.FunctionGame):
     pass
 

@@ -198,3 +198,50 @@ def test_to_html_refuses_bad_arguments_naming_them(tmp_path):
     assert not (tmp_path / "r.html").exists()                          # nothing written before the checks pass
     page = e.to_html(tmp_path / "r.html", output="no").read_text(encoding="utf-8")
     assert "(output no)" in page and '"label": " (output no)"' in page
+
+
+def _sage() -> fs.Attribution:
+    """SAGE values of a model that leans on noise: x2 adds loss (-1.063), as in test_sage's bar plot."""
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    return fs.global_importance(lambda R: 2 * R[:, 0] + 1.5 * R[:, 2], X, 2 * X[:, 0], budget=8, seed=0)
+
+
+def test_a_sage_report_counts_the_model_rows_behind_its_game_evaluations():
+    """'model calls' said '8 game evaluations' for a SAGE run that sent 11,280 rows to the model
+    (info['model_rows']: each evaluation costs every row's imputed rows, and the probe's rows)."""
+    sage = _sage()
+    assert (sage.n_evaluations, sage.info["model_rows"]) == (8, 11280)
+    assert "<th>model calls</th><td>11,280 model rows (8 game evaluations)</td>" in report_html(sage)
+
+
+def test_the_bar_chart_of_one_row_draws_its_signed_values_as_the_bar_plot_does(tmp_path):
+    """The report's bar chart drew |value| of one row (SAGE's x2 at +1.063 under '|shapley value|') while the
+    matplotlib bar plot draws the signed -1.063 (976c4e9); several rows keep their mean |value|."""
+    sage = _sage()
+    payload = json.loads(browser.tree(report_html(sage)).find_all(id="fs-data")[0].content())
+    np.testing.assert_allclose(payload["bar"], [4.43958, 0.0, -1.06309], atol=1e-5)
+    assert payload["bar_signed"] is True
+    table = json.loads(browser.tree(report_html(_table())).find_all(id="fs-data")[0].content())
+    assert table["bar_signed"] is False and table["bar"] == table["mean_abs"]
+    page = browser.render([sage.to_html(tmp_path / "sage.html").resolve().as_uri()], [None], size=(900, 1200))[0]
+    assert page.console == [], page.console
+    bar = browser.tree(page.dom).find_all("svg", css="fs-bar")[0]
+    rects = bar.find_all("rect")
+    assert [r.attrs["fill"] for r in rects] == ["#d62728", "#1f77b4", "#d62728"]      # x0 +, x2 -, x1 0
+    (x0, x2), zero = [float(r.attrs["x"]) for r in rects[:2]], float(rects[2].attrs["x"])
+    assert x0 == zero and x2 + float(rects[1].attrs["width"]) == pytest.approx(zero)    # x2 left of zero
+    assert [t.content() for t in bar.find_all("text", css="fs-value")][1].startswith("-1.06")
+    title = browser.tree(page.dom).find_all(id="fs-bar")[0].find_all("h3")[0].content()
+    assert title.startswith("Shapley value of 1 row") and "|" not in title
+
+
+def test_the_report_of_one_output_sliced_from_several_names_it():
+    """e[:, :, 1] keeps one output (info['output'] = 'yes'): its report's title said 'shapley values', as if the
+    explanation had a single output; it names the output as the report of e with output='yes' does."""
+    e = fs.Explanation(values=np.arange(12.0).reshape(2, 3, 2), stderr=None, empty_value=np.zeros((2, 2)),
+                       index="shapley", output_names=["no", "yes"])
+    whole, one = report_html(e, output="yes"), report_html(e[:, :, 1])
+    for page in (whole, one):
+        assert "<title>fairshare: shapley values (output yes)</title>" in page
+        assert "<th>values</th><td>shapley values of 2 rows x 3 players (output yes)</td>" in page
+    assert "<title>fairshare: shapley values (output no)</title>" in report_html(e[:, :, "no"])

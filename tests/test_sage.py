@@ -454,3 +454,35 @@ def test_the_bar_plot_of_sage_values_keeps_a_harmful_features_negative_value():
     assert widths == pytest.approx({"x0": 4.43957803, "x2": -1.06308536, "x1": 0.0})
     assert (ax.get_xlabel(), ax.get_title()) == ("shapley value", "1 row")
     plt.close("all")
+
+
+def test_mse_on_a_classifiers_probabilities_with_one_target_per_row_is_refused_before_any_model_call():
+    """A classifier under loss='mse' answers predict_proba, one column per class: a 1-D y was refused only by the
+    probe, after one model call of 30 rows; the model's classes_ (or scikit-learn's is_classifier) say it first."""
+    from sklearn.linear_model import LogisticRegression
+
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    y = (X[:, 0] > 0).astype(int)
+    clf = LogisticRegression().fit(X, y)
+    calls = []
+    proba = clf.predict_proba
+    clf.predict_proba = lambda R: calls.append(len(R)) or proba(R)
+    with pytest.raises(ValueError, match=r"^y holds one target per row.*predict_proba: 2 columns"):
+        fs.global_importance(clf, X, y, loss="mse", budget=4)
+    with pytest.raises(ValueError, match=r"^y has 3 columns.*2 columns"):
+        fs.global_importance(clf, X, np.eye(3)[y], loss="mse", budget=4)
+    assert calls == []
+    e = fs.global_importance(clf, X, np.eye(2)[y], loss="mse", budget=8, seed=0)     # one-hot targets: still run
+    assert e.values.shape == (3,) and e.values[0] > 0
+
+    class Custom:                                              # not scikit-learn: its classes_ say it
+        classes_ = np.array(["a", "b", "c"])
+        calls = 0
+
+        def predict_proba(self, R):
+            Custom.calls += 1
+            return np.full((len(R), 3), 1 / 3)
+
+    with pytest.raises(ValueError, match=r"^y holds one target per row.*3 columns"):
+        fs.global_importance(Custom(), X, y.astype(float), loss="mse", budget=4)
+    assert Custom.calls == 0

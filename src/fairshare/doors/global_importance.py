@@ -127,6 +127,44 @@ def _refuse_regressor(model: Any, loss: Any) -> None:
                          "(use loss='mse' or a callable loss)")
 
 
+def _proba_columns(model: Any) -> int | None:
+    """How many columns the model's predictions have, read from the model without calling it: a classifier whose
+    ``predict_proba`` is what it is asked (``as_predict``) gives one per class of ``classes_`` (at least 2 for a
+    scikit-learn classifier not yet fitted); None where the model does not say."""
+    torch = type(model).__module__.startswith("torch") or hasattr(model, "forward") and hasattr(model, "parameters")
+    if torch or not callable(getattr(model, "predict_proba", None)):      # as_predict asks a torch module's forward
+        return None
+    classes = getattr(model, "classes_", None)
+    if classes is not None and np.ndim(classes) == 1 and np.size(classes) >= 2:
+        return int(np.size(classes))
+    classifier = getattr(model, "_estimator_type", None) == "classifier"
+    if not classifier and hasattr(model, "get_params") and hasattr(model, "fit"):
+        try:
+            from sklearn.base import is_classifier
+
+            classifier = bool(is_classifier(model))
+        except Exception:                                     # noqa: BLE001 - not a scikit-learn estimator
+            classifier = False
+    return 2 if classifier else None
+
+
+def _refuse_outputs(model: Any, y: np.ndarray, loss: Any) -> None:
+    """``loss="mse"`` on a classifier's probabilities with targets of another width (one per row, or columns not one
+    per class): refused by naming ``y`` before any model call (the probe would see it only after calling it)."""
+    columns = None if loss != "mse" else _proba_columns(model)
+    if columns is None:
+        return
+    known = getattr(model, "classes_", None)
+    classes = f" (classes_: {np.asarray(known).tolist()[:10]})" if known is not None else ""
+    if y.ndim == 1:
+        raise ValueError(f"y holds one target per row, but loss='mse' reads {type(model).__name__}'s predict_proba: "
+                         f"{'at least ' if known is None else ''}{columns} columns{classes}; pass y with one column "
+                         "per class (one-hot) or use loss='log_loss' / 'zero_one' on the labels")
+    if known is not None and y.ndim == 2 and y.shape[1] != columns:
+        raise ValueError(f"y has {y.shape[1]} columns, but loss='mse' reads {type(model).__name__}'s predict_proba: "
+                         f"{columns} columns{classes}")
+
+
 def _probe(game: Any) -> np.ndarray:
     """The model's own predictions of (up to 64 of) the game's rows, checked against the loss before any coalition;
     the rows count in ``game.model_rows`` (``info["model_rows"]``: every row sent to the model)."""
@@ -321,6 +359,7 @@ def _game(model: Any, X: Any, y: Any, args: dict) -> LossGame:
     if fold_of is not None:
         fold_of[rng.permutation(n)] = np.arange(n) % K
     _refuse_regressor(model, loss)
+    _refuse_outputs(model, yy, loss)
     imputation = "gaussian" if args["imputation"] == "conditional" else args["imputation"]
     imputer = make_imputer(imputation, bg) if imputation != "marginal" else None
     predict = as_predict(model)

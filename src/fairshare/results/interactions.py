@@ -91,16 +91,20 @@ class Interactions(Result):
         return int(self._where(row)[0])
 
     def get(self, subset: Any) -> Any:
-        """The value of ``subset`` (a tuple of player names or positions; ``()`` gives ``v(empty)``).
+        """The value of ``subset`` (a tuple of player names or positions; ``()`` gives ``v(empty)``, the result's
+        ``empty_value``: a KeyError saying so where the result does not know it, ``empty_value=None``).
 
         Examples
         --------
         >>> import fairshare as fs
         >>> res = fs.interactions(fs.games.SOUMGame([[True, True]], [1.0]), "sii", method="exact")
-        >>> res.get((1, 0))
-        1.0
+        >>> res.get((1, 0)), res.get(())
+        (1.0, 0.0)
         """
         at = self._position(subset)
+        if at is None and self.empty_value is None:
+            raise KeyError("() is the empty set, whose value v(empty) these interaction values do not know "
+                           "(empty_value is None); the subsets of 1 to order players are valued")
         v = self.empty_value if at is None else self.values[at]
         return float(v) if np.ndim(v) == 0 else v
 

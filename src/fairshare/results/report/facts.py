@@ -88,9 +88,19 @@ def short(value: Any, limit: int = 40) -> str:
     return str(value)
 
 
-def _calls(n_evaluations: Any) -> str:
-    """Model calls: the total, and per row where there are several rows."""
+def _calls(n_evaluations: Any, model_rows: Any = None) -> str:
+    """Model calls: the rows sent to the model where the result records them (``info["model_rows"]``: SAGE, whose
+    game evaluation costs every row's imputed rows) with the game evaluations behind them; else the game
+    evaluations, in total and per row where there are several rows.
+
+    Examples
+    --------
+    >>> _calls(8, 2400)
+    '2,400 model rows (8 game evaluations)'
+    """
     calls = np.asarray(n_evaluations).reshape(-1)
+    if model_rows is not None:
+        return f"{int(model_rows):,} model rows ({_calls(n_evaluations)})"
     if calls.size == 1:
         return f"{int(calls[0]):,} game evaluations"
     if calls.min() == calls.max():
@@ -117,7 +127,7 @@ def facts(result: Any, shape: str, model: Any = None) -> tuple[list[tuple[str, s
         method += f" ({choice['why']})"
     lead = [("values", f"{result.index} values of {shape}"), ("method", method),
             ("budget", str(info.pop("budget", "not recorded"))), ("seed", str(info.pop("seed", "not recorded"))),
-            ("model calls", _calls(result.n_evaluations))]
+            ("model calls", _calls(result.n_evaluations, info.pop("model_rows", None)))]
     if hasattr(result, "n_fits"):                          # data values: the model fits behind the evaluations
         lead.append(("model fits", f"{result.n_fits:,} fitted, {result.reused_fits:,} from the cache, "
                                    f"{result.seconds:.1f} s"))

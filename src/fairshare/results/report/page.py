@@ -81,8 +81,9 @@ def _explanation_sections(expl: Any, payload: dict, lead: list, rest: list, outp
 def report_html(result: Any, *, title: str | None = None, model: Any = None, output: Any = None,
                 max_display: int = 20) -> str:
     """The report of ``result`` (an Explanation, an Attribution or DataValues, or Interactions) as one HTML
-    document: the facts of the run, the summary plots (bar of mean |value|, beeswarm), each row's waterfall and
-    table of values with error bars, a text's highlights, an image's values over it, pairwise interactions.
+    document: the facts of the run, the summary plots (bar of mean |value|, one row's signed values; beeswarm), each
+    row's waterfall and table of values with error bars, a text's highlights, an image's values over it, pairwise
+    interactions.
 
     ``output`` picks one output of a result with several (its name or position; default: the positive class of a
     binary classifier, else the first); ``model`` names the model's library among the versions shown;

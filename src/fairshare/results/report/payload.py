@@ -89,17 +89,21 @@ def _data(expl: Any) -> tuple[list | None, list | None, list | None]:
 def explanation_payload(expl: Any, output: Any = None, max_display: int = 20) -> dict:
     """What the script draws for an Explanation (one output of it: see
     :func:`~fairshare.results.html.output_slice`): every row's values, errors, base value and data, each player's
-    mean |value|, the images and the mean pairwise interactions where the explanation has them.
+    mean |value|, the images and the mean pairwise interactions where the explanation has them. The bar chart draws
+    ``bar``: the mean |value| of several rows, the signed values of one (``bar_signed``: an Attribution, SAGE's
+    values), as the bar plot draws them.
 
     Examples
     --------
     >>> import fairshare as fs
     >>> e = fs.Explanation(values=[[1.0, -2.0]], stderr=[[0.1, np.inf]], empty_value=[0.5], index="shapley")
     >>> p = explanation_payload(e)
-    >>> p["players"], p["values"], p["stderr"], p["base"], p["mean_abs"]
-    (['x0', 'x1'], [[1.0, -2.0]], [[0.1, 'Infinity']], [0.5], [1.0, 2.0])
+    >>> p["players"], p["values"], p["stderr"], p["base"], p["mean_abs"], p["bar"]
+    (['x0', 'x1'], [[1.0, -2.0]], [[0.1, 'Infinity']], [0.5], [1.0, 2.0], [1.0, -2.0])
     """
     values, stderr, label, j = output_slice(expl, output)
+    if values.ndim == 2 and np.ndim(expl.values) == 2 and "output" in (expl.info or {}):
+        label = f" (output {expl.info['output']})"         # a slice e[:, :, 1] of one output: it names it
     rows = values.shape[0]
     data, low, high = _data(expl)
     mean_abs, mean_err = summary(values, stderr)
@@ -109,6 +113,7 @@ def explanation_payload(expl: Any, output: Any = None, max_display: int = 20) ->
                "stderr": None if stderr is None else numbers(stderr), "base": numbers(_per_row(expl.empty_value, rows, j)),
                "grand": None if grand is None else numbers(grand), "data": data, "low": low, "high": high,
                "mean_abs": numbers(mean_abs), "mean_err": numbers(mean_err), "max_display": int(max_display),
+               "bar": numbers(values[0] if rows == 1 else mean_abs), "bar_signed": rows == 1,
                "images": image_layers(expl, output) if "images" in expl.info else None, "pairs": None}
     if getattr(expl, "interactions", None) is not None:
         pairs = np.asarray(expl.interactions, dtype=float)

@@ -86,28 +86,33 @@
     var ranked = order(D.mean_abs), k = Math.min(D.max_display, ranked.length);
     return {top: ranked.slice(0, k), rest: ranked.slice(k)};
   }
-  function drawBar(host) {
+  function drawBar(host) {               // mean |value| of several rows; one row's signed values, as the plot
     var s = shownPlayers(), items = s.top.map(function (i) {
-      return {label: D.players[i], v: D.mean_abs[i], e: D.mean_err[i]};
+      return {label: D.players[i], v: D.bar[i], e: D.mean_err[i]};
     });
     if (s.rest.length) {
       items.push({label: s.rest.length + " other players (summed)",
-                  v: sumOf(s.rest.map(function (i) { return D.mean_abs[i]; })),
+                  v: sumOf(s.rest.map(function (i) { return D.bar[i]; })),
                   e: Math.sqrt(sumOf(s.rest.map(function (i) { return D.mean_err[i] * D.mean_err[i]; })))});
     }
-    var hi = Math.max.apply(null, items.map(function (it) { return finite(it.v) + finite(it.e); }).concat([1e-12]));
-    var height = items.length * ROW + 56, x = scale(0, hi, LABEL, WIDTH - 70);
-    var g = plot(host, "bar", height, (D.rows.length > 1 ? "Mean |" + D.index + " value|" + D.label + " over " +
-                 D.rows.length + " rows" : "|" + D.index + " value|" + D.label) + ", with two standard errors");
+    var ends = items.map(function (it) { return [finite(it.v) - finite(it.e), finite(it.v) + finite(it.e)]; });
+    var lo = Math.min.apply(null, ends.map(function (b) { return b[0]; }).concat([0]));
+    var hi = Math.max.apply(null, ends.map(function (b) { return b[1]; }).concat([1e-12]));
+    var height = items.length * ROW + 56, x = scale(lo, hi, LABEL, WIDTH - 70);
+    var what = D.bar_signed ? D.index + " value" + D.label : "|" + D.index + " value|" + D.label;
+    var g = plot(host, "bar", height, (D.bar_signed ? what.charAt(0).toUpperCase() + what.slice(1) + " of 1 row"
+                 : "Mean " + what + " over " + D.rows.length + " rows") + ", with two standard errors");
     items.forEach(function (it, k) {
-      var y = 10 + k * ROW;
+      var y = 10 + k * ROW, a = x(0), b = x(finite(it.v));
       name(it.label, LABEL - 6, y + ROW / 2, g);
-      svg("rect", {x: x(0), y: y + 3, width: Math.max(0, x(it.v) - x(0)), height: ROW - 6, fill: POS}, g);
+      svg("rect", {x: Math.min(a, b), y: y + 3, width: Math.abs(b - a), height: ROW - 6,
+                   fill: finite(it.v) < 0 ? NEG : POS}, g);
       if (finite(it.e) > 0) { whisker(g, x(it.v - it.e), x(it.v + it.e), y + ROW / 2, 4); }
-      svg("text", {x: x(finite(it.v) + finite(it.e)) + 5, y: y + ROW / 2, "dominant-baseline": "middle",
+      svg("text", {x: x(Math.max(0, finite(it.v)) + finite(it.e)) + 5, y: y + ROW / 2, "dominant-baseline": "middle",
                    "class": "fs-value"}, g, fmt(it.v) + (finite(it.e) > 0 ? " \u00b1 " + fmt(it.e, 2) : ""));
     });
-    axis(g, x, 0, hi, 12 + items.length * ROW, "mean |" + D.index + " value|" + D.label);
+    if (lo < 0) { svg("line", {x1: x(0), x2: x(0), y1: 8, y2: 12 + items.length * ROW, stroke: GREY}, g); }
+    axis(g, x, lo, hi, 12 + items.length * ROW, (D.bar_signed ? "" : "mean ") + what);
   }
   function swarmLines() {                 // the beeswarm's lines: the players shown, then the others summed
     var s = shownPlayers(), rows = D.values.length, lines = s.top.map(function (i) { return {player: i}; });
@@ -329,7 +334,8 @@
   }
 
   // ------------------------------------------------------------------------------------------------ run
-  ["values", "stderr", "base", "grand", "mean_abs", "mean_err", "low", "high", "matrix", "empty"].forEach(function (k) {
+  ["values", "stderr", "base", "grand", "mean_abs", "mean_err", "bar", "low", "high", "matrix",
+   "empty"].forEach(function (k) {
     D[k] = num(D[k]);
   });
   if (D.data) {                            // numeric columns (those with a colour range) back to numbers
