@@ -83,3 +83,15 @@ def test_a_node_whose_weight_sits_on_one_sampled_row_is_left_out_and_the_others_
     assert left == pytest.approx(c[0])
     np.testing.assert_allclose(values, _direct(Z, log_weight, log_mu, np.r_[0.0, c[1:]], residual), rtol=1e-10,
                                atol=1e-12)
+
+
+def test_a_node_near_saturation_has_its_exact_leverages_and_error_bars(monkeypatch):
+    # 2.5 rows a player: a node's effective rows near d + 1, leverages near 1, where the estimated ones (capped at
+    # 1/2) made the error bars several times too small (beta(16, 1) of 500 players at 1,200 rows: coverage 0.58)
+    case = _case(7, m=100, d=40, k=1, nodes=(0.1, 0.3, 0.5))
+    values, exact, left = _slopes(*case)
+    monkeypatch.setattr(ns, "EXACT_LEVERAGE_WORK", 0)
+    estimated = _slopes(*case)
+    np.testing.assert_array_equal(estimated[0], values)
+    assert estimated[2] == left
+    np.testing.assert_allclose(estimated[1], exact, rtol=1e-10)
