@@ -110,19 +110,26 @@ def _targets(model: Any, y: Any, n: int, loss: Any) -> tuple[np.ndarray, np.ndar
     return raw, raw.astype(np.int64)
 
 
+def _says_it_is(model: Any, kind: str) -> bool:
+    """Whether ``model`` says it is a ``"regressor"`` or a ``"classifier"`` (its estimator type, or scikit-learn's
+    tags for an estimator of its own), without calling it."""
+    if getattr(model, "_estimator_type", None) == kind:
+        return True
+    if not (hasattr(model, "get_params") and hasattr(model, "fit")):
+        return False
+    try:
+        from sklearn.base import is_classifier, is_regressor
+
+        return bool((is_regressor if kind == "regressor" else is_classifier)(model))
+    except Exception:                                         # noqa: BLE001 - not a scikit-learn estimator
+        return False
+
+
 def _refuse_regressor(model: Any, loss: Any) -> None:
     """A classification loss on a model that says it is a regressor: refused without calling it."""
     if loss not in ("log_loss", "zero_one") or hasattr(model, "predict_proba"):
         return
-    regressor = getattr(model, "_estimator_type", None) == "regressor"
-    if not regressor and hasattr(model, "get_params") and hasattr(model, "fit"):
-        try:
-            from sklearn.base import is_regressor
-
-            regressor = bool(is_regressor(model))
-        except Exception:                                     # noqa: BLE001 - not a scikit-learn estimator
-            regressor = False
-    if regressor:
+    if _says_it_is(model, "regressor"):
         raise ValueError(f"loss={loss!r} needs class probabilities, but {type(model).__name__} is a regressor "
                          "(use loss='mse' or a callable loss)")
 
@@ -137,15 +144,7 @@ def _proba_columns(model: Any) -> int | None:
     classes = getattr(model, "classes_", None)
     if classes is not None and np.ndim(classes) == 1 and np.size(classes) >= 2:
         return int(np.size(classes))
-    classifier = getattr(model, "_estimator_type", None) == "classifier"
-    if not classifier and hasattr(model, "get_params") and hasattr(model, "fit"):
-        try:
-            from sklearn.base import is_classifier
-
-            classifier = bool(is_classifier(model))
-        except Exception:                                     # noqa: BLE001 - not a scikit-learn estimator
-            classifier = False
-    return 2 if classifier else None
+    return 2 if _says_it_is(model, "classifier") else None
 
 
 def _refuse_outputs(model: Any, y: np.ndarray, loss: Any) -> None:
