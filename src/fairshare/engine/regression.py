@@ -243,7 +243,9 @@ SHRINK = Option("shrink", False, "move the values toward equal shares by their o
                 kind="bool")
 FOLDS = Option("folds", 10, "cross-fitting folds of control_variate='trees'", kind="int", minimum=2)
 SOLVE = Option("solve", "auto", "linear algebra: 'dense' (Gram matrix, O(m n^2)), 'iterative' (conjugate gradients on the "
-               "packed coalitions, O(m n) a pass) or 'auto' (the cheaper)", allowed=("auto", "dense", "iterative"))
+               "packed coalitions, O(m n) a pass; its error bars need about 3 rows a player, a complementary pair "
+               "one row: below 2 they are far too small, and auto takes it only from 2.8) or 'auto' (the cheaper)",
+               allowed=("auto", "dense", "iterative"))
 
 
 def _validate(opts: dict, n: int, sv: Semivalue) -> None:
