@@ -10,7 +10,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from .projection import GradientProjector
-from .rows import check_rows, labels_of, resolve_seed
+from .rows import check_rows, host_array, resolve_seed
 
 __all__ = ["torch_embedding", "chosen_parameters", "evaluating", "as_inputs", "GRADIENT_BYTES"]
 
@@ -109,7 +109,7 @@ def _labels(model: Any, inputs: Any, y: Any, log_likelihood: Any, first: Any) ->
     import torch
 
     check_rows(inputs, y, "X", "y", one_label=log_likelihood is None)
-    labels = labels_of(y)
+    labels = host_array(y)
     if labels.dtype.kind not in "biuf":
         raise TypeError(f"y must hold numbers (class indices or targets), got dtype {labels.dtype}")
     if log_likelihood is None:

@@ -29,7 +29,7 @@ from .._core.arguments import check_int
 from .fisher import fisher_embedding
 from .gradients import as_inputs, chosen_parameters, evaluating
 from .linear import linear_hessian, linear_rows, softmax_gauge
-from .rows import check_rows, labels_of, resolve_seed
+from .rows import check_rows, host_array, resolve_seed
 
 __all__ = ["influence", "self_influence", "hessian_matrix", "rank_mislabeled", "AUTO_DAMPING"]
 
@@ -57,7 +57,7 @@ def hessian_matrix(model: Any, X: Any, y: Any, layers: Any = None) -> np.ndarray
     """
     if _is_torch(model):                                  # its inputs as they are (token ids stay integers)
         check_rows(X, y, "X", "y")
-        return _torch_hessian(model, np.asarray(getattr(X, "values", X)), labels_of(y), layers)
+        return _torch_hessian(model, np.asarray(getattr(X, "values", X)), host_array(y), layers)
     X_arr, _ = linear_rows(model, X, y)
     return linear_hessian(model, X_arr)
 

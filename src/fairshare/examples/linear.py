@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from .._core.tables import aligned, model_columns
-from .rows import check_rows, labels_of
+from .rows import check_rows, host_array
 
 __all__ = ["linear_embedding", "linear_hessian", "parameters_of", "linear_rows"]
 
@@ -68,7 +68,7 @@ def linear_rows(model: Any, X: Any, y: Any, x_name: str = "X", y_name: str = "y"
         X_arr = aligned(X, names, x_name, source).astype(float)
     else:
         X_arr = np.asarray(getattr(X, "values", X), dtype=float)
-    labels = labels_of(y)
+    labels = host_array(y)
     if kind == "logistic":
         classes = list(model.classes_)
         unknown = [v for v in labels if v not in classes]

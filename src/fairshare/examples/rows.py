@@ -8,22 +8,22 @@ from typing import Any
 import numpy as np
 
 from .._core.arguments import check_rng
+from .._core.arrays import to_numpy
 from .._core.seeds import integer_seed
 from .._core.tables import check_finite, check_labels
 
-__all__ = ["check_rows", "check_embeddings", "labels_of", "resolve_seed"]
+__all__ = ["check_rows", "check_embeddings", "host_array", "resolve_seed"]
 
 
-def labels_of(y: Any) -> np.ndarray:
-    """``y`` (numpy, pandas, a list, a torch tensor) as a numpy array.
+def host_array(y: Any) -> np.ndarray:
+    """``y`` (numpy, pandas, a list, a torch tensor: :func:`~fairshare._core.arrays.to_numpy`) as a numpy array.
 
     Examples
     --------
-    >>> labels_of([0, 1]).tolist()
+    >>> host_array([0, 1]).tolist()
     [0, 1]
     """
-    if hasattr(y, "detach") and hasattr(y, "cpu"):
-        return y.detach().cpu().numpy()
+    y = to_numpy(y)
     return np.asarray(getattr(y, "values", y))
 
 
@@ -42,7 +42,7 @@ def check_rows(X: Any, y: Any, x_name: str = "X", y_name: str = "y", *, n_featur
     ...
     ValueError: y_test must hold one label per row of X_test (3 rows), got shape (2,)
     """
-    values = labels_of(X) if hasattr(X, "detach") else np.asarray(getattr(X, "values", X))
+    values = host_array(X)
     if values.ndim == 0 or values.shape[0] == 0:
         raise ValueError(f"{x_name} holds no rows (shape {values.shape}): give at least one example")
     n = int(values.shape[0])
@@ -51,7 +51,7 @@ def check_rows(X: Any, y: Any, x_name: str = "X", y_name: str = "y", *, n_featur
                          f"shape {values.shape}")
     if values.dtype.kind in "fc" or values.dtype == object and values.ndim == 2:
         check_finite(values.reshape(n, -1), x_name, None, allow_nan=False)
-    labels = labels_of(y)
+    labels = host_array(y)
     if labels.ndim == 0 or labels.shape[0] != n or (one_label and labels.ndim != 1):
         raise ValueError(f"{y_name} must hold one label per row of {x_name} ({n} rows), got shape {labels.shape}")
     check_labels(labels, y_name)
