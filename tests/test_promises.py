@@ -192,6 +192,35 @@ def test_a_torch_module_of_rows_gives_the_same_values_whatever_holds_the_rows(dt
     assert np.all(np.isfinite(ref.values))
 
 
+@settings(max_examples=8, deadline=None, derandomize=True)
+@given(method=st.sampled_from(["gradient-shap", "integrated-gradients"]), seed=st.integers(0, 1000),
+       rows=st.integers(1, 3), budget=st.sampled_from([12, 40]),
+       bad=st.sampled_from([{"n_points": 1}, {"tolerance": -1.0}, {"n_pionts": 8}, {"budget": 3}]))
+def test_gradient_methods_on_rows_keep_the_promises_of_the_torch_door(method, seed, rows, budget, bad):
+    """Rows of a torch module with a background batch take the gradient methods (they were refused at the table
+    door): the same bits for an array and a tensor and for the same seed twice, and a bad option, an unknown one or
+    a budget below the method's minimum refused before any forward pass."""
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(seed)
+    net = torch.nn.Sequential(torch.nn.Linear(6, 5), torch.nn.Tanh(), torch.nn.Linear(5, 1)).double()
+    X, background = X6.iloc[:rows].to_numpy(), X6.iloc[100:108].to_numpy()
+    args = dict(method=method, budget=budget, seed=seed, progress=False)
+    ref = fs.explain(net, X, background, **args)
+    for x, b in ((X, background), (torch.as_tensor(X), torch.as_tensor(background))):
+        got = fs.explain(net, x, b, **args)
+        np.testing.assert_array_equal(got.values, ref.values)
+        np.testing.assert_array_equal(got.stderr, ref.stderr)
+    assert np.all(np.isfinite(ref.values)) and ref.method == method
+    calls = []
+    hook = net.register_forward_hook(lambda *a: calls.append(1))
+    try:
+        with pytest.raises((ValueError, TypeError)):
+            fs.explain(net, X, background, **{**args, **bad})
+    finally:
+        hook.remove()
+    assert not calls
+
+
 @settings(max_examples=9, deadline=None, derandomize=True)
 @given(order=st.permutations(list(X6.columns)), seed=st.integers(0, 1000), budget=st.sampled_from([8, 14, 20]))
 def test_global_importance_gives_each_feature_its_value_whatever_the_column_order(order, seed, budget):
