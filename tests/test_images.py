@@ -42,21 +42,28 @@ def masked(x, base, labels, S):
     return torch.where(keep, x, base)
 
 
-def test_blur_is_scipys_gaussian_filter_and_the_values_are_those_of_images_composed_by_hand():
+def blurred_patch_game(net, x, sigma: float, output: int):
+    """The game of the four 8x8 patches of a 16x16 image composed by hand (absent patches from scipy's Gaussian
+    blur), and the patches' labels."""
     from scipy.ndimage import gaussian_filter
 
+    labels = (np.arange(16)[:, None] // 8) * 2 + np.arange(16)[None, :] // 8
+    base = torch.as_tensor(gaussian_filter(x.numpy(), sigma=(0, sigma, sigma), mode="nearest", truncate=3.0))
+
+    def v(S):
+        with torch.no_grad():
+            return float(net(masked(x, base, labels, S)[None])[0, output])
+
+    return v, labels
+
+
+def test_blur_is_scipys_gaussian_filter_and_the_values_are_those_of_images_composed_by_hand():
     net, X = cnn(), images()
     e = fs.explain(net, X, groups="patches", patch_size=8, baseline="blur", sigma=2.0, output=1, seed=0,
                    progress=False)
     assert e.method == "exact" and e.values.shape == (2, 4) and e.player_names[1] == "patch 0,1"
-    labels = (np.arange(16)[:, None] // 8) * 2 + np.arange(16)[None, :] // 8
     for i in range(2):
-        base = torch.as_tensor(gaussian_filter(X[i].numpy(), sigma=(0, 2.0, 2.0), mode="nearest", truncate=3.0))
-
-        def v(S):
-            with torch.no_grad():
-                return float(net(masked(X[i], base, labels, S)[None])[0, 1])
-
+        v, labels = blurred_patch_game(net, X[i], 2.0, 1)
         np.testing.assert_allclose(e.values[i], shapley_by_hand(v, 4), atol=1e-5)
         assert e.empty_value[i] == pytest.approx(v(()), abs=1e-5)
     np.testing.assert_array_equal(e.input_values()[0], e.values[0][labels])
@@ -295,19 +302,11 @@ def test_an_image_argument_for_the_other_kind_of_groups_is_refused_before_any_ca
 def test_a_float64_module_gets_a_float64_blur_and_its_values_are_those_composed_by_hand():
     # hunt: baseline='blur' built a float32 kernel, so a float64 module's images stopped the run with torch's
     # "expected scalar type Double but found Float" before any value
-    from scipy.ndimage import gaussian_filter
-
     net, X = cnn(classes=3).double(), images().double()
     e = fs.explain(net, X, groups="patches", patch_size=8, baseline="blur", sigma=1.5, output=2, seed=0,
                    progress=False)
-    labels = (np.arange(16)[:, None] // 8) * 2 + np.arange(16)[None, :] // 8
     for i in range(2):
-        base = torch.as_tensor(gaussian_filter(X[i].numpy(), sigma=(0, 1.5, 1.5), mode="nearest", truncate=3.0))
-
-        def v(S):
-            with torch.no_grad():
-                return float(net(masked(X[i], base, labels, S)[None])[0, 2])
-
+        v, _ = blurred_patch_game(net, X[i], 1.5, 2)
         np.testing.assert_allclose(e.values[i], shapley_by_hand(v, 4), rtol=0, atol=1e-12)
         assert e.values[i].sum() == pytest.approx(v(tuple(range(4))) - v(()), abs=1e-12)
 
