@@ -251,3 +251,36 @@ def test_a_pipelines_bound_method_takes_the_nan_its_imputer_fills_as_the_pipelin
     plain = make_pipeline(LogisticRegression()).fit(np.nan_to_num(X), y)
     with pytest.raises(ValueError, match="background holds NaN at row 3, column 1, and the model does not take"):
         fs.explain(plain.predict_proba, X[:3], background=X[10:30], progress=False, seed=0)
+
+
+def test_a_model_whose_column_transformer_imputes_takes_nan_as_the_pipeline_does(adult):
+    """The bound method of a pipeline whose first step is a ColumnTransformer with imputers (the common layout), and
+    a TransformedTargetRegressor or CalibratedClassifierCV around one, were refused for the NaN they impute (the
+    ColumnTransformer's and wrappers' own tags say no NaN): their values are the raw-column game's; a scaler that
+    passes NaN on to a logistic regression is still refused before any model call."""
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.compose import TransformedTargetRegressor
+    from sklearn.linear_model import Ridge
+
+    X, y, rows, background = adult
+    assert rows.isna().to_numpy().any()
+    prep = ColumnTransformer([("num", make_pipeline(SimpleImputer(), StandardScaler()), NUMBERS),
+                              ("cat", make_pipeline(SimpleImputer(strategy="most_frequent"),
+                                                    OneHotEncoder(handle_unknown="ignore")),
+                               ["workclass", "marital-status", "occupation", "sex"])])
+    pipe = make_pipeline(prep, LogisticRegression(max_iter=500)).fit(X, y)
+    e = fs.explain(pipe.predict_proba, rows, background=background, progress=False)
+    np.testing.assert_allclose(e.values, shapley(game_table(pipe.predict_proba, rows, background)), rtol=0,
+                               atol=1e-9)
+    calibrated = CalibratedClassifierCV(pipe, cv=3).fit(X, y)
+    e = fs.explain(calibrated, rows, background=background, progress=False)
+    np.testing.assert_allclose(e.values, shapley(game_table(calibrated.predict_proba, rows, background)), rtol=0,
+                               atol=1e-9)
+    ttr = TransformedTargetRegressor(make_pipeline(prep, Ridge()), func=np.log1p, inverse_func=np.expm1)
+    ttr.fit(X, X["hours-per-week"].to_numpy())
+    e = fs.explain(ttr, rows, background=background, progress=False)
+    np.testing.assert_allclose(e.values, shapley(game_table(ttr.predict, rows, background)), rtol=0, atol=1e-9)
+    scaled = ColumnTransformer([("num", StandardScaler(), NUMBERS)])
+    plain = make_pipeline(scaled, LogisticRegression()).fit(X.fillna(dict.fromkeys(NUMBERS, 0.0)), y)
+    with pytest.raises(ValueError, match="X holds NaN at row 0, column 'age', and the model does not take"):
+        fs.explain(plain.predict_proba, rows, background=background, progress=False)

@@ -21,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from .._core.tables import accepts_missing, as_rows, is_sparse
+from .._core.missing import accepts_missing
+from .._core.tables import as_rows, is_sparse
 from ..games.base import Game
 from ..games.grouped_tree import GroupedTreeGame, grouped_tree_explanation, grouped_tree_pairs
 from ..games.model import as_predict

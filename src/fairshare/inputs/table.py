@@ -14,8 +14,9 @@ from typing import Any
 import numpy as np
 
 from .._core.arrays import to_numpy
-from .._core.tables import (accepts_missing, aligned, as_rows, check_finite, frame_info, is_sparse, model_columns,
-                            shared_dtypes, target_of)
+from .._core.missing import accepts_missing
+from .._core.tables import (aligned, as_rows, check_finite, frame_info, is_sparse, model_columns, shared_dtypes,
+                            target_of)
 from ..games.base import Game
 from ..games.imputers import Imputer, make_imputer
 from ..games.model import ModelGame, as_predict
