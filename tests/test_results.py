@@ -268,19 +268,35 @@ def test_names_read_back_from_a_file_are_escaped_in_html(tmp_path):
                                   "tree values", "tree interactions", "tree k-sii"])
 def test_shaps_names_are_the_fields_and_refuse_assignment(results, name):
     result = results[name]
-    assert result.feature_names is result.player_names
+    assert result.feature_names == result.player_names
     if isinstance(result, (fs.Explanation, InteractionRows)):             # one base value per row, as shap's
         outputs = result.values.shape[2:] if isinstance(result, fs.Explanation) else result.values.shape[3:]
         assert result.base_values.shape == (len(result),) + outputs
         np.testing.assert_array_equal(result.base_values, result.empty_value)
     else:
-        assert result.base_values is result.empty_value
+        np.testing.assert_array_equal(result.base_values, result.empty_value)
     with pytest.raises(AttributeError, match="base_values is a read-only alias of empty_value"):
         result.base_values = 0.0
     with pytest.raises(AttributeError, match="feature_names is a read-only alias of player_names"):
         result.feature_names = ["z"]
     with pytest.raises(AttributeError, match="alias of empty_value"):
         del result.base_values
+
+
+def test_nothing_written_through_shaps_names_changes_the_fields():
+    # the aliases gave the fields themselves: phi.base_values[0] = 99 turned a two-output game's empty value
+    # [1, -2] into [99, -2], and e.feature_names[0] = "zz" renamed the first player
+    game = fs.games.FunctionGame(lambda S: np.stack([S @ np.arange(1.0, 4.0) + 1.0, S.sum(axis=1) - 2.0], axis=1),
+                                 n_players=3)
+    phi = fs.exact(game, "shapley")
+    with pytest.raises(ValueError, match="read-only"):
+        phi.base_values[0] = 99.0
+    names = phi.feature_names
+    names[0] = "zz"
+    names.append("extra")
+    np.testing.assert_array_equal(phi.empty_value, [1.0, -2.0])
+    assert phi.player_names == ["x0", "x1", "x2"] and phi.feature_names == ["x0", "x1", "x2"]
+    np.testing.assert_allclose(phi.values.sum(axis=0) + phi.base_values, phi.grand_value)
 
 
 def test_base_values_broadcast_one_base_value_to_every_row():
