@@ -41,6 +41,12 @@ def to_shap(e: Any) -> Any:
                             error_std=None if e.stderr is None else np.array(e.stderr))
 
 
+def _one_feature(explanation: Any) -> bool:
+    """Whether ``explanation`` is shap's slice of one feature (``shap_explanation[:, "age"]``, ``[:, 2]``): its
+    ``feature_names`` is that feature's name, and its values have no axis of features."""
+    return isinstance(explanation.feature_names, str)
+
+
 def _values(explanation: Any) -> np.ndarray:
     raw = explanation.values
     try:
@@ -48,7 +54,10 @@ def _values(explanation: Any) -> np.ndarray:
     except (TypeError, ValueError):
         raise ValueError("shap_explanation: its values are ragged (texts of different lengths?); convert one row "
                          "at a time, Explanation.from_shap(shap_explanation[i])") from None
-    if values.ndim == 1 or values.ndim == 2 and _one_row_of_outputs(explanation, values.shape):
+    if _one_feature(explanation):                # rows (or one row: its data is one value), then outputs
+        one_row = explanation.data is not None and np.ndim(explanation.data) == 0 or values.ndim == 0
+        values = values[None, None] if one_row else values[:, None]
+    elif values.ndim == 1 or values.ndim == 2 and _one_row_of_outputs(explanation, values.shape):
         values = values[None]
     if values.ndim not in (2, 3):
         raise ValueError(f"shap_explanation: values must be (players,), (rows, players), (players, outputs) or "
@@ -89,8 +98,9 @@ def _names(names: Any, size: int, what: str, prefix: str | None) -> list[str] | 
 
 def from_shap(explanation: Any, index: str = "shapley") -> dict:
     """The fields of our Explanation of a ``shap.Explanation`` (single or multi-output, or one row of either, as
-    ``shap_explanation[i]`` gives), checked: values, base values, data, names (``instance_names`` as row names) and
-    ``error_std`` (as standard errors) must fit together, else a ValueError names ``shap_explanation``.
+    ``shap_explanation[i]`` gives, or one feature of either, as ``shap_explanation[:, "age"]`` gives), checked:
+    values, base values, data, names (``instance_names`` as row names) and ``error_std`` (as standard errors) must
+    fit together, else a ValueError names ``shap_explanation``.
     :meth:`fairshare.Explanation.from_shap` builds the result.
 
     Examples
@@ -109,6 +119,7 @@ def from_shap(explanation: Any, index: str = "shapley") -> dict:
     rows, n = values.shape[:2]
     data = None if explanation.data is None else np.asarray(explanation.data)
     if data is not None:
+        data = data.reshape(-1, 1) if _one_feature(explanation) and data.ndim <= 1 else data
         data = data[None] if data.ndim == 1 and rows == 1 else data
         if data.shape[:2] != (rows, n):
             raise ValueError(f"shap_explanation: data of shape {data.shape} for values of shape {values.shape}")
@@ -120,7 +131,8 @@ def from_shap(explanation: Any, index: str = "shapley") -> dict:
     instances = getattr(explanation, "instance_names", None)           # shap_explanation[i] names its row alone
     instances = [instances] if isinstance(instances, str) and rows == 1 else instances
     return dict(values=values, stderr=stderr, empty_value=_base(explanation, values), data=data, index=index,
-                method="shap", player_names=_names(explanation.feature_names, n, "feature names", "x"),
+                method="shap", player_names=_names([explanation.feature_names] if _one_feature(explanation) else
+                                                   explanation.feature_names, n, "feature names", "x"),
                 output_names=None if outputs is None else _names(output_names, outputs, "output names", None),
                 row_names=_names(instances, rows, "instance names", None),
                 n_evaluations=np.zeros(rows, dtype=np.int64),
