@@ -474,3 +474,21 @@ def test_players_are_picked_by_an_array_or_index_of_names_and_by_a_tuple_of_posi
         np.testing.assert_array_equal(picked.stderr, e.stderr[:, [2, 0]])
     np.testing.assert_array_equal(e[pd.Index(["b"])].values, e.values[:, [1]])
     np.testing.assert_array_equal(e[..., np.array(["a", "b"]), "yes"].values, [[1.0, 3.0], [7.0, 9.0]])
+
+
+def test_a_base_value_shared_by_every_row_is_each_rows_in_slices_plots_and_the_report():
+    # empty_value=[0.25, 0.75] (one per output, shared by the rows, as base_values reads it) was read by row: the
+    # waterfall of row 1, output 0 started at 0.75, the decision plot's rows at 0.25 and 0.75 for either output,
+    # the report's base of output 0 was [0.25, 0.75], and a shared number (empty_value=0.5) crashed them all
+    from fairshare.results.report.payload import explanation_payload
+
+    rng = np.random.default_rng(0)
+    e = fs.Explanation(values=rng.normal(size=(2, 3, 2)), stderr=None, empty_value=[0.25, 0.75], index="shapley")
+    assert e.plot("waterfall", row=1, output=0).get_xlabel().startswith("base value 0.25 ->")
+    assert [line.get_xdata()[0] for line in e.plot("decision", output=1).lines[:2]] == [0.75, 0.75]
+    assert explanation_payload(e, 0)["base"] == [0.25, 0.25] and explanation_payload(e, 1)["base"] == [0.75, 0.75]
+    assert e[1].base_values.tolist() == [[0.25, 0.75]] and e[:, :, 1].base_values.tolist() == [0.75, 0.75]
+    assert e.empty_value.tolist() == [[0.25, 0.75], [0.25, 0.75]]
+    one = fs.Explanation(values=[[1.0, -2.0], [3.0, 0.5], [0.0, 0.0]], stderr=None, empty_value=0.5, index="shapley")
+    assert one.plot("waterfall", row=1).get_xlabel() == "base value 0.5 -> 4"
+    assert explanation_payload(one)["base"] == [0.5, 0.5, 0.5] and one[2].base_values.tolist() == [0.5]
