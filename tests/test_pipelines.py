@@ -284,3 +284,23 @@ def test_a_model_whose_column_transformer_imputes_takes_nan_as_the_pipeline_does
     plain = make_pipeline(scaled, LogisticRegression()).fit(X.fillna(dict.fromkeys(NUMBERS, 0.0)), y)
     with pytest.raises(ValueError, match="X holds NaN at row 0, column 'age', and the model does not take"):
         fs.explain(plain.predict_proba, rows, background=background, progress=False)
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero encountered in log")
+def test_a_cell_the_final_step_refuses_is_named_by_its_raw_column(adult):
+    """A scaler passes the rows' NaN in age on to a GradientBoostingClassifier, which takes none: refused before any
+    model call, naming the raw column, where the message named only transformed column 0; likewise the -inf that
+    a log makes of a zero in the background."""
+    X, y, rows, background = adult
+    clean = X.fillna({"age": 40.0})
+    prep = ColumnTransformer([("num", StandardScaler(), ["age", "education-num"]),
+                              ("log", FunctionTransformer(np.log, feature_names_out="one-to-one"), ["hours-per-week"]),
+                              ("cat", OneHotEncoder(handle_unknown="ignore"), ["workclass", "sex"])])
+    pipe = make_pipeline(prep, GradientBoostingClassifier(n_estimators=5, random_state=0)).fit(clean, y)
+    with pytest.raises(ValueError, match=r"at row 0, column 0, .* comes from the raw column 'age'\)$"):
+        fs.explain(pipe, rows, background=clean.iloc[200:207], progress=False)
+    zero = clean.iloc[200:207].copy()
+    zero.iloc[3, zero.columns.get_loc("hours-per-week")] = 0.0
+    with pytest.raises(ValueError, match=r"^background holds an infinite value \(row 3, column 2\) .* raw column "
+                                         r"'hours-per-week'\)$"):
+        fs.explain(pipe, clean.iloc[:2], background=zero, progress=False)
