@@ -21,7 +21,8 @@ def _shap() -> Any:
 
 def to_shap(e: Any) -> Any:
     """``e`` as a ``shap.Explanation``: its values, ``base_values`` (one per row), ``data``, ``feature_names``,
-    ``output_names``, the row names as ``instance_names`` and the standard errors as ``error_std``.
+    ``output_names``, the row names as ``instance_names`` and the standard errors as ``error_std`` (copies: what is
+    done to one result leaves the other as it was).
 
     Examples
     --------
@@ -32,7 +33,7 @@ def to_shap(e: Any) -> Any:
     ('Explanation', (2, 3), [0.0, 0.0], ['x0', 'x1', 'x2'])
     """
     shap = _shap()
-    data = None if e.data is None else np.asarray(e.data)
+    data = None if e.data is None else np.array(e.data)
     if data is not None and data.shape[:2] != e.values.shape[:2]:
         data = None
     return shap.Explanation(values=np.array(e.values), base_values=np.array(e.base_values), data=data,
@@ -50,7 +51,7 @@ def _one_feature(explanation: Any) -> bool:
 def _values(explanation: Any) -> np.ndarray:
     raw = explanation.values
     try:
-        values = np.asarray(raw, dtype=float)
+        values = np.array(raw, dtype=float)
     except (TypeError, ValueError):
         raise ValueError("shap_explanation: its values are ragged (texts of different lengths?); convert one row "
                          "at a time, Explanation.from_shap(shap_explanation[i])") from None
@@ -100,7 +101,7 @@ def from_shap(explanation: Any, index: str = "shapley") -> dict:
     """The fields of our Explanation of a ``shap.Explanation`` (single or multi-output, or one row of either, as
     ``shap_explanation[i]`` gives, or one feature of either, as ``shap_explanation[:, "age"]`` gives), checked:
     values, base values, data, names (``instance_names`` as row names) and ``error_std`` (as standard errors) must
-    fit together, else a ValueError names ``shap_explanation``.
+    fit together, else a ValueError names ``shap_explanation``; the arrays are copies of shap's.
     :meth:`fairshare.Explanation.from_shap` builds the result.
 
     Examples
@@ -117,7 +118,7 @@ def from_shap(explanation: Any, index: str = "shapley") -> dict:
         raise TypeError(f"shap_explanation must be a shap.Explanation, got {type(explanation).__name__}")
     values = _values(explanation)
     rows, n = values.shape[:2]
-    data = None if explanation.data is None else np.asarray(explanation.data)
+    data = None if explanation.data is None else np.array(explanation.data)
     if data is not None:
         data = data.reshape(-1, 1) if _one_feature(explanation) and data.ndim <= 1 else data
         data = data[None] if data.ndim == 1 and rows == 1 else data
@@ -125,7 +126,7 @@ def from_shap(explanation: Any, index: str = "shapley") -> dict:
             raise ValueError(f"shap_explanation: data of shape {data.shape} for values of shape {values.shape}")
     stderr = getattr(explanation, "error_std", None)
     if stderr is not None:
-        stderr = np.asarray(stderr, dtype=float).reshape(values.shape) if np.size(stderr) == values.size else None
+        stderr = np.array(stderr, dtype=float).reshape(values.shape) if np.size(stderr) == values.size else None
     outputs = values.shape[2] if values.ndim == 3 else None
     output_names = getattr(explanation, "output_names", None)
     instances = getattr(explanation, "instance_names", None)           # shap_explanation[i] names its row alone
