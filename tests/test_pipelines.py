@@ -304,3 +304,26 @@ def test_a_cell_the_final_step_refuses_is_named_by_its_raw_column(adult):
     with pytest.raises(ValueError, match=r"^background holds an infinite value \(row 3, column 2\) .* raw column "
                                          r"'hours-per-week'\)$"):
         fs.explain(pipe, clean.iloc[:2], background=zero, progress=False)
+
+
+@pytest.mark.filterwarnings("ignore:Skipping features without any observed values")
+def test_an_imputer_that_drops_or_keeps_an_empty_column_is_traced_as_it_transforms(adult):
+    """A column with no value at fit: SimpleImputer(strategy="constant") drops it (its statistic is NaN) and
+    most_frequent on words keeps it (its statistic is None). The tracing kept the first and dropped the second
+    ('declares 3 columns but gives 2'), so the pipeline went to the black box, which without a background was
+    refused; both are now traced: exact, with or without background."""
+    X, y, rows, background = adult
+    X = X.assign(bonus=np.nan, note=pd.Series([None] * len(X), dtype=object))
+    rows, background = X.loc[rows.index], X.loc[background.index]
+    prep = ColumnTransformer([
+        ("num", SimpleImputer(strategy="constant", fill_value=0.0), ["age", "bonus", "hours-per-week"]),
+        ("cat", make_pipeline(SimpleImputer(strategy="most_frequent"), OrdinalEncoder()), ["workclass", "note"])])
+    pipe = Pipeline([("prep", prep), ("model", RandomForestRegressor(n_estimators=4, max_depth=5,
+                                                                     random_state=0))]).fit(X, y)
+    e = fs.explain(pipe, rows, background=background, progress=False)
+    assert e.info["pipeline"]["exact"] is True and e.info["pipeline"]["columns"]["bonus"] == 0
+    assert e.info["pipeline"]["columns"]["note"] == 1
+    np.testing.assert_allclose(e.values, shapley(game_table(through(pipe), rows, background)), rtol=0, atol=1e-9)
+    path = fs.explain(pipe, rows, progress=False)
+    assert path.info["tree_mode"] == "path-dependent"
+    np.testing.assert_allclose(path.values.sum(axis=1) + path.base_values, pipe.predict(rows), rtol=0, atol=1e-9)
