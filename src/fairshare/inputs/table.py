@@ -177,10 +177,25 @@ class TableInput(Input):
         return accepts_missing(self.model) is not False
 
     def check_conditional(self, imputation: Any) -> None:
-        """Refuse a conditional imputation the rows cannot take (sparse rows: :class:`~.sparse.SparseInput`)."""
+        """Refuse a conditional imputation the rows cannot take: sparse rows (:class:`~.sparse.SparseInput`), NaN in
+        the rows or the background (a distribution fitted to the background neither conditions on a missing value
+        nor draws one: the Gaussian took a column with NaN for a constant NaN), naming the argument, row and
+        column."""
         if is_sparse(self.bg_rows):
             raise ValueError(f"imputation={imputation_key(imputation)!r} models dense numeric features; sparse "
                              "rows are imputed from the background rows (imputation='marginal' or 'baseline')")
+        columns = frame_info(self.X)[0]
+        for rows, name in ((self.rows, "X"), (self.bg_rows, "background")):
+            try:
+                missing = np.argwhere(np.isnan(np.asarray(rows, dtype=float)))
+            except (TypeError, ValueError):             # words: refused as non-numeric where the imputer is fitted
+                continue
+            if missing.size:
+                r, c = (int(i) for i in missing[0])
+                raise ValueError(f"{name} holds NaN at row {r}, column {repr(columns[c]) if columns else c}: "
+                                 f"imputation={imputation_key(imputation)!r} draws the absent features from a "
+                                 "distribution fitted to the background, which takes no missing values (impute "
+                                 "them first, or use imputation='marginal')")
 
     def row(self, i: int) -> Any:
         return self.X.iloc[[i]] if hasattr(self.X, "iloc") else self.rows[i]
