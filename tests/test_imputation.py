@@ -257,3 +257,16 @@ def test_nan_in_the_rows_or_the_background_of_a_conditional_imputation_is_refuse
     with pytest.raises(ValueError, match=r"^X holds NaN at row 1, column 2: imputation="):
         fs.explain(model, row, background=X[100:160], imputation=imputation, progress=False, seed=0)
     assert calls == []
+
+
+def test_an_imputer_fitted_on_a_background_with_nan_is_refused():
+    # fs.games.ModelGame(..., imputation="conditional") with NaN in the background fitted the column as a constant NaN
+    # ('constant features=[1]') and fs.exact gave values from it
+    rng = np.random.default_rng(0)
+    background = rng.normal(size=(50, 3))
+    background[3, 1] = np.nan
+    for imputer in (GaussianImputer(), CopulaImputer(), EmpiricalImputer()):
+        with pytest.raises(ValueError, match=r"the background holds NaN at row 3, column 1"):
+            imputer.fit(background)
+    with pytest.raises(ValueError, match=r"the background holds NaN at row 3, column 1"):
+        fs.games.ModelGame(lambda A: A.sum(axis=1), np.zeros(3), background=background, imputation="conditional")
