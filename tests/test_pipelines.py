@@ -327,3 +327,21 @@ def test_an_imputer_that_drops_or_keeps_an_empty_column_is_traced_as_it_transfor
     path = fs.explain(pipe, rows, progress=False)
     assert path.info["tree_mode"] == "path-dependent"
     np.testing.assert_allclose(path.values.sum(axis=1) + path.base_values, pipe.predict(rows), rtol=0, atol=1e-9)
+
+
+def test_array_rows_of_the_wrong_width_are_refused_before_any_model_call(adult):
+    """Rows as an array with a column too few, for a pipeline with another final estimator (or its bound method):
+    the pipeline was called and its ColumnTransformer's error came back from the model ('X has 6 features, but
+    ColumnTransformer is expecting 7'); refused now before any call, with the columns the pipeline takes."""
+    X, y, _, _ = adult
+    prep = ColumnTransformer([("num", make_pipeline(SimpleImputer(), StandardScaler()), NUMBERS),
+                              ("cat", OneHotEncoder(handle_unknown="ignore"), ["workclass", "sex"])])
+    pipe = make_pipeline(prep, LogisticRegression(max_iter=500)).fit(X, y)
+    calls = []
+    transform = prep.transform
+    prep.transform = lambda Z: calls.append(len(Z)) or transform(Z)
+    for model in (pipe, pipe.predict_proba):
+        with pytest.raises(ValueError, match=r"^X must have 7 columns \(the model's features: \['age', 'workclass'"):
+            fs.explain(model, X.dropna().iloc[:3, :6].to_numpy(), background=X.dropna().iloc[200:207, :6].to_numpy(),
+                       progress=False)
+    assert calls == []

@@ -64,6 +64,11 @@ def _aligned_rows(model: Any, X: Any, background: Any) -> tuple[Any, Any]:
     """``X`` and ``background`` with their columns matched by name to the model's features (numpy rows for a model
     fitted on a DataFrame take its names by position)."""
     reference, source = model_columns(model)
+    width = len(reference) if reference is not None else getattr(target_of(model), "n_features_in_", None)
+    if not hasattr(X, "columns") and isinstance(width, (int, np.integer)) and np.ndim(X) in (1, 2) and \
+            np.shape(X)[-1] != width:                       # refused here, not by the model at its first call
+        raise ValueError(f"X must have {width} columns (the model's features"
+                         f"{': ' + str(reference[:20]) if reference is not None else ''}), got shape {np.shape(X)}")
     if reference is None and hasattr(X, "columns"):
         reference, source = [str(c) for c in X.columns], "the columns of X"
     if hasattr(X, "columns"):
