@@ -8,7 +8,8 @@ which replaces whitespace in names with ``_``: a frame with the original names s
 feature names; catboost's ``feature_names_``). Columns in another order are reordered; missing or unexpected
 columns are refused with both lists. Infinite values are refused before any model call, naming the argument, row
 and column; NaN is refused too unless the model is known to take missing values (tree libraries, scikit-learn
-estimators whose tags say so); a plain function is given what it was given.
+estimators whose tags say so, pipelines whose steps fill it: :mod:`.missing`); a plain function is given what it was
+given.
 
 What a library says of its models is asked of its tree reader (:mod:`fairshare.trees.readers`), which sits above
 ``_core`` and so registers itself here when imported (:func:`register_library_hooks`): importing ``fairshare``
