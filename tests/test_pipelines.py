@@ -345,3 +345,16 @@ def test_array_rows_of_the_wrong_width_are_refused_before_any_model_call(adult):
             fs.explain(model, X.dropna().iloc[:3, :6].to_numpy(), background=X.dropna().iloc[200:207, :6].to_numpy(),
                        progress=False)
     assert calls == []
+
+
+def test_the_reason_for_the_black_box_says_it_once(adult):
+    # it read "groups= are given: the groups of raw columns are explained as a black box: a black box on the raw
+    # columns"; the groups' values are the grouped raw-column game's, through the pipeline
+    X, y, rows, background = adult
+    pipe = Pipeline([("prep", columns()), ("model", RandomForestRegressor(n_estimators=3, max_depth=4,
+                                                                          random_state=0))]).fit(X, y)
+    groups = [["age", "education-num", "hours-per-week"], ["workclass", "occupation"], ["marital-status", "sex"]]
+    e = fs.explain(pipe, rows, background=background, groups=groups, progress=False)
+    assert e.info["pipeline"]["reason"] == "groups= are given (groups of raw columns): a black box on the raw columns"
+    whole = fs.explain(pipe, rows, background=background, progress=False)
+    np.testing.assert_allclose(e.values.sum(axis=1), whole.values.sum(axis=1), rtol=0, atol=1e-9)

@@ -69,9 +69,9 @@ class PipelineMargin:
 def _not_exact(args: dict) -> str | None:
     """Why the arguments ask for the black box (or None)."""
     if args["groups"] is not None:
-        return "groups= are given: the groups of raw columns are explained as a black box"
+        return "groups= are given (groups of raw columns)"
     if args["imputation"] not in (None, "baseline", "marginal"):
-        return f"imputation={imputation_key(args['imputation'])!r} is conditional: a black box"
+        return f"imputation={imputation_key(args['imputation'])!r} is a conditional imputation"
     return None
 
 
