@@ -229,3 +229,44 @@ def test_a_background_that_spans_the_features_is_fitted_as_it_is():
     assert imputer.describe() == "gaussian(samples=100, seed=0)"
     sample = np.cov(background, rowvar=False)
     np.testing.assert_array_equal(imputer.cov, sample + np.diag(1e-9 * np.diag(sample)))
+
+
+@pytest.mark.parametrize("imputation", ["conditional", "copula", "empirical"])
+def test_nan_in_the_rows_or_the_background_of_a_conditional_imputation_is_refused_before_any_model_call(imputation):
+    """A model that takes NaN (HistGradientBoosting, a pipeline whose imputer fills it) with NaN in the background:
+    the Gaussian took the column for a constant NaN ('constant features=[1]') and returned values without a word,
+    the empirical imputer blamed the model ('the model returned NaN'); NaN in an explained row was conditioned on.
+    Refused now, naming the argument, the row and the column, before any model call."""
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    model = HistGradientBoostingRegressor(max_iter=20).fit(X, X @ np.array([1.0, 2.0, 3.0]))
+    calls = []
+
+    def predict(A):
+        calls.append(len(A))
+        return model.predict(A)
+
+    background = X[100:160].copy()
+    background[3, 1] = np.nan
+    with pytest.raises(ValueError, match=r"^background holds NaN at row 3, column 1: imputation="):
+        fs.explain(predict, X[:2], background=background, imputation=imputation, progress=False, seed=0)
+    row = X[:2].copy()
+    row[1, 2] = np.nan
+    with pytest.raises(ValueError, match=r"^X holds NaN at row 1, column 2: imputation="):
+        fs.explain(model, row, background=X[100:160], imputation=imputation, progress=False, seed=0)
+    assert calls == []
+
+
+def test_an_imputer_fitted_on_a_background_with_nan_is_refused():
+    # fs.games.ModelGame(..., imputation="conditional") with NaN in the background fitted the column as a constant NaN
+    # ('constant features=[1]') and fs.exact gave values from it
+    rng = np.random.default_rng(0)
+    background = rng.normal(size=(50, 3))
+    background[3, 1] = np.nan
+    for imputer in (GaussianImputer(), CopulaImputer(), EmpiricalImputer()):
+        with pytest.raises(ValueError, match=r"the background holds NaN at row 3, column 1"):
+            imputer.fit(background)
+    with pytest.raises(ValueError, match=r"the background holds NaN at row 3, column 1"):
+        fs.games.ModelGame(lambda A: A.sum(axis=1), np.zeros(3), background=background, imputation="conditional")

@@ -594,6 +594,31 @@ def test_interaction_plots_draw_what_they_are_given(cancer):
     assert len(colors) == 2                       # one positive, one negative
 
 
+def test_interaction_plots_of_several_named_outputs_draw_the_output_asked_for():
+    """An Explanation's outputs named ["setosa", "versicolor", "virginica"]: output=2 (a position) drew output 0's
+    matrix (max cell 3.07, not 234.7), and a misspelled name or a position out of range drew output 0 too, silently;
+    now a position is that output and anything else is refused naming output and the outputs."""
+    from fairshare import plots
+
+    rng = np.random.default_rng(0)
+    pairs = rng.normal(size=(4, 3, 3, 3))
+    pairs = pairs + pairs.transpose(0, 2, 1, 3)
+    pairs[..., 2] *= 100.0
+    e = fs.Explanation(values=pairs.sum(axis=2), stderr=None, empty_value=np.zeros((4, 3)), index="shapley",
+                       interactions=pairs, output_names=["setosa", "versicolor", "virginica"],
+                       data=rng.normal(size=(4, 3)))
+    for output in (2, "virginica"):
+        image = plots.interaction_heatmap(e, output=output).get_images()[0].get_array()
+        assert float(np.abs(image).max()) == pytest.approx(np.abs(pairs[..., 2]).mean(axis=0).max())
+        dots = plots.interaction_dependence(e, 0, 1, output=output).collections[0].get_offsets()[:, 1]
+        np.testing.assert_allclose(dots, pairs[:, 0, 1, 2])
+    for wrong in ("virginca", 7):
+        with pytest.raises(ValueError, match="output must be"):
+            plots.interaction_heatmap(e, output=wrong)
+        with pytest.raises(ValueError, match="output must be"):
+            plots.interaction_dependence(e, 0, 1, output=wrong)
+
+
 def test_interaction_results_plot_a_heatmap_by_default_and_many_rows_their_mean_magnitude():
     """``Interactions.plot()`` and ``InteractionRows.plot()`` (no kind) stopped on "kind must be one of [...], got
     None": neither had a default; many rows (tree_interactions) could not be drawn at all."""

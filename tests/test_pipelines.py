@@ -251,3 +251,110 @@ def test_a_pipelines_bound_method_takes_the_nan_its_imputer_fills_as_the_pipelin
     plain = make_pipeline(LogisticRegression()).fit(np.nan_to_num(X), y)
     with pytest.raises(ValueError, match="background holds NaN at row 3, column 1, and the model does not take"):
         fs.explain(plain.predict_proba, X[:3], background=X[10:30], progress=False, seed=0)
+
+
+def test_a_model_whose_column_transformer_imputes_takes_nan_as_the_pipeline_does(adult):
+    """The bound method of a pipeline whose first step is a ColumnTransformer with imputers (the common layout), and
+    a TransformedTargetRegressor or CalibratedClassifierCV around one, were refused for the NaN they impute (the
+    ColumnTransformer's and wrappers' own tags say no NaN): their values are the raw-column game's; a scaler that
+    passes NaN on to a logistic regression is still refused before any model call."""
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.compose import TransformedTargetRegressor
+    from sklearn.linear_model import Ridge
+
+    X, y, rows, background = adult
+    assert rows.isna().to_numpy().any()
+    prep = ColumnTransformer([("num", make_pipeline(SimpleImputer(), StandardScaler()), NUMBERS),
+                              ("cat", make_pipeline(SimpleImputer(strategy="most_frequent"),
+                                                    OneHotEncoder(handle_unknown="ignore")),
+                               ["workclass", "marital-status", "occupation", "sex"])])
+    pipe = make_pipeline(prep, LogisticRegression(max_iter=500)).fit(X, y)
+    e = fs.explain(pipe.predict_proba, rows, background=background, progress=False)
+    np.testing.assert_allclose(e.values, shapley(game_table(pipe.predict_proba, rows, background)), rtol=0,
+                               atol=1e-9)
+    calibrated = CalibratedClassifierCV(pipe, cv=3).fit(X, y)
+    e = fs.explain(calibrated, rows, background=background, progress=False)
+    np.testing.assert_allclose(e.values, shapley(game_table(calibrated.predict_proba, rows, background)), rtol=0,
+                               atol=1e-9)
+    ttr = TransformedTargetRegressor(make_pipeline(prep, Ridge()), func=np.log1p, inverse_func=np.expm1)
+    ttr.fit(X, X["hours-per-week"].to_numpy())
+    e = fs.explain(ttr, rows, background=background, progress=False)
+    np.testing.assert_allclose(e.values, shapley(game_table(ttr.predict, rows, background)), rtol=0, atol=1e-9)
+    scaled = ColumnTransformer([("num", StandardScaler(), NUMBERS)])
+    plain = make_pipeline(scaled, LogisticRegression()).fit(X.fillna(dict.fromkeys(NUMBERS, 0.0)), y)
+    with pytest.raises(ValueError, match="X holds NaN at row 0, column 'age', and the model does not take"):
+        fs.explain(plain.predict_proba, rows, background=background, progress=False)
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero encountered in log")
+def test_a_cell_the_final_step_refuses_is_named_by_its_raw_column(adult):
+    """A scaler passes the rows' NaN in age on to a GradientBoostingClassifier, which takes none: refused before any
+    model call, naming the raw column, where the message named only transformed column 0; likewise the -inf that
+    a log makes of a zero in the background."""
+    X, y, rows, background = adult
+    clean = X.fillna({"age": 40.0})
+    prep = ColumnTransformer([("num", StandardScaler(), ["age", "education-num"]),
+                              ("log", FunctionTransformer(np.log, feature_names_out="one-to-one"), ["hours-per-week"]),
+                              ("cat", OneHotEncoder(handle_unknown="ignore"), ["workclass", "sex"])])
+    pipe = make_pipeline(prep, GradientBoostingClassifier(n_estimators=5, random_state=0)).fit(clean, y)
+    with pytest.raises(ValueError, match=r"at row 0, column 0, .* comes from the raw column 'age'\)$"):
+        fs.explain(pipe, rows, background=clean.iloc[200:207], progress=False)
+    zero = clean.iloc[200:207].copy()
+    zero.iloc[3, zero.columns.get_loc("hours-per-week")] = 0.0
+    with pytest.raises(ValueError, match=r"^background holds an infinite value \(row 3, column 2\) .* raw column "
+                                         r"'hours-per-week'\)$"):
+        fs.explain(pipe, clean.iloc[:2], background=zero, progress=False)
+
+
+@pytest.mark.filterwarnings("ignore:Skipping features without any observed values")
+def test_an_imputer_that_drops_or_keeps_an_empty_column_is_traced_as_it_transforms(adult):
+    """A column with no value at fit: SimpleImputer(strategy="constant") drops it (its statistic is NaN) and
+    most_frequent on words keeps it (its statistic is None). The tracing kept the first and dropped the second
+    ('declares 3 columns but gives 2'), so the pipeline went to the black box, which without a background was
+    refused; both are now traced: exact, with or without background."""
+    X, y, rows, background = adult
+    X = X.assign(bonus=np.nan, note=pd.Series([None] * len(X), dtype=object))
+    rows, background = X.loc[rows.index], X.loc[background.index]
+    prep = ColumnTransformer([
+        ("num", SimpleImputer(strategy="constant", fill_value=0.0), ["age", "bonus", "hours-per-week"]),
+        ("cat", make_pipeline(SimpleImputer(strategy="most_frequent"), OrdinalEncoder()), ["workclass", "note"])])
+    pipe = Pipeline([("prep", prep), ("model", RandomForestRegressor(n_estimators=4, max_depth=5,
+                                                                     random_state=0))]).fit(X, y)
+    e = fs.explain(pipe, rows, background=background, progress=False)
+    assert e.info["pipeline"]["exact"] is True and e.info["pipeline"]["columns"]["bonus"] == 0
+    assert e.info["pipeline"]["columns"]["note"] == 1
+    np.testing.assert_allclose(e.values, shapley(game_table(through(pipe), rows, background)), rtol=0, atol=1e-9)
+    path = fs.explain(pipe, rows, progress=False)
+    assert path.info["tree_mode"] == "path-dependent"
+    np.testing.assert_allclose(path.values.sum(axis=1) + path.base_values, pipe.predict(rows), rtol=0, atol=1e-9)
+
+
+def test_array_rows_of_the_wrong_width_are_refused_before_any_model_call(adult):
+    """Rows as an array with a column too few, for a pipeline with another final estimator (or its bound method):
+    the pipeline was called and its ColumnTransformer's error came back from the model ('X has 6 features, but
+    ColumnTransformer is expecting 7'); refused now before any call, with the columns the pipeline takes."""
+    X, y, _, _ = adult
+    prep = ColumnTransformer([("num", make_pipeline(SimpleImputer(), StandardScaler()), NUMBERS),
+                              ("cat", OneHotEncoder(handle_unknown="ignore"), ["workclass", "sex"])])
+    pipe = make_pipeline(prep, LogisticRegression(max_iter=500)).fit(X, y)
+    calls = []
+    transform = prep.transform
+    prep.transform = lambda Z: calls.append(len(Z)) or transform(Z)
+    for model in (pipe, pipe.predict_proba):
+        with pytest.raises(ValueError, match=r"^X must have 7 columns \(the model's features: \['age', 'workclass'"):
+            fs.explain(model, X.dropna().iloc[:3, :6].to_numpy(), background=X.dropna().iloc[200:207, :6].to_numpy(),
+                       progress=False)
+    assert calls == []
+
+
+def test_the_reason_for_the_black_box_says_it_once(adult):
+    # it read "groups= are given: the groups of raw columns are explained as a black box: a black box on the raw
+    # columns"; the groups' values are the grouped raw-column game's, through the pipeline
+    X, y, rows, background = adult
+    pipe = Pipeline([("prep", columns()), ("model", RandomForestRegressor(n_estimators=3, max_depth=4,
+                                                                          random_state=0))]).fit(X, y)
+    groups = [["age", "education-num", "hours-per-week"], ["workclass", "occupation"], ["marital-status", "sex"]]
+    e = fs.explain(pipe, rows, background=background, groups=groups, progress=False)
+    assert e.info["pipeline"]["reason"] == "groups= are given (groups of raw columns): a black box on the raw columns"
+    whole = fs.explain(pipe, rows, background=background, progress=False)
+    np.testing.assert_allclose(e.values.sum(axis=1), whole.values.sum(axis=1), rtol=0, atol=1e-9)

@@ -245,3 +245,24 @@ def test_the_report_of_one_output_sliced_from_several_names_it():
         assert "<title>fairshare: shapley values (output yes)</title>" in page
         assert "<th>values</th><td>shapley values of 2 rows x 3 players (output yes)</td>" in page
     assert "<title>fairshare: shapley values (output no)</title>" in report_html(e[:, :, "no"])
+
+
+def test_the_image_of_a_binary_classifiers_report_shows_the_output_its_summary_shows():
+    """Two outputs, no output= given: the report's summary, waterfall and table drew the positive class ('dog') and
+    its image the first output ('cat': pixel scale 0.91 where dog's values reach 13.0), under the label 'output cat'
+    on a page titled 'output dog'. The image now picks its output as the rest of the page does."""
+    from fairshare.results.report.payload import explanation_payload
+
+    rng = np.random.default_rng(1)
+    groups = np.repeat(np.repeat(np.arange(4).reshape(2, 2), 4, axis=0), 4, axis=1)
+    values = rng.normal(size=(1, 4, 2)) * [1.0, 10.0]
+    e = fs.Explanation(values=values, stderr=None, empty_value=np.zeros((1, 2)), index="shapley",
+                       output_names=["cat", "dog"], player_names=[f"patch {i}" for i in range(4)],
+                       info={"images": rng.random((1, 3, 8, 8)), "input_shape": [8, 8],
+                             "input_groups": groups.tolist(), "per_row": ["images"]})
+    payload = explanation_payload(e)
+    assert payload["label"] == payload["images"][0]["label"] == " (output dog)"
+    assert payload["images"][0]["scale"] == pytest.approx(np.abs(values[0, :, 1]).max())
+    assert e.plot("image", output="cat").get_title() == e.plot("image", output=0).get_title()
+    with pytest.raises(ValueError, match="output must be"):
+        e.plot("image", output=2)

@@ -268,19 +268,35 @@ def test_names_read_back_from_a_file_are_escaped_in_html(tmp_path):
                                   "tree values", "tree interactions", "tree k-sii"])
 def test_shaps_names_are_the_fields_and_refuse_assignment(results, name):
     result = results[name]
-    assert result.feature_names is result.player_names
+    assert result.feature_names == result.player_names
     if isinstance(result, (fs.Explanation, InteractionRows)):             # one base value per row, as shap's
         outputs = result.values.shape[2:] if isinstance(result, fs.Explanation) else result.values.shape[3:]
         assert result.base_values.shape == (len(result),) + outputs
         np.testing.assert_array_equal(result.base_values, result.empty_value)
     else:
-        assert result.base_values is result.empty_value
+        np.testing.assert_array_equal(result.base_values, result.empty_value)
     with pytest.raises(AttributeError, match="base_values is a read-only alias of empty_value"):
         result.base_values = 0.0
     with pytest.raises(AttributeError, match="feature_names is a read-only alias of player_names"):
         result.feature_names = ["z"]
     with pytest.raises(AttributeError, match="alias of empty_value"):
         del result.base_values
+
+
+def test_nothing_written_through_shaps_names_changes_the_fields():
+    # the aliases gave the fields themselves: phi.base_values[0] = 99 turned a two-output game's empty value
+    # [1, -2] into [99, -2], and e.feature_names[0] = "zz" renamed the first player
+    game = fs.games.FunctionGame(lambda S: np.stack([S @ np.arange(1.0, 4.0) + 1.0, S.sum(axis=1) - 2.0], axis=1),
+                                 n_players=3)
+    phi = fs.exact(game, "shapley")
+    with pytest.raises(ValueError, match="read-only"):
+        phi.base_values[0] = 99.0
+    names = phi.feature_names
+    names[0] = "zz"
+    names.append("extra")
+    np.testing.assert_array_equal(phi.empty_value, [1.0, -2.0])
+    assert phi.player_names == ["x0", "x1", "x2"] and phi.feature_names == ["x0", "x1", "x2"]
+    np.testing.assert_allclose(phi.values.sum(axis=0) + phi.base_values, phi.grand_value)
 
 
 def test_base_values_broadcast_one_base_value_to_every_row():
@@ -458,3 +474,21 @@ def test_players_are_picked_by_an_array_or_index_of_names_and_by_a_tuple_of_posi
         np.testing.assert_array_equal(picked.stderr, e.stderr[:, [2, 0]])
     np.testing.assert_array_equal(e[pd.Index(["b"])].values, e.values[:, [1]])
     np.testing.assert_array_equal(e[..., np.array(["a", "b"]), "yes"].values, [[1.0, 3.0], [7.0, 9.0]])
+
+
+def test_a_base_value_shared_by_every_row_is_each_rows_in_slices_plots_and_the_report():
+    # empty_value=[0.25, 0.75] (one per output, shared by the rows, as base_values reads it) was read by row: the
+    # waterfall of row 1, output 0 started at 0.75, the decision plot's rows at 0.25 and 0.75 for either output,
+    # the report's base of output 0 was [0.25, 0.75], and a shared number (empty_value=0.5) crashed them all
+    from fairshare.results.report.payload import explanation_payload
+
+    rng = np.random.default_rng(0)
+    e = fs.Explanation(values=rng.normal(size=(2, 3, 2)), stderr=None, empty_value=[0.25, 0.75], index="shapley")
+    assert e.plot("waterfall", row=1, output=0).get_xlabel().startswith("base value 0.25 ->")
+    assert [line.get_xdata()[0] for line in e.plot("decision", output=1).lines[:2]] == [0.75, 0.75]
+    assert explanation_payload(e, 0)["base"] == [0.25, 0.25] and explanation_payload(e, 1)["base"] == [0.75, 0.75]
+    assert e[1].base_values.tolist() == [[0.25, 0.75]] and e[:, :, 1].base_values.tolist() == [0.75, 0.75]
+    assert e.empty_value.tolist() == [[0.25, 0.75], [0.25, 0.75]]
+    one = fs.Explanation(values=[[1.0, -2.0], [3.0, 0.5], [0.0, 0.0]], stderr=None, empty_value=0.5, index="shapley")
+    assert one.plot("waterfall", row=1).get_xlabel() == "base value 0.5 -> 4"
+    assert explanation_payload(one)["base"] == [0.5, 0.5, 0.5] and one[2].base_values.tolist() == [0.5]

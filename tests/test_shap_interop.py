@@ -123,3 +123,40 @@ def test_a_shap_explanation_that_does_not_fit_is_refused(fault, match):
         fs.Explanation.from_shap(shap.Explanation(**args))
     with pytest.raises(TypeError, match="shap_explanation must be a shap.Explanation"):
         fs.Explanation.from_shap(np.ones((2, 3)))
+
+
+def test_shaps_slice_of_one_feature_comes_back_as_an_explanation_of_that_feature():
+    # shap_explanation[:, "b"] (values (rows,) or (rows, outputs), feature_names "b") was refused: its values were
+    # read as one row of 5 players, "base_values of shape (5,) do not fit values of shape (1, 5)"
+    rng = np.random.default_rng(0)
+    data = rng.normal(size=(5, 3))
+    s = shap.Explanation(rng.normal(size=(5, 3)), base_values=np.arange(5.0), data=data, feature_names=["a", "b", "c"])
+    column = fs.Explanation.from_shap(s[:, "b"])
+    assert column.player_names == ["b"] and column.values.shape == (5, 1)
+    np.testing.assert_array_equal(column.values[:, 0], s.values[:, 1])
+    np.testing.assert_array_equal(column.data[:, 0], data[:, 1])
+    np.testing.assert_array_equal(column.base_values, np.arange(5.0))
+    several = shap.Explanation(rng.normal(size=(5, 3, 2)), base_values=np.ones((5, 2)), data=data,
+                               feature_names=["a", "b", "c"], output_names=["p", "q"])
+    column = fs.Explanation.from_shap(several[:, "c"])
+    assert column.values.shape == (5, 1, 2) and column.output_names == ["p", "q"]
+    np.testing.assert_array_equal(column.values[:, 0], several.values[:, 2])
+    cell = fs.Explanation.from_shap(s[3, "a"])
+    assert cell.values.tolist() == [[s.values[3, 0]]] and cell.base_values.tolist() == [3.0]
+
+
+def test_a_converted_result_shares_no_array_with_its_source():
+    # to_shap gave shap our data array itself and from_shap kept shap's values and data: s.data[0, 0] = 999 changed
+    # e.data, and sh.values[0, 0] = 777 changed the values of the Explanation read from it
+    rng = np.random.default_rng(0)
+    data = rng.normal(size=(3, 2))
+    e = fs.Explanation(values=rng.normal(size=(3, 2)), stderr=np.full((3, 2), 0.1), empty_value=np.zeros(3),
+                       index="shapley", data=data.copy())
+    values = e.values.copy()
+    s = e.to_shap()
+    s.data[0, 0], s.values[0, 0], s.error_std[0, 0] = 999.0, 555.0, 9.0
+    assert e.data.tolist() == data.tolist() and np.array_equal(e.values, values) and e.stderr[0, 0] == 0.1
+    sh = shap.Explanation(values.copy(), base_values=np.zeros(3), data=data.copy(), error_std=np.full((3, 2), 0.2))
+    back = fs.Explanation.from_shap(sh)
+    sh.values[0, 0], sh.data[0, 0], sh.error_std[0, 0] = 777.0, 111.0, 7.0
+    assert np.array_equal(back.values, values) and back.data.tolist() == data.tolist() and back.stderr[0, 0] == 0.2

@@ -8,7 +8,8 @@ which replaces whitespace in names with ``_``: a frame with the original names s
 feature names; catboost's ``feature_names_``). Columns in another order are reordered; missing or unexpected
 columns are refused with both lists. Infinite values are refused before any model call, naming the argument, row
 and column; NaN is refused too unless the model is known to take missing values (tree libraries, scikit-learn
-estimators whose tags say so); a plain function is given what it was given.
+estimators whose tags say so, pipelines whose steps fill it: :mod:`.missing`); a plain function is given what it was
+given.
 
 What a library says of its models is asked of its tree reader (:mod:`fairshare.trees.readers`), which sits above
 ``_core`` and so registers itself here when imported (:func:`register_library_hooks`): importing ``fairshare``
@@ -23,7 +24,7 @@ from typing import Any, Callable
 import numpy as np
 
 __all__ = ["as_rows", "is_sparse", "frame_info", "column_labels", "shared_dtypes", "model_columns", "match_columns",
-           "aligned", "accepts_missing", "check_finite", "stored_names", "target_of", "register_library_hooks",
+           "aligned", "check_finite", "stored_names", "target_of", "register_library_hooks",
            "is_missing", "same_value", "check_labels", "first_step"]
 
 # what the libraries of models say of them (their feature names, whether they take NaN, how they store a name)
@@ -268,41 +269,6 @@ def first_step(model: Any) -> Any:
         return None
     return next((step for _, step, *_ in getattr(model, "steps", []) if step is not None and
                  not (isinstance(step, str) and step == "passthrough")), None)
-
-
-def accepts_missing(model: Any) -> bool | None:
-    """Whether ``model`` takes NaN as a missing value: True for tree libraries and scikit-learn estimators whose
-    tags allow NaN, False for other scikit-learn estimators and torch modules, None for a plain function.
-
-    Examples
-    --------
-    >>> from sklearn.linear_model import LogisticRegression
-    >>> from sklearn.ensemble import HistGradientBoostingClassifier
-    >>> accepts_missing(LogisticRegression()), accepts_missing(HistGradientBoostingClassifier().predict)
-    (False, True)
-    >>> from sklearn.impute import SimpleImputer
-    >>> from sklearn.pipeline import make_pipeline
-    >>> accepts_missing(make_pipeline(SimpleImputer(), LogisticRegression()).predict_proba)
-    True
-    """
-    target = target_of(model)
-    module = type(target).__module__
-    said = _HOOKS["accepts_missing"](target)                 # the model's own library, when it says
-    if said is not None:
-        return said
-    if module.startswith("torch") or hasattr(target, "forward") and hasattr(target, "parameters"):
-        return False
-    step = first_step(target)
-    if step is not None:                                     # a pipeline reads its rows through its first step
-        return accepts_missing(step)                         # (an imputer takes NaN; its own tags said no)
-    if hasattr(target, "fit") and hasattr(target, "get_params"):
-        try:
-            from sklearn.utils import get_tags
-
-            return bool(get_tags(target).input_tags.allow_nan)
-        except Exception:                                   # noqa: BLE001 - not an estimator sklearn can tag
-            return None
-    return None
 
 
 def _check_mixed(rows: np.ndarray, name: str, columns: list[str] | None) -> None:

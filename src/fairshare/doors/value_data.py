@@ -94,7 +94,8 @@ def _labels(y: Any, name: str) -> Any:
 
 def _check_rows(model: Any, X: Any, name: str) -> None:
     """No infinite value, and NaN only for a model that takes missing values."""
-    from .._core.tables import accepts_missing, check_finite, frame_info, is_sparse
+    from .._core.missing import accepts_missing
+    from .._core.tables import check_finite, frame_info, is_sparse
 
     rows = X if is_sparse(X) else np.asarray(X.to_numpy() if hasattr(X, "to_numpy") else X)
     if rows.dtype.kind in "fcO" or is_sparse(rows):

@@ -65,6 +65,11 @@ def _numeric(background: Any, name: str) -> np.ndarray:
         raise ValueError(f"imputation={name!r} models numeric features; the background holds non-numeric columns "
                          "(use imputation='marginal', or encode them)")
     B = np.ascontiguousarray(B, dtype=float)          # one layout: the same sums (bits) however it was sliced
+    if np.isnan(B).any():                              # a Gaussian would take the column for a constant NaN
+        r, c = (int(i) for i in np.argwhere(np.isnan(B))[0])
+        raise ValueError(f"imputation={name!r} fits the background's distribution, which takes no missing values: "
+                         f"the background holds NaN at row {r}, column {c} (impute it first, or use "
+                         "imputation='marginal')")
     if B.ndim != 2 or B.shape[0] < 2:
         raise ValueError(f"imputation={name!r} fits the background's distribution: it needs at least 2 rows, got "
                          f"{B.shape[0] if B.ndim == 2 else B.ndim}")

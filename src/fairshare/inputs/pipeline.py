@@ -21,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from .._core.tables import accepts_missing, as_rows, is_sparse
+from .._core.missing import accepts_missing
+from .._core.tables import as_rows, is_sparse
 from ..games.base import Game
 from ..games.grouped_tree import GroupedTreeGame, grouped_tree_explanation, grouped_tree_pairs
 from ..games.model import as_predict
@@ -68,9 +69,9 @@ class PipelineMargin:
 def _not_exact(args: dict) -> str | None:
     """Why the arguments ask for the black box (or None)."""
     if args["groups"] is not None:
-        return "groups= are given: the groups of raw columns are explained as a black box"
+        return "groups= are given (groups of raw columns)"
     if args["imputation"] not in (None, "baseline", "marginal"):
-        return f"imputation={imputation_key(args['imputation'])!r} is conditional: a black box"
+        return f"imputation={imputation_key(args['imputation'])!r} is a conditional imputation"
     return None
 
 
@@ -192,8 +193,9 @@ class PipelineInput(TableInput):
     def _transformed(self, group_of: np.ndarray, carried: list) -> None:
         """The rows and the background as the final step reads them, and its trees grouped by raw column."""
         ens = unchecked(self.final)
-        self.Xt = tree_rows(carried[0], ens, "X")
-        self.Zt = None if self.background is None else tree_rows(carried[1], ens, "background")
+        self.Xt = _final_rows(carried[0], ens, "X", [self.feature_names[g] for g in group_of])
+        self.Zt = None if self.background is None else _final_rows(carried[1], ens, "background",
+                                                                   [self.feature_names[g] for g in group_of])
         self.prep = grouped(self.final, group_of, len(self.feature_names), list(self.feature_names))
         counts = np.bincount(group_of, minlength=len(self.feature_names))
         self.pipeline_info.update(exact=True, columns=dict(zip(self.feature_names, counts.tolist())),
@@ -251,6 +253,23 @@ class PipelineInput(TableInput):
                      "labels y)"}.get(self.model_output, "raw (the final step's margin, through the pipeline)")
             out = {"model_output": scale, "imputation": imputation_key(self.imputation)}
         return {**out, "pipeline": dict(self.pipeline_info)}
+
+
+def _final_rows(rows: Any, ens: Any, name: str, sources: list[str]) -> np.ndarray:
+    """Transformed ``rows`` as the final step's trees read them; a cell they refuse (infinite, or NaN for a model
+    that takes none) is named by the raw column it comes from (``sources[k]``: transformed column ``k``'s)."""
+    try:
+        return tree_rows(rows, ens, name)
+    except ValueError as exc:
+        try:
+            A = np.asarray(rows.toarray() if hasattr(rows, "toarray") else rows, dtype=float)
+        except (TypeError, ValueError):
+            raise exc from None
+        bad = np.argwhere(np.isinf(A)) if np.isinf(A).any() else np.argwhere(np.isnan(A))
+        if A.ndim != 2 or not bad.size:
+            raise
+        raise ValueError(f"{exc} (column {bad[0][1]} as the pipeline's final step receives it comes from the raw "
+                         f"column {sources[bad[0][1]]!r})") from None
 
 
 def _has_nan(rows: Any) -> bool:

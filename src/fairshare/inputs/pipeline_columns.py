@@ -126,11 +126,13 @@ def _isinstance(step: Any, module: str, names: tuple[str, ...]) -> bool:
 
 
 def _imputed(step: Any, n_in: int) -> list[tuple[int, ...]]:
-    import pandas as pd
-
+    """A SimpleImputer's outputs: the inputs it keeps (it drops those whose statistic is NaN, a column with no value
+    at fit, whatever the strategy, unless ``keep_empty_features``: a statistic ``None`` is kept, as it does), then
+    its missing indicators."""
     kept = np.arange(n_in)
-    if not getattr(step, "keep_empty_features", False) and getattr(step, "strategy", None) != "constant":
-        kept = np.flatnonzero(~np.asarray(pd.isna(np.asarray(step.statistics_, dtype=object)), dtype=bool))
+    if not getattr(step, "keep_empty_features", False):
+        stats = np.asarray(step.statistics_)
+        kept = np.flatnonzero(~np.asarray(stats != stats, dtype=bool))           # NaN alone differs from itself
     out = [(int(i),) for i in kept]
     indicator = getattr(step, "indicator_", None)
     if getattr(step, "add_indicator", False) and indicator is not None:

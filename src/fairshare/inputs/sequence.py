@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .._core.tables import accepts_missing
+from .._core.missing import accepts_missing
 from ..games.model import as_predict
 from .cells import (cell_names, check_finite_inputs, flat_predict, flat_rows, input_groups, is_shaped_input,
                     is_structured)

@@ -14,8 +14,9 @@ from typing import Any
 import numpy as np
 
 from .._core.arrays import to_numpy
-from .._core.tables import (accepts_missing, aligned, as_rows, check_finite, frame_info, is_sparse, model_columns,
-                            shared_dtypes, target_of)
+from .._core.missing import accepts_missing
+from .._core.tables import (aligned, as_rows, check_finite, frame_info, is_sparse, model_columns, shared_dtypes,
+                            target_of)
 from ..games.base import Game
 from ..games.imputers import Imputer, make_imputer
 from ..games.model import ModelGame, as_predict
@@ -63,6 +64,11 @@ def _aligned_rows(model: Any, X: Any, background: Any) -> tuple[Any, Any]:
     """``X`` and ``background`` with their columns matched by name to the model's features (numpy rows for a model
     fitted on a DataFrame take its names by position)."""
     reference, source = model_columns(model)
+    width = len(reference) if reference is not None else getattr(target_of(model), "n_features_in_", None)
+    if not hasattr(X, "columns") and isinstance(width, (int, np.integer)) and np.ndim(X) in (1, 2) and \
+            np.shape(X)[-1] != width:                       # refused here, not by the model at its first call
+        raise ValueError(f"X must have {width} columns (the model's features"
+                         f"{': ' + str(reference[:20]) if reference is not None else ''}), got shape {np.shape(X)}")
     if reference is None and hasattr(X, "columns"):
         reference, source = [str(c) for c in X.columns], "the columns of X"
     if hasattr(X, "columns"):
@@ -176,10 +182,25 @@ class TableInput(Input):
         return accepts_missing(self.model) is not False
 
     def check_conditional(self, imputation: Any) -> None:
-        """Refuse a conditional imputation the rows cannot take (sparse rows: :class:`~.sparse.SparseInput`)."""
+        """Refuse a conditional imputation the rows cannot take: sparse rows (:class:`~.sparse.SparseInput`), NaN in
+        the rows or the background (a distribution fitted to the background neither conditions on a missing value
+        nor draws one: the Gaussian took a column with NaN for a constant NaN), naming the argument, row and
+        column."""
         if is_sparse(self.bg_rows):
             raise ValueError(f"imputation={imputation_key(imputation)!r} models dense numeric features; sparse "
                              "rows are imputed from the background rows (imputation='marginal' or 'baseline')")
+        columns = frame_info(self.X)[0]
+        for rows, name in ((self.rows, "X"), (self.bg_rows, "background")):
+            try:
+                missing = np.argwhere(np.isnan(np.asarray(rows, dtype=float)))
+            except (TypeError, ValueError):             # words: refused as non-numeric where the imputer is fitted
+                continue
+            if missing.size:
+                r, c = (int(i) for i in missing[0])
+                raise ValueError(f"{name} holds NaN at row {r}, column {repr(columns[c]) if columns else c}: "
+                                 f"imputation={imputation_key(imputation)!r} draws the absent features from a "
+                                 "distribution fitted to the background, which takes no missing values (impute "
+                                 "them first, or use imputation='marginal')")
 
     def row(self, i: int) -> Any:
         return self.X.iloc[[i]] if hasattr(self.X, "iloc") else self.rows[i]

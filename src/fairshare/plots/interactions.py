@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from ..results.html import output_position
 from ..results.interaction_rows import InteractionRows
 from .common import shown_names, numeric_column, new_axes, plain
 
@@ -18,9 +19,7 @@ def _pair_matrix(result: Any, output: Any) -> tuple[np.ndarray, list[str], str]:
     if getattr(result, "interactions", None) is not None:                    # an Explanation
         M = np.abs(result.interactions)
         if M.ndim == 4:
-            names = result._outputs()
-            j = names.index(str(output)) if output is not None and str(output) in names else (1 if len(names) == 2 else 0)
-            M = M[..., j]
+            M = M[..., output_position(result, output)]
         return M.mean(axis=0), shown_names(result), "mean |interaction value| over the rows"
     if isinstance(result, InteractionRows):                                 # many rows: the mean |matrix|
         M = np.mean([np.abs(row.matrix()) for row in result], axis=0)
@@ -122,8 +121,7 @@ def interaction_dependence(expl: Any, feature: Any, other: Any, output: Any = No
     names = shown_names(expl)
     M = expl.interactions
     if M.ndim == 4:
-        outs = expl._outputs()
-        M = M[..., outs.index(str(output)) if output is not None and str(output) in outs else (1 if len(outs) == 2 else 0)]
+        M = M[..., output_position(expl, output)]
     data = np.asarray(expl.data)
     xi, xj = numeric_column(data[:, i]), numeric_column(data[:, j])
     if xi is None:

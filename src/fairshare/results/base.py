@@ -36,7 +36,8 @@ def result_kinds() -> list[str]:
 
 class Alias:
     """A read-only second name of a field (shap's names: ``base_values`` for ``empty_value``, ``feature_names`` for
-    ``player_names``). Reading it gives the field (through the result's ``view`` method when one is named);
+    ``player_names``). Reading it gives the field (through the result's ``view`` method when one is named), an array
+    as a read-only view and a list as a copy, so that nothing written through the alias changes the field;
     assigning or deleting it raises an AttributeError that names the field to set instead.
 
     Examples
@@ -63,13 +64,28 @@ class Alias:
         if obj is None:
             return self
         value = getattr(obj, self.target)
-        return getattr(obj, self.view)(value) if self.view else value
+        return _read_only(getattr(obj, self.view)(value) if self.view else value)
 
     def __set__(self, obj: Any, value: Any) -> None:
         raise AttributeError(f"{self.name} is a read-only alias of {self.target}: set {self.target} instead")
 
     def __delete__(self, obj: Any) -> None:
         raise AttributeError(f"{self.name} is a read-only alias of {self.target}: it cannot be deleted")
+
+
+def _read_only(value: Any) -> Any:
+    """What an alias gives: an array as a read-only view, a list as a copy (changing it changes no field).
+
+    Examples
+    --------
+    >>> _read_only(np.zeros(2)).flags.writeable, _read_only(["a"]) == ["a"]
+    (False, True)
+    """
+    if isinstance(value, np.ndarray):
+        value = value.view()
+        value.flags.writeable = False
+        return value
+    return list(value) if isinstance(value, list) else value
 
 
 @dataclass(eq=False)

@@ -12,6 +12,17 @@ from .base import Result
 __all__ = ["Explanation"]
 
 
+def _one_per_row(value: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """``value`` laid out one per row, ``(rows,)`` or ``(rows, outputs)`` for values of ``shape``: a value shared by
+    every row (a number, or one per output) is given to each row, so that slices, plots and reports read row ``r``'s
+    at ``[r]``; another shape is kept as given."""
+    a = np.asarray(value, dtype=float)
+    try:
+        return np.broadcast_to(a, shape[:1] + shape[2:]).copy()
+    except ValueError:
+        return a
+
+
 @dataclass(eq=False, kw_only=True)
 class Explanation(Result):
     """Values for many explained rows.
@@ -22,7 +33,8 @@ class Explanation(Result):
     ----------
     values : (rows, players) or (rows, players, outputs)
     stderr : same shape, or None where the method gives none
-    empty_value : (rows,) or (rows, outputs): the value of the empty coalition (the base value)
+    empty_value : (rows,) or (rows, outputs): the value of the empty coalition (the base value); one shared by every
+        row (a number, or one per output) is given to each row
     grand_value : (rows,) or (rows, outputs): the value of every player present (the model's output), or None
     data : (rows, players) feature values of the explained rows (None when players are groups)
     player_names : one name per player (features, or groups of them)
@@ -83,9 +95,9 @@ class Explanation(Result):
             self.method = "unknown"
         super().__post_init__()
         rows = self.values.shape[0]
-        self.empty_value = np.asarray(self.empty_value, dtype=float)
+        self.empty_value = _one_per_row(self.empty_value, self.values.shape)
         if self.grand_value is not None:
-            self.grand_value = np.asarray(self.grand_value, dtype=float)
+            self.grand_value = _one_per_row(self.grand_value, self.values.shape)
         self.row_names = [str(r) for r in self.row_names] if self.row_names is not None else \
             [str(r) for r in range(rows)]
         if len(self.row_names) != rows:
@@ -95,15 +107,12 @@ class Explanation(Result):
     def _count_players(self) -> int:
         return int(self.values.shape[1])
 
-    def _no_evaluations(self) -> np.ndarray:
-        return np.zeros(self.values.shape[0], dtype=np.int64)
-
     def _per_row(self, empty_value: Any) -> Any:
         """shap's ``base_values``: ``(rows,)`` or ``(rows, outputs)``, the empty coalition's value of each row."""
-        try:
-            return np.broadcast_to(empty_value, self.values.shape[:1] + self.values.shape[2:])
-        except ValueError:
-            return empty_value
+        return _one_per_row(empty_value, self.values.shape)
+
+    def _no_evaluations(self) -> np.ndarray:
+        return np.zeros(self.values.shape[0], dtype=np.int64)
 
     @classmethod
     def from_exact(cls, values: np.ndarray, empty_value: Any, *, index: str, grand_value: Any = None,

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["escape", "script_json", "output_slice", "text_values", "text_html", "texts_page", "answer_outputs", "base_value",
-           "TOTAL"]
+__all__ = ["escape", "script_json", "output_position", "output_slice", "text_values", "text_html", "texts_page",
+           "answer_outputs", "base_value", "TOTAL"]
 
 #: the ``output`` of a generated answer's whole log-probability, when each answer token is an output
 TOTAL = "total"
@@ -54,9 +54,33 @@ def script_json(value: Any) -> str:
     return text.translate(str.maketrans(_SCRIPT_UNSAFE))
 
 
+def output_position(expl: Any, output: Any) -> int:
+    """The position of one output of an Explanation of several: ``output`` by name or position (default: the positive
+    class of a binary classifier, else the first); any other is refused, naming ``output`` and the outputs.
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> e = fs.Explanation(values=np.ones((1, 2, 3)), stderr=None, empty_value=np.zeros((1, 3)), data=None,
+    ...                    player_names=["a", "b"], index="shapley", output_names=["x", "y", "z"])
+    >>> output_position(e, None), output_position(e, "z"), output_position(e, 1)
+    (0, 2, 1)
+    """
+    names = expl._outputs()
+    if output is None:
+        return len(names) - 1 if len(names) == 2 else 0
+    if isinstance(output, (int, np.integer)) and not isinstance(output, bool):
+        if not 0 <= int(output) < len(names):
+            raise ValueError(f"output must be a position in 0..{len(names) - 1} or one of {names}, got {output}")
+        return int(output)
+    if str(output) in names:
+        return names.index(str(output))
+    raise ValueError(f"output must be one of {names} (or a position in 0..{len(names) - 1}), got {output!r}")
+
+
 def output_slice(expl: Any, output: Any) -> tuple[np.ndarray, np.ndarray | None, str, int | None]:
-    """Values and standard errors of one output (default: the positive class of a binary classifier, else the
-    first), the label that names it and its position (None for a single output).
+    """Values and standard errors of one output (:func:`output_position`), the label that names it and its position
+    (None for a single output).
 
     Examples
     --------
@@ -69,18 +93,8 @@ def output_slice(expl: Any, output: Any) -> tuple[np.ndarray, np.ndarray | None,
     values, stderr = expl.values, expl.stderr
     if values.ndim == 2:
         return values, stderr, "", None
-    names = expl._outputs()
-    if output is None:
-        output = len(names) - 1 if len(names) == 2 else 0
-    if isinstance(output, (int, np.integer)) and not isinstance(output, bool):
-        j = int(output)
-        if not 0 <= j < len(names):
-            raise ValueError(f"output must be a position in 0..{len(names) - 1} or one of {names}, got {output}")
-    elif str(output) in names:
-        j = names.index(str(output))
-    else:
-        raise ValueError(f"output must be one of {names} (or a position in 0..{len(names) - 1}), got {output!r}")
-    return values[:, :, j], None if stderr is None else stderr[:, :, j], f" (output {names[j]})", j
+    j = output_position(expl, output)
+    return values[:, :, j], None if stderr is None else stderr[:, :, j], f" (output {expl._outputs()[j]})", j
 
 
 def text_values(expl: Any, output: Any) -> tuple[list[str], np.ndarray, np.ndarray, str]:

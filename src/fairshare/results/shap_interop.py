@@ -21,7 +21,8 @@ def _shap() -> Any:
 
 def to_shap(e: Any) -> Any:
     """``e`` as a ``shap.Explanation``: its values, ``base_values`` (one per row), ``data``, ``feature_names``,
-    ``output_names``, the row names as ``instance_names`` and the standard errors as ``error_std``.
+    ``output_names``, the row names as ``instance_names`` and the standard errors as ``error_std`` (copies: what is
+    done to one result leaves the other as it was).
 
     Examples
     --------
@@ -32,7 +33,7 @@ def to_shap(e: Any) -> Any:
     ('Explanation', (2, 3), [0.0, 0.0], ['x0', 'x1', 'x2'])
     """
     shap = _shap()
-    data = None if e.data is None else np.asarray(e.data)
+    data = None if e.data is None else np.array(e.data)
     if data is not None and data.shape[:2] != e.values.shape[:2]:
         data = None
     return shap.Explanation(values=np.array(e.values), base_values=np.array(e.base_values), data=data,
@@ -41,14 +42,23 @@ def to_shap(e: Any) -> Any:
                             error_std=None if e.stderr is None else np.array(e.stderr))
 
 
+def _one_feature(explanation: Any) -> bool:
+    """Whether ``explanation`` is shap's slice of one feature (``shap_explanation[:, "age"]``, ``[:, 2]``): its
+    ``feature_names`` is that feature's name, and its values have no axis of features."""
+    return isinstance(explanation.feature_names, str)
+
+
 def _values(explanation: Any) -> np.ndarray:
     raw = explanation.values
     try:
-        values = np.asarray(raw, dtype=float)
+        values = np.array(raw, dtype=float)
     except (TypeError, ValueError):
         raise ValueError("shap_explanation: its values are ragged (texts of different lengths?); convert one row "
                          "at a time, Explanation.from_shap(shap_explanation[i])") from None
-    if values.ndim == 1 or values.ndim == 2 and _one_row_of_outputs(explanation, values.shape):
+    if _one_feature(explanation):                # rows (or one row: its data is one value), then outputs
+        one_row = explanation.data is not None and np.ndim(explanation.data) == 0 or values.ndim == 0
+        values = values[None, None] if one_row else values[:, None]
+    elif values.ndim == 1 or values.ndim == 2 and _one_row_of_outputs(explanation, values.shape):
         values = values[None]
     if values.ndim not in (2, 3):
         raise ValueError(f"shap_explanation: values must be (players,), (rows, players), (players, outputs) or "
@@ -89,8 +99,9 @@ def _names(names: Any, size: int, what: str, prefix: str | None) -> list[str] | 
 
 def from_shap(explanation: Any, index: str = "shapley") -> dict:
     """The fields of our Explanation of a ``shap.Explanation`` (single or multi-output, or one row of either, as
-    ``shap_explanation[i]`` gives), checked: values, base values, data, names (``instance_names`` as row names) and
-    ``error_std`` (as standard errors) must fit together, else a ValueError names ``shap_explanation``.
+    ``shap_explanation[i]`` gives, or one feature of either, as ``shap_explanation[:, "age"]`` gives), checked:
+    values, base values, data, names (``instance_names`` as row names) and ``error_std`` (as standard errors) must
+    fit together, else a ValueError names ``shap_explanation``; the arrays are copies of shap's.
     :meth:`fairshare.Explanation.from_shap` builds the result.
 
     Examples
@@ -107,20 +118,22 @@ def from_shap(explanation: Any, index: str = "shapley") -> dict:
         raise TypeError(f"shap_explanation must be a shap.Explanation, got {type(explanation).__name__}")
     values = _values(explanation)
     rows, n = values.shape[:2]
-    data = None if explanation.data is None else np.asarray(explanation.data)
+    data = None if explanation.data is None else np.array(explanation.data)
     if data is not None:
+        data = data.reshape(-1, 1) if _one_feature(explanation) and data.ndim <= 1 else data
         data = data[None] if data.ndim == 1 and rows == 1 else data
         if data.shape[:2] != (rows, n):
             raise ValueError(f"shap_explanation: data of shape {data.shape} for values of shape {values.shape}")
     stderr = getattr(explanation, "error_std", None)
     if stderr is not None:
-        stderr = np.asarray(stderr, dtype=float).reshape(values.shape) if np.size(stderr) == values.size else None
+        stderr = np.array(stderr, dtype=float).reshape(values.shape) if np.size(stderr) == values.size else None
     outputs = values.shape[2] if values.ndim == 3 else None
     output_names = getattr(explanation, "output_names", None)
     instances = getattr(explanation, "instance_names", None)           # shap_explanation[i] names its row alone
     instances = [instances] if isinstance(instances, str) and rows == 1 else instances
     return dict(values=values, stderr=stderr, empty_value=_base(explanation, values), data=data, index=index,
-                method="shap", player_names=_names(explanation.feature_names, n, "feature names", "x"),
+                method="shap", player_names=_names([explanation.feature_names] if _one_feature(explanation) else
+                                                   explanation.feature_names, n, "feature names", "x"),
                 output_names=None if outputs is None else _names(output_names, outputs, "output names", None),
                 row_names=_names(instances, rows, "instance names", None),
                 n_evaluations=np.zeros(rows, dtype=np.int64),

@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from ..html import output_position
+
 __all__ = ["pixel_values", "grey", "diverging", "png_uri", "image_layers"]
 
 #: the diverging map's anchors at -1, 0 and +1: blue lowers the output, red raises it (matplotlib's RdBu_r ends)
@@ -18,7 +20,9 @@ _ANCHORS = np.array([[33, 102, 172], [247, 247, 247], [178, 24, 43]], dtype=floa
 
 def pixel_values(expl: Any, row: int, output: Any = None) -> tuple[np.ndarray, str]:
     """The values of one image's pixels ``(H, W)`` (elements' values summed over the channels) for one output, and
-    the label that names the output.
+    the label that names the output. ``output`` is picked as for the other plots and the report's summary
+    (:func:`~fairshare.results.html.output_position`: by name or position; default the positive class of a binary
+    classifier, else the first).
 
     Examples
     --------
@@ -33,12 +37,9 @@ def pixel_values(expl: Any, row: int, output: Any = None) -> tuple[np.ndarray, s
                          "(N, C, H, W))")
     values = expl.input_values()[row]
     label = ""
-    if expl.values.ndim == 3:                               # several outputs: the last axis
-        names = expl._outputs()
-        j = 0 if output is None else names.index(str(output)) if str(output) in names else output
-        if not isinstance(j, (int, np.integer)) or not 0 <= j < len(names):
-            raise ValueError(f"output must be one of {names} (or a position in 0..{len(names) - 1}), got {output!r}")
-        values, label = values[..., j], f" (output {names[j]})"
+    if expl.values.ndim == 3:                               # several outputs: the last axis, picked as the others are
+        j = output_position(expl, output)
+        values, label = values[..., j], f" (output {expl._outputs()[j]})"
     elif output is not None:
         raise ValueError(f"output: this explanation has one output, got {output!r}")
     if values.ndim == 3:                                    # elements (C, H, W): a pixel's channels summed

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._core.tables import accepts_missing
+from ..._core.missing import accepts_missing
 from ..ensemble import TreeEnsemble
 from .base import Reader
 
