@@ -16,6 +16,7 @@ from ..engine.choice import Choice, choose
 from ..engine.engine import run
 from ..engine.row_permutations import row_permutations, row_permutations_need
 from ..engine.row_regressions import row_regressions
+from ..engine.solve import small_sample_factor
 from ..engine.stopping import as_rule
 from ..games.base import check_output_axes
 from ..games.imputers import make_imputer
@@ -236,7 +237,8 @@ def global_importance(model: Any, X: Any, y: Any, loss: Any = "mse", background:
         ``values``: the SAGE values of the features (``player_names``). ``stderr`` covers the estimator's error on
         the game of the rows used (zero when exact), not the sampling of the rows from their population: that
         error, estimated from the spread of the values of ``folds`` independent folds of the rows (computed from
-        the same model calls), is ``info["data_stderr"]``, and ``info["total_stderr"]`` combines both.
+        the same model calls, scaled by Student's quantile for their ``folds - 1`` degrees of freedom), is
+        ``info["data_stderr"]``, and ``info["total_stderr"]`` combines both.
         ``info["stderr_covers"]`` says so in words; ``info["model_rows"]`` counts the rows sent to the model, the
         check of its output before the run included.
 
@@ -376,7 +378,9 @@ def _result(phi: Attribution, game: LossGame, args: dict, budget: int | None) ->
     info = dict(phi.info)
     if game.folds is not None:
         K = values.shape[1] - 1
-        data = values[:, 1:].std(axis=1, ddof=1) / np.sqrt(K)
+        # the folds' spread has K - 1 degrees of freedom: Student's quantile makes two of it a 95% interval
+        # (the normal one covered 0.71 at 2 folds, 0.86 at 5)
+        data = values[:, 1:].std(axis=1, ddof=1) / np.sqrt(K) * float(small_sample_factor(K - 1))
         values, stderr = values[:, 0], None if stderr is None else stderr[:, 0]
         info["data_stderr"] = data
         info["total_stderr"] = np.sqrt(data ** 2 + (0.0 if stderr is None else stderr ** 2))
@@ -384,7 +388,8 @@ def _result(phi: Attribution, game: LossGame, args: dict, budget: int | None) ->
     info.update(
         stderr_covers="stderr: the estimator's error on the game of the rows used (zero when exact); data_stderr: "
                       "the error of drawing those rows, from the spread of the values of independent folds (each "
-                      "fold's estimator error included: conservative at small budgets); total_stderr: both",
+                      "fold's estimator error included: conservative at small budgets), scaled by Student's quantile "
+                      "for their few degrees of freedom; total_stderr: both",
         loss=args["loss"] if isinstance(args["loss"], str) else getattr(args["loss"], "__name__", "callable"),
         imputation=args["imputation"] if game.imputer is None else game.imputer.describe(),
         rows=int(game.X.shape[0]), background_rows=int(game.background.shape[0]), folds=args["folds"],

@@ -81,6 +81,12 @@ class CoalitionSample:
         return int(np.unique(np.asarray(to_numpy(self.unit))).size)
 
     @property
+    def n_random_units(self) -> int:
+        """Number of sampling units drawn at random (the others were taken with certainty, ``fpc`` 0)."""
+        unit = np.asarray(to_numpy(self.unit))
+        return int(np.unique(unit[np.asarray(self.fpc) > 1e-12]).size)
+
+    @property
     def weight(self) -> np.ndarray:
         """The weights themselves (overflow to inf for very large games; use ``log_weight``)."""
         with np.errstate(over="ignore"):
