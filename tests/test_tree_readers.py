@@ -314,6 +314,34 @@ def test_refused_configurations_say_why():
         fs.games.TreeGame(ske.RandomForestRegressor(), X_NUM[0])
 
 
+class _CountingTree(skt.DecisionTreeClassifier):
+    calls = 0
+
+    def predict_proba(self, X, check_input=True):
+        type(self).calls += 1
+        return super().predict_proba(X, check_input)
+
+
+@pytest.mark.parametrize("make", [lambda: _CountingTree(max_depth=5, random_state=0),
+                                  lambda: ske.RandomForestClassifier(n_estimators=3, max_depth=4, random_state=0),
+                                  lambda: ske.ExtraTreesClassifier(n_estimators=3, max_depth=4, random_state=0)],
+                         ids=["tree", "forest", "extra-trees"])
+def test_a_classifier_of_several_targets_is_refused_before_any_model_call(make):
+    """Such a tree holds (targets, classes) per node: it was read as the first target's classes alone (values of
+    shape (3, 6, 3) for a model predicting 3 + 2 probabilities, the second target's lost) and a forest failed
+    inside numpy ("inhomogeneous shape")."""
+    model = make().fit(X_NUM, np.c_[Y_MULTI, Y_BIN])
+    _CountingTree.calls = 0
+    for door in (lambda: fs.games.tree_values(model, X_NUM[:3]), lambda: fs.games.tree_interactions(model, X_NUM[:3]),
+                 lambda: fs.explain(model, X_NUM[:3], progress=False)):
+        with pytest.raises(ValueError, match="fitted on 2 targets"):
+            door()
+    assert _CountingTree.calls == 0
+    single = make().fit(X_NUM, Y_MULTI)                  # one target of 3 classes: still read, 3 outputs
+    phi = fs.games.tree_values(single, X_NUM[:3])
+    np.testing.assert_allclose(phi.values.sum(axis=1) + phi.empty_value, single.predict_proba(X_NUM[:3]), atol=1e-12)
+
+
 CB_NAMES = [n for n in CASES if n.startswith("cb-")]
 
 
