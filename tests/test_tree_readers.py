@@ -457,6 +457,30 @@ def test_catboost_category_hash_equals_catboosts_own():
     assert category_hash(-7) == theirs["-7"] and category_hash(12345678901) == theirs["12345678901"]
 
 
+def test_catboost_fitted_on_integer_column_names_matches_columns_by_name_as_catboost_does():
+    """catboost names a frame's integer columns "0", "1", ... as it numbers unnamed (numpy) columns, but matches the
+    former by name: the same frame with its columns reversed was read by position (grand value and values off by
+    1.0 and 1.1 here, player names '5' ... '0')."""
+    cb = pytest.importorskip("catboost")
+    kw = dict(iterations=10, depth=4, verbose=0, random_seed=0, thread_count=1, allow_writing_files=False)
+    named = cb.CatBoostRegressor(**kw).fit(pd.DataFrame(X_NUM, columns=range(N_FEATURES)), Y_REG)
+    reversed_rows = pd.DataFrame(X_NUM[:5, ::-1], columns=range(N_FEATURES)[::-1])
+    np.testing.assert_allclose(named.predict(reversed_rows), named.predict(X_NUM[:5]), atol=1e-12)   # catboost's rule
+    theirs = named.get_feature_importance(cb.Pool(X_NUM[:5]), type="ShapValues")[:, :-1]
+    e = fs.games.tree_values(named, reversed_rows)
+    assert e.player_names == [str(i) for i in range(N_FEATURES)]
+    np.testing.assert_allclose(e.values, theirs, atol=1e-12)
+    np.testing.assert_allclose(e.grand_value, named.predict(X_NUM[:5]), atol=1e-12)
+    bg = pd.DataFrame(X_NUM[50:60, ::-1], columns=range(N_FEATURES)[::-1])
+    phi = fs.explain(named, reversed_rows, bg, progress=False)
+    np.testing.assert_allclose(phi.values.sum(axis=1), named.predict(X_NUM[:5]) - named.predict(X_NUM[50:60]).mean(),
+                               atol=1e-9)
+    unnamed = cb.CatBoostRegressor(**kw).fit(X_NUM, Y_REG)     # fitted on numpy: a frame is read by position
+    frame = pd.DataFrame(X_NUM[:5], columns=list("uvwxyz"))
+    np.testing.assert_allclose(fs.games.tree_values(unnamed, frame).grand_value, unnamed.predict(X_NUM[:5]),
+                               atol=1e-12)
+
+
 # ------------------------------------------------------------------------------------ inputs
 def test_sparse_rows_and_dmatrix_read_as_the_model_reads_them():
     import scipy.sparse as sp
