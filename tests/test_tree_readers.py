@@ -314,6 +314,19 @@ def test_refused_configurations_say_why():
         fs.games.TreeGame(ske.RandomForestRegressor(), X_NUM[0])
 
 
+def test_groups_or_a_conditional_imputation_of_a_tree_model_without_a_background_say_so():
+    """Both are played through the model's predictions and need a background; the refusal said the model was "a
+    non-tree model", of a random forest."""
+    model = ske.RandomForestRegressor(n_estimators=3, max_depth=3, random_state=0).fit(X_NUM, Y_REG)
+    with pytest.raises(ValueError, match=r"required for groups= on a tree model.*leave out groups$"):
+        fs.explain(model, X_NUM[:2], groups=[[0, 1], [2, 3, 4, 5]], progress=False)
+    with pytest.raises(ValueError, match="required for imputation='gaussian' on a tree model"):
+        fs.explain(model, X_NUM[:2], imputation="gaussian", progress=False)
+    grouped = fs.explain(model, X_NUM[:2], X_NUM[10:14], groups=[[0, 1], [2, 3, 4, 5]], progress=False)
+    gap = model.predict(X_NUM[:2]) - model.predict(X_NUM[10:14]).mean()
+    np.testing.assert_allclose(grouped.values.sum(axis=1), gap, atol=1e-9)
+
+
 class _CountingTree(skt.DecisionTreeClassifier):
     calls = 0
 
