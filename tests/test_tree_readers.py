@@ -515,6 +515,27 @@ def test_sparse_rows_and_dmatrix_read_as_the_model_reads_them():
                                                     background=dense[40:50]).values, atol=1e-12)
 
 
+def test_a_dmatrix_with_a_base_margin_is_refused_before_any_model_call(monkeypatch):
+    """xgboost predicts base_margin + trees (no base score) on such a DMatrix; tree_values read its rows alone and
+    gave grand values of the trees alone (-2.79, -4.69, -4.74 where the model predicts 1.79, -0.11, -0.15 here)."""
+    train = xgb.DMatrix(X_NUM, label=Y_REG, base_margin=np.full(len(X_NUM), 5.0))
+    booster = xgb.train({"max_depth": 3}, train, 10)
+    with_offset = xgb.DMatrix(X_NUM[:3], base_margin=np.full(3, 5.0))
+    plain = xgb.DMatrix(X_NUM[:3])
+    calls = []
+    monkeypatch.setattr(xgb.Booster, "predict", lambda self, *a, **k: calls.append(1))
+    with pytest.raises(ValueError, match="X is a DMatrix with a base_margin"):
+        fs.games.tree_values(booster, with_offset)
+    with pytest.raises(ValueError, match="background is a DMatrix with a base_margin"):
+        fs.games.tree_values(booster, plain, mode="interventional", background=with_offset)
+    with pytest.raises(ValueError, match="X is a DMatrix with a base_margin"):
+        fs.games.tree_interactions(booster, with_offset)
+    assert not calls
+    monkeypatch.undo()
+    e = fs.games.tree_values(booster, plain)                     # without the offset: the trees' own margin
+    np.testing.assert_allclose(e.grand_value, booster.predict(plain, output_margin=True), atol=1e-5)
+
+
 def test_pandas_nullable_dtypes_and_reordered_columns():
     frame = pd.DataFrame(X_NAN, columns=[f"f{i}" for i in range(N_FEATURES)])
     model = xgb.XGBRegressor(n_estimators=20, max_depth=4).fit(frame, Y_REG)
