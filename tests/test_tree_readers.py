@@ -570,6 +570,25 @@ def test_pandas_nullable_dtypes_and_reordered_columns():
         fs.games.tree_values(model, frame.iloc[:3].assign(f1="x"))
 
 
+def test_lightgbm_names_label_the_values_of_a_booster_and_numbered_columns_read_by_position():
+    """A lightgbm Booster fitted on a frame, given its columns reversed, was read by name but labelled in X's order
+    (f2's value 0.66 on the first row shown as f3's, f3's 0.42 as f2's); an LGBMRegressor fitted on numpy (lightgbm
+    names its columns Column_0, ...) had fs.explain refuse a frame ("X columns do not match") tree_values read."""
+    frame = pd.DataFrame(X_NUM, columns=[f"f{i}" for i in range(N_FEATURES)])
+    booster = lgb.train({"verbose": -1, "num_leaves": 8}, lgb.Dataset(frame, Y_REG), 20)
+    reversed_rows = frame.iloc[:3, ::-1]
+    want = fs.games.tree_values(booster, frame.iloc[:3]).values
+    for e in (fs.games.tree_values(booster, reversed_rows), fs.explain(booster, reversed_rows, progress=False)):
+        assert e.player_names == list(frame.columns)
+        np.testing.assert_allclose(e.values, want, atol=1e-12)
+    unnamed = lgb.LGBMRegressor(n_estimators=20, num_leaves=8, verbose=-1).fit(X_NUM, Y_REG)
+    other = pd.DataFrame(X_NUM[:3], columns=list("uvwxyz"))
+    e = fs.explain(unnamed, other, progress=False)
+    assert e.player_names == list("uvwxyz")
+    np.testing.assert_allclose(e.values, fs.games.tree_values(unnamed, X_NUM[:3]).values, atol=1e-12)
+    np.testing.assert_allclose(e.values.sum(axis=1) + e.empty_value, unnamed.predict(X_NUM[:3]), atol=1e-9)
+
+
 def test_readme_tree_example_runs_as_written():
     """The README's first example, exactly: an XGBClassifier fitted on a DataFrame (feature names)."""
     from sklearn.datasets import load_breast_cancer
