@@ -572,8 +572,14 @@ def test_pandas_nullable_dtypes_and_reordered_columns():
 
 def test_lightgbm_names_label_the_values_of_a_booster_and_numbered_columns_read_by_position():
     """A lightgbm Booster fitted on a frame, given its columns reversed, was read by name but labelled in X's order
-    (f2's value 0.66 on the first row shown as f3's, f3's 0.42 as f2's); an LGBMRegressor fitted on numpy (lightgbm
-    names its columns Column_0, ...) had fs.explain refuse a frame ("X columns do not match") tree_values read."""
+    (f2's value 0.66 on the first row shown as f3's, f3's 0.42 as f2's; the command line's CSV too); an
+    LGBMRegressor fitted on numpy (lightgbm names its columns Column_0, ...) had fs.explain refuse a frame ("X
+    columns do not match") that tree_values read."""
+    import os
+    import tempfile
+
+    from fairshare.cli import main
+
     frame = pd.DataFrame(X_NUM, columns=[f"f{i}" for i in range(N_FEATURES)])
     booster = lgb.train({"verbose": -1, "num_leaves": 8}, lgb.Dataset(frame, Y_REG), 20)
     reversed_rows = frame.iloc[:3, ::-1]
@@ -581,6 +587,14 @@ def test_lightgbm_names_label_the_values_of_a_booster_and_numbered_columns_read_
     for e in (fs.games.tree_values(booster, reversed_rows), fs.explain(booster, reversed_rows, progress=False)):
         assert e.player_names == list(frame.columns)
         np.testing.assert_allclose(e.values, want, atol=1e-12)
+    with tempfile.TemporaryDirectory() as folder:                # the command line reads the saved Booster so too
+        path = os.path.join(folder, "{}").format
+        booster.save_model(path("model.txt"))
+        reversed_rows.to_csv(path("rows.csv"), index=False)
+        assert main(["explain", "--model", path("model.txt"), "--data", path("rows.csv"), "--out", path("out.csv"),
+                     "--quiet"]) == 0
+        written = pd.read_csv(path("out.csv"))
+    np.testing.assert_allclose(written[list(frame.columns)].to_numpy(), want, atol=1e-9)
     unnamed = lgb.LGBMRegressor(n_estimators=20, num_leaves=8, verbose=-1).fit(X_NUM, Y_REG)
     other = pd.DataFrame(X_NUM[:3], columns=list("uvwxyz"))
     e = fs.explain(unnamed, other, progress=False)
