@@ -314,6 +314,19 @@ def test_refused_configurations_say_why():
         fs.games.TreeGame(ske.RandomForestRegressor(), X_NUM[0])
 
 
+@pytest.mark.parametrize("make", [lambda: lgb.LGBMRegressor(), lambda: lgb.LGBMClassifier(),
+                                  lambda: pytest.importorskip("catboost").CatBoostRegressor()],
+                         ids=["lgb-regressor", "lgb-classifier", "catboost"])
+def test_unfitted_lightgbm_and_catboost_models_are_said_to_be_unfitted(make):
+    """They were "could not read the LGBMRegressor as a tree ensemble: AttributeError: ... 'model_to_string'" and
+    "... CatBoostError: There is no trained model to use save_model()"."""
+    model = make()
+    for door in (lambda: fs.games.tree_values(model, X_NUM[:2]), lambda: fs.explain(model, X_NUM[:2], progress=False),
+                 lambda: fs.games.TreeGame(model, X_NUM[0], mode="interventional", background=X_NUM[:3])):
+        with pytest.raises(ValueError, match=f"^the {type(model).__name__} is not fitted; fit it before explaining it"):
+            door()
+
+
 def test_groups_or_a_conditional_imputation_of_a_tree_model_without_a_background_say_so():
     """Both are played through the model's predictions and need a background; the refusal said the model was "a
     non-tree model", of a random forest."""
