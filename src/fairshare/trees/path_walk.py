@@ -171,7 +171,9 @@ def _walk_tree(root: int, o_t: int, left: np.ndarray, right: np.ndarray, feature
     b = go_left_t.shape[1]
     k = value.shape[1]
     Q = nodes.shape[0]
+    at_one = False                               # a node u = 1 (leave-one-out): see _add_at_one
     for q in range(Q):
+        at_one = at_one or nodes[q] == 1.0
         for j in range(b):
             P[0, q, j] = 1.0
     st_node[0], st_level[0] = right[root], 1
@@ -225,7 +227,7 @@ def _walk_tree(root: int, o_t: int, left: np.ndarray, right: np.ndarray, feature
             for q in range(Q):
                 for j in range(b):
                     sv[j] += P[d, q, j] * (inv1[q] if lvl_a[h, j] != 0.0 else inv0[q])
-            if ri != 0.0:
+            if at_one and ri != 0.0:
                 _add_at_one(i, h, ns, nodes, weights, from_level, lvl_r, lvl_a, sv)
             for j in range(b):
                 sv[j] *= lvl_a[h, j] - ri
