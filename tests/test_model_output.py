@@ -56,6 +56,34 @@ def test_probability_output_equals_brute_force_over_predict_proba(data, name):
                                - model.predict_proba(bg).mean(axis=0), atol=1e-6)
 
 
+@pytest.mark.parametrize("name", ["lightgbm one class against the rest", "sklearn exponential loss"])
+@pytest.mark.parametrize("features", [8, 18])                  # 8: the table of every coalition; 18: hybrid rows
+def test_one_logistic_per_class_and_the_exponential_loss_are_links_too(data, name, features):
+    """lightgbm's multiclassova gives each class the logistic of its margin (not a softmax) and scikit-learn's
+    exponential loss the logistic of twice the margin; both were refused ("no link ... maps the trees' output")."""
+    from sklearn.ensemble import GradientBoostingClassifier
+
+    X, y, y3 = data
+    X = np.column_stack([X, np.random.default_rng(1).standard_normal((X.shape[0], 10))])[:, :features]
+    model = (lgb.LGBMClassifier(objective="multiclassova", n_estimators=15, verbose=-1).fit(X, y3)
+             if name.startswith("lightgbm") else
+             GradientBoostingClassifier(loss="exponential", n_estimators=15, random_state=0).fit(X, y))
+    x, bg = X[0], X[100:104]
+    game = fs.games.TreeGame(model, x, mode="interventional", background=bg, model_output="probability")
+    assert game.link == ("logistic per output" if name.startswith("lightgbm") else "logistic of twice the margin")
+    coalitions = np.random.default_rng(0).random((12, features)) < 0.5
+    want = brute(model, x, bg, lambda p: p)
+    np.testing.assert_allclose(game(coalitions), want(coalitions), atol=1e-12)
+    label = int((y3 if name.startswith("lightgbm") else y)[0])
+    loss = fs.games.TreeGame(model, x, mode="interventional", background=bg, model_output="log_loss", y=label)
+    want_loss = brute(model, x, bg, lambda p: -np.log(p[:, [label]]))
+    np.testing.assert_allclose(loss(coalitions), want_loss(coalitions)[:, 0], atol=1e-12)
+    if features == 8:
+        phi = fs.explain(model, X[:2], bg, model_output="probability", progress=False)
+        np.testing.assert_allclose(phi.values.sum(axis=1), model.predict_proba(X[:2]) - model.predict_proba(bg).mean(0),
+                                   atol=1e-12)
+
+
 def test_log_loss_output_equals_brute_force(data):
     X, y, y3 = data
     model = _models(X, y, y3)["lightgbm"]

@@ -314,6 +314,60 @@ def test_refused_configurations_say_why():
         fs.games.TreeGame(ske.RandomForestRegressor(), X_NUM[0])
 
 
+@pytest.mark.parametrize("make", [lambda: lgb.LGBMRegressor(), lambda: lgb.LGBMClassifier(),
+                                  lambda: pytest.importorskip("catboost").CatBoostRegressor()],
+                         ids=["lgb-regressor", "lgb-classifier", "catboost"])
+def test_unfitted_lightgbm_and_catboost_models_are_said_to_be_unfitted(make):
+    """They were "could not read the LGBMRegressor as a tree ensemble: AttributeError: ... 'model_to_string'" and
+    "... CatBoostError: There is no trained model to use save_model()"."""
+    model = make()
+    for door in (lambda: fs.games.tree_values(model, X_NUM[:2]), lambda: fs.explain(model, X_NUM[:2], progress=False),
+                 lambda: fs.games.TreeGame(model, X_NUM[0], mode="interventional", background=X_NUM[:3])):
+        with pytest.raises(ValueError, match=f"^the {type(model).__name__} is not fitted; fit it before explaining it"):
+            door()
+
+
+def test_groups_or_a_conditional_imputation_of_a_tree_model_without_a_background_say_so():
+    """Both are played through the model's predictions and need a background; the refusal said the model was "a
+    non-tree model", of a random forest."""
+    model = ske.RandomForestRegressor(n_estimators=3, max_depth=3, random_state=0).fit(X_NUM, Y_REG)
+    with pytest.raises(ValueError, match=r"required for groups= on a tree model.*leave out groups$"):
+        fs.explain(model, X_NUM[:2], groups=[[0, 1], [2, 3, 4, 5]], progress=False)
+    with pytest.raises(ValueError, match="required for imputation='gaussian' on a tree model"):
+        fs.explain(model, X_NUM[:2], imputation="gaussian", progress=False)
+    grouped = fs.explain(model, X_NUM[:2], X_NUM[10:14], groups=[[0, 1], [2, 3, 4, 5]], progress=False)
+    gap = model.predict(X_NUM[:2]) - model.predict(X_NUM[10:14]).mean()
+    np.testing.assert_allclose(grouped.values.sum(axis=1), gap, atol=1e-9)
+
+
+class _CountingTree(skt.DecisionTreeClassifier):
+    calls = 0
+
+    def predict_proba(self, X, check_input=True):
+        type(self).calls += 1
+        return super().predict_proba(X, check_input)
+
+
+@pytest.mark.parametrize("make", [lambda: _CountingTree(max_depth=5, random_state=0),
+                                  lambda: ske.RandomForestClassifier(n_estimators=3, max_depth=4, random_state=0),
+                                  lambda: ske.ExtraTreesClassifier(n_estimators=3, max_depth=4, random_state=0)],
+                         ids=["tree", "forest", "extra-trees"])
+def test_a_classifier_of_several_targets_is_refused_before_any_model_call(make):
+    """Such a tree holds (targets, classes) per node: it was read as the first target's classes alone (values of
+    shape (3, 6, 3) for a model predicting 3 + 2 probabilities, the second target's lost) and a forest failed
+    inside numpy ("inhomogeneous shape")."""
+    model = make().fit(X_NUM, np.c_[Y_MULTI, Y_BIN])
+    _CountingTree.calls = 0
+    for door in (lambda: fs.games.tree_values(model, X_NUM[:3]), lambda: fs.games.tree_interactions(model, X_NUM[:3]),
+                 lambda: fs.explain(model, X_NUM[:3], progress=False)):
+        with pytest.raises(ValueError, match="fitted on 2 targets"):
+            door()
+    assert _CountingTree.calls == 0
+    single = make().fit(X_NUM, Y_MULTI)                  # one target of 3 classes: still read, 3 outputs
+    phi = fs.games.tree_values(single, X_NUM[:3])
+    np.testing.assert_allclose(phi.values.sum(axis=1) + phi.empty_value, single.predict_proba(X_NUM[:3]), atol=1e-12)
+
+
 CB_NAMES = [n for n in CASES if n.startswith("cb-")]
 
 
@@ -429,6 +483,47 @@ def test_catboost_category_hash_equals_catboosts_own():
     assert category_hash(-7) == theirs["-7"] and category_hash(12345678901) == theirs["12345678901"]
 
 
+def test_catboost_fitted_on_integer_column_names_matches_columns_by_name_as_catboost_does():
+    """catboost names a frame's integer columns "0", "1", ... as it numbers unnamed (numpy) columns, but matches the
+    former by name: the same frame with its columns reversed was read by position (grand value and values off by
+    1.0 and 1.1 here, player names '5' ... '0')."""
+    cb = pytest.importorskip("catboost")
+    kw = dict(iterations=10, depth=4, verbose=0, random_seed=0, thread_count=1, allow_writing_files=False)
+    named = cb.CatBoostRegressor(**kw).fit(pd.DataFrame(X_NUM, columns=range(N_FEATURES)), Y_REG)
+    reversed_rows = pd.DataFrame(X_NUM[:5, ::-1], columns=range(N_FEATURES)[::-1])
+    np.testing.assert_allclose(named.predict(reversed_rows), named.predict(X_NUM[:5]), atol=1e-12)   # catboost's rule
+    theirs = named.get_feature_importance(cb.Pool(X_NUM[:5]), type="ShapValues")[:, :-1]
+    e = fs.games.tree_values(named, reversed_rows)
+    assert e.player_names == [str(i) for i in range(N_FEATURES)]
+    np.testing.assert_allclose(e.values, theirs, atol=1e-12)
+    np.testing.assert_allclose(e.grand_value, named.predict(X_NUM[:5]), atol=1e-12)
+    bg = pd.DataFrame(X_NUM[50:60, ::-1], columns=range(N_FEATURES)[::-1])
+    phi = fs.explain(named, reversed_rows, bg, progress=False)
+    np.testing.assert_allclose(phi.values.sum(axis=1), named.predict(X_NUM[:5]) - named.predict(X_NUM[50:60]).mean(),
+                               atol=1e-9)
+    unnamed = cb.CatBoostRegressor(**kw).fit(X_NUM, Y_REG)     # fitted on numpy: a frame is read by position
+    frame = pd.DataFrame(X_NUM[:5], columns=list("uvwxyz"))
+    np.testing.assert_allclose(fs.games.tree_values(unnamed, frame).grand_value, unnamed.predict(X_NUM[:5]),
+                               atol=1e-12)
+
+
+def test_catboost_numbered_feature_names_are_read_from_the_models_json_once_per_fit(monkeypatch):
+    """Telling numbered names (unnamed columns) from a frame's integer names costs a JSON dump of the model (0.24 s
+    for 1000 trees of depth 6): done once per fitted model, not at every door call."""
+    cb = pytest.importorskip("catboost")
+    from fairshare.trees.readers.catboost import trees
+
+    dumps = []
+    dump = trees._model_json
+    monkeypatch.setattr(trees, "_model_json", lambda model: dumps.append(1) or dump(model))
+    kw = dict(iterations=3, depth=2, verbose=0, thread_count=1, allow_writing_files=False)
+    model = cb.CatBoostRegressor(**kw).fit(X_NUM, Y_REG)
+    assert [trees.fitted_names(model) for _ in range(3)] == [None] * 3 and len(dumps) == 1
+    model.fit(pd.DataFrame(X_NUM, columns=range(N_FEATURES)), Y_REG)            # refitted, with names now
+    assert trees.fitted_names(model) == [str(i) for i in range(N_FEATURES)] and len(dumps) == 2
+    assert trees.fitted_names(model) == [str(i) for i in range(N_FEATURES)] and len(dumps) == 2
+
+
 # ------------------------------------------------------------------------------------ inputs
 def test_sparse_rows_and_dmatrix_read_as_the_model_reads_them():
     import scipy.sparse as sp
@@ -450,6 +545,27 @@ def test_sparse_rows_and_dmatrix_read_as_the_model_reads_them():
                                                     background=dense[40:50]).values, atol=1e-12)
 
 
+def test_a_dmatrix_with_a_base_margin_is_refused_before_any_model_call(monkeypatch):
+    """xgboost predicts base_margin + trees (no base score) on such a DMatrix; tree_values read its rows alone and
+    gave grand values of the trees alone (-2.79, -4.69, -4.74 where the model predicts 1.79, -0.11, -0.15 here)."""
+    train = xgb.DMatrix(X_NUM, label=Y_REG, base_margin=np.full(len(X_NUM), 5.0))
+    booster = xgb.train({"max_depth": 3}, train, 10)
+    with_offset = xgb.DMatrix(X_NUM[:3], base_margin=np.full(3, 5.0))
+    plain = xgb.DMatrix(X_NUM[:3])
+    calls = []
+    monkeypatch.setattr(xgb.Booster, "predict", lambda self, *a, **k: calls.append(1))
+    with pytest.raises(ValueError, match="X is a DMatrix with a base_margin"):
+        fs.games.tree_values(booster, with_offset)
+    with pytest.raises(ValueError, match="background is a DMatrix with a base_margin"):
+        fs.games.tree_values(booster, plain, mode="interventional", background=with_offset)
+    with pytest.raises(ValueError, match="X is a DMatrix with a base_margin"):
+        fs.games.tree_interactions(booster, with_offset)
+    assert not calls
+    monkeypatch.undo()
+    e = fs.games.tree_values(booster, plain)                     # without the offset: the trees' own margin
+    np.testing.assert_allclose(e.grand_value, booster.predict(plain, output_margin=True), atol=1e-5)
+
+
 def test_pandas_nullable_dtypes_and_reordered_columns():
     frame = pd.DataFrame(X_NAN, columns=[f"f{i}" for i in range(N_FEATURES)])
     model = xgb.XGBRegressor(n_estimators=20, max_depth=4).fit(frame, Y_REG)
@@ -465,6 +581,39 @@ def test_pandas_nullable_dtypes_and_reordered_columns():
         fs.games.tree_values(model, frame.iloc[:3].rename(columns={"f5": "g"}))
     with pytest.raises(ValueError, match="column 'f1' holds"):
         fs.games.tree_values(model, frame.iloc[:3].assign(f1="x"))
+
+
+def test_lightgbm_names_label_the_values_of_a_booster_and_numbered_columns_read_by_position():
+    """A lightgbm Booster fitted on a frame, given its columns reversed, was read by name but labelled in X's order
+    (f2's value 0.66 on the first row shown as f3's, f3's 0.42 as f2's; the command line's CSV too); an
+    LGBMRegressor fitted on numpy (lightgbm names its columns Column_0, ...) had fs.explain refuse a frame ("X
+    columns do not match") that tree_values read."""
+    import os
+    import tempfile
+
+    from fairshare.cli import main
+
+    frame = pd.DataFrame(X_NUM, columns=[f"f{i}" for i in range(N_FEATURES)])
+    booster = lgb.train({"verbose": -1, "num_leaves": 8}, lgb.Dataset(frame, Y_REG), 20)
+    reversed_rows = frame.iloc[:3, ::-1]
+    want = fs.games.tree_values(booster, frame.iloc[:3]).values
+    for e in (fs.games.tree_values(booster, reversed_rows), fs.explain(booster, reversed_rows, progress=False)):
+        assert e.player_names == list(frame.columns)
+        np.testing.assert_allclose(e.values, want, atol=1e-12)
+    with tempfile.TemporaryDirectory() as folder:                # the command line reads the saved Booster so too
+        path = os.path.join(folder, "{}").format
+        booster.save_model(path("model.txt"))
+        reversed_rows.to_csv(path("rows.csv"), index=False)
+        assert main(["explain", "--model", path("model.txt"), "--data", path("rows.csv"), "--out", path("out.csv"),
+                     "--quiet"]) == 0
+        written = pd.read_csv(path("out.csv"))
+    np.testing.assert_allclose(written[list(frame.columns)].to_numpy(), want, atol=1e-9)
+    unnamed = lgb.LGBMRegressor(n_estimators=20, num_leaves=8, verbose=-1).fit(X_NUM, Y_REG)
+    other = pd.DataFrame(X_NUM[:3], columns=list("uvwxyz"))
+    e = fs.explain(unnamed, other, progress=False)
+    assert e.player_names == list("uvwxyz")
+    np.testing.assert_allclose(e.values, fs.games.tree_values(unnamed, X_NUM[:3]).values, atol=1e-12)
+    np.testing.assert_allclose(e.values.sum(axis=1) + e.empty_value, unnamed.predict(X_NUM[:3]), atol=1e-9)
 
 
 def test_readme_tree_example_runs_as_written():

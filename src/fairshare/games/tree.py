@@ -141,7 +141,7 @@ class TreeGame(Game):
 
     def _read_checked(self) -> None:
         """Before the first value: the reading of the trees checked against the model, and the margin's link to its
-        probabilities found (the first of identity, logistic and softmax that reproduces predict_proba; once per
+        probabilities found (the first link of :mod:`fairshare.trees.links` that reproduces predict_proba; once per
         model), so that a refused argument costs no model call."""
         if self._unchecked:
             self._check()

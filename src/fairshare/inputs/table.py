@@ -90,6 +90,23 @@ def _aligned_rows(model: Any, X: Any, background: Any) -> tuple[Any, Any]:
     return X, background
 
 
+def _background_required(model: Any, groups: Any, imputation: Any) -> str:
+    """Why rows without a background cannot be explained: a non-tree model, or a tree model asked for what its
+    trees' cover does not give (groups of features, a conditional imputation), played through its predictions.
+
+    Examples
+    --------
+    >>> _background_required(None, None, None)
+    'background (a baseline row or rows) is required to explain a non-tree model'
+    """
+    if not is_tree_model(model):
+        return "background (a baseline row or rows) is required to explain a non-tree model"
+    asked = "groups=" if groups is not None else f"imputation={imputation_key(imputation)!r}"
+    return (f"background (a baseline row or rows) is required for {asked} on a tree model: its players are explained "
+            "through the model's predictions on rows completed from the background (path-dependent tree values, "
+            f"without a background, are per feature); pass background rows, or leave out {asked.rstrip('=')}")
+
+
 class TableInput(Input):
     """Rows of a table for any model: aligned by name to the model's features, checked, one game per row.
 
@@ -157,7 +174,7 @@ class TableInput(Input):
         imputation = args["imputation"]
         if self.background is None:
             if not self.tree and not self.classes_only:
-                raise ValueError("background (a baseline row or rows) is required to explain a non-tree model")
+                raise ValueError(_background_required(self.model, args["groups"], imputation))
             if imputation == "baseline":
                 raise ValueError("imputation='baseline' takes one background row; none was given")
             self.bg_rows = None

@@ -98,7 +98,7 @@ def path_dependent_walk(left: np.ndarray, right: np.ndarray, feature: np.ndarray
 
     ``go_left_t[node, r]``: row ``r`` goes left at ``node``; ``ratio[c]``: cover of ``c`` over
     its parent's; ``parent, slot, repeat``: from :func:`path_layout`; ``nodes, weights``:
-    quadrature of the semivalue's measure (nodes strictly inside (0, 1)), exact for degree
+    quadrature of the semivalue's measure (nodes in (0, 1], a node at 1 for leave-one-out), exact for degree
     ``distinct depth - 1``; ``tree_out[t]``: the one output tree ``t`` adds into (-1: several).
     The walk (:func:`_walk_tree`, a tree at a time) visits each node once for the whole block; the
     work per node and leaf runs over the rows in contiguous arrays.
@@ -141,6 +141,26 @@ def _path_products(d: int, nodes: np.ndarray, P: np.ndarray, lvl_slot: np.ndarra
 
 
 @njit(cache=CACHE, nogil=True)
+def _add_at_one(i: int, h: int, ns: int, nodes: np.ndarray, weights: np.ndarray, from_level: np.ndarray,
+                lvl_r: np.ndarray, lvl_a: np.ndarray, sv: np.ndarray) -> None:  # pragma: no cover - compiled
+    """Add a node ``u = 1`` (leave-one-out's measure) to ``sv`` for the rows off factor ``i`` (``A_i = 0``): there
+    ``g_i(1) = 0`` is no divisor of ``P(1)``, so ``prod_{f != i} g_f(1)`` is multiplied out over the other factors."""
+    for q in range(nodes.shape[0]):
+        u = nodes[q]
+        if u != 1.0:
+            continue
+        for j in range(sv.shape[0]):
+            if lvl_a[h, j] != 0.0:
+                continue
+            prod = weights[q]
+            for i2 in range(ns):
+                if i2 != i:
+                    h2 = from_level[i2]
+                    prod *= lvl_r[h2] + u * (lvl_a[h2, j] - lvl_r[h2])
+            sv[j] += prod
+
+
+@njit(cache=CACHE, nogil=True)
 def _walk_tree(root: int, o_t: int, left: np.ndarray, right: np.ndarray, feature: np.ndarray, ratio: np.ndarray,
                parent: np.ndarray, slot: np.ndarray, repeat: np.ndarray, value: np.ndarray, go_left_t: np.ndarray,
                nodes: np.ndarray, weights: np.ndarray, out: np.ndarray, P: np.ndarray, lvl_slot: np.ndarray,
@@ -151,7 +171,9 @@ def _walk_tree(root: int, o_t: int, left: np.ndarray, right: np.ndarray, feature
     b = go_left_t.shape[1]
     k = value.shape[1]
     Q = nodes.shape[0]
+    at_one = False                               # a node u = 1 (leave-one-out): see _add_at_one
     for q in range(Q):
+        at_one = at_one or nodes[q] == 1.0
         for j in range(b):
             P[0, q, j] = 1.0
     st_node[0], st_level[0] = right[root], 1
@@ -198,13 +220,15 @@ def _walk_tree(root: int, o_t: int, left: np.ndarray, right: np.ndarray, feature
             for q in range(Q):
                 u = nodes[q]
                 g0 = ri * (1.0 - u)
-                inv0[q] = weights[q] / g0 if g0 != 0.0 else 0.0      # g = 0 only for A = R = 0: no share
+                inv0[q] = weights[q] / g0 if g0 != 0.0 else 0.0      # g = 0: A = R = 0 (no share), or u = 1
                 inv1[q] = weights[q] / (ri + u * (1.0 - ri))
             for j in range(b):
                 sv[j] = 0.0
             for q in range(Q):
                 for j in range(b):
                     sv[j] += P[d, q, j] * (inv1[q] if lvl_a[h, j] != 0.0 else inv0[q])
+            if at_one and ri != 0.0:
+                _add_at_one(i, h, ns, nodes, weights, from_level, lvl_r, lvl_a, sv)
             for j in range(b):
                 sv[j] *= lvl_a[h, j] - ri
             fi = lvl_feat[h]

@@ -103,11 +103,20 @@ def _table_one(j: int, left: np.ndarray, right: np.ndarray, feature: np.ndarray,
 @njit(cache=CACHE, nogil=True, inline="always")
 def _link_cell(m: np.ndarray, j: int, cell: int, link: int, label: int,
                res: np.ndarray) -> None:  # pragma: no cover - compiled
-    """Add to ``res[j, cell]`` the link of the margins ``m[j, cell]``: identity (0), logistic as two classes (1),
-    softmax (2); with ``label`` >= 0 the log loss of that class, clipped at 1e-15 as scikit-learn's."""
+    """Add to ``res[j, cell]`` the link of the margins ``m[j, cell]``: identity (0), logistic as two classes (1; 4: of
+    twice the margin), softmax (2), a logistic per output (3); with ``label`` >= 0 the log loss of that class,
+    clipped at 1e-15 as scikit-learn's."""
     k = m.shape[2]
-    if link == 1:
-        p = 1.0 / (1.0 + np.exp(-m[j, cell, 0]))
+    if link == 3:
+        for o in range(k):
+            p = 1.0 / (1.0 + np.exp(-m[j, cell, o]))
+            if label < 0:
+                res[j, cell, o] += p
+            elif o == label:
+                res[j, cell, 0] += -np.log(min(max(p, 1e-15), 1.0))
+        return
+    if link == 1 or link == 4:
+        p = 1.0 / (1.0 + np.exp(-m[j, cell, 0] * (2.0 if link == 4 else 1.0)))
         if label < 0:
             res[j, cell, 0] += 1.0 - p
             res[j, cell, 1] += p
@@ -206,16 +215,18 @@ def _sums(prep: Any, x: np.ndarray, background: np.ndarray, link: str, label: in
     return acc
 
 
-LINKS = {"identity": 0, "logistic": 1, "softmax": 2}
+LINKS = {"identity": 0, "logistic": 1, "softmax": 2, "logistic per output": 3, "logistic of twice the margin": 4}
+_TWO_CLASSES = ("logistic", "logistic of twice the margin")         # one margin, two class probabilities
 
 
 def interventional_table(prep: Any, x: np.ndarray, background: np.ndarray, link: str = "identity",
                          label: int | None = None) -> np.ndarray:
     """``v(S) = mean over background rows b of link(margin(x_S, b_{~S}))`` for every coalition: ``(2^n, k')``.
 
-    ``link``: ``"identity"``, ``"logistic"`` (one margin; two class probabilities) or ``"softmax"``
-    (:mod:`fairshare.trees.links`); with ``label`` the log loss ``-log p[label]`` (one column). The background is
-    taken in fixed blocks, so the table is the same whatever the threads.
+    ``link``: ``"identity"``, ``"logistic"`` or ``"logistic of twice the margin"`` (one margin; two class
+    probabilities), ``"softmax"`` or ``"logistic per output"`` (:mod:`fairshare.trees.links`); with ``label`` the log
+    loss ``-log p[label]`` (one column). The background is taken in fixed blocks, so the table is the same whatever
+    the threads.
 
     Examples
     --------
@@ -229,5 +240,5 @@ def interventional_table(prep: Any, x: np.ndarray, background: np.ndarray, link:
     True
     """
     k = prep.ensemble.n_outputs
-    width = 1 if label is not None else (2 if link == "logistic" else k)
+    width = 1 if label is not None else (2 if link in _TWO_CLASSES else k)
     return _sums(prep, x, background, link, label, width, _CHUNKS).sum(axis=0) / background.shape[0]

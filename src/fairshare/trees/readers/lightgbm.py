@@ -212,9 +212,17 @@ class LightGBMReader(Reader):
         return lightgbm_margin(model, X)
 
     def feature_names(self, model: Any) -> tuple[list[str], str] | None:
-        if getattr(model, "feature_name_", None) is not None:
-            return [str(c) for c in model.feature_name_], "the model's features (lightgbm's feature_name_)"
-        return None
+        """The names the model was fitted with (a wrapper's ``feature_name_``, a ``Booster``'s ``feature_name()``),
+        None for lightgbm's names of unnamed columns (``Column_0``, ...), as the reading takes them."""
+        names = getattr(model, "feature_name_", None)
+        if names is None and callable(getattr(model, "feature_name", None)):
+            names = model.feature_name()
+        if names is None:
+            return None
+        names = [str(c) for c in names]
+        if all(v == f"Column_{i}" for i, v in enumerate(names)):
+            return None
+        return names, "the model's features (lightgbm's feature names)"
 
     def accepts_missing(self, model: Any) -> bool | None:
         return True

@@ -24,8 +24,19 @@ _SETTLING = threading.Lock()
 
 
 def _not_fitted(model: Any, exc: Exception) -> bool:
+    """Whether reading ``model`` failed with ``exc`` because it was never fitted: the model says so (scikit-learn's
+    ``__sklearn_is_fitted__``, which lightgbm's wrappers keep; catboost's ``is_fitted``), or its library's error."""
+    for says in ("__sklearn_is_fitted__", "is_fitted"):
+        fitted = getattr(model, says, None)
+        if callable(fitted):
+            try:
+                if not fitted():
+                    return True
+            except Exception:                        # noqa: BLE001 - no answer: the error's text decides
+                pass
     text = f"{type(exc).__name__} {exc}".lower()
-    return "not fitted" in text or "notfitted" in text or "need to call fit" in text or "no booster" in text
+    return "not fitted" in text or "notfitted" in text or "need to call fit" in text or "no booster" in text or \
+        "no trained model" in text
 
 
 def read_with(reader: Reader, model: Any, check: bool = True, settle: bool = True) -> TreeEnsemble:

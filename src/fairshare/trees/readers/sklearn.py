@@ -176,6 +176,17 @@ def _hgb_tree(predictor: Any, out: int, k: int, perm: np.ndarray, known: Any, f_
     return tree
 
 
+def _refuse_several_targets(model: Any) -> None:
+    """A classifier fitted on several targets (``y`` of shape ``(m, t)``, ``t > 1``) predicts one probability array
+    per target, each of its own classes; its trees hold ``(t, classes)`` per node, which one output per class would
+    silently cut to the first target: refused, with the way out."""
+    targets = int(getattr(model, "n_outputs_", 1) or 1)
+    if targets > 1 and hasattr(model, "classes_") and isinstance(model.classes_, list):
+        raise ValueError(f"the {type(model).__name__} was fitted on {targets} targets (a multi-output classifier): its "
+                         "trees cannot be explained exactly as one output per class; fit one classifier per target, "
+                         "or explain fs.explain(lambda X: model.predict_proba(X)[t], X, background=...) for target t")
+
+
 def read_sklearn(model: Any) -> TreeEnsemble:
     """Read a scikit-learn tree model; see the module docstring for the families."""
     from sklearn.ensemble import (BaggingClassifier, BaggingRegressor, ExtraTreesClassifier, ExtraTreesRegressor,
@@ -187,6 +198,7 @@ def read_sklearn(model: Any) -> TreeEnsemble:
     if not hasattr(model, "n_features_in_"):
         raise ValueError(f"the {type(model).__name__} is not fitted; fit it before explaining it")
     names = [str(c) for c in model.feature_names_in_] if hasattr(model, "feature_names_in_") else None
+    _refuse_several_targets(model)
     if isinstance(model, BaseDecisionTree):
         classifier = isinstance(model, DecisionTreeClassifier)
         tree = _tree_arrays(model, 1.0, classifier, 0)

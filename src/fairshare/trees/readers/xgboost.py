@@ -223,6 +223,11 @@ class XGBoostReader(Reader):
 
     def rows(self, X: Any, name: str) -> np.ndarray | None:
         if type(X).__name__ == "DMatrix" and self.owns(X):
+            if np.asarray(X.get_base_margin()).size:
+                raise ValueError(f"{name} is a DMatrix with a base_margin: xgboost adds that offset per row to the "
+                                 "trees instead of the model's base score, and no feature carries it, so values of "
+                                 f"the trees would not add up to the model's predictions on {name}; pass the rows "
+                                 "without a base_margin (and add the offset to the grand and empty values yourself)")
             return dense_from_sparse(X.get_data(), True, name)          # a DMatrix stores only present values
         return None
 

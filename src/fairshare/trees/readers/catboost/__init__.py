@@ -11,7 +11,6 @@ split decisions of an oblivious tree); :func:`fairshare.trees.classes.class_expl
 
 from __future__ import annotations
 
-import re
 from typing import Any, Callable
 
 import numpy as np
@@ -19,7 +18,7 @@ import numpy as np
 from ...ensemble import TreeEnsemble
 from ..base import Reader
 from .hashing import hash_codes
-from .trees import catboost_margin, read_catboost
+from .trees import catboost_margin, fitted_names, read_catboost
 
 __all__ = ["CatBoostReader", "read_catboost", "catboost_margin"]
 
@@ -50,11 +49,8 @@ class CatBoostReader(Reader):
         return raw_formula_value
 
     def feature_names(self, model: Any) -> tuple[list[str], str] | None:
-        if getattr(model, "feature_names_", None):
-            names = [str(c) for c in model.feature_names_]
-            if not all(re.fullmatch(r"\d+", c) for c in names):            # catboost numbers unnamed features
-                return names, "the model's features (catboost's feature_names_)"
-        return None
+        names = fitted_names(model)               # None for unnamed features (catboost numbers them)
+        return (names, "the model's features (catboost's feature_names_)") if names else None
 
     def accepts_missing(self, model: Any) -> bool | None:
         return True

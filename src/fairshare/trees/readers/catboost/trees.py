@@ -27,20 +27,94 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
+import weakref
 from typing import Any
 
 import numpy as np
 
 from ...ensemble import TreeEnsemble, UnreadableSplits, assemble
 
-__all__ = ["read_catboost", "catboost_margin"]
+__all__ = ["read_catboost", "catboost_margin", "fitted_names"]
+
+#: a model's feature names, read from its JSON once per fit, by id while the model lives (catboost models cannot
+#: be hashed): (weak reference, its fitted state, names or None)
+_NAMES: dict[int, tuple] = {}
 
 
 def catboost_margin(model: Any, X: np.ndarray) -> np.ndarray:
     """The model's own raw formula value for numeric rows: ``(m, k)``."""
     out = np.asarray(model.predict(np.asarray(X, dtype=float), prediction_type="RawFormulaVal"), dtype=float)
     return out.reshape(X.shape[0], -1)
+
+
+def _model_json(model: Any) -> dict:
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "model.json")
+        model.save_model(path, format="json")
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+
+
+def _state(model: Any) -> Any:
+    """What changes when the model is fitted again: its serialized bytes (names included; ~2 ms for 1000 trees),
+    else its trees' count and leaf values."""
+    try:
+        return hash(bytes(model._serialize_model()))
+    except Exception:                                   # noqa: BLE001 - another catboost: the leaves alone
+        return model.tree_count_, hash(np.asarray(model.get_leaf_values()).tobytes())
+
+
+def _named_features(model: Any, spec: dict) -> list[str] | None:
+    """The names the model was fitted with (its features' ids in the JSON, in flat order), or None when it was
+    fitted without names (numpy rows: empty ids, which ``feature_names_`` shows as the numbers 0, 1, ...)."""
+    info = spec.get("features_info", {})
+    features = info.get("float_features", []) + info.get("categorical_features", [])
+    flat = sorted((int(f.get("flat_feature_index", f["feature_index"])), str(f.get("feature_id") or ""))
+                  for f in features)
+    names = [name for _, name in flat]
+    named = bool(names) and all(names) and len(names) == len(getattr(model, "feature_names_", None) or names)
+    _remember(model, names if named else None)
+    return names if named else None
+
+
+def _remember(model: Any, names: list[str] | None) -> None:
+    key = id(model)
+
+    def drop(ref: weakref.ref) -> None:
+        if _NAMES.get(key, (None,))[0] is ref:
+            _NAMES.pop(key, None)
+
+    try:
+        _NAMES[key] = (weakref.ref(model, drop), _state(model), names)
+    except TypeError:                                  # an object that holds no weak references: not remembered
+        pass
+
+
+def fitted_names(model: Any) -> list[str] | None:
+    """The feature names a catboost model was fitted with (a frame's columns, or a Pool's names), None when it was
+    fitted on unnamed columns. Names catboost would not make up are read from ``feature_names_``; numbers
+    ("0", "1", ...) are its names for unnamed columns *and* a frame's integer column names, which the model's JSON
+    tells apart (read once per fitted model): catboost matches a named model's columns by name.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from catboost import CatBoostRegressor
+    >>> X = np.arange(40.0).reshape(20, 2); kw = dict(iterations=2, verbose=0, allow_writing_files=False)
+    >>> fitted_names(CatBoostRegressor(**kw).fit(X, X[:, 0])) is None
+    True
+    >>> fitted_names(CatBoostRegressor(**kw).fit(pd.DataFrame(X, columns=[0, 1]), X[:, 0]))
+    ['0', '1']
+    """
+    names = [str(c) for c in (getattr(model, "feature_names_", None) or [])]
+    if not names or not all(re.fullmatch(r"\d+", c) for c in names):
+        return names or None
+    known = _NAMES.get(id(model))
+    if known is not None and known[0]() is model and known[1] == _state(model):
+        return known[2]
+    return _named_features(model, _model_json(model))
 
 
 def read_catboost(model: Any, classes: bool = False) -> Any:
@@ -52,11 +126,7 @@ def read_catboost(model: Any, classes: bool = False) -> Any:
     ``(ensemble, members of each such class)``; the ensemble's combination splits carry no rule (their decisions
     come from the model itself: ``CatBoostReader.split_decisions``).
     """
-    with tempfile.TemporaryDirectory() as folder:
-        path = os.path.join(folder, "model.json")
-        model.save_model(path, format="json")
-        with open(path, encoding="utf-8") as fh:
-            spec = json.load(fh)
+    spec = _model_json(model)
     if "oblivious_trees" not in spec:
         raise ValueError("only catboost models of oblivious (symmetric) trees can be read; this one has "
                          "grow_policy other than 'SymmetricTree'")
@@ -90,9 +160,7 @@ def read_catboost(model: Any, classes: bool = False) -> Any:
     for t in trees:
         if t["value"].shape[1] != k:
             t["value"] = np.broadcast_to(t["value"], (t["value"].shape[0], k)).copy()
-    names = list(getattr(model, "feature_names_", None) or []) or None
-    if names is not None and all(str(v) == str(i) for i, v in enumerate(names)):
-        names = None
+    names = _named_features(model, spec)
     maps = {cat_flat[f]: np.asarray(hs, dtype=np.int64) for f, hs in hashes.items()}
     ens = assemble(trees, n_features, k, np.broadcast_to(bias, (k,)).copy(), strict=False, float32=True,
                    output="raw formula value", feature_names=names, category_maps=maps,
