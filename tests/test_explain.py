@@ -501,3 +501,34 @@ def test_a_nullable_integer_column_holding_na_is_explained_as_its_float_twin():
     floats = frame.astype({"i": float, "na": float})
     twin = fs.explain(model, floats, background=floats.iloc[:2], progress=False, seed=0)
     assert np.array_equal(e.values, twin.values) and calls
+
+
+class _CountedLinear(LinearRegression):
+    """A linear regression (which refuses NaN) that counts its predict calls."""
+
+    calls = 0
+
+    def predict(self, X):
+        type(self).calls += 1
+        return super().predict(X)
+
+
+def test_na_in_a_nullable_float_column_is_refused_before_any_model_call():
+    # hunt15: pd.NA in a Float64 column reached the model as an object (check_finite saw no number there): row 0 was
+    # explained with 2 model calls, then row 1 failed inside LinearRegression with "Input X contains NaN"
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(40, 3)), columns=["a", "b", "c"])
+    model = _CountedLinear().fit(X, X.to_numpy() @ [1.0, 2.0, 3.0])
+    rows, background = X.iloc[:3].astype("Float64"), X.iloc[10:20].astype("Float64")
+    rows.iloc[1, 1] = pd.NA
+    _CountedLinear.calls = 0
+    with pytest.raises(ValueError, match=r"X holds NaN at row 1, column 'b', and the model does not take missing"):
+        fs.explain(model.predict, rows, background=X.iloc[10:20], progress=False)
+    background.iloc[4, 2] = pd.NA
+    with pytest.raises(ValueError, match=r"background holds NaN at row 4, column 'c'"):
+        fs.explain(model.predict, X.iloc[:3], background=background, progress=False)
+    assert _CountedLinear.calls == 0
+    # without <NA>, the nullable frame gives the plain frame's values
+    same = fs.explain(model.predict, X.iloc[:3].astype("Float64"), background=X.iloc[10:20], progress=False)
+    plain = fs.explain(model.predict, X.iloc[:3], background=X.iloc[10:20], progress=False)
+    np.testing.assert_allclose(same.values, plain.values, atol=1e-12)

@@ -23,6 +23,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .nullable import frame_values
+
 __all__ = ["as_rows", "is_sparse", "frame_info", "column_labels", "shared_dtypes", "model_columns", "match_columns",
            "aligned", "check_finite", "stored_names", "target_of", "register_library_hooks",
            "is_missing", "same_value", "check_labels", "first_step"]
@@ -70,8 +72,8 @@ def is_sparse(obj: Any) -> bool:
 
 
 def as_rows(obj: Any, name: str) -> Any:
-    """The values of a row or rows (numpy, pandas, lists) as a 2-D array, a 1-D input as one row; scipy.sparse
-    rows stay sparse (CSR, float).
+    """The values of a row or rows (numpy, pandas, lists) as a 2-D array, a 1-D input as one row (a DataFrame's
+    nullable numeric columns as numbers, ``<NA>`` as NaN); scipy.sparse rows stay sparse (CSR, float).
 
     Examples
     --------
@@ -87,7 +89,8 @@ def as_rows(obj: Any, name: str) -> Any:
         rows = sp.csr_matrix(obj, dtype=float)
         rows.sum_duplicates()
         return rows
-    values = obj.to_numpy() if hasattr(obj, "to_numpy") else np.asarray(obj)
+    values = frame_values(obj) if hasattr(obj, "columns") and hasattr(obj, "dtypes") else \
+        obj.to_numpy() if hasattr(obj, "to_numpy") else np.asarray(obj)
     values = np.asarray(values)
     if values.ndim == 1:
         values = values[None, :]
