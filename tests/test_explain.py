@@ -532,3 +532,22 @@ def test_na_in_a_nullable_float_column_is_refused_before_any_model_call():
     same = fs.explain(model.predict, X.iloc[:3].astype("Float64"), background=X.iloc[10:20], progress=False)
     plain = fs.explain(model.predict, X.iloc[:3], background=X.iloc[10:20], progress=False)
     np.testing.assert_allclose(same.values, plain.values, atol=1e-12)
+
+
+def test_a_nullable_integer_column_with_a_float_background_is_explained_not_cast_back():
+    # hunt15: the model's frames took x's Int64 dtype for a column whose background holds 0.5: every call failed
+    # with "cannot safely cast non-equivalent object to int64" (a numpy int64 column with it was promoted to float)
+    X = pd.DataFrame({"i": pd.array([1, 2, 3], dtype="Int64"), "f": [0.1, 0.2, 0.3]})
+    background = pd.DataFrame({"i": [0.5, 1.5], "f": [0.0, 1.0]})
+    seen = []
+
+    def model(d):
+        seen.append(str(d["i"].dtype))
+        return d["i"].to_numpy(float) * 2.0 + d["f"].to_numpy(float)
+
+    e = fs.explain(model, X, background=background, progress=False)
+    # additive: 2 (i - mean 1.0) and f - mean 0.5, the background's 0.5 and 1.5 kept as they are
+    np.testing.assert_allclose(e.values, [[0.0, -0.4], [2.0, -0.3], [4.0, -0.2]], atol=1e-12)
+    assert set(seen) == {"Float64"}
+    plain = fs.explain(model, X.astype({"i": "int64"}), background=background, progress=False)
+    np.testing.assert_allclose(plain.values, e.values, atol=1e-12)

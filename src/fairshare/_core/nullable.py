@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["numeric_extension", "frame_values"]
+__all__ = ["numeric_extension", "frame_values", "numeric_dtype", "nullable_dtype"]
 
 
 def numeric_extension(dtype: Any) -> np.dtype | None:
@@ -51,3 +51,34 @@ def frame_values(frame: Any) -> np.ndarray:
     if frame.shape[0] == 0:
         return np.empty((0, frame.shape[1]), dtype=np.result_type(*columns))
     return np.column_stack(columns)
+
+
+def numeric_dtype(dtype: Any) -> np.dtype | None:
+    """The numpy dtype of a numeric column's dtype (numpy's own or pandas' nullable one), else None.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> numeric_dtype(pd.Float64Dtype()), numeric_dtype(np.dtype("int8")), numeric_dtype(np.dtype(object))
+    (dtype('float64'), dtype('int8'), None)
+    """
+    if isinstance(dtype, np.dtype):
+        return dtype if dtype.kind in "biuf" else None
+    return numeric_extension(dtype)
+
+
+def nullable_dtype(dtype: np.dtype) -> Any:
+    """pandas' nullable dtype for the numbers of ``dtype`` (``Int64``, ``UInt8``, ``Float64``, ``boolean``).
+
+    Examples
+    --------
+    >>> [str(nullable_dtype(np.dtype(t))) for t in ("int64", "uint8", "float64", "bool")]
+    ['Int64', 'UInt8', 'Float64', 'boolean']
+    """
+    import pandas as pd
+
+    if dtype.kind == "b":
+        return pd.BooleanDtype()
+    if dtype.kind == "f":
+        return pd.Float32Dtype() if dtype.itemsize <= 4 else pd.Float64Dtype()
+    return pd.api.types.pandas_dtype(f"{'U' if dtype.kind == 'u' else ''}Int{8 * dtype.itemsize}")
