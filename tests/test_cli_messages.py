@@ -293,3 +293,25 @@ def test_value_data_refuses_a_column_named_twice(files, tmp_path, capsys):
                  str(tmp_path / "train.csv"), "--target", "label", "--out", str(tmp_path / "o.csv"), "--quiet"]) == 2
     assert capsys.readouterr().err == f"fairshare: error: --train {tmp_path / 'train.csv'}: the header names column " \
                                       "'b' 2 times (fields 2 and 4); give each column its own name\n"
+
+
+@pytest.mark.parametrize("name, said", [("row", "the rows' index column"),
+                                        ("empty_value", "the empty coalition's value column")])
+def test_a_feature_named_as_a_column_of_out_is_refused_before_any_model_call(tmp_path, capsys, monkeypatch, name,
+                                                                             said):
+    """hunt15: a feature 'row' failed after every row was explained ('cannot insert row, already exists', nothing
+    written); a feature 'empty_value' was written over the empty coalition's value (3.92 lost from --out)."""
+    sio = pytest.importorskip("skops.io")
+    from sklearn.linear_model import LinearRegression
+
+    X = pd.DataFrame(np.random.default_rng(0).normal(size=(10, 2)), columns=[name, "b"])
+    sio.dump(LinearRegression().fit(X, 2 * X[name] + 5), tmp_path / "m.skops")
+    X.to_csv(tmp_path / "rows.csv", index=False)
+    calls = []
+    monkeypatch.setattr(LinearRegression, "predict", lambda self, rows: calls.append(1) or np.zeros(len(rows)))
+    out = tmp_path / "o.csv"
+    assert main(["explain", "--model", str(tmp_path / "m.skops"), "--data", str(tmp_path / "rows.csv"), "--background",
+                 str(tmp_path / "rows.csv"), "--out", str(out), "--quiet"]) == 2
+    assert capsys.readouterr().err == f"fairshare: error: --data {tmp_path / 'rows.csv'}: the player {name!r} has the " \
+                                      f"name of {said} of --out {out}; rename the column (and the model's feature)\n"
+    assert not calls and not out.exists()
