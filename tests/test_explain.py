@@ -551,3 +551,23 @@ def test_a_nullable_integer_column_with_a_float_background_is_explained_not_cast
     assert set(seen) == {"Float64"}
     plain = fs.explain(model, X.astype({"i": "int64"}), background=background, progress=False)
     np.testing.assert_allclose(plain.values, e.values, atol=1e-12)
+
+
+def test_a_structured_array_is_rows_of_its_fields_not_one_row_of_records():
+    # hunt15: 2 records of 3 fields were explained as 1 row of 2 players 'x0', 'x1' (each player a whole record),
+    # values of shape (1, 2) returned without a word
+    fields = [("a", float), ("b", float), ("c", float)]
+    X = np.array([(1.0, 2.0, 3.0), (4.0, 5.0, 6.0)], dtype=fields)
+    background = np.array([(0.0, 0.0, 0.0), (1.0, 1.0, 1.0)], dtype=fields)
+
+    def model(rows):
+        rows = np.asarray(rows, dtype=float)
+        return rows[:, 0] + 2.0 * rows[:, 1] * rows[:, 2]
+
+    e = fs.explain(model, X, background=background, progress=False)
+    plain = fs.explain(model, pd.DataFrame(X), background=pd.DataFrame(background), progress=False)
+    assert e.values.shape == (2, 3) and e.player_names == ["a", "b", "c"]
+    np.testing.assert_allclose(e.values, plain.values, atol=1e-12)
+    np.testing.assert_allclose(e.values.sum(axis=1), model(pd.DataFrame(X)) - np.mean(model(pd.DataFrame(background))))
+    with pytest.raises(ValueError, match=r"x is a numpy structured array \(fields \['a', 'b', 'c'\]\)"):
+        fs.games.ModelGame(model, X[:1], background)

@@ -92,6 +92,9 @@ def as_rows(obj: Any, name: str) -> Any:
     values = frame_values(obj) if hasattr(obj, "columns") and hasattr(obj, "dtypes") else \
         obj.to_numpy() if hasattr(obj, "to_numpy") else np.asarray(obj)
     values = np.asarray(values)
+    if values.dtype.names is not None:                  # records, whose fields would be read as one column each
+        raise ValueError(f"{name} is a numpy structured array (fields {list(values.dtype.names)[:10]}): give its "
+                         f"fields as columns, a DataFrame (pandas.DataFrame({name})) or a 2-D array")
     if values.ndim == 1:
         values = values[None, :]
     if values.ndim != 2:

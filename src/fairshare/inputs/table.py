@@ -38,13 +38,20 @@ __all__ = ["TableInput", "one_row", "imputation_key"]
 
 
 def one_row(obj: Any) -> Any:
-    """A pandas Series or a 1-D array is one row: a one-row DataFrame or a (1, n) array.
+    """A pandas Series or a 1-D array is one row: a one-row DataFrame or a (1, n) array; a numpy structured array
+    is rows whose fields are the features: a DataFrame with a column per field.
 
     Examples
     --------
     >>> one_row([1.0, 2.0]).shape
     (1, 2)
+    >>> one_row(np.array([(1.0, 2)], dtype=[("a", float), ("b", int)])).columns.tolist()
+    ['a', 'b']
     """
+    if isinstance(obj, np.ndarray) and obj.dtype.names is not None and obj.ndim <= 1:
+        import pandas as pd
+
+        return pd.DataFrame(obj.reshape(-1))
     if hasattr(obj, "to_frame") and hasattr(obj, "index") and not hasattr(obj, "columns"):
         import pandas as pd
 
