@@ -315,3 +315,19 @@ def test_a_feature_named_as_a_column_of_out_is_refused_before_any_model_call(tmp
     assert capsys.readouterr().err == f"fairshare: error: --data {tmp_path / 'rows.csv'}: the player {name!r} has the " \
                                       f"name of {said} of --out {out}; rename the column (and the model's feature)\n"
     assert not calls and not out.exists()
+
+
+@pytest.mark.parametrize("flag", ["value", "row", "stderr"])
+def test_value_data_refuses_a_flag_named_as_a_column_of_out(tmp_path, capsys, flag):
+    """hunt15: --flag value wrote the 0/1 flag over the values column of --out (every value lost: True, True, ...)."""
+    rng = np.random.default_rng(0)
+    train = pd.DataFrame(rng.normal(size=(12, 2)), columns=["a", "b"])
+    train["label"] = (train.a > 0).astype(int)
+    train[flag] = np.arange(12) % 2
+    train.to_csv(tmp_path / "train.csv", index=False)
+    out = tmp_path / "o.csv"
+    assert main(["value-data", "--model", "knn", "--train", str(tmp_path / "train.csv"), "--val",
+                 str(tmp_path / "train.csv"), "--target", "label", "--flag", flag, "--out", str(out), "--quiet"]) == 2
+    assert capsys.readouterr().err == f"fairshare: error: --flag {flag!r} has the name of a column of --out {out} " \
+                                      "(row, value, stderr), which it would replace; rename the column in --train\n"
+    assert not out.exists()
