@@ -571,3 +571,17 @@ def test_a_structured_array_is_rows_of_its_fields_not_one_row_of_records():
     np.testing.assert_allclose(e.values.sum(axis=1), model(pd.DataFrame(X)) - np.mean(model(pd.DataFrame(background))))
     with pytest.raises(ValueError, match=r"x is a numpy structured array \(fields \['a', 'b', 'c'\]\)"):
         fs.games.ModelGame(model, X[:1], background)
+
+
+@pytest.mark.parametrize("where, rows", [("X", [[1.0, 2.0, 3.0], [1.0, 2.0]]), ("background", [[0.0, 0.0, 0.0], [1.0, 2.0]]),
+                                         ("background", [[0.0, 0.0, 0.0], [1.0, [2.0], 3.0]])])
+def test_ragged_rows_are_refused_naming_the_argument(where, rows):
+    # hunt15: numpy's 'setting an array element with a sequence ... inhomogeneous shape' came out, naming neither
+    # X nor background
+    calls = []
+    args = {"X": np.zeros((2, 3)), "background": np.zeros((1, 3)), where: rows}
+    with pytest.raises(ValueError, match=f"^{where} must be rows of one value per feature: its rows are not all of "
+                                         "one length, or a cell holds a sequence$"):
+        fs.explain(lambda A: calls.append(1) or np.asarray(A).sum(axis=1), args["X"], background=args["background"],
+                   progress=False)
+    assert not calls

@@ -37,7 +37,7 @@ from .outputs import check_outputs, describe_output, labels_of
 __all__ = ["TableInput", "one_row", "imputation_key"]
 
 
-def one_row(obj: Any) -> Any:
+def one_row(obj: Any, name: str = "X") -> Any:
     """A pandas Series or a 1-D array is one row: a one-row DataFrame or a (1, n) array; a numpy structured array
     is rows whose fields are the features: a DataFrame with a column per field.
 
@@ -47,6 +47,11 @@ def one_row(obj: Any) -> Any:
     (1, 2)
     >>> one_row(np.array([(1.0, 2)], dtype=[("a", float), ("b", int)])).columns.tolist()
     ['a', 'b']
+    >>> one_row([[1.0, 2.0], [3.0]], "background")
+    Traceback (most recent call last):
+    ...
+    ValueError: background must be rows of one value per feature: its rows are not all of one length, or a cell \
+holds a sequence
     """
     if isinstance(obj, np.ndarray) and obj.dtype.names is not None and obj.ndim <= 1:
         import pandas as pd
@@ -57,7 +62,11 @@ def one_row(obj: Any) -> Any:
 
         return pd.DataFrame([obj.to_numpy()], columns=list(obj.index), index=[obj.name]).infer_objects()
     if isinstance(obj, (list, tuple)) or (hasattr(obj, "shape") and len(getattr(obj, "shape")) == 1):
-        arr = np.asarray(obj)
+        try:
+            arr = np.asarray(obj)
+        except ValueError:                              # ragged rows: numpy's message names no argument
+            raise ValueError(f"{name} must be rows of one value per feature: its rows are not all of one length, or "
+                             "a cell holds a sequence") from None
         return arr[None, :] if arr.ndim == 1 else arr
     return obj
 
@@ -134,11 +143,11 @@ class TableInput(Input):
         return True                                      # the kind every other table kind refines
 
     def __init__(self, model: Any, X: Any, background: Any, args: dict) -> None:
+        X = one_row(to_numpy(X), "X")                      # tensors of rows: read on the host, as any table
         if np.ndim(X) == 0:
             raise ValueError(f"X must be rows of features (a table, an array, or one row as a Series or 1-D "
                              f"array), got a single {type(X).__name__}")
-        X = one_row(to_numpy(X))                           # tensors of rows: read on the host, as any table
-        background = None if background is None else one_row(to_numpy(background))
+        background = None if background is None else one_row(to_numpy(background), "background")
         if (X.shape[0] if hasattr(X, "shape") else len(X)) == 0:
             raise ValueError("X holds no rows to explain")
         imputation, groups = args["imputation"], args["groups"]
