@@ -585,3 +585,20 @@ def test_ragged_rows_are_refused_naming_the_argument(where, rows):
         fs.explain(lambda A: calls.append(1) or np.asarray(A).sum(axis=1), args["X"], background=args["background"],
                    progress=False)
     assert not calls
+
+
+def test_a_pyarrow_table_is_explained_as_its_pandas_frame():
+    # hunt15: a pyarrow Table (as a polars DataFrame) was read through its .columns, the ChunkedArrays' printouts:
+    # "background columns do not match the columns of X: missing ['[\n  [\n    0.1257...'"
+    pa = pytest.importorskip("pyarrow")
+    frame = pd.DataFrame(np.random.default_rng(0).normal(size=(6, 3)), columns=["a", "b", "c"])
+    table = pa.Table.from_pandas(frame)
+
+    def model(rows):
+        return np.asarray(rows, dtype=float) @ [1.0, 2.0, 3.0]
+
+    e = fs.explain(model, table.slice(0, 2), background=table.slice(2, 4), progress=False)
+    plain = fs.explain(model, frame.iloc[:2], background=frame.iloc[2:], progress=False)
+    assert e.player_names == ["a", "b", "c"]
+    np.testing.assert_allclose(e.values, plain.values, atol=1e-12)
+    np.testing.assert_allclose(e.values, (frame.iloc[:2] - frame.iloc[2:].mean()).to_numpy() * [1.0, 2.0, 3.0])

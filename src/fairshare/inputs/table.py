@@ -39,7 +39,8 @@ __all__ = ["TableInput", "one_row", "imputation_key"]
 
 def one_row(obj: Any, name: str = "X") -> Any:
     """A pandas Series or a 1-D array is one row: a one-row DataFrame or a (1, n) array; a numpy structured array
-    is rows whose fields are the features: a DataFrame with a column per field.
+    is rows whose fields are the features: a DataFrame with a column per field; a table of another library that
+    converts itself (a pyarrow Table, a polars DataFrame: ``to_pandas()``) is read as that pandas DataFrame.
 
     Examples
     --------
@@ -53,6 +54,8 @@ def one_row(obj: Any, name: str = "X") -> Any:
     ValueError: background must be rows of one value per feature: its rows are not all of one length, or a cell \
 holds a sequence
     """
+    if callable(getattr(obj, "to_pandas", None)) and not hasattr(obj, "iloc"):    # its columns' names and dtypes
+        obj = obj.to_pandas()
     if isinstance(obj, np.ndarray) and obj.dtype.names is not None and obj.ndim <= 1:
         import pandas as pd
 
