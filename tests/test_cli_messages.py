@@ -196,6 +196,9 @@ def test_value_data_refuses_words_for_a_model_of_numbers_before_the_first_fit(fi
                                      "use --index owen"),
     (["--index", "owen", "--partition", "correlation", "--interactions", "i.csv"],
      "--interactions extends Shapley (SII) or Banzhaf (BII) values, not Owen values"),
+    # hunt15: the family's words alone ("w must lie strictly between 0 and 1, got 1.5"), naming no flag
+    (["--index", "weighted-banzhaf(1.5)"], "--index weighted-banzhaf(1.5): w must lie strictly between 0 and 1, got 1.5"),
+    (["--index", "beta-shapley(0,1)"], "--index beta-shapley(0,1): alpha must be finite and > 0, got 0.0"),
 ])
 def test_a_table_mistake_names_the_flags_not_the_python_arguments(files, tmp_path, capsys, extra, said):
     """They said "--index 'owen' needs partition=:", "use index='owen'" and "--interactions 2 extends ..."
