@@ -602,3 +602,10 @@ def test_a_pyarrow_table_is_explained_as_its_pandas_frame():
     assert e.player_names == ["a", "b", "c"]
     np.testing.assert_allclose(e.values, plain.values, atol=1e-12)
     np.testing.assert_allclose(e.values, (frame.iloc[:2] - frame.iloc[2:].mean()).to_numpy() * [1.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize("X", [np.zeros((2, 0)), pd.DataFrame(index=[0, 1])])
+def test_rows_without_columns_are_refused_naming_x(X):
+    # hunt15: 'n_players must be >= 1, got 0' named neither X nor what was wrong with it
+    with pytest.raises(ValueError, match=r"^X has 2 rows but no columns: no features to explain$"):
+        fs.explain(lambda A: np.zeros(len(A)), X, background=np.zeros((1, 0)), progress=False)

@@ -167,6 +167,8 @@ class TableInput(Input):
         check_outputs(model, self.tree, self.unread, args["model_output"], args["link"], args["y"], background)
         self.X, self.background = _aligned_rows(model, X, background)
         self.rows = as_rows(self.X, "X")
+        if self.rows.shape[1] == 0:
+            raise ValueError(f"X has {self.rows.shape[0]} rows but no columns: no features to explain")
         if self.tree and not self.classes_only:      # rows the trees cannot read: refused here, naming X (not x)
             tree_rows(self.X, unchecked(model), "X")
         self._read_background(args)
