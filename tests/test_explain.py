@@ -609,3 +609,18 @@ def test_rows_without_columns_are_refused_naming_x(X):
     # hunt15: 'n_players must be >= 1, got 0' named neither X nor what was wrong with it
     with pytest.raises(ValueError, match=r"^X has 2 rows but no columns: no features to explain$"):
         fs.explain(lambda A: np.zeros(len(A)), X, background=np.zeros((1, 0)), progress=False)
+
+
+def test_a_list_of_records_is_rows_of_their_keys_not_one_player_holding_each_dict():
+    # hunt15: [{'a': 1., 'b': 2.}, ...] was explained as rows of ONE player 'x0' whose value is the whole dict (the
+    # model was called with an object array of dicts), without a word
+    calls = []
+
+    def model(rows):
+        calls.append(type(rows).__name__)
+        return rows["a"].to_numpy(float) * 2.0 + rows["b"].to_numpy(float)
+
+    e = fs.explain(model, [{"a": 1.0, "b": 2.0}, {"a": 3.0, "b": 1.0}], background=[{"a": 0.0, "b": 0.5}],
+                   progress=False)
+    assert e.player_names == ["a", "b"] and set(calls) == {"DataFrame"}
+    np.testing.assert_allclose(e.values, [[2.0, 1.5], [6.0, 0.5]], atol=1e-12)

@@ -9,6 +9,7 @@ values of every row in one batched walk), any other model or function a :class:`
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -39,14 +40,17 @@ __all__ = ["TableInput", "one_row", "imputation_key"]
 
 def one_row(obj: Any, name: str = "X") -> Any:
     """A pandas Series or a 1-D array is one row: a one-row DataFrame or a (1, n) array; a numpy structured array
-    is rows whose fields are the features: a DataFrame with a column per field; a table of another library that
-    converts itself (a pyarrow Table, a polars DataFrame: ``to_pandas()``) is read as that pandas DataFrame.
+    is rows whose fields are the features: a DataFrame with a column per field, as is a list of records (dicts of
+    feature -> value); a table of another library that converts itself (a pyarrow Table, a polars DataFrame:
+    ``to_pandas()``) is read as that pandas DataFrame.
 
     Examples
     --------
     >>> one_row([1.0, 2.0]).shape
     (1, 2)
     >>> one_row(np.array([(1.0, 2)], dtype=[("a", float), ("b", int)])).columns.tolist()
+    ['a', 'b']
+    >>> one_row([{"a": 1.0, "b": 2}, {"a": 0.5, "b": 3}]).columns.tolist()
     ['a', 'b']
     >>> one_row([[1.0, 2.0], [3.0]], "background")
     Traceback (most recent call last):
@@ -56,10 +60,11 @@ holds a sequence
     """
     if callable(getattr(obj, "to_pandas", None)) and not hasattr(obj, "iloc"):    # its columns' names and dtypes
         obj = obj.to_pandas()
-    if isinstance(obj, np.ndarray) and obj.dtype.names is not None and obj.ndim <= 1:
+    records = isinstance(obj, (list, tuple)) and len(obj) > 0 and all(isinstance(r, Mapping) for r in obj)
+    if records or isinstance(obj, np.ndarray) and obj.dtype.names is not None and obj.ndim <= 1:
         import pandas as pd
 
-        return pd.DataFrame(obj.reshape(-1))
+        return pd.DataFrame(list(obj)) if records else pd.DataFrame(obj.reshape(-1))
     if hasattr(obj, "to_frame") and hasattr(obj, "index") and not hasattr(obj, "columns"):
         import pandas as pd
 
