@@ -196,6 +196,9 @@ def test_value_data_refuses_words_for_a_model_of_numbers_before_the_first_fit(fi
                                      "use --index owen"),
     (["--index", "owen", "--partition", "correlation", "--interactions", "i.csv"],
      "--interactions extends Shapley (SII) or Banzhaf (BII) values, not Owen values"),
+    # hunt15: the family's words alone ("w must lie strictly between 0 and 1, got 1.5"), naming no flag
+    (["--index", "weighted-banzhaf(1.5)"], "--index weighted-banzhaf(1.5): w must lie strictly between 0 and 1, got 1.5"),
+    (["--index", "beta-shapley(0,1)"], "--index beta-shapley(0,1): alpha must be finite and > 0, got 0.0"),
 ])
 def test_a_table_mistake_names_the_flags_not_the_python_arguments(files, tmp_path, capsys, extra, said):
     """They said "--index 'owen' needs partition=:", "use index='owen'" and "--interactions 2 extends ..."
@@ -293,3 +296,41 @@ def test_value_data_refuses_a_column_named_twice(files, tmp_path, capsys):
                  str(tmp_path / "train.csv"), "--target", "label", "--out", str(tmp_path / "o.csv"), "--quiet"]) == 2
     assert capsys.readouterr().err == f"fairshare: error: --train {tmp_path / 'train.csv'}: the header names column " \
                                       "'b' 2 times (fields 2 and 4); give each column its own name\n"
+
+
+@pytest.mark.parametrize("name, said", [("row", "the rows' index column"),
+                                        ("empty_value", "the empty coalition's value column")])
+def test_a_feature_named_as_a_column_of_out_is_refused_before_any_model_call(tmp_path, capsys, monkeypatch, name,
+                                                                             said):
+    """hunt15: a feature 'row' failed after every row was explained ('cannot insert row, already exists', nothing
+    written); a feature 'empty_value' was written over the empty coalition's value (3.92 lost from --out)."""
+    sio = pytest.importorskip("skops.io")
+    from sklearn.linear_model import LinearRegression
+
+    X = pd.DataFrame(np.random.default_rng(0).normal(size=(10, 2)), columns=[name, "b"])
+    sio.dump(LinearRegression().fit(X, 2 * X[name] + 5), tmp_path / "m.skops")
+    X.to_csv(tmp_path / "rows.csv", index=False)
+    calls = []
+    monkeypatch.setattr(LinearRegression, "predict", lambda self, rows: calls.append(1) or np.zeros(len(rows)))
+    out = tmp_path / "o.csv"
+    assert main(["explain", "--model", str(tmp_path / "m.skops"), "--data", str(tmp_path / "rows.csv"), "--background",
+                 str(tmp_path / "rows.csv"), "--out", str(out), "--quiet"]) == 2
+    assert capsys.readouterr().err == f"fairshare: error: --data {tmp_path / 'rows.csv'}: the player {name!r} has the " \
+                                      f"name of {said} of --out {out}; rename the column (and the model's feature)\n"
+    assert not calls and not out.exists()
+
+
+@pytest.mark.parametrize("flag", ["value", "row", "stderr"])
+def test_value_data_refuses_a_flag_named_as_a_column_of_out(tmp_path, capsys, flag):
+    """hunt15: --flag value wrote the 0/1 flag over the values column of --out (every value lost: True, True, ...)."""
+    rng = np.random.default_rng(0)
+    train = pd.DataFrame(rng.normal(size=(12, 2)), columns=["a", "b"])
+    train["label"] = (train.a > 0).astype(int)
+    train[flag] = np.arange(12) % 2
+    train.to_csv(tmp_path / "train.csv", index=False)
+    out = tmp_path / "o.csv"
+    assert main(["value-data", "--model", "knn", "--train", str(tmp_path / "train.csv"), "--val",
+                 str(tmp_path / "train.csv"), "--target", "label", "--flag", flag, "--out", str(out), "--quiet"]) == 2
+    assert capsys.readouterr().err == f"fairshare: error: --flag {flag!r} has the name of a column of --out {out} " \
+                                      "(row, value, stderr), which it would replace; rename the column in --train\n"
+    assert not out.exists()

@@ -501,3 +501,126 @@ def test_a_nullable_integer_column_holding_na_is_explained_as_its_float_twin():
     floats = frame.astype({"i": float, "na": float})
     twin = fs.explain(model, floats, background=floats.iloc[:2], progress=False, seed=0)
     assert np.array_equal(e.values, twin.values) and calls
+
+
+class _CountedLinear(LinearRegression):
+    """A linear regression (which refuses NaN) that counts its predict calls."""
+
+    calls = 0
+
+    def predict(self, X):
+        type(self).calls += 1
+        return super().predict(X)
+
+
+def test_na_in_a_nullable_float_column_is_refused_before_any_model_call():
+    # hunt15: pd.NA in a Float64 column reached the model as an object (check_finite saw no number there): row 0 was
+    # explained with 2 model calls, then row 1 failed inside LinearRegression with "Input X contains NaN"
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(40, 3)), columns=["a", "b", "c"])
+    model = _CountedLinear().fit(X, X.to_numpy() @ [1.0, 2.0, 3.0])
+    rows, background = X.iloc[:3].astype("Float64"), X.iloc[10:20].astype("Float64")
+    rows.iloc[1, 1] = pd.NA
+    _CountedLinear.calls = 0
+    with pytest.raises(ValueError, match=r"X holds NaN at row 1, column 'b', and the model does not take missing"):
+        fs.explain(model.predict, rows, background=X.iloc[10:20], progress=False)
+    background.iloc[4, 2] = pd.NA
+    with pytest.raises(ValueError, match=r"background holds NaN at row 4, column 'c'"):
+        fs.explain(model.predict, X.iloc[:3], background=background, progress=False)
+    assert _CountedLinear.calls == 0
+    # without <NA>, the nullable frame gives the plain frame's values
+    same = fs.explain(model.predict, X.iloc[:3].astype("Float64"), background=X.iloc[10:20], progress=False)
+    plain = fs.explain(model.predict, X.iloc[:3], background=X.iloc[10:20], progress=False)
+    np.testing.assert_allclose(same.values, plain.values, atol=1e-12)
+
+
+def test_a_nullable_integer_column_with_a_float_background_is_explained_not_cast_back():
+    # hunt15: the model's frames took x's Int64 dtype for a column whose background holds 0.5: every call failed
+    # with "cannot safely cast non-equivalent object to int64" (a numpy int64 column with it was promoted to float)
+    X = pd.DataFrame({"i": pd.array([1, 2, 3], dtype="Int64"), "f": [0.1, 0.2, 0.3]})
+    background = pd.DataFrame({"i": [0.5, 1.5], "f": [0.0, 1.0]})
+    seen = []
+
+    def model(d):
+        seen.append(str(d["i"].dtype))
+        return d["i"].to_numpy(float) * 2.0 + d["f"].to_numpy(float)
+
+    e = fs.explain(model, X, background=background, progress=False)
+    # additive: 2 (i - mean 1.0) and f - mean 0.5, the background's 0.5 and 1.5 kept as they are
+    np.testing.assert_allclose(e.values, [[0.0, -0.4], [2.0, -0.3], [4.0, -0.2]], atol=1e-12)
+    assert set(seen) == {"Float64"}
+    plain = fs.explain(model, X.astype({"i": "int64"}), background=background, progress=False)
+    np.testing.assert_allclose(plain.values, e.values, atol=1e-12)
+
+
+def test_a_structured_array_is_rows_of_its_fields_not_one_row_of_records():
+    # hunt15: 2 records of 3 fields were explained as 1 row of 2 players 'x0', 'x1' (each player a whole record),
+    # values of shape (1, 2) returned without a word
+    fields = [("a", float), ("b", float), ("c", float)]
+    X = np.array([(1.0, 2.0, 3.0), (4.0, 5.0, 6.0)], dtype=fields)
+    background = np.array([(0.0, 0.0, 0.0), (1.0, 1.0, 1.0)], dtype=fields)
+
+    def model(rows):
+        rows = np.asarray(rows, dtype=float)
+        return rows[:, 0] + 2.0 * rows[:, 1] * rows[:, 2]
+
+    e = fs.explain(model, X, background=background, progress=False)
+    plain = fs.explain(model, pd.DataFrame(X), background=pd.DataFrame(background), progress=False)
+    assert e.values.shape == (2, 3) and e.player_names == ["a", "b", "c"]
+    np.testing.assert_allclose(e.values, plain.values, atol=1e-12)
+    np.testing.assert_allclose(e.values.sum(axis=1), model(pd.DataFrame(X)) - np.mean(model(pd.DataFrame(background))))
+    with pytest.raises(ValueError, match=r"x is a numpy structured array \(fields \['a', 'b', 'c'\]\)"):
+        fs.games.ModelGame(model, X[:1], background)
+
+
+@pytest.mark.parametrize("where, rows", [("X", [[1.0, 2.0, 3.0], [1.0, 2.0]]), ("background", [[0.0, 0.0, 0.0], [1.0, 2.0]]),
+                                         ("background", [[0.0, 0.0, 0.0], [1.0, [2.0], 3.0]])])
+def test_ragged_rows_are_refused_naming_the_argument(where, rows):
+    # hunt15: numpy's 'setting an array element with a sequence ... inhomogeneous shape' came out, naming neither
+    # X nor background
+    calls = []
+    args = {"X": np.zeros((2, 3)), "background": np.zeros((1, 3)), where: rows}
+    with pytest.raises(ValueError, match=f"^{where} must be rows of one value per feature: its rows are not all of "
+                                         "one length, or a cell holds a sequence$"):
+        fs.explain(lambda A: calls.append(1) or np.asarray(A).sum(axis=1), args["X"], background=args["background"],
+                   progress=False)
+    assert not calls
+
+
+def test_a_pyarrow_table_is_explained_as_its_pandas_frame():
+    # hunt15: a pyarrow Table (as a polars DataFrame) was read through its .columns, the ChunkedArrays' printouts:
+    # "background columns do not match the columns of X: missing ['[\n  [\n    0.1257...'"
+    pa = pytest.importorskip("pyarrow")
+    frame = pd.DataFrame(np.random.default_rng(0).normal(size=(6, 3)), columns=["a", "b", "c"])
+    table = pa.Table.from_pandas(frame)
+
+    def model(rows):
+        return np.asarray(rows, dtype=float) @ [1.0, 2.0, 3.0]
+
+    e = fs.explain(model, table.slice(0, 2), background=table.slice(2, 4), progress=False)
+    plain = fs.explain(model, frame.iloc[:2], background=frame.iloc[2:], progress=False)
+    assert e.player_names == ["a", "b", "c"]
+    np.testing.assert_allclose(e.values, plain.values, atol=1e-12)
+    np.testing.assert_allclose(e.values, (frame.iloc[:2] - frame.iloc[2:].mean()).to_numpy() * [1.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize("X", [np.zeros((2, 0)), pd.DataFrame(index=[0, 1])])
+def test_rows_without_columns_are_refused_naming_x(X):
+    # hunt15: 'n_players must be >= 1, got 0' named neither X nor what was wrong with it
+    with pytest.raises(ValueError, match=r"^X has 2 rows but no columns: no features to explain$"):
+        fs.explain(lambda A: np.zeros(len(A)), X, background=np.zeros((1, 0)), progress=False)
+
+
+def test_a_list_of_records_is_rows_of_their_keys_not_one_player_holding_each_dict():
+    # hunt15: [{'a': 1., 'b': 2.}, ...] was explained as rows of ONE player 'x0' whose value is the whole dict (the
+    # model was called with an object array of dicts), without a word
+    calls = []
+
+    def model(rows):
+        calls.append(type(rows).__name__)
+        return rows["a"].to_numpy(float) * 2.0 + rows["b"].to_numpy(float)
+
+    e = fs.explain(model, [{"a": 1.0, "b": 2.0}, {"a": 3.0, "b": 1.0}], background=[{"a": 0.0, "b": 0.5}],
+                   progress=False)
+    assert e.player_names == ["a", "b"] and set(calls) == {"DataFrame"}
+    np.testing.assert_allclose(e.values, [[2.0, 1.5], [6.0, 0.5]], atol=1e-12)

@@ -327,3 +327,19 @@ def test_walks_that_happen_to_agree_are_not_taken_for_exact_values(index, method
     a = fs.estimate(additive, index, method=method, budget=2 + 9 * 6, seed=seed, **options)
     np.testing.assert_allclose(a.values, np.arange(1.0, 11.0), atol=1e-12)
     assert np.all(a.stderr == 0) and "stderr" not in a.info
+
+
+def test_a_missing_value_in_the_background_leaves_the_correlation_partition_as_it_was():
+    # hunt15: one NaN among 200 background rows made its column 'uncorrelated with every other' (correlation 0.99
+    # with its twin read as 0): partition='correlation' gave [0, [2, [1, 3]]] instead of [[1, 3], [0, 2]]
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(2, 200))
+    X = np.column_stack([a, b, a + 0.1 * rng.normal(size=200), b + 0.1 * rng.normal(size=200)])
+    whole = Hierarchy.from_correlation(X)
+    X[7, 0] = np.nan
+    X[9, 3] = np.nan
+    assert Hierarchy.from_correlation(X) == whole and whole.blocks(1) == [[0, 2], [1, 3]]
+    # the pairs' correlations over the rows both hold (pandas' DataFrame.corr)
+    pd = pytest.importorskip("pandas")
+    from fairshare.indices.hierarchy import _correlation
+    np.testing.assert_allclose(_correlation(X), pd.DataFrame(X).corr().to_numpy(), atol=1e-12)

@@ -492,3 +492,16 @@ def test_a_base_value_shared_by_every_row_is_each_rows_in_slices_plots_and_the_r
     one = fs.Explanation(values=[[1.0, -2.0], [3.0, 0.5], [0.0, 0.0]], stderr=None, empty_value=0.5, index="shapley")
     assert one.plot("waterfall", row=1).get_xlabel() == "base value 0.5 -> 4"
     assert explanation_payload(one)["base"] == [0.5, 0.5, 0.5] and one[2].base_values.tolist() == [0.5]
+
+
+@pytest.mark.parametrize("names, clash", [(["empty_value", "b"], "'empty_value' has the name of the empty coalition's"),
+                                          (["a", "stderr:a"], "'stderr:a' has the name of the standard errors of 'a'")])
+def test_to_frame_refuses_a_player_named_as_another_column_instead_of_writing_over_it(names, clash):
+    # hunt15: a feature 'empty_value' replaced the empty coalition's value (3.92) in to_frame() and the CLI's --out
+    e = fs.Explanation(values=[[1.0, 2.0]], stderr=[[0.1, 0.2]], empty_value=[3.92], data=None, player_names=names,
+                       index="shapley")
+    with pytest.raises(ValueError, match=f"to_frame: the player {clash}"):
+        e.to_frame()
+    e.player_names = ["x", "y"]
+    assert e.to_frame().to_numpy().tolist() == [[3.92, 1.0, 2.0, 0.1, 0.2]]
+    assert e.to_frame(stderr=False).columns.tolist() == ["empty_value", "x", "y"]

@@ -1,4 +1,5 @@
 import math
+import re
 
 import numpy as np
 import pytest
@@ -76,6 +77,17 @@ def test_bad_beta_parameters(kwargs):
 def test_bad_weighted_banzhaf_parameter(w):
     with pytest.raises(ValueError, match="w must lie"):
         fs.Semivalue.weighted_banzhaf(w)
+
+
+@pytest.mark.parametrize("name, said", [("weighted-banzhaf(1.5)", "w must lie strictly between 0 and 1, got 1.5"),
+                                        ("Beta-Shapley(0, 1)", "alpha must be finite and > 0, got 0.0")])
+def test_a_named_family_member_with_bad_parameters_is_refused_naming_index(name, said):
+    # hunt15: the family's message came alone, naming neither index= nor the CLI's --index
+    calls = []
+    g = fs.games.FunctionGame(lambda S: calls.append(1) or S.sum(axis=1).astype(float), n_players=3)
+    with pytest.raises(ValueError, match="^" + re.escape(f"index='{name.lower().replace(' ', '')}': {said}") + "$"):
+        fs.estimate(g, name, budget=8, seed=0)
+    assert not calls
 
 
 def test_resolve_index_accepts_names_and_lists_choices():

@@ -23,6 +23,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .nullable import frame_values, nullable_dtype, numeric_dtype
+
 __all__ = ["as_rows", "is_sparse", "frame_info", "column_labels", "shared_dtypes", "model_columns", "match_columns",
            "aligned", "check_finite", "stored_names", "target_of", "register_library_hooks",
            "is_missing", "same_value", "check_labels", "first_step"]
@@ -70,8 +72,8 @@ def is_sparse(obj: Any) -> bool:
 
 
 def as_rows(obj: Any, name: str) -> Any:
-    """The values of a row or rows (numpy, pandas, lists) as a 2-D array, a 1-D input as one row; scipy.sparse
-    rows stay sparse (CSR, float).
+    """The values of a row or rows (numpy, pandas, lists) as a 2-D array, a 1-D input as one row (a DataFrame's
+    nullable numeric columns as numbers, ``<NA>`` as NaN); scipy.sparse rows stay sparse (CSR, float).
 
     Examples
     --------
@@ -87,8 +89,12 @@ def as_rows(obj: Any, name: str) -> Any:
         rows = sp.csr_matrix(obj, dtype=float)
         rows.sum_duplicates()
         return rows
-    values = obj.to_numpy() if hasattr(obj, "to_numpy") else np.asarray(obj)
+    values = frame_values(obj) if hasattr(obj, "columns") and hasattr(obj, "dtypes") else \
+        obj.to_numpy() if hasattr(obj, "to_numpy") else np.asarray(obj)
     values = np.asarray(values)
+    if values.dtype.names is not None:                  # records, whose fields would be read as one column each
+        raise ValueError(f"{name} is a numpy structured array (fields {list(values.dtype.names)[:10]}): give its "
+                         f"fields as columns, a DataFrame (pandas.DataFrame({name})) or a 2-D array")
     if values.ndim == 1:
         values = values[None, :]
     if values.ndim != 2:
@@ -131,7 +137,8 @@ def column_labels(obj: Any) -> list | None:
 def shared_dtypes(x: Any, background: Any) -> list | None:
     """One dtype per column that holds both ``x``'s values and the background's (the model's frames mix them): the
     frames' own dtype where they agree; a categorical dtype with every category of both (the background's first);
-    numpy's promotion of numeric dtypes (an integer column with a float background is float, not truncated); the
+    numpy's promotion of numeric dtypes (an integer column with a float background is float, not truncated; pandas'
+    nullable dtype of it where either is nullable: ``Int64`` with ``float64`` is ``Float64``); the
     background's values as they are (object) for any other mix. None where ``x`` is not a DataFrame.
 
     Examples
@@ -165,8 +172,10 @@ def shared_dtypes(x: Any, background: Any) -> list | None:
             categories = theirs + [c for c in mine.categories if c not in set(theirs)]
             ordered = bool(mine.ordered and (other.ordered if isinstance(other, pd.CategoricalDtype) else False))
             out.append(pd.CategoricalDtype(categories, ordered=ordered))
-        elif isinstance(mine, np.dtype) and isinstance(other, np.dtype) and mine.kind in "biuf" and other.kind in "biuf":
-            out.append(np.result_type(mine, other))
+        elif numeric_dtype(mine) is not None and numeric_dtype(other) is not None:
+            common = np.result_type(numeric_dtype(mine), numeric_dtype(other))
+            plain = isinstance(mine, np.dtype) and isinstance(other, np.dtype)
+            out.append(common if plain else nullable_dtype(common))    # pandas' nullable one if either is
         else:
             out.append(np.dtype(object) if isinstance(mine, np.dtype) and mine.kind in "biuf" else mine)
     return out

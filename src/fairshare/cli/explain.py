@@ -8,6 +8,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from ..results.base import frame_clash
 from .columns import refuse_words, words_refused
 from .files import aligned, check_paths, parse_partition, parse_rows, read_csv, read_texts
 from .model_files import load_model
@@ -112,6 +113,9 @@ def run_explain(args: argparse.Namespace) -> int:
     background = None if args.background is None else read_csv(args.background, "--background")
     model = _model(args)
     data = aligned(frame, model, "--data", args.data)
+    clash = frame_clash([str(c) for c in data.columns], index="row")
+    if clash is not None:                       # --out's columns would be ambiguous (or its row column not written)
+        raise ValueError(f"--data {args.data}: {clash} of --out {args.out}; rename the column (and the model's feature)")
     if background is not None:
         background = aligned(background, model, "--background", args.background, [str(c) for c in data.columns])
     from ..doors.explain import explain

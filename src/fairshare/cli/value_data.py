@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 from typing import Any
 
 from .columns import refuse_words
@@ -12,6 +13,8 @@ from .model_files import load_model
 __all__ = ["add_value_data", "run_value_data", "NAMED_MODELS"]
 
 NAMED_MODELS = ("logistic", "knn", "gbm")
+#: the columns of --out besides the --flag column
+OUT_COLUMNS = ("row", "value", "stderr")
 
 
 def add_value_data(sub: argparse._SubParsersAction, index_help: str) -> None:
@@ -90,6 +93,9 @@ def run_value_data(args: argparse.Namespace) -> int:
     if args.flag is not None:
         if args.flag not in train.columns:
             raise ValueError(f"--flag {args.flag!r} is not a column of --train {args.train}")
+        if args.flag in OUT_COLUMNS or re.fullmatch(r"(value|stderr)_\d+", args.flag):
+            raise ValueError(f"--flag {args.flag!r} has the name of a column of --out {args.out} ({', '.join(OUT_COLUMNS)}"
+                             "), which it would replace; rename the column in --train")
         column = train[args.flag]
         zero_one = column.isin([0, 1]) & column.notna()
         if not zero_one.all():

@@ -119,7 +119,8 @@ class Hierarchy:
     def from_correlation(cls, data: Any, names: Sequence[str] | None = None) -> Hierarchy:
         """A binary hierarchy of the columns of ``data`` (rows, n): average-linkage clustering on the distance
         ``1 - |correlation|``, so strongly correlated features share the deepest blocks (as shap's Partition
-        masker clusters its background). Constant columns count as uncorrelated with every other.
+        masker clusters its background). Constant columns count as uncorrelated with every other; a missing value
+        (NaN) leaves out its row from the correlations of its column only (pairwise complete, as pandas' ``corr``).
 
         Examples
         --------
@@ -139,11 +140,7 @@ class Hierarchy:
         n = X.shape[1]
         if n == 1:
             return cls([0], 1)
-        Z = X - X.mean(axis=0)
-        scale = np.sqrt((Z ** 2).sum(axis=0))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            C = (Z.T @ Z) / np.outer(scale, scale)
-        C = np.where(np.isfinite(C), C, 0.0)
+        C = _correlation(X)
         D = np.clip(1.0 - np.abs(C), 0.0, 1.0)
         np.fill_diagonal(D, 0.0)
         link = linkage(squareform(D, checks=False), method="average")
@@ -286,6 +283,32 @@ class Hierarchy:
 
     def __repr__(self) -> str:
         return f"Hierarchy({self.nested()!r}, {self.n_players})"
+
+
+def _correlation(X: np.ndarray) -> np.ndarray:
+    """Pearson correlations of the columns of ``X``, each pair over the rows where both are present (NaN: missing);
+    0 where undefined (a constant column, fewer than 2 rows in common).
+
+    Examples
+    --------
+    >>> X = np.array([[1.0, 2.0], [2.0, 4.1], [3.0, 5.9], [np.nan, 100.0]])
+    >>> np.round(_correlation(X), 4).tolist()
+    [[1.0, 0.999], [0.999, 1.0]]
+    """
+    present = ~np.isnan(X)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if present.all():
+            Z = X - X.mean(axis=0)
+            scale = np.sqrt((Z ** 2).sum(axis=0))
+            C = (Z.T @ Z) / np.outer(scale, scale)
+        else:
+            P = present.astype(float)
+            V = np.where(present, X - np.nanmean(np.where(present, X, np.nan), axis=0), 0.0)
+            count, sums = P.T @ P, V.T @ P           # sums[i, j]: column i over the rows where j is present too
+            cov = V.T @ V - sums * sums.T / count
+            var = (V ** 2).T @ P - sums ** 2 / count
+            C = np.where(count >= 2, cov / np.sqrt(var * var.T), np.nan)
+    return np.where(np.isfinite(C), C, 0.0)
 
 
 def balanced(block: Any, branching: int = 8) -> Any:

@@ -305,7 +305,16 @@ _FAMILIES = {"beta-shapley": (Semivalue.beta_shapley, 2), "weighted-banzhaf": (S
 
 
 def _parse(text: str) -> Semivalue | None:
-    """``"beta-shapley(4,1)"`` or ``"weighted-banzhaf(0.3)"`` -> the Semivalue (None when ``text`` is no such name)."""
+    """``"beta-shapley(4,1)"`` or ``"weighted-banzhaf(0.3)"`` -> the Semivalue (None when ``text`` is no such name);
+    parameters the family refuses are refused naming ``index``.
+
+    Examples
+    --------
+    >>> _parse("weighted-banzhaf(1.5)")
+    Traceback (most recent call last):
+    ...
+    ValueError: index='weighted-banzhaf(1.5)': w must lie strictly between 0 and 1, got 1.5
+    """
     head, paren, rest = text.partition("(")
     family = _FAMILIES.get(head.strip())
     if family is None or not paren or not rest.endswith(")"):
@@ -315,7 +324,12 @@ def _parse(text: str) -> Semivalue | None:
         args = [float(a) for a in rest[:-1].split(",")]
     except ValueError:
         return None
-    return make(*args) if len(args) == arity else None
+    if len(args) != arity:
+        return None
+    try:
+        return make(*args)
+    except ValueError as exc:                       # the family's own words, under the argument's name
+        raise ValueError(f"index={text!r}: {exc}") from None
 
 
 def resolve_index(index: str | Semivalue, n_players: int | None = None) -> Semivalue:

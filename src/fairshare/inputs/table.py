@@ -9,6 +9,7 @@ values of every row in one batched walk), any other model or function a :class:`
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -37,20 +38,43 @@ from .outputs import check_outputs, describe_output, labels_of
 __all__ = ["TableInput", "one_row", "imputation_key"]
 
 
-def one_row(obj: Any) -> Any:
-    """A pandas Series or a 1-D array is one row: a one-row DataFrame or a (1, n) array.
+def one_row(obj: Any, name: str = "X") -> Any:
+    """A pandas Series or a 1-D array is one row: a one-row DataFrame or a (1, n) array; a numpy structured array
+    is rows whose fields are the features: a DataFrame with a column per field, as is a list of records (dicts of
+    feature -> value); a table of another library that converts itself (a pyarrow Table, a polars DataFrame:
+    ``to_pandas()``) is read as that pandas DataFrame.
 
     Examples
     --------
     >>> one_row([1.0, 2.0]).shape
     (1, 2)
+    >>> one_row(np.array([(1.0, 2)], dtype=[("a", float), ("b", int)])).columns.tolist()
+    ['a', 'b']
+    >>> one_row([{"a": 1.0, "b": 2}, {"a": 0.5, "b": 3}]).columns.tolist()
+    ['a', 'b']
+    >>> one_row([[1.0, 2.0], [3.0]], "background")
+    Traceback (most recent call last):
+    ...
+    ValueError: background must be rows of one value per feature: its rows are not all of one length, or a cell \
+holds a sequence
     """
+    if callable(getattr(obj, "to_pandas", None)) and not hasattr(obj, "iloc"):    # its columns' names and dtypes
+        obj = obj.to_pandas()
+    records = isinstance(obj, (list, tuple)) and len(obj) > 0 and all(isinstance(r, Mapping) for r in obj)
+    if records or isinstance(obj, np.ndarray) and obj.dtype.names is not None and obj.ndim <= 1:
+        import pandas as pd
+
+        return pd.DataFrame(list(obj)) if records else pd.DataFrame(obj.reshape(-1))
     if hasattr(obj, "to_frame") and hasattr(obj, "index") and not hasattr(obj, "columns"):
         import pandas as pd
 
         return pd.DataFrame([obj.to_numpy()], columns=list(obj.index), index=[obj.name]).infer_objects()
     if isinstance(obj, (list, tuple)) or (hasattr(obj, "shape") and len(getattr(obj, "shape")) == 1):
-        arr = np.asarray(obj)
+        try:
+            arr = np.asarray(obj)
+        except ValueError:                              # ragged rows: numpy's message names no argument
+            raise ValueError(f"{name} must be rows of one value per feature: its rows are not all of one length, or "
+                             "a cell holds a sequence") from None
         return arr[None, :] if arr.ndim == 1 else arr
     return obj
 
@@ -127,11 +151,11 @@ class TableInput(Input):
         return True                                      # the kind every other table kind refines
 
     def __init__(self, model: Any, X: Any, background: Any, args: dict) -> None:
+        X = one_row(to_numpy(X), "X")                      # tensors of rows: read on the host, as any table
         if np.ndim(X) == 0:
             raise ValueError(f"X must be rows of features (a table, an array, or one row as a Series or 1-D "
                              f"array), got a single {type(X).__name__}")
-        X = one_row(to_numpy(X))                           # tensors of rows: read on the host, as any table
-        background = None if background is None else one_row(to_numpy(background))
+        background = None if background is None else one_row(to_numpy(background), "background")
         if (X.shape[0] if hasattr(X, "shape") else len(X)) == 0:
             raise ValueError("X holds no rows to explain")
         imputation, groups = args["imputation"], args["groups"]
@@ -148,6 +172,8 @@ class TableInput(Input):
         check_outputs(model, self.tree, self.unread, args["model_output"], args["link"], args["y"], background)
         self.X, self.background = _aligned_rows(model, X, background)
         self.rows = as_rows(self.X, "X")
+        if self.rows.shape[1] == 0:
+            raise ValueError(f"X has {self.rows.shape[0]} rows but no columns: no features to explain")
         if self.tree and not self.classes_only:      # rows the trees cannot read: refused here, naming X (not x)
             tree_rows(self.X, unchecked(model), "X")
         self._read_background(args)

@@ -16,7 +16,7 @@ import numpy as np
 
 from .storage import read_result, write_result
 
-__all__ = ["Result", "Alias", "result_kinds"]
+__all__ = ["Result", "Alias", "result_kinds", "frame_clash"]
 
 #: class name -> result class, for :meth:`Result.load` (every subclass registers itself)
 _KINDS: dict[str, type] = {}
@@ -32,6 +32,30 @@ def result_kinds() -> list[str]:
     True
     """
     return sorted(_KINDS)
+
+
+def frame_clash(columns: list[str], empties: tuple | list = ("empty_value",), stderr: bool = True,
+                index: str | None = None) -> str | None:
+    """What makes :meth:`Explanation.to_frame`'s column names ambiguous, or None: a player's column named as the
+    empty coalition's value column, as another player's ``stderr:`` column, or as ``index`` (the rows' index
+    ``row``, a column once ``to_frame().reset_index()`` inserts it, as the command line writes it).
+
+    Examples
+    --------
+    >>> frame_clash(["a", "b"], index="row") is None
+    True
+    >>> frame_clash(["empty_value", "b"])
+    "the player 'empty_value' has the name of the empty coalition's value column"
+    """
+    taken = {e: "the empty coalition's value" for e in empties}
+    if stderr:
+        taken.update({f"stderr:{c}": f"the standard errors of {c!r}" for c in columns})
+    if index is not None:
+        taken[index] = "the rows' index"
+    named = next((c for c in columns if c in taken), None)
+    if named is None:
+        return None
+    return f"the player {named!r} has the name of {taken[named]} column"
 
 
 class Alias:

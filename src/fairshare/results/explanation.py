@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .base import Result
+from .base import Result, frame_clash
 
 __all__ = ["Explanation"]
 
@@ -382,7 +382,8 @@ class Explanation(Result):
 
     def to_frame(self, stderr: bool = True) -> Any:
         """Wide pandas DataFrame: one row per explained row (indexed by ``row_names``), one column per player
-        (``name[output]`` for several outputs), plus ``stderr:`` columns and the empty coalition's value.
+        (``name[output]`` for several outputs), plus ``stderr:`` columns and the empty coalition's value; a player
+        named as another column is refused (:func:`~fairshare.results.base.frame_clash`), not written over it.
 
         Examples
         --------
@@ -395,8 +396,10 @@ class Explanation(Result):
 
         cols, data = self._columns(), {}
         base = self.empty_value.reshape(len(self), -1)
-        for j in range(base.shape[1]):
-            data["empty_value" if base.shape[1] == 1 else f"empty_value[{self._outputs()[j]}]"] = base[:, j]
+        empties = ["empty_value"] if base.shape[1] == 1 else [f"empty_value[{o}]" for o in self._outputs()]
+        if (clash := frame_clash(cols, empties, stderr and self.stderr is not None)) is not None:
+            raise ValueError(f"to_frame: {clash}; give the players other names (player_names=)")
+        data.update(zip(empties, base.T))
         flat = self.values.reshape(len(self), -1)
         for c, col in enumerate(cols):
             data[col] = flat[:, c]
