@@ -228,3 +228,45 @@ def test_the_table_gives_the_same_bits_in_any_batch_and_softmax_log_loss_equals_
     game = fs.games.TreeGame(model, x, mode="interventional", background=bg, model_output="probability")
     S = np.random.default_rng(0).random((40, 8)) < 0.5
     np.testing.assert_allclose(game(S), brute(model, x, bg, lambda p: p)(S), atol=1e-6)
+
+
+def _label_matrix(X):
+    """Three 0/1 labels of the rows (a multi-label target)."""
+    return np.column_stack([X[:, 0] > np.median(X[:, 0]), X[:, 1] > np.median(X[:, 1]),
+                            X[:, 2] + X[:, 3] > np.median(X[:, 2] + X[:, 3])]).astype(int)
+
+
+@pytest.mark.parametrize("strategy", ["one_output_per_tree", "multi_output_tree"])
+def test_a_multi_label_xgboost_classifier_gives_one_probability_per_label(data, strategy):
+    """An XGBClassifier fitted on 3 labels has classes_ [0, 1] but predict_proba gives 3 columns (one logistic per
+    label): explain(model_output='probability') was refused after a model call ("gives 3 probabilities, but its
+    classes_ name 2"); its values are those of brute force over predict_proba."""
+    X, _, _ = data
+    model = xgb.XGBClassifier(n_estimators=10, max_depth=3, multi_strategy=strategy, tree_method="hist")
+    model.fit(X, _label_matrix(X))
+    x, bg = X[0], X[100:115]
+    game = fs.games.TreeGame(model, x, mode="interventional", background=bg, model_output="probability")
+    assert game.link == "logistic per output"
+    want = fs.exact(brute(model, x, bg, lambda p: p), "shapley").values
+    got = fs.exact(game, "shapley").values
+    assert got.shape == want.shape == (8, 3) and np.abs(want).max() > 0.05
+    np.testing.assert_allclose(got, want, atol=1e-6)
+    e = fs.explain(model, X[:2], bg, model_output="probability", progress=False)
+    assert e.values.shape == (2, 8, 3)
+    np.testing.assert_allclose(e.values.sum(axis=1) + e.empty_value, model.predict_proba(X[:2]), atol=1e-6)
+
+
+def test_the_log_loss_of_a_multi_label_classifier_is_refused_before_any_model_call(data, monkeypatch):
+    """A label y of a multi-label classifier names no class of one probability: xgboost read -log p[:, y] of the
+    y-th label's probability (catboost's MultiLogloss likewise) and returned it silently."""
+    X, _, _ = data
+    models = [xgb.XGBClassifier(n_estimators=5, max_depth=3).fit(X, _label_matrix(X)[:, :2])]
+    cb = pytest.importorskip("catboost")
+    models.append(cb.CatBoostClassifier(iterations=5, depth=3, loss_function="MultiLogloss", verbose=0,
+                                        allow_writing_files=False).fit(X, _label_matrix(X)))
+    for model in models:
+        calls = []
+        monkeypatch.setattr(type(model), "predict_proba", lambda self, *a, **k: calls.append(1))
+        with pytest.raises(ValueError, match="multi-label classifier .* explain model_output='probability'"):
+            fs.explain(model, X[:2], X[100:110], model_output="log_loss", y=[1, 0], progress=False)
+        assert calls == []

@@ -262,9 +262,10 @@ class TreeGame(Game):
 
 
 def class_outputs(model: Any, ens: TreeEnsemble, model_output: str, y: Any) -> tuple[int, int | None]:
-    """``(n_outputs, label)`` of a tree game on ``model_output`` ``"probability"`` (one output per class) or
-    ``"log_loss"`` (one output; ``y``'s position among the classes), from the model's ``classes_`` (else the trees'
-    outputs: two for one margin), without a model call; ``y`` not a class is refused.
+    """``(n_outputs, label)`` of a tree game on ``model_output`` ``"probability"`` (one output per output of the
+    trees: a class, or a label of a multi-label classifier; two for one margin) or ``"log_loss"`` (one output;
+    ``y``'s position among the model's ``classes_``), without a model call; ``y`` not a class, or a log loss of a
+    multi-label classifier (whose labels are no classes of one probability), is refused.
 
     Examples
     --------
@@ -273,9 +274,17 @@ def class_outputs(model: Any, ens: TreeEnsemble, model_output: str, y: Any) -> t
     (0, 2)
     """
     found = getattr(model, "classes_", None)
-    k = len(found) if found is not None else (2 if ens.n_outputs == 1 else ens.n_outputs)
+    if ens is not None and ens.n_outputs > 1:
+        k = ens.n_outputs
+    else:
+        k = len(found) if found is not None else 2
     if model_output == "probability":
         return k, None
+    if ens is not None and ens.labels:
+        raise ValueError(f"model_output='log_loss' reads the probability of y's class, but the "
+                         f"{type(model).__name__} is a multi-label classifier (one probability of its own per each "
+                         f"of its {k} labels, none of them a class); explain model_output='probability' (one value "
+                         "per label)")
     classes = [c.item() if hasattr(c, "item") else c for c in (found if found is not None else range(k))]
     y = y.item() if hasattr(y, "item") else y
     if y not in classes:

@@ -125,6 +125,7 @@ def xgboost_trees(model: Any) -> TreeEnsemble:
     ens = assemble(trees, n_features, k, np.zeros(k), strict=True, float32=True, output="margin",
                    feature_names=names, category_maps=maps, missing_value=missing, sparse_missing=True)
     ens.category_note = note
+    ens.labels = k > 1 and str(learner.get("objective", {}).get("name", "")).startswith("binary:")
     ens.base = np.full(k, np.nan)
     return ens
 

@@ -24,6 +24,15 @@ __all__ = ["CatBoostReader", "read_catboost", "catboost_margin"]
 
 _CLASSIFYING_LOSSES = ("Logloss", "CrossEntropy", "MultiClass", "MultiClassOneVsAll", "MultiLogloss",
                        "MultiCrossEntropy")
+_LABEL_LOSSES = ("MultiLogloss", "MultiCrossEntropy")          # one logistic per label of a 0/1 label matrix
+
+
+def _loss(model: Any) -> str:
+    """The name of the model's loss (``"MultiLogloss"``, ...; empty when it names none)."""
+    try:
+        return str(model.get_all_params().get("loss_function", "")).split(":")[0]
+    except Exception:                                   # noqa: BLE001 - a model that lists no parameters
+        return ""
 
 
 class CatBoostReader(Reader):
@@ -37,7 +46,9 @@ class CatBoostReader(Reader):
         return hasattr(model, "save_model")
 
     def read(self, model: Any) -> TreeEnsemble:
-        return read_catboost(model)
+        ens = read_catboost(model)
+        ens.labels = ens.n_outputs > 1 and _loss(model) in _LABEL_LOSSES
+        return ens
 
     def margin(self, model: Any, X: np.ndarray) -> np.ndarray:
         return catboost_margin(model, X)
@@ -102,8 +113,7 @@ class CatBoostReader(Reader):
 
         model = catboost.CatBoost()
         model.load_model(path)
-        loss = str(model.get_all_params().get("loss_function", ""))
-        typed = catboost.CatBoostClassifier() if loss.split(":")[0] in _CLASSIFYING_LOSSES else \
+        typed = catboost.CatBoostClassifier() if _loss(model) in _CLASSIFYING_LOSSES else \
             catboost.CatBoostRegressor()
         typed.load_model(path)
         return typed
