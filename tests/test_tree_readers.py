@@ -707,3 +707,35 @@ def test_the_parse_cache_holds_models_that_cannot_be_hashed_and_lets_them_go():
     del model
     gc.collect()
     assert ref() is None                             # the cache does not keep a model alive
+
+
+def test_values_beyond_float32_are_refused_where_the_models_own_predict_refuses_them(monkeypatch):
+    """scikit-learn's trees cast rows to float32 and refuse 1e39 (an infinity there); tree_values walked it as an
+    infinity and returned a prediction the model never gives. Refused, naming argument, row and column,
+    before any model call; xgboost, lightgbm and HistGradientBoosting predict such rows, and still explain them."""
+    frame = pd.DataFrame(X_NUM, columns=[f"f{i}" for i in range(N_FEATURES)])
+    forest = ske.RandomForestRegressor(n_estimators=5, max_depth=4, random_state=0).fit(frame, Y_REG)
+    boosting = ske.GradientBoostingRegressor(n_estimators=5, random_state=0).fit(X_NUM, Y_REG)
+    big = frame.iloc[:3].copy()
+    big.iloc[1, 2] = -1e39
+    calls = []
+    for cls in (ske.RandomForestRegressor, ske.GradientBoostingRegressor):
+        monkeypatch.setattr(cls, "predict", lambda self, *a, **k: calls.append(1))
+    for door, arg, model in [(lambda m, b: fs.explain(m, b, progress=False), "X", forest),
+                             (lambda m, b: fs.explain(m, X_NUM[:2], b, progress=False), "background", forest),
+                             (lambda m, b: fs.games.tree_values(m, b), "X", boosting),
+                             (lambda m, b: fs.games.tree_interactions(m, b), "X", boosting)]:
+        column = "'f2'" if model is forest else "2"
+        with pytest.raises(ValueError, match=f"{arg} holds -1e\\+39 at row 1, column {column}, beyond float32's"):
+            door(model, big if model is forest else big.to_numpy())
+    assert not calls
+    monkeypatch.undo()
+    edge = big.copy()
+    edge.iloc[1, 2] = float(np.finfo(np.float32).max)            # the largest float32: taken by the model
+    phi = fs.games.tree_values(forest, edge)
+    np.testing.assert_allclose(phi.values.sum(axis=1) + phi.empty_value, forest.predict(edge), atol=1e-12)
+    for model in (xgb.XGBRegressor(n_estimators=5, max_depth=3).fit(X_NUM, Y_REG),
+                  lgb.LGBMRegressor(n_estimators=5, verbose=-1).fit(X_NUM, Y_REG),
+                  ske.HistGradientBoostingRegressor(max_iter=5).fit(X_NUM, Y_REG)):
+        phi = fs.games.tree_values(model, big.to_numpy())
+        np.testing.assert_allclose(phi.values.sum(axis=1) + phi.empty_value, model.predict(big.to_numpy()), atol=1e-5)

@@ -99,6 +99,18 @@ def _from_array(arr: np.ndarray, ens: TreeEnsemble, name: str) -> np.ndarray:
     return out
 
 
+def _refuse_float32_overflow(arr: np.ndarray, ens: TreeEnsemble, name: str) -> None:
+    """Refuse a finite value that float32 cannot hold (rounded to an infinity), as the model's own predict does."""
+    with np.errstate(over="ignore"):
+        beyond = np.isfinite(arr) & np.isinf(arr.astype(np.float32))
+    if beyond.any():
+        row, col = np.argwhere(beyond)[0]
+        label = repr(ens.feature_names[col]) if ens.feature_names else str(col)
+        raise ValueError(f"{name} holds {arr[row, col]:g} at row {row}, column {label}, beyond float32's range "
+                         f"(+-{float(np.finfo(np.float32).max):.4g}), which the {ens.refuses_float32_overflow} "
+                         "refuses (it reads rows as float32): scale or clip the value")
+
+
 def tree_rows(X: Any, ens: TreeEnsemble, name: str = "X") -> np.ndarray:
     """Rows of ``X`` as floats in the model's feature order: ``(m, n_features)``.
 
@@ -140,6 +152,8 @@ def tree_rows(X: Any, ens: TreeEnsemble, name: str = "X") -> np.ndarray:
     if np.isinf(arr).any():
         bad = np.argwhere(np.isinf(arr))[0]
         raise ValueError(f"{name} holds an infinite value (row {bad[0]}, column {bad[1]})")
+    if ens.refuses_float32_overflow:
+        _refuse_float32_overflow(arr, ens, name)
     if ens.refuses_missing and np.isnan(arr).any():
         row, col = np.argwhere(np.isnan(arr))[0]
         label = repr(ens.feature_names[col]) if ens.feature_names else str(col)

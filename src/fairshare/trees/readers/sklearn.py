@@ -224,6 +224,8 @@ def read_sklearn(model: Any) -> TreeEnsemble:
     else:
         raise TypeError(f"unsupported scikit-learn model {type(model).__name__}")
     ens.feature_names = names
+    if not isinstance(model, (HistGradientBoostingClassifier, HistGradientBoostingRegressor, IsolationForest)):
+        ens.refuses_float32_overflow = type(model).__name__      # its predict casts rows to float32 and checks them
     return ens
 
 
