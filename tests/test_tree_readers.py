@@ -314,6 +314,32 @@ def test_refused_configurations_say_why():
         fs.games.TreeGame(ske.RandomForestRegressor(), X_NUM[0])
 
 
+def test_a_boosting_model_whose_init_draws_at_random_is_refused_before_any_model_call(monkeypatch):
+    """GradientBoostingClassifier(init=DummyClassifier(strategy="stratified")) gives each row a random margin
+    (decision_function of the same 4 rows differed by 72.1 between two calls); it was explained as if constant.
+    Deterministic dummy inits (prior, uniform, most_frequent) are still read and add up to the model's margin."""
+    from sklearn.dummy import DummyClassifier
+
+    model = ske.GradientBoostingClassifier(n_estimators=5, random_state=0,
+                                           init=DummyClassifier(strategy="stratified")).fit(X_NUM, Y_BIN)
+    calls = []
+    monkeypatch.setattr(DummyClassifier, "predict_proba", lambda self, *a, **k: calls.append(1))
+    monkeypatch.setattr(ske.GradientBoostingClassifier, "decision_function", lambda self, *a, **k: calls.append(1))
+    for door in (lambda: fs.games.tree_values(model, X_NUM[:3]), lambda: fs.explain(model, X_NUM[:3], progress=False),
+                 lambda: fs.games.TreeGame(model, X_NUM[0], mode="interventional", background=X_NUM[:5])):
+        with pytest.raises(ValueError, match=r"init estimator is DummyClassifier\(strategy='stratified'\), which "
+                                             "draws its probabilities at random"):
+            door()
+    assert not calls
+    monkeypatch.undo()
+    for strategy in ("prior", "uniform", "most_frequent"):
+        model = ske.GradientBoostingClassifier(n_estimators=5, random_state=0,
+                                               init=DummyClassifier(strategy=strategy)).fit(X_NUM, Y_BIN)
+        phi = fs.games.tree_values(model, X_NUM[:3])
+        np.testing.assert_allclose(phi.values.sum(axis=1) + phi.empty_value, model.decision_function(X_NUM[:3]),
+                                   rtol=1e-9)
+
+
 @pytest.mark.parametrize("make", [lambda: lgb.LGBMRegressor(), lambda: lgb.LGBMClassifier(),
                                   lambda: pytest.importorskip("catboost").CatBoostRegressor()],
                          ids=["lgb-regressor", "lgb-classifier", "catboost"])
