@@ -592,6 +592,41 @@ def test_a_dmatrix_with_a_base_margin_is_refused_before_any_model_call(monkeypat
     np.testing.assert_allclose(e.grand_value, booster.predict(plain, output_margin=True), atol=1e-5)
 
 
+def test_a_catboost_pool_is_read_by_its_names_and_containers_without_rows_are_refused_first(monkeypatch):
+    """A catboost Pool (X or background) was refused with "X must be a row or a 2-D array of rows, got shape ()"
+    (fs.explain: "got a single Pool"), a lightgbm Dataset likewise. A Pool of numbers is read (by its feature
+    names, as catboost matches them); one that keeps categories only as hashes, or carries a baseline, and a lightgbm
+    Dataset (whose rows lightgbm itself does not predict) are refused naming the type and what to pass."""
+    cb = pytest.importorskip("catboost")
+    names = [f"f{i}" for i in range(N_FEATURES)]
+    frame = pd.DataFrame(X_NUM, columns=names)
+    model = cb.CatBoostRegressor(iterations=20, depth=3, verbose=0, allow_writing_files=False).fit(frame, Y_REG)
+    pool = cb.Pool(frame.iloc[:4, ::-1])                                  # columns reversed: matched by name
+    want = fs.games.tree_values(model, frame.iloc[:4])
+    got = fs.games.tree_values(model, pool)
+    np.testing.assert_allclose(got.values, want.values, atol=1e-12)
+    np.testing.assert_allclose(got.values.sum(axis=1) + got.empty_value, model.predict(pool), atol=1e-9)
+    e = fs.explain(model, pool, cb.Pool(X_NUM[50:60]), progress=False)
+    np.testing.assert_allclose(e.values, fs.explain(model, frame.iloc[:4], frame.iloc[50:60], progress=False).values,
+                               atol=1e-12)
+    cats = frame.assign(c=np.where(X_NUM[:, 0] > 0, "p", "q"))
+    with_cats = cb.CatBoostRegressor(iterations=5, depth=3, verbose=0, allow_writing_files=False).fit(
+        cats, Y_REG, cat_features=["c"])
+    booster = lgb.LGBMRegressor(n_estimators=5, verbose=-1).fit(X_NUM, Y_REG)
+    calls = []
+    monkeypatch.setattr(cb.CatBoostRegressor, "predict", lambda self, *a, **k: calls.append(1))
+    monkeypatch.setattr(lgb.Booster, "predict", lambda self, *a, **k: calls.append(1))
+    for door in (lambda m, rows: fs.games.tree_values(m, rows), lambda m, rows: fs.explain(m, rows, progress=False)):
+        with pytest.raises(ValueError, match="X is a catboost Pool with categorical features .* pass the rows the "
+                                             "Pool was made from"):
+            door(with_cats, cb.Pool(cats.iloc[:3], cat_features=["c"]))
+        with pytest.raises(ValueError, match="X is a catboost Pool with a baseline"):
+            door(model, cb.Pool(frame.iloc[:3], baseline=np.ones(3)))
+        with pytest.raises(ValueError, match="X is a lightgbm Dataset, .* pass the rows it was made from"):
+            door(booster, lgb.Dataset(X_NUM[:3]))
+    assert not calls
+
+
 def test_pandas_nullable_dtypes_and_reordered_columns():
     frame = pd.DataFrame(X_NAN, columns=[f"f{i}" for i in range(N_FEATURES)])
     model = xgb.XGBRegressor(n_estimators=20, max_depth=4).fit(frame, Y_REG)

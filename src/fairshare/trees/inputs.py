@@ -128,7 +128,7 @@ def tree_rows(X: Any, ens: TreeEnsemble, name: str = "X") -> np.ndarray:
     """
     own = library_rows(X, name)                  # a tree library's own container (a DMatrix: present values only)
     if own is not None:
-        arr = own
+        arr = _from_frame(own, ens, name) if hasattr(own, "columns") else own        # a named container: by name
     elif _is_sparse(X):
         arr = dense_from_sparse(X, ens.sparse_missing, name)
     elif hasattr(X, "columns") and hasattr(X, "iloc"):

@@ -118,8 +118,10 @@ class Reader:
         return attribute_state(model)
 
     # ------------------------------------------------------------------------------ rows
-    def rows(self, X: Any, name: str) -> np.ndarray | None:
-        """``X`` as dense float rows when it is one of the library's own data containers, else None."""
+    def rows(self, X: Any, name: str) -> Any:
+        """``X`` as dense float rows when it is one of the library's own data containers (a DataFrame of them when
+        the container names its columns: matched to the model's features by name), else None; a container whose
+        rows cannot be read back is refused here, naming what to pass instead."""
         return None
 
     def category_codes(self, values: Any, categories: np.ndarray, name: str, column: str) -> np.ndarray:

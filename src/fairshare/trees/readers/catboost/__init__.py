@@ -74,6 +74,33 @@ class CatBoostReader(Reader):
         return (type(model), getattr(model, "tree_count_", None),
                 None if leaves is None else hash(leaves.tobytes()))
 
+    def rows(self, X: Any, name: str) -> Any:
+        """A catboost ``Pool`` of numbers: its features (float32, as the trees compare them), a frame named by the
+        Pool's feature names where it has them (catboost matches a Pool's columns to the model by name); a Pool
+        with a baseline, or categorical, text or embedding features (kept only as hashes), or quantized, is
+        refused naming what to pass."""
+        if type(X).__name__ != "Pool" or not self.owns(X):
+            return None
+        if np.asarray(X.get_baseline()).size:
+            raise ValueError(f"{name} is a catboost Pool with a baseline: catboost adds that offset per row to the "
+                             "trees, and no feature carries it, so values of the trees would not add up to the "
+                             f"model's predictions on {name}; pass the rows without a baseline (and add the offset "
+                             "to the grand and empty values yourself)")
+        kinds = [kind for kind, idx in (("categorical", X.get_cat_feature_indices()),
+                                        ("text", X.get_text_feature_indices()),
+                                        ("embedding", X.get_embedding_feature_indices())) if len(idx)]
+        if kinds or X.is_quantized():
+            why = f"{kinds[0]} features (a Pool keeps them only as hashes)" if kinds else "quantized features (bins)"
+            raise ValueError(f"{name} is a catboost Pool with {why}, from which its rows cannot be read back; pass "
+                             "the rows the Pool was made from (a DataFrame or an array) instead")
+        rows = np.asarray(X.get_features(), dtype=float)
+        names = [str(n) for n in X.get_feature_names()]
+        if all(names) and len(set(names)) == len(names):
+            import pandas as pd
+
+            return pd.DataFrame(rows, columns=names)
+        return rows
+
     def category_codes(self, values: Any, categories: np.ndarray, name: str, column: str) -> np.ndarray:
         return hash_codes(values, categories, name, column)
 
