@@ -23,7 +23,7 @@ from ..trees.classes import class_explanation
 from ..trees.prepared import Prepared, planned, unreadable, verified
 from ..trees.values import leaf_semivalues, path_weights, sign_tables
 
-__all__ = ["TreeGame", "tree_values", "tree_values_array", "tree_explanation", "empty_value", "TREE_ARGUMENTS",
+__all__ = ["TreeGame", "row_names", "tree_values", "tree_values_array", "tree_explanation", "empty_value", "TREE_ARGUMENTS",
            "MODES"]
 
 MODES = ("path-dependent", "interventional")
@@ -388,6 +388,23 @@ def _tree_inputs(model: Any, X: Any, mode: str, background: Any) -> tuple[Prepar
     return prep, rows, bg
 
 
+def row_names(X: Any) -> list | None:
+    """The names of the rows of ``X``: a DataFrame's index, a Series' name (one row; None when it has none), else
+    None (positions).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> row_names(pd.Series([1.0, 2.0], index=["a", "b"], name=7)), row_names(pd.DataFrame({"a": [1.0]}, index=[3]))
+    ([7], [3])
+    """
+    if hasattr(X, "columns") and hasattr(X, "index"):
+        return list(X.index)
+    if hasattr(X, "to_frame") and hasattr(X, "index"):                 # a Series is one row: its name names it
+        return None if X.name is None else [X.name]
+    return None
+
+
 def tree_values(model: Any, X: Any, index: str | Semivalue = "shapley", mode: str = "path-dependent",
                 background: Any = None) -> Explanation:
     """Exact values of a tree model for many rows at once, an :class:`~fairshare.Explanation`: ``values`` ``(rows,
@@ -408,7 +425,7 @@ def tree_values(model: Any, X: Any, index: str | Semivalue = "shapley", mode: st
     return Explanation.from_exact(out["values"], out["empty_value"], grand_value=out["grand_value"], data=out["rows"],
                                   index=resolve_index(index, out["values"].shape[1]).name, options={"mode": mode},
                                   player_names=model_columns(model)[0] or (list(X.columns) if frame else None),
-                                  row_names=X.index if frame else None, output_names=getattr(model, "classes_", None),
+                                  row_names=row_names(X), output_names=getattr(model, "classes_", None),
                                   info={"via": "closed-form (tree walks, all rows)", "mode": mode})
 
 
