@@ -270,3 +270,26 @@ def test_the_log_loss_of_a_multi_label_classifier_is_refused_before_any_model_ca
         with pytest.raises(ValueError, match="multi-label classifier .* explain model_output='probability'"):
             fs.explain(model, X[:2], X[100:110], model_output="log_loss", y=[1, 0], progress=False)
         assert calls == []
+
+
+def test_the_probability_link_is_found_on_the_background_as_the_model_reads_it(data):
+    """TreeGame aligns a background frame to the model's features by name and takes one row as a Series, but the
+    probability link was found by predict_proba on the background as given: columns in another order failed inside
+    xgboost ("feature_names mismatch") and scikit-learn, and lightgbm predicted the misordered columns and was
+    refused ("no link maps the trees' output"); a Series background failed ("Expected a 2-dimensional container")."""
+    import pandas as pd
+    from sklearn.ensemble import GradientBoostingClassifier
+
+    X, y, _ = data
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    makers = [lambda: xgb.XGBClassifier(n_estimators=10, max_depth=3).fit(frame, y),
+              lambda: lgb.LGBMClassifier(n_estimators=10, verbose=-1).fit(frame, y),
+              lambda: GradientBoostingClassifier(n_estimators=10, random_state=0).fit(frame, y)]
+    S = np.random.default_rng(0).random((10, X.shape[1])) < 0.5
+    for make in makers:
+        for background in (frame.iloc[100:110, ::-1], frame.iloc[100]):
+            model = make()                                       # a fresh model: its link not yet found
+            game = fs.games.TreeGame(model, frame.iloc[0], mode="interventional", background=background,
+                                     model_output="probability")
+            rows = np.atleast_2d(np.asarray(background))[:, ::-1] if background.ndim == 2 else X[[100]]
+            np.testing.assert_allclose(game(S), brute(model, X[0], rows, lambda p: p)(S), atol=1e-6)

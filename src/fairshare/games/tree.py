@@ -21,16 +21,16 @@ from ..trees.inputs import tree_rows
 from ..trees.paths import LeafPaths
 from ..trees.classes import class_explanation
 from ..trees.prepared import Prepared, planned, unreadable, verified
+from .tree_outputs import class_outputs, link_rows, row_names
 from ..trees.values import leaf_semivalues, path_weights, sign_tables
 
-__all__ = ["TreeGame", "row_names", "tree_values", "tree_values_array", "tree_explanation", "empty_value", "TREE_ARGUMENTS",
+__all__ = ["TreeGame", "tree_values", "tree_values_array", "tree_explanation", "empty_value", "TREE_ARGUMENTS",
            "MODES"]
 
 MODES = ("path-dependent", "interventional")
 _BLOCK_ELEMENTS = 1 << 22
 _DECISION_CELLS = 1 << 26  # row x node decisions held at once (64 MB of booleans)
 _WALK_ROWS = 64            # rows sharing one compiled walk over the trees (arithmetic vectorized over them)
-_LINK_ROWS = 20            # background rows the probability link is found on
 
 
 #: TreeGame's and tree_values' arguments (besides the model and the rows), checked before the model is read
@@ -132,8 +132,7 @@ class TreeGame(Game):
                 raise ValueError(f"model_output={model_output!r} needs a classifier with predict_proba; "
                                  f"{type(model).__name__} has none")
             self.n_outputs, self._label = class_outputs(model, ens, model_output, y)
-            self._link_rows = background.iloc[:_LINK_ROWS] if hasattr(background, "iloc") else \
-                np.atleast_2d(np.asarray(background))[:_LINK_ROWS]     # the link is found on them before any value
+            self._link_rows = link_rows(background, ens)      # the link is found on them before any value
 
     def _check(self) -> None:
         """The reading of the trees made ready and checked against the model (once per model: cached)."""
@@ -261,37 +260,6 @@ class TreeGame(Game):
         return leaf_interactions(self.prepared, self.x[None, :], index, self.mode, self.background)[0]
 
 
-def class_outputs(model: Any, ens: TreeEnsemble, model_output: str, y: Any) -> tuple[int, int | None]:
-    """``(n_outputs, label)`` of a tree game on ``model_output`` ``"probability"`` (one output per output of the
-    trees: a class, or a label of a multi-label classifier; two for one margin) or ``"log_loss"`` (one output;
-    ``y``'s position among the model's ``classes_``), without a model call; ``y`` not a class, or a log loss of a
-    multi-label classifier (whose labels are no classes of one probability), is refused.
-
-    Examples
-    --------
-    >>> from types import SimpleNamespace
-    >>> class_outputs(SimpleNamespace(classes_=["a", "b", "c"]), None, "log_loss", "c")
-    (0, 2)
-    """
-    found = getattr(model, "classes_", None)
-    if ens is not None and ens.n_outputs > 1:
-        k = ens.n_outputs
-    else:
-        k = len(found) if found is not None else 2
-    if model_output == "probability":
-        return k, None
-    if ens is not None and ens.labels:
-        raise ValueError(f"model_output='log_loss' reads the probability of y's class, but the "
-                         f"{type(model).__name__} is a multi-label classifier (one probability of its own per each "
-                         f"of its {k} labels, none of them a class); explain model_output='probability' (one value "
-                         "per label)")
-    classes = [c.item() if hasattr(c, "item") else c for c in (found if found is not None else range(k))]
-    y = y.item() if hasattr(y, "item") else y
-    if y not in classes:
-        raise ValueError(f"y must be one of the model's classes {classes}, got {y!r}")
-    return 0, classes.index(y)
-
-
 def _path_dependent_values(prep: Prepared, A: np.ndarray, coalitions: np.ndarray) -> np.ndarray:
     paths, ens = prep.paths, prep.ensemble
     L, D = paths.feature.shape
@@ -386,23 +354,6 @@ def _tree_inputs(model: Any, X: Any, mode: str, background: Any) -> tuple[Prepar
     if bg is not None and bg.shape[0] == 0:
         raise ValueError("background must hold at least one row")
     return prep, rows, bg
-
-
-def row_names(X: Any) -> list | None:
-    """The names of the rows of ``X``: a DataFrame's index, a Series' name (one row; None when it has none), else
-    None (positions).
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> row_names(pd.Series([1.0, 2.0], index=["a", "b"], name=7)), row_names(pd.DataFrame({"a": [1.0]}, index=[3]))
-    ([7], [3])
-    """
-    if hasattr(X, "columns") and hasattr(X, "index"):
-        return list(X.index)
-    if hasattr(X, "to_frame") and hasattr(X, "index"):                 # a Series is one row: its name names it
-        return None if X.name is None else [X.name]
-    return None
 
 
 def tree_values(model: Any, X: Any, index: str | Semivalue = "shapley", mode: str = "path-dependent",

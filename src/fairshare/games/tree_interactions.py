@@ -12,7 +12,8 @@ from ..indices.semivalues import Semivalue
 from ..results.interaction_rows import InteractionRows
 from ..trees.interactions import leaf_interactions
 from ..trees.prepared import verified
-from .tree import MODES, _exact_rows, _tree_inputs, empty_value, row_names
+from .tree import MODES, _exact_rows, _tree_inputs, empty_value
+from .tree_outputs import row_names
 
 __all__ = ["tree_interactions", "TREE_INTERACTIONS"]
 
