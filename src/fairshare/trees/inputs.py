@@ -78,6 +78,14 @@ def _from_frame(frame: Any, ens: TreeEnsemble, name: str) -> np.ndarray:
     return out
 
 
+def _by_name(own: Any, ens: TreeEnsemble, name: str) -> np.ndarray:
+    """A library container's rows (already the model's numbers and category codes) named by its feature names:
+    their columns in the model's order, matched by name as the library matches them."""
+    if ens.feature_names is not None and own.shape[1] == ens.n_features:
+        own = aligned(own, ens.feature_names, name, "the model's features")
+    return own.to_numpy(dtype=float)
+
+
 def _from_array(arr: np.ndarray, ens: TreeEnsemble, name: str) -> np.ndarray:
     numeric = arr.dtype.kind in "biuf"
     if numeric and not ens.category_hash and not any(c.dtype != object for c in ens.category_maps.values()):
@@ -128,7 +136,7 @@ def tree_rows(X: Any, ens: TreeEnsemble, name: str = "X") -> np.ndarray:
     """
     own = library_rows(X, name)                  # a tree library's own container (a DMatrix: present values only)
     if own is not None:
-        arr = _from_frame(own, ens, name) if hasattr(own, "columns") else own        # a named container: by name
+        arr = _by_name(own, ens, name) if hasattr(own, "columns") else own
     elif _is_sparse(X):
         arr = dense_from_sparse(X, ens.sparse_missing, name)
     elif hasattr(X, "columns") and hasattr(X, "iloc"):

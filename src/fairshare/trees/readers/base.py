@@ -18,7 +18,7 @@ import numpy as np
 
 from ..ensemble import TreeEnsemble, UnreadableSplits
 
-__all__ = ["Reader", "attribute_tree_levels", "attribute_state", "booster_state"]
+__all__ = ["Reader", "attribute_tree_levels", "attribute_state", "booster_state", "named_rows"]
 
 
 class Reader:
@@ -147,6 +147,24 @@ class Reader:
     def load(self, path: str) -> Any:
         """The model saved at ``path`` in the library's own format (one of :attr:`suffixes`)."""
         raise NotImplementedError(f"the {self.title} reader loads no files")
+
+
+def named_rows(rows: np.ndarray, names: Any) -> Any:
+    """Float rows of a library's container as :meth:`Reader.rows` gives them: a DataFrame named by the container's
+    feature names where it names every column once (its columns are then matched to the model's by name, as the
+    library does), else the array (its columns taken by position).
+
+    Examples
+    --------
+    >>> named_rows(np.zeros((1, 2)), ["a", "b"]).columns.tolist(), type(named_rows(np.zeros((1, 2)), None)).__name__
+    (['a', 'b'], 'ndarray')
+    """
+    names = [str(n) for n in names] if names is not None else []
+    if len(names) != rows.shape[1] or not all(names) or len(set(names)) != len(names):
+        return rows
+    import pandas as pd
+
+    return pd.DataFrame(rows, columns=names)
 
 
 def attribute_tree_levels(model: Any) -> float | None:

@@ -16,7 +16,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ...ensemble import TreeEnsemble
-from ..base import Reader
+from ..base import Reader, named_rows
 from .hashing import hash_codes
 from .trees import catboost_margin, fitted_names, read_catboost
 
@@ -93,13 +93,7 @@ class CatBoostReader(Reader):
             why = f"{kinds[0]} features (a Pool keeps them only as hashes)" if kinds else "quantized features (bins)"
             raise ValueError(f"{name} is a catboost Pool with {why}, from which its rows cannot be read back; pass "
                              "the rows the Pool was made from (a DataFrame or an array) instead")
-        rows = np.asarray(X.get_features(), dtype=float)
-        names = [str(n) for n in X.get_feature_names()]
-        if all(names) and len(set(names)) == len(names):
-            import pandas as pd
-
-            return pd.DataFrame(rows, columns=names)
-        return rows
+        return named_rows(np.asarray(X.get_features(), dtype=float), X.get_feature_names())
 
     def category_codes(self, values: Any, categories: np.ndarray, name: str, column: str) -> np.ndarray:
         return hash_codes(values, categories, name, column)
