@@ -624,6 +624,9 @@ def test_a_catboost_pool_is_read_by_its_names_and_containers_without_rows_are_re
             door(model, cb.Pool(frame.iloc[:3], baseline=np.ones(3)))
         with pytest.raises(ValueError, match="X is a lightgbm Dataset, .* pass the rows it was made from"):
             door(booster, lgb.Dataset(X_NUM[:3]))
+        with pytest.raises(ValueError, match=r"X is a Pool of numbers, but the model reads \['c'\] as categories|"
+                                             r"X column 'c': catboost's categorical features take strings"):
+            door(with_cats, cb.Pool(cats.iloc[:3].assign(c=1.0)))        # catboost refuses it too
     assert not calls
 
 

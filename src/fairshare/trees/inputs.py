@@ -136,6 +136,10 @@ def tree_rows(X: Any, ens: TreeEnsemble, name: str = "X") -> np.ndarray:
     """
     own = library_rows(X, name)                  # a tree library's own container (a DMatrix: present values only)
     if own is not None:
+        if ens.category_hash and ens.category_maps:          # catboost refuses numbers where it takes categories
+            cats = [ens.feature_names[j] if ens.feature_names else j for j in sorted(ens.category_maps)]
+            raise ValueError(f"{name} is a {type(X).__name__} of numbers, but the model reads {cats[:10]} as "
+                             f"categories; pass the rows it was made from (a DataFrame or an array) instead")
         arr = _by_name(own, ens, name) if hasattr(own, "columns") else own
     elif _is_sparse(X):
         arr = dense_from_sparse(X, ens.sparse_missing, name)
