@@ -293,3 +293,30 @@ def test_the_probability_link_is_found_on_the_background_as_the_model_reads_it(d
                                      model_output="probability")
             rows = np.atleast_2d(np.asarray(background))[:, ::-1] if background.ndim == 2 else X[[100]]
             np.testing.assert_allclose(game(S), brute(model, X[0], rows, lambda p: p)(S), atol=1e-6)
+
+
+def test_probability_of_sparse_rows_equals_brute_force_over_the_models_sparse_predictions():
+    """A scipy.sparse background with model_output='probability' failed after the reading's model calls: the link
+    rows were np.asarray of the matrix (a 0-d object array), refused by the model ("Feature shape mismatch", "setting
+    an array element with a sequence"). The link is found on the sparse rows as the model reads them."""
+    import scipy.sparse as sp
+    from sklearn.ensemble import RandomForestClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 4))
+    X[np.abs(X) < 0.5] = 0.0
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    models = [xgb.XGBClassifier(n_estimators=8, max_depth=3).fit(sp.csr_matrix(X), y),
+              RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X, y),
+              lgb.LGBMClassifier(n_estimators=5, verbose=-1).fit(X, y)]
+    x, bg = X[0], X[10:20]
+    S = np.random.default_rng(1).random((12, 4)) < 0.5
+    for model in models:
+        game = fs.games.TreeGame(model, sp.csr_matrix(x[None]), mode="interventional", background=sp.csr_matrix(bg),
+                                 model_output="probability")
+        hybrid = np.where(S[:, None, :], x, bg).reshape(-1, 4)            # absent entries: as the model reads them
+        want = model.predict_proba(sp.csr_matrix(hybrid)).reshape(len(S), len(bg), -1).mean(axis=1)
+        np.testing.assert_allclose(game(S), want, atol=1e-6)
+        e = fs.explain(model, sp.csr_matrix(X[:2]), sp.csr_matrix(bg), model_output="probability", progress=False)
+        np.testing.assert_allclose(e.values.sum(axis=1) + e.empty_value, model.predict_proba(sp.csr_matrix(X[:2])),
+                                   atol=1e-6)

@@ -150,7 +150,7 @@ class TreeGame(Game):
         prep, sample = self.prepared, self._link_rows
         if "probability" not in prep.links:               # a property of the model: checked on its first rows
             prep.links["probability"] = probability_link(self.model, prep.ensemble.predict(
-                self.background[:len(sample)]), sample)
+                self.background[:sample.shape[0]]), sample)
         self._link, to_probability = prep.links["probability"]
         k = to_probability(prep.ensemble.predict(self.background[:1])).shape[1]
         if self.model_output == "probability" and k != self.n_outputs:

@@ -19,7 +19,7 @@ _LINK_ROWS = 20            # background rows the probability link is found on
 def link_rows(background: Any, ens: TreeEnsemble) -> Any:
     """The first background rows as the model's ``predict_proba`` takes them, to find the link of its probabilities
     on: a frame's columns in the model's order (a one-row Series as a one-row frame), a tree library's container
-    read as rows, else the rows as given.
+    read as rows, a sparse matrix's first rows (sparse, as the model reads them), else the rows as given.
 
     Examples
     --------
@@ -38,6 +38,8 @@ def link_rows(background: Any, ens: TreeEnsemble) -> Any:
         if ens.feature_names is not None:
             rows = aligned(rows, ens.feature_names, "background", "the model's features")
         return rows.iloc[:_LINK_ROWS]
+    if hasattr(rows, "tocsr") and hasattr(rows, "nnz"):          # scipy.sparse: its rows, as the model reads them
+        return rows.tocsr()[:_LINK_ROWS]
     return np.atleast_2d(np.asarray(rows))[:_LINK_ROWS]
 
 
