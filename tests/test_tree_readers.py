@@ -642,7 +642,8 @@ def test_a_dmatrix_named_in_another_order_is_read_by_its_names():
     got = fs.games.tree_values(model, reversed_)
     np.testing.assert_allclose(got.values, want.values, atol=1e-12)
     np.testing.assert_allclose(got.grand_value, model.predict(frame.iloc[:4], output_margin=True), atol=1e-5)
-    back = fs.games.tree_values(model, frame.iloc[:4], mode="interventional", background=xgb.DMatrix(frame.iloc[9:20, ::-1]))
+    back = fs.games.tree_values(model, frame.iloc[:4], mode="interventional",
+                                background=xgb.DMatrix(frame.iloc[9:20, ::-1]))
     np.testing.assert_allclose(back.values, fs.games.tree_values(model, frame.iloc[:4], mode="interventional",
                                                                  background=frame.iloc[9:20]).values, atol=1e-12)
     e = fs.explain(model, reversed_, progress=False)
