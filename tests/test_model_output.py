@@ -228,3 +228,95 @@ def test_the_table_gives_the_same_bits_in_any_batch_and_softmax_log_loss_equals_
     game = fs.games.TreeGame(model, x, mode="interventional", background=bg, model_output="probability")
     S = np.random.default_rng(0).random((40, 8)) < 0.5
     np.testing.assert_allclose(game(S), brute(model, x, bg, lambda p: p)(S), atol=1e-6)
+
+
+def _label_matrix(X):
+    """Three 0/1 labels of the rows (a multi-label target)."""
+    return np.column_stack([X[:, 0] > np.median(X[:, 0]), X[:, 1] > np.median(X[:, 1]),
+                            X[:, 2] + X[:, 3] > np.median(X[:, 2] + X[:, 3])]).astype(int)
+
+
+@pytest.mark.parametrize("strategy", ["one_output_per_tree", "multi_output_tree"])
+def test_a_multi_label_xgboost_classifier_gives_one_probability_per_label(data, strategy):
+    """An XGBClassifier fitted on 3 labels has classes_ [0, 1] but predict_proba gives 3 columns (one logistic per
+    label): explain(model_output='probability') was refused after a model call ("gives 3 probabilities, but its
+    classes_ name 2"); its values are those of brute force over predict_proba."""
+    X, _, _ = data
+    model = xgb.XGBClassifier(n_estimators=10, max_depth=3, multi_strategy=strategy, tree_method="hist")
+    model.fit(X, _label_matrix(X))
+    x, bg = X[0], X[100:115]
+    game = fs.games.TreeGame(model, x, mode="interventional", background=bg, model_output="probability")
+    assert game.link == "logistic per output"
+    want = fs.exact(brute(model, x, bg, lambda p: p), "shapley").values
+    got = fs.exact(game, "shapley").values
+    assert got.shape == want.shape == (8, 3) and np.abs(want).max() > 0.05
+    np.testing.assert_allclose(got, want, atol=1e-6)
+    e = fs.explain(model, X[:2], bg, model_output="probability", progress=False)
+    assert e.values.shape == (2, 8, 3)
+    np.testing.assert_allclose(e.values.sum(axis=1) + e.empty_value, model.predict_proba(X[:2]), atol=1e-6)
+
+
+def test_the_log_loss_of_a_multi_label_classifier_is_refused_before_any_model_call(data, monkeypatch):
+    """A label y of a multi-label classifier names no class of one probability: xgboost read -log p[:, y] of the
+    y-th label's probability (catboost's MultiLogloss likewise) and returned it silently."""
+    X, _, _ = data
+    models = [xgb.XGBClassifier(n_estimators=5, max_depth=3).fit(X, _label_matrix(X)[:, :2])]
+    cb = pytest.importorskip("catboost")
+    models.append(cb.CatBoostClassifier(iterations=5, depth=3, loss_function="MultiLogloss", verbose=0,
+                                        allow_writing_files=False).fit(X, _label_matrix(X)))
+    for model in models:
+        calls = []
+        monkeypatch.setattr(type(model), "predict_proba", lambda self, *a, **k: calls.append(1))
+        with pytest.raises(ValueError, match="multi-label classifier .* explain model_output='probability'"):
+            fs.explain(model, X[:2], X[100:110], model_output="log_loss", y=[1, 0], progress=False)
+        assert calls == []
+
+
+def test_the_probability_link_is_found_on_the_background_as_the_model_reads_it(data):
+    """TreeGame aligns a background frame to the model's features by name and takes one row as a Series, but the
+    probability link was found by predict_proba on the background as given: columns in another order failed inside
+    xgboost ("feature_names mismatch") and scikit-learn, and lightgbm predicted the misordered columns and was
+    refused ("no link maps the trees' output"); a Series background failed ("Expected a 2-dimensional container")."""
+    import pandas as pd
+    from sklearn.ensemble import GradientBoostingClassifier
+
+    X, y, _ = data
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    makers = [lambda: xgb.XGBClassifier(n_estimators=10, max_depth=3).fit(frame, y),
+              lambda: lgb.LGBMClassifier(n_estimators=10, verbose=-1).fit(frame, y),
+              lambda: GradientBoostingClassifier(n_estimators=10, random_state=0).fit(frame, y)]
+    S = np.random.default_rng(0).random((10, X.shape[1])) < 0.5
+    for make in makers:
+        for background in (frame.iloc[100:110, ::-1], frame.iloc[100]):
+            model = make()                                       # a fresh model: its link not yet found
+            game = fs.games.TreeGame(model, frame.iloc[0], mode="interventional", background=background,
+                                     model_output="probability")
+            rows = np.atleast_2d(np.asarray(background))[:, ::-1] if background.ndim == 2 else X[[100]]
+            np.testing.assert_allclose(game(S), brute(model, X[0], rows, lambda p: p)(S), atol=1e-6)
+
+
+def test_probability_of_sparse_rows_equals_brute_force_over_the_models_sparse_predictions():
+    """A scipy.sparse background with model_output='probability' failed after the reading's model calls: the link
+    rows were np.asarray of the matrix (a 0-d object array), refused by the model ("Feature shape mismatch", "setting
+    an array element with a sequence"). The link is found on the sparse rows as the model reads them."""
+    import scipy.sparse as sp
+    from sklearn.ensemble import RandomForestClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 4))
+    X[np.abs(X) < 0.5] = 0.0
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    models = [xgb.XGBClassifier(n_estimators=8, max_depth=3).fit(sp.csr_matrix(X), y),
+              RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X, y),
+              lgb.LGBMClassifier(n_estimators=5, verbose=-1).fit(X, y)]
+    x, bg = X[0], X[10:20]
+    S = np.random.default_rng(1).random((12, 4)) < 0.5
+    for model in models:
+        game = fs.games.TreeGame(model, sp.csr_matrix(x[None]), mode="interventional", background=sp.csr_matrix(bg),
+                                 model_output="probability")
+        hybrid = np.where(S[:, None, :], x, bg).reshape(-1, 4)            # absent entries: as the model reads them
+        want = model.predict_proba(sp.csr_matrix(hybrid)).reshape(len(S), len(bg), -1).mean(axis=1)
+        np.testing.assert_allclose(game(S), want, atol=1e-6)
+        e = fs.explain(model, sp.csr_matrix(X[:2]), sp.csr_matrix(bg), model_output="probability", progress=False)
+        np.testing.assert_allclose(e.values.sum(axis=1) + e.empty_value, model.predict_proba(sp.csr_matrix(X[:2])),
+                                   atol=1e-6)

@@ -314,6 +314,32 @@ def test_refused_configurations_say_why():
         fs.games.TreeGame(ske.RandomForestRegressor(), X_NUM[0])
 
 
+def test_a_boosting_model_whose_init_draws_at_random_is_refused_before_any_model_call(monkeypatch):
+    """GradientBoostingClassifier(init=DummyClassifier(strategy="stratified")) gives each row a random margin
+    (decision_function of the same 4 rows differed by 72.1 between two calls); it was explained as if constant.
+    Deterministic dummy inits (prior, uniform, most_frequent) are still read and add up to the model's margin."""
+    from sklearn.dummy import DummyClassifier
+
+    model = ske.GradientBoostingClassifier(n_estimators=5, random_state=0,
+                                           init=DummyClassifier(strategy="stratified")).fit(X_NUM, Y_BIN)
+    calls = []
+    monkeypatch.setattr(DummyClassifier, "predict_proba", lambda self, *a, **k: calls.append(1))
+    monkeypatch.setattr(ske.GradientBoostingClassifier, "decision_function", lambda self, *a, **k: calls.append(1))
+    for door in (lambda: fs.games.tree_values(model, X_NUM[:3]), lambda: fs.explain(model, X_NUM[:3], progress=False),
+                 lambda: fs.games.TreeGame(model, X_NUM[0], mode="interventional", background=X_NUM[:5])):
+        with pytest.raises(ValueError, match=r"init estimator is DummyClassifier\(strategy='stratified'\), which "
+                                             "draws its probabilities at random"):
+            door()
+    assert not calls
+    monkeypatch.undo()
+    for strategy in ("prior", "uniform", "most_frequent"):
+        model = ske.GradientBoostingClassifier(n_estimators=5, random_state=0,
+                                               init=DummyClassifier(strategy=strategy)).fit(X_NUM, Y_BIN)
+        phi = fs.games.tree_values(model, X_NUM[:3])
+        np.testing.assert_allclose(phi.values.sum(axis=1) + phi.empty_value, model.decision_function(X_NUM[:3]),
+                                   rtol=1e-9)
+
+
 @pytest.mark.parametrize("make", [lambda: lgb.LGBMRegressor(), lambda: lgb.LGBMClassifier(),
                                   lambda: pytest.importorskip("catboost").CatBoostRegressor()],
                          ids=["lgb-regressor", "lgb-classifier", "catboost"])
@@ -566,6 +592,66 @@ def test_a_dmatrix_with_a_base_margin_is_refused_before_any_model_call(monkeypat
     np.testing.assert_allclose(e.grand_value, booster.predict(plain, output_margin=True), atol=1e-5)
 
 
+def test_a_catboost_pool_is_read_by_its_names_and_containers_without_rows_are_refused_first(monkeypatch):
+    """A catboost Pool (X or background) was refused with "X must be a row or a 2-D array of rows, got shape ()"
+    (fs.explain: "got a single Pool"), a lightgbm Dataset likewise. A Pool of numbers is read (by its feature
+    names, as catboost matches them); one that keeps categories only as hashes, or carries a baseline, and a lightgbm
+    Dataset (whose rows lightgbm itself does not predict) are refused naming the type and what to pass."""
+    cb = pytest.importorskip("catboost")
+    names = [f"f{i}" for i in range(N_FEATURES)]
+    frame = pd.DataFrame(X_NUM, columns=names)
+    model = cb.CatBoostRegressor(iterations=20, depth=3, verbose=0, allow_writing_files=False).fit(frame, Y_REG)
+    pool = cb.Pool(frame.iloc[:4, ::-1])                                  # columns reversed: matched by name
+    want = fs.games.tree_values(model, frame.iloc[:4])
+    got = fs.games.tree_values(model, pool)
+    np.testing.assert_allclose(got.values, want.values, atol=1e-12)
+    np.testing.assert_allclose(got.values.sum(axis=1) + got.empty_value, model.predict(pool), atol=1e-9)
+    e = fs.explain(model, pool, cb.Pool(X_NUM[50:60]), progress=False)
+    np.testing.assert_allclose(e.values, fs.explain(model, frame.iloc[:4], frame.iloc[50:60], progress=False).values,
+                               atol=1e-12)
+    cats = frame.assign(c=np.where(X_NUM[:, 0] > 0, "p", "q"))
+    with_cats = cb.CatBoostRegressor(iterations=5, depth=3, verbose=0, allow_writing_files=False).fit(
+        cats, Y_REG, cat_features=["c"])
+    booster = lgb.LGBMRegressor(n_estimators=5, verbose=-1).fit(X_NUM, Y_REG)
+    calls = []
+    monkeypatch.setattr(cb.CatBoostRegressor, "predict", lambda self, *a, **k: calls.append(1))
+    monkeypatch.setattr(lgb.Booster, "predict", lambda self, *a, **k: calls.append(1))
+    for door in (lambda m, rows: fs.games.tree_values(m, rows), lambda m, rows: fs.explain(m, rows, progress=False)):
+        with pytest.raises(ValueError, match="X is a catboost Pool with categorical features .* pass the rows the "
+                                             "Pool was made from"):
+            door(with_cats, cb.Pool(cats.iloc[:3], cat_features=["c"]))
+        with pytest.raises(ValueError, match="X is a catboost Pool with a baseline"):
+            door(model, cb.Pool(frame.iloc[:3], baseline=np.ones(3)))
+        with pytest.raises(ValueError, match="X is a lightgbm Dataset, .* pass the rows it was made from"):
+            door(booster, lgb.Dataset(X_NUM[:3]))
+        with pytest.raises(ValueError, match=r"X is a Pool of numbers, but the model reads \['c'\] as categories|"
+                                             r"X column 'c': catboost's categorical features take strings"):
+            door(with_cats, cb.Pool(cats.iloc[:3].assign(c=1.0)))        # catboost refuses it too
+    assert not calls
+
+
+def test_a_dmatrix_named_in_another_order_is_read_by_its_names():
+    """A DMatrix made from a frame with the columns reversed names them; xgboost matches them by name (it refuses
+    a mismatch), tree_values read them by position and explained other rows (grand value 1.03 where the model
+    predicts 0.09 for the first row here)."""
+    names = [f"f{i}" for i in range(N_FEATURES)]
+    frame = pd.DataFrame(X_NUM, columns=names)
+    model = xgb.XGBRegressor(n_estimators=10, max_depth=3).fit(frame, Y_REG)
+    reversed_ = xgb.DMatrix(frame.iloc[:4, ::-1])
+    want = fs.games.tree_values(model, frame.iloc[:4])
+    got = fs.games.tree_values(model, reversed_)
+    np.testing.assert_allclose(got.values, want.values, atol=1e-12)
+    np.testing.assert_allclose(got.grand_value, model.predict(frame.iloc[:4], output_margin=True), atol=1e-5)
+    back = fs.games.tree_values(model, frame.iloc[:4], mode="interventional",
+                                background=xgb.DMatrix(frame.iloc[9:20, ::-1]))
+    np.testing.assert_allclose(back.values, fs.games.tree_values(model, frame.iloc[:4], mode="interventional",
+                                                                 background=frame.iloc[9:20]).values, atol=1e-12)
+    e = fs.explain(model, reversed_, progress=False)
+    np.testing.assert_allclose(e.values, want.values, atol=1e-12)
+    with pytest.raises(ValueError, match="X columns do not match the model's features"):
+        fs.games.tree_values(model, xgb.DMatrix(X_NUM[:2], feature_names=[f"g{i}" for i in range(N_FEATURES)]))
+
+
 def test_pandas_nullable_dtypes_and_reordered_columns():
     frame = pd.DataFrame(X_NAN, columns=[f"f{i}" for i in range(N_FEATURES)])
     model = xgb.XGBRegressor(n_estimators=20, max_depth=4).fit(frame, Y_REG)
@@ -707,3 +793,35 @@ def test_the_parse_cache_holds_models_that_cannot_be_hashed_and_lets_them_go():
     del model
     gc.collect()
     assert ref() is None                             # the cache does not keep a model alive
+
+
+def test_values_beyond_float32_are_refused_where_the_models_own_predict_refuses_them(monkeypatch):
+    """scikit-learn's trees cast rows to float32 and refuse 1e39 (an infinity there); tree_values walked it as an
+    infinity and returned a prediction the model never gives. Refused, naming argument, row and column,
+    before any model call; xgboost, lightgbm and HistGradientBoosting predict such rows, and still explain them."""
+    frame = pd.DataFrame(X_NUM, columns=[f"f{i}" for i in range(N_FEATURES)])
+    forest = ske.RandomForestRegressor(n_estimators=5, max_depth=4, random_state=0).fit(frame, Y_REG)
+    boosting = ske.GradientBoostingRegressor(n_estimators=5, random_state=0).fit(X_NUM, Y_REG)
+    big = frame.iloc[:3].copy()
+    big.iloc[1, 2] = -1e39
+    calls = []
+    for cls in (ske.RandomForestRegressor, ske.GradientBoostingRegressor):
+        monkeypatch.setattr(cls, "predict", lambda self, *a, **k: calls.append(1))
+    for door, arg, model in [(lambda m, b: fs.explain(m, b, progress=False), "X", forest),
+                             (lambda m, b: fs.explain(m, X_NUM[:2], b, progress=False), "background", forest),
+                             (lambda m, b: fs.games.tree_values(m, b), "X", boosting),
+                             (lambda m, b: fs.games.tree_interactions(m, b), "X", boosting)]:
+        column = "'f2'" if model is forest else "2"
+        with pytest.raises(ValueError, match=f"{arg} holds -1e\\+39 at row 1, column {column}, beyond float32's"):
+            door(model, big if model is forest else big.to_numpy())
+    assert not calls
+    monkeypatch.undo()
+    edge = big.copy()
+    edge.iloc[1, 2] = float(np.finfo(np.float32).max)            # the largest float32: taken by the model
+    phi = fs.games.tree_values(forest, edge)
+    np.testing.assert_allclose(phi.values.sum(axis=1) + phi.empty_value, forest.predict(edge), atol=1e-12)
+    for model in (xgb.XGBRegressor(n_estimators=5, max_depth=3).fit(X_NUM, Y_REG),
+                  lgb.LGBMRegressor(n_estimators=5, verbose=-1).fit(X_NUM, Y_REG),
+                  ske.HistGradientBoostingRegressor(max_iter=5).fit(X_NUM, Y_REG)):
+        phi = fs.games.tree_values(model, big.to_numpy())
+        np.testing.assert_allclose(phi.values.sum(axis=1) + phi.empty_value, model.predict(big.to_numpy()), atol=1e-5)

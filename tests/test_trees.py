@@ -318,6 +318,24 @@ def test_tree_interactions_keep_the_rows_labels_as_tree_values_do():
         assert fs.games.tree_interactions(model, rows, index=index).row_names == ["id5", "id7"]
 
 
+def test_one_row_given_as_a_series_is_named_by_its_name_at_every_tree_door():
+    """tree_interactions(model, frame.iloc[5]) took the Series' index (its 3 feature names) as row names and failed
+    ("row_names must have 1 names, got 3"); tree_values named the row '0' where fs.explain names it 'id5'."""
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.normal(size=(100, 3)), columns=["a", "b", "c"], index=[f"id{i}" for i in range(100)])
+    model = DecisionTreeRegressor(max_depth=3).fit(frame, frame.a * frame.b)
+    row = frame.iloc[5]
+    values = fs.games.tree_values(model, row)
+    assert values.row_names == ["id5"] == fs.explain(model, row, progress=False).row_names
+    for index in ("shap", "k-sii"):
+        pairs = fs.games.tree_interactions(model, row, index=index)
+        assert pairs.row_names == ["id5"] and len(pairs) == 1
+    np.testing.assert_allclose(fs.games.tree_interactions(model, row).values.sum(axis=2), values.values, atol=1e-12)
+    assert fs.games.tree_values(model, row.rename(None)).row_names == ["0"]
+
+
 def test_a_category_the_model_never_saw_is_read_as_missing_with_a_warning():
     # hunt: an unseen category became a missing value without a word
     import pandas as pd

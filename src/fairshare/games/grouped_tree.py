@@ -12,7 +12,8 @@ from ..indices.semivalues import Semivalue, resolve_index
 from ..trees.interactions import leaf_interactions
 from ..trees.prepared import Prepared
 from .base import Game
-from .tree import MODEL_OUTPUT, MODES, TreeGame, _exact_rows, class_outputs, empty_value
+from .tree import MODEL_OUTPUT, MODES, TreeGame, _exact_rows, empty_value
+from .tree_outputs import class_outputs
 
 __all__ = ["GroupedTreeGame", "grouped_tree_explanation", "grouped_tree_pairs"]
 

@@ -21,6 +21,7 @@ from ..trees.inputs import tree_rows
 from ..trees.paths import LeafPaths
 from ..trees.classes import class_explanation
 from ..trees.prepared import Prepared, planned, unreadable, verified
+from .tree_outputs import class_outputs, link_rows, row_names
 from ..trees.values import leaf_semivalues, path_weights, sign_tables
 
 __all__ = ["TreeGame", "tree_values", "tree_values_array", "tree_explanation", "empty_value", "TREE_ARGUMENTS",
@@ -30,7 +31,6 @@ MODES = ("path-dependent", "interventional")
 _BLOCK_ELEMENTS = 1 << 22
 _DECISION_CELLS = 1 << 26  # row x node decisions held at once (64 MB of booleans)
 _WALK_ROWS = 64            # rows sharing one compiled walk over the trees (arithmetic vectorized over them)
-_LINK_ROWS = 20            # background rows the probability link is found on
 
 
 #: TreeGame's and tree_values' arguments (besides the model and the rows), checked before the model is read
@@ -132,8 +132,7 @@ class TreeGame(Game):
                 raise ValueError(f"model_output={model_output!r} needs a classifier with predict_proba; "
                                  f"{type(model).__name__} has none")
             self.n_outputs, self._label = class_outputs(model, ens, model_output, y)
-            self._link_rows = background.iloc[:_LINK_ROWS] if hasattr(background, "iloc") else \
-                np.atleast_2d(np.asarray(background))[:_LINK_ROWS]     # the link is found on them before any value
+            self._link_rows = link_rows(background, ens)      # the link is found on them before any value
 
     def _check(self) -> None:
         """The reading of the trees made ready and checked against the model (once per model: cached)."""
@@ -151,7 +150,7 @@ class TreeGame(Game):
         prep, sample = self.prepared, self._link_rows
         if "probability" not in prep.links:               # a property of the model: checked on its first rows
             prep.links["probability"] = probability_link(self.model, prep.ensemble.predict(
-                self.background[:len(sample)]), sample)
+                self.background[:sample.shape[0]]), sample)
         self._link, to_probability = prep.links["probability"]
         k = to_probability(prep.ensemble.predict(self.background[:1])).shape[1]
         if self.model_output == "probability" and k != self.n_outputs:
@@ -259,28 +258,6 @@ class TreeGame(Game):
             return None
         self._read_checked()
         return leaf_interactions(self.prepared, self.x[None, :], index, self.mode, self.background)[0]
-
-
-def class_outputs(model: Any, ens: TreeEnsemble, model_output: str, y: Any) -> tuple[int, int | None]:
-    """``(n_outputs, label)`` of a tree game on ``model_output`` ``"probability"`` (one output per class) or
-    ``"log_loss"`` (one output; ``y``'s position among the classes), from the model's ``classes_`` (else the trees'
-    outputs: two for one margin), without a model call; ``y`` not a class is refused.
-
-    Examples
-    --------
-    >>> from types import SimpleNamespace
-    >>> class_outputs(SimpleNamespace(classes_=["a", "b", "c"]), None, "log_loss", "c")
-    (0, 2)
-    """
-    found = getattr(model, "classes_", None)
-    k = len(found) if found is not None else (2 if ens.n_outputs == 1 else ens.n_outputs)
-    if model_output == "probability":
-        return k, None
-    classes = [c.item() if hasattr(c, "item") else c for c in (found if found is not None else range(k))]
-    y = y.item() if hasattr(y, "item") else y
-    if y not in classes:
-        raise ValueError(f"y must be one of the model's classes {classes}, got {y!r}")
-    return 0, classes.index(y)
 
 
 def _path_dependent_values(prep: Prepared, A: np.ndarray, coalitions: np.ndarray) -> np.ndarray:
@@ -399,7 +376,7 @@ def tree_values(model: Any, X: Any, index: str | Semivalue = "shapley", mode: st
     return Explanation.from_exact(out["values"], out["empty_value"], grand_value=out["grand_value"], data=out["rows"],
                                   index=resolve_index(index, out["values"].shape[1]).name, options={"mode": mode},
                                   player_names=model_columns(model)[0] or (list(X.columns) if frame else None),
-                                  row_names=X.index if frame else None, output_names=getattr(model, "classes_", None),
+                                  row_names=row_names(X), output_names=getattr(model, "classes_", None),
                                   info={"via": "closed-form (tree walks, all rows)", "mode": mode})
 
 

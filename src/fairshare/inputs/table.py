@@ -31,7 +31,7 @@ from ..results.explanation import Explanation
 from ..trees.links import log_loss
 from ..trees.inputs import tree_rows
 from ..trees.prepared import unchecked, unreadable
-from ..trees.readers import is_tree_model, raw_output
+from ..trees.readers import is_tree_model, library_rows, raw_output
 from .base import Input, Plan, output_names
 from .outputs import check_outputs, describe_output, labels_of
 
@@ -131,6 +131,13 @@ def _background_required(model: Any, groups: Any, imputation: Any) -> str:
             f"without a background, are per feature); pass background rows, or leave out {asked.rstrip('=')}")
 
 
+def _own_rows(X: Any, name: str) -> Any:
+    """``X`` read as rows where it is a tree library's own container (an xgboost ``DMatrix``, a catboost ``Pool``:
+    :func:`fairshare.trees.readers.library_rows`, which refuses those whose rows cannot be read back), else ``X``."""
+    rows = None if X is None or np.ndim(X) != 0 else library_rows(X, name)
+    return X if rows is None else rows
+
+
 class TableInput(Input):
     """Rows of a table for any model: aligned by name to the model's features, checked, one game per row.
 
@@ -151,6 +158,8 @@ class TableInput(Input):
         return True                                      # the kind every other table kind refines
 
     def __init__(self, model: Any, X: Any, background: Any, args: dict) -> None:
+        if is_tree_model(model):                 # a tree library's own container (DMatrix, Pool): read as rows
+            X, background = _own_rows(X, "X"), _own_rows(background, "background")
         X = one_row(to_numpy(X), "X")                      # tensors of rows: read on the host, as any table
         if np.ndim(X) == 0:
             raise ValueError(f"X must be rows of features (a table, an array, or one row as a Series or 1-D "

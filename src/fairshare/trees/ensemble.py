@@ -96,6 +96,11 @@ class TreeEnsemble:
         split's set
     refuses_missing : the model's name when the model itself refuses rows with NaN (scikit-learn's gradient
         boosting): rows with NaN are then refused, not walked down the splits' default ways
+    refuses_float32_overflow : the model's name when the model itself refuses values beyond float32's range
+        (scikit-learn's trees and forests cast rows to float32 and refuse the infinities that makes): such rows
+        are then refused, not walked as infinities
+    labels : the outputs are labels of a multi-label classifier (xgboost or catboost fitted on a 0/1 label matrix):
+        each output's probability is its own logistic, and no output is a class whose log loss a label would name
     """
 
     feature: np.ndarray
@@ -124,6 +129,8 @@ class TreeEnsemble:
     category_note: str | None = None
     category_hash: str | None = None
     refuses_missing: str | None = None
+    refuses_float32_overflow: str | None = None
+    labels: bool = False
 
     @property
     def n_outputs(self) -> int:

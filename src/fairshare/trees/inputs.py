@@ -78,6 +78,14 @@ def _from_frame(frame: Any, ens: TreeEnsemble, name: str) -> np.ndarray:
     return out
 
 
+def _by_name(own: Any, ens: TreeEnsemble, name: str) -> np.ndarray:
+    """A library container's rows (already the model's numbers and category codes) named by its feature names:
+    their columns in the model's order, matched by name as the library matches them."""
+    if ens.feature_names is not None and own.shape[1] == ens.n_features:
+        own = aligned(own, ens.feature_names, name, "the model's features")
+    return own.to_numpy(dtype=float)
+
+
 def _from_array(arr: np.ndarray, ens: TreeEnsemble, name: str) -> np.ndarray:
     numeric = arr.dtype.kind in "biuf"
     if numeric and not ens.category_hash and not any(c.dtype != object for c in ens.category_maps.values()):
@@ -99,6 +107,18 @@ def _from_array(arr: np.ndarray, ens: TreeEnsemble, name: str) -> np.ndarray:
     return out
 
 
+def _refuse_float32_overflow(arr: np.ndarray, ens: TreeEnsemble, name: str) -> None:
+    """Refuse a finite value that float32 cannot hold (rounded to an infinity), as the model's own predict does."""
+    with np.errstate(over="ignore"):
+        beyond = np.isfinite(arr) & np.isinf(arr.astype(np.float32))
+    if beyond.any():
+        row, col = np.argwhere(beyond)[0]
+        label = repr(ens.feature_names[col]) if ens.feature_names else str(col)
+        raise ValueError(f"{name} holds {arr[row, col]:g} at row {row}, column {label}, beyond float32's range "
+                         f"(+-{float(np.finfo(np.float32).max):.4g}), which the {ens.refuses_float32_overflow} "
+                         "refuses (it reads rows as float32): scale or clip the value")
+
+
 def tree_rows(X: Any, ens: TreeEnsemble, name: str = "X") -> np.ndarray:
     """Rows of ``X`` as floats in the model's feature order: ``(m, n_features)``.
 
@@ -116,7 +136,11 @@ def tree_rows(X: Any, ens: TreeEnsemble, name: str = "X") -> np.ndarray:
     """
     own = library_rows(X, name)                  # a tree library's own container (a DMatrix: present values only)
     if own is not None:
-        arr = own
+        if ens.category_hash and ens.category_maps:          # catboost refuses numbers where it takes categories
+            cats = [ens.feature_names[j] if ens.feature_names else j for j in sorted(ens.category_maps)]
+            raise ValueError(f"{name} is a {type(X).__name__} of numbers, but the model reads {cats[:10]} as "
+                             f"categories; pass the rows it was made from (a DataFrame or an array) instead")
+        arr = _by_name(own, ens, name) if hasattr(own, "columns") else own
     elif _is_sparse(X):
         arr = dense_from_sparse(X, ens.sparse_missing, name)
     elif hasattr(X, "columns") and hasattr(X, "iloc"):
@@ -140,6 +164,8 @@ def tree_rows(X: Any, ens: TreeEnsemble, name: str = "X") -> np.ndarray:
     if np.isinf(arr).any():
         bad = np.argwhere(np.isinf(arr))[0]
         raise ValueError(f"{name} holds an infinite value (row {bad[0]}, column {bad[1]})")
+    if ens.refuses_float32_overflow:
+        _refuse_float32_overflow(arr, ens, name)
     if ens.refuses_missing and np.isnan(arr).any():
         row, col = np.argwhere(np.isnan(arr))[0]
         label = repr(ens.feature_names[col]) if ens.feature_names else str(col)

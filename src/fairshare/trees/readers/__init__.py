@@ -225,8 +225,9 @@ def fit_state(model: Any) -> tuple:
     return reader.fit_state(model) if reader is not None else attribute_state(model)
 
 
-def library_rows(X: Any, name: str) -> np.ndarray | None:
-    """``X`` as dense float rows when it is a tree library's own data container (an xgboost ``DMatrix``), else None.
+def library_rows(X: Any, name: str) -> Any:
+    """``X`` as dense float rows when it is a tree library's own data container (an xgboost ``DMatrix``, a catboost
+    ``Pool``; a DataFrame where the container names its columns), else None.
 
     Examples
     --------

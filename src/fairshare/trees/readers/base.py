@@ -18,7 +18,7 @@ import numpy as np
 
 from ..ensemble import TreeEnsemble, UnreadableSplits
 
-__all__ = ["Reader", "attribute_tree_levels", "attribute_state", "booster_state"]
+__all__ = ["Reader", "attribute_tree_levels", "attribute_state", "booster_state", "named_rows"]
 
 
 class Reader:
@@ -118,8 +118,10 @@ class Reader:
         return attribute_state(model)
 
     # ------------------------------------------------------------------------------ rows
-    def rows(self, X: Any, name: str) -> np.ndarray | None:
-        """``X`` as dense float rows when it is one of the library's own data containers, else None."""
+    def rows(self, X: Any, name: str) -> Any:
+        """``X`` as dense float rows when it is one of the library's own data containers (a DataFrame of them when
+        the container names its columns: matched to the model's features by name), else None; a container whose
+        rows cannot be read back is refused here, naming what to pass instead."""
         return None
 
     def category_codes(self, values: Any, categories: np.ndarray, name: str, column: str) -> np.ndarray:
@@ -145,6 +147,24 @@ class Reader:
     def load(self, path: str) -> Any:
         """The model saved at ``path`` in the library's own format (one of :attr:`suffixes`)."""
         raise NotImplementedError(f"the {self.title} reader loads no files")
+
+
+def named_rows(rows: np.ndarray, names: Any) -> Any:
+    """Float rows of a library's container as :meth:`Reader.rows` gives them: a DataFrame named by the container's
+    feature names where it names every column once (its columns are then matched to the model's by name, as the
+    library does), else the array (its columns taken by position).
+
+    Examples
+    --------
+    >>> named_rows(np.zeros((1, 2)), ["a", "b"]).columns.tolist(), type(named_rows(np.zeros((1, 2)), None)).__name__
+    (['a', 'b'], 'ndarray')
+    """
+    names = [str(n) for n in names] if names is not None else []
+    if len(names) != rows.shape[1] or not all(names) or len(set(names)) != len(names):
+        return rows
+    import pandas as pd
+
+    return pd.DataFrame(rows, columns=names)
 
 
 def attribute_tree_levels(model: Any) -> float | None:

@@ -227,6 +227,15 @@ class LightGBMReader(Reader):
     def accepts_missing(self, model: Any) -> bool | None:
         return True
 
+    def rows(self, X: Any, name: str) -> np.ndarray | None:
+        """A lightgbm ``Dataset`` is refused (lightgbm's own predict refuses it too: it holds bins of the training
+        data, its raw rows only until it is constructed), naming what to pass."""
+        if type(X).__name__ == "Dataset" and self.owns(X):
+            raise ValueError(f"{name} is a lightgbm Dataset, a training container whose rows lightgbm itself does "
+                             "not predict (its raw data is freed once it is constructed); pass the rows it was made "
+                             "from (an array, a DataFrame or a scipy.sparse matrix) instead")
+        return None
+
     def stored_name(self, name: str) -> str | None:
         """A feature name as lightgbm stores it (whitespace replaced by ``_``).
 

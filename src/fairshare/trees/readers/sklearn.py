@@ -81,13 +81,25 @@ def _forest(model: Any, classifier: bool) -> TreeEnsemble:
                     output="probability" if classifier else "prediction")
 
 
-def _gradient_boosting(model: Any) -> TreeEnsemble:
+def _check_init(model: Any) -> None:
+    """Refuse a gradient boosting model whose init estimator is no constant (its margin is then no sum of trees
+    plus a base) or draws its predictions at random (``DummyClassifier(strategy="stratified")``: a new one-hot
+    draw per row and call, so the model's own predictions are random and no explanation holds for them)."""
     init = model.init_
-    if not (isinstance(init, str) and init == "zero") and type(init).__name__ not in ("DummyRegressor",
-                                                                                      "DummyClassifier"):
-        raise ValueError(f"{type(model).__name__} with a non-constant init estimator ({type(init).__name__}) is "
+    kind = type(init).__name__
+    if not (isinstance(init, str) and init == "zero") and kind not in ("DummyRegressor", "DummyClassifier"):
+        raise ValueError(f"{type(model).__name__} with a non-constant init estimator ({kind}) is "
                          "not a sum of trees and cannot be explained exactly; explain it with "
                          "fs.explain(model.predict, X, background=...)")
+    if kind == "DummyClassifier" and getattr(init, "strategy", None) == "stratified":
+        raise ValueError(f"the {type(model).__name__}'s init estimator is DummyClassifier(strategy='stratified'), "
+                         "which draws its probabilities at random on every call: the model's own predictions are "
+                         "random, so no explanation of them holds; refit it with a deterministic init (the default "
+                         "init=None, or DummyClassifier(strategy='prior'))")
+
+
+def _gradient_boosting(model: Any) -> TreeEnsemble:
+    _check_init(model)
     stages = model.estimators_                       # (n_stages, k)
     k = stages.shape[1]
     trees = [_tree_arrays(stages[i, j], model.learning_rate, False, k, column=j)
@@ -224,6 +236,8 @@ def read_sklearn(model: Any) -> TreeEnsemble:
     else:
         raise TypeError(f"unsupported scikit-learn model {type(model).__name__}")
     ens.feature_names = names
+    if not isinstance(model, (HistGradientBoostingClassifier, HistGradientBoostingRegressor, IsolationForest)):
+        ens.refuses_float32_overflow = type(model).__name__      # its predict casts rows to float32 and checks them
     return ens
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..dense import dense_from_sparse
 from ..ensemble import TreeEnsemble, assemble
-from .base import Reader, booster_state
+from .base import Reader, booster_state, named_rows
 
 __all__ = ["XGBoostReader", "read_xgboost", "xgboost_margin"]
 
@@ -125,6 +125,7 @@ def xgboost_trees(model: Any) -> TreeEnsemble:
     ens = assemble(trees, n_features, k, np.zeros(k), strict=True, float32=True, output="margin",
                    feature_names=names, category_maps=maps, missing_value=missing, sparse_missing=True)
     ens.category_note = note
+    ens.labels = k > 1 and str(learner.get("objective", {}).get("name", "")).startswith("binary:")
     ens.base = np.full(k, np.nan)
     return ens
 
@@ -228,7 +229,8 @@ class XGBoostReader(Reader):
                                  "trees instead of the model's base score, and no feature carries it, so values of "
                                  f"the trees would not add up to the model's predictions on {name}; pass the rows "
                                  "without a base_margin (and add the offset to the grand and empty values yourself)")
-            return dense_from_sparse(X.get_data(), True, name)          # a DMatrix stores only present values
+            rows = dense_from_sparse(X.get_data(), True, name)          # a DMatrix stores only present values
+            return named_rows(rows, X.feature_names)
         return None
 
     def load(self, path: str) -> Any:

@@ -16,7 +16,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ...ensemble import TreeEnsemble
-from ..base import Reader
+from ..base import Reader, named_rows
 from .hashing import hash_codes
 from .trees import catboost_margin, fitted_names, read_catboost
 
@@ -24,6 +24,15 @@ __all__ = ["CatBoostReader", "read_catboost", "catboost_margin"]
 
 _CLASSIFYING_LOSSES = ("Logloss", "CrossEntropy", "MultiClass", "MultiClassOneVsAll", "MultiLogloss",
                        "MultiCrossEntropy")
+_LABEL_LOSSES = ("MultiLogloss", "MultiCrossEntropy")          # one logistic per label of a 0/1 label matrix
+
+
+def _loss(model: Any) -> str:
+    """The name of the model's loss (``"MultiLogloss"``, ...; empty when it names none)."""
+    try:
+        return str(model.get_all_params().get("loss_function", "")).split(":")[0]
+    except Exception:                                   # noqa: BLE001 - a model that lists no parameters
+        return ""
 
 
 class CatBoostReader(Reader):
@@ -37,7 +46,9 @@ class CatBoostReader(Reader):
         return hasattr(model, "save_model")
 
     def read(self, model: Any) -> TreeEnsemble:
-        return read_catboost(model)
+        ens = read_catboost(model)
+        ens.labels = ens.n_outputs > 1 and _loss(model) in _LABEL_LOSSES
+        return ens
 
     def margin(self, model: Any, X: np.ndarray) -> np.ndarray:
         return catboost_margin(model, X)
@@ -62,6 +73,27 @@ class CatBoostReader(Reader):
         leaves = np.asarray(model.get_leaf_values()) if getattr(model, "is_fitted", lambda: False)() else None
         return (type(model), getattr(model, "tree_count_", None),
                 None if leaves is None else hash(leaves.tobytes()))
+
+    def rows(self, X: Any, name: str) -> Any:
+        """A catboost ``Pool`` of numbers: its features (float32, as the trees compare them), a frame named by the
+        Pool's feature names where it has them (catboost matches a Pool's columns to the model by name); a Pool
+        with a baseline, or categorical, text or embedding features (kept only as hashes), or quantized, is
+        refused naming what to pass."""
+        if type(X).__name__ != "Pool" or not self.owns(X):
+            return None
+        if np.asarray(X.get_baseline()).size:
+            raise ValueError(f"{name} is a catboost Pool with a baseline: catboost adds that offset per row to the "
+                             "trees, and no feature carries it, so values of the trees would not add up to the "
+                             f"model's predictions on {name}; pass the rows without a baseline (and add the offset "
+                             "to the grand and empty values yourself)")
+        kinds = [kind for kind, idx in (("categorical", X.get_cat_feature_indices()),
+                                        ("text", X.get_text_feature_indices()),
+                                        ("embedding", X.get_embedding_feature_indices())) if len(idx)]
+        if kinds or X.is_quantized():
+            why = f"{kinds[0]} features (a Pool keeps them only as hashes)" if kinds else "quantized features (bins)"
+            raise ValueError(f"{name} is a catboost Pool with {why}, from which its rows cannot be read back; pass "
+                             "the rows the Pool was made from (a DataFrame or an array) instead")
+        return named_rows(np.asarray(X.get_features(), dtype=float), X.get_feature_names())
 
     def category_codes(self, values: Any, categories: np.ndarray, name: str, column: str) -> np.ndarray:
         return hash_codes(values, categories, name, column)
@@ -102,8 +134,7 @@ class CatBoostReader(Reader):
 
         model = catboost.CatBoost()
         model.load_model(path)
-        loss = str(model.get_all_params().get("loss_function", ""))
-        typed = catboost.CatBoostClassifier() if loss.split(":")[0] in _CLASSIFYING_LOSSES else \
+        typed = catboost.CatBoostClassifier() if _loss(model) in _CLASSIFYING_LOSSES else \
             catboost.CatBoostRegressor()
         typed.load_model(path)
         return typed
