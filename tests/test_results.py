@@ -492,3 +492,41 @@ def test_a_base_value_shared_by_every_row_is_each_rows_in_slices_plots_and_the_r
     one = fs.Explanation(values=[[1.0, -2.0], [3.0, 0.5], [0.0, 0.0]], stderr=None, empty_value=0.5, index="shapley")
     assert one.plot("waterfall", row=1).get_xlabel() == "base value 0.5 -> 4"
     assert explanation_payload(one)["base"] == [0.5, 0.5, 0.5] and one[2].base_values.tolist() == [0.5]
+
+
+# ------------------------------------------------------------------------------------------------- non-finite values
+def _with_a_nan_row():
+    values = np.array([[1.0, -2.0, 0.5], [np.nan, 1.0, 4.0], [3.0, 1.0, -0.5]])
+    return fs.Explanation(values=values, stderr=np.full((3, 3), 0.1), empty_value=np.full(3, 2.0),
+                          data=np.arange(9.0).reshape(3, 3), player_names=["a", "b", "c"], index="shapley")
+
+
+@pytest.mark.parametrize("kind", ["bar", "beeswarm", "decision", "scatter", "heatmap"])
+def test_plots_of_many_rows_leave_out_rows_with_nan_values_and_name_them(kind):
+    e = _with_a_nan_row()
+    with pytest.warns(UserWarning, match=r"row\(s\) \['1'\] hold NaN values and are left out"):
+        ax = e.plot(kind, **({"feature": "a"} if kind == "scatter" else {}))
+    ax.figure.canvas.draw()
+    assert "1 of 3 rows left out: NaN values" in ax.get_title()
+    if kind == "bar":            # mean |value| of rows 0 and 2 only
+        widths = sorted(p.get_width() for p in ax.patches)
+        assert widths == pytest.approx(sorted([2.0, 1.5, 0.5]))
+    if kind == "heatmap":
+        assert np.asarray(ax.images[0].get_array()).tolist() == [[1.0, -2.0, 0.5], [3.0, 1.0, -0.5]]
+    if kind == "decision":       # the two finite rows end at their outputs
+        assert [float(line.get_xdata()[-1]) for line in ax.lines[:2]] == [1.5, 5.5]
+
+
+def test_waterfall_of_a_row_with_a_nan_value_draws_the_finite_values_and_names_the_rest():
+    e = _with_a_nan_row()
+    e.stderr[1, 2] = np.nan
+    with pytest.warns(UserWarning, match=r"player\(s\) \['a'\] have NaN values"):
+        ax = e.plot("waterfall", row=1)
+    ax.figure.canvas.draw()
+    assert "left out: ['a'] (NaN values)" in ax.get_title()
+    assert ax.get_xlabel().startswith("base value 2 -> 7")             # 2 + 1 + 4, without the NaN
+    assert any(t.get_text() == "+4 ± n/a" for t in ax.texts)
+    a = fs.Attribution(values=np.array([np.nan, np.inf]), stderr=None, index="shapley", method="given",
+                       player_names=["a", "b"])
+    with pytest.raises(ValueError, match="NaN or infinite: the waterfall plot has no finite value"):
+        a.plot("waterfall")
