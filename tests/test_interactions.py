@@ -691,3 +691,40 @@ def test_permutation_sampling_is_a_baseline_auto_does_not_pick_and_it_refuses_te
     with pytest.warns(UserWarning, match="infinite"):
         few = fs.interactions(f, "sii", method="iq-permutation", budget=40, seed=1)
     assert np.isinf(few.stderr).any()
+
+
+def test_an_output_of_unnamed_interaction_outputs_is_a_position_or_its_name_and_nothing_else():
+    """Interactions of two outputs (no names): output="a" stopped on a bare "invalid literal for int()", output=5 on
+    "index 5 is out of bounds", top(output=5) on KeyError 'value_5', and output=-1 or True drew output 1 silently;
+    output=1 of a one-output result was ignored. Now a position 0..k-1 or its name ("1") picks that output and
+    anything else is refused naming output and the choices, as the report refuses it."""
+    from fairshare import plots
+    from fairshare.results.interaction_rows import InteractionRows
+
+    game = fs.games.FunctionGame(lambda S: np.stack([S[:, 0] * S[:, 1] * 1.0, 5.0 * S[:, 1] * S[:, 2]], axis=1),
+                                 n_players=3)
+    res = fs.interactions(game, "sii", method="exact")
+    rows = InteractionRows(values=np.stack([res.values, 2 * res.values]), stderr=None, subsets=res.subsets,
+                           index="sii", order=2, method="exact")
+    for output in (1, "1"):
+        assert res.matrix(output)[1, 2] == pytest.approx(5.0) and res.matrix(output)[0, 1] == pytest.approx(0.0)
+        assert res.top(1, output=output)["players"].tolist() == [("x1", "x2")]
+        image = plots.interaction_heatmap(res, output=output).get_images()[0].get_array()
+        assert float(np.abs(image).max()) == pytest.approx(5.0)
+        image = plots.interaction_heatmap(rows, output=output).get_images()[0].get_array()
+        assert float(np.abs(image).max()) == pytest.approx(7.5)               # the mean of 5 and 10
+    assert float(np.abs(res.plot().get_images()[0].get_array()).max()) == pytest.approx(1.0)   # default: output 0
+    for wrong in ("a", 5, -1, True):
+        for call in (lambda: res.plot("heatmap", output=wrong), lambda: res.plot("network", output=wrong),
+                     lambda: rows.plot("heatmap", output=wrong), lambda: res.matrix(wrong),
+                     lambda: res.top(output=wrong)):
+            with pytest.raises(ValueError, match=r"output must be .*\['0', '1'\]"):
+                call()
+    single = fs.interactions(fs.games.FunctionGame(lambda S: S[:, 0] * S[:, 1] * 1.0, n_players=3), "sii",
+                             method="exact")
+    with pytest.raises(ValueError, match="output: these values have one output, got 1"):
+        single.plot("heatmap", output=1)
+    with pytest.raises(ValueError, match=r"feature 'nope' is not one of the players \['x0', 'x1'\]"):
+        plots.interaction_dependence(fs.Explanation(values=np.ones((2, 2)), stderr=None, empty_value=np.zeros(2),
+                                                    interactions=np.ones((2, 2, 2)), data=np.ones((2, 2)),
+                                                    index="shapley"), "nope", 1)

@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from ..results.html import output_position
+from ..results.html import output_position, unnamed_output
 from ..results.interaction_rows import InteractionRows
-from .common import shown_names, numeric_column, new_axes, plain
+from .common import player_position, shown_names, numeric_column, new_axes, plain
 
 __all__ = ["interaction_heatmap", "interaction_network", "interaction_dependence"]
 
@@ -22,14 +22,16 @@ def _pair_matrix(result: Any, output: Any) -> tuple[np.ndarray, list[str], str]:
             M = M[..., output_position(result, output)]
         return M.mean(axis=0), shown_names(result), "mean |interaction value| over the rows"
     if isinstance(result, InteractionRows):                                 # many rows: the mean |matrix|
+        j = unnamed_output(result._outputs()[0] if result._outputs() else None, output)
         M = np.mean([np.abs(row.matrix()) for row in result], axis=0)
-        if M.ndim == 3:
-            M = M[..., 0 if output is None else int(output)]
+        if j is not None:
+            M = M[..., j]
         return M, shown_names(result), f"mean |{result.index}| over the rows"
     if hasattr(result, "matrix"):
+        j = result._output(output)
         M = result.matrix()
-        if M.ndim == 3:
-            M = M[..., 0 if output is None else int(output)]
+        if j is not None:
+            M = M[..., j]
         return M, shown_names(result), plain(f"{result.index} (order {result.order})")
     raise TypeError("expected an Interactions result or an Explanation computed with interactions=2")
 
@@ -115,9 +117,7 @@ def interaction_dependence(expl: Any, feature: Any, other: Any, output: Any = No
     """
     if getattr(expl, "interactions", None) is None:
         raise ValueError("expl has no interaction values: explain(..., interactions=2) computes them")
-    names = list(expl.player_names)
-    i = names.index(feature) if isinstance(feature, str) else int(feature)
-    j = names.index(other) if isinstance(other, str) else int(other)
+    i, j = player_position(expl, feature), player_position(expl, other, "other")
     names = shown_names(expl)
     M = expl.interactions
     if M.ndim == 4:

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["escape", "script_json", "output_position", "output_slice", "text_values", "text_html", "texts_page",
+__all__ = ["escape", "script_json", "pick_output", "output_position", "unnamed_output", "output_slice", "text_values", "text_html", "texts_page",
            "answer_outputs", "base_value", "TOTAL"]
 
 #: the ``output`` of a generated answer's whole log-probability, when each answer token is an output
@@ -54,9 +54,34 @@ def script_json(value: Any) -> str:
     return text.translate(str.maketrans(_SCRIPT_UNSAFE))
 
 
+def pick_output(names: list[str], output: Any, default: int = 0) -> int:
+    """The position of ``output`` among outputs called ``names``: a name, or a position in ``0..k-1`` (not a bool);
+    None gives ``default``; any other is refused, naming ``output`` and the valid choices.
+
+    Examples
+    --------
+    >>> pick_output(["0", "1"], "1"), pick_output(["0", "1"], None)
+    (1, 0)
+    >>> pick_output(["0", "1"], "a")
+    Traceback (most recent call last):
+    ...
+    ValueError: output must be one of ['0', '1'] (or a position in 0..1), got 'a'
+    """
+    if output is None:
+        return default
+    if isinstance(output, (int, np.integer)) and not isinstance(output, bool):
+        if not 0 <= int(output) < len(names):
+            raise ValueError(f"output must be a position in 0..{len(names) - 1} or one of {names}, got {output}")
+        return int(output)
+    if str(output) in names and not isinstance(output, bool):
+        return names.index(str(output))
+    raise ValueError(f"output must be one of {names} (or a position in 0..{len(names) - 1}), got {output!r}")
+
+
 def output_position(expl: Any, output: Any) -> int:
     """The position of one output of an Explanation of several: ``output`` by name or position (default: the positive
-    class of a binary classifier, else the first); any other is refused, naming ``output`` and the outputs.
+    class of a binary classifier, else the first); any other is refused, naming ``output`` and the outputs
+    (:func:`pick_output`).
 
     Examples
     --------
@@ -67,15 +92,27 @@ def output_position(expl: Any, output: Any) -> int:
     (0, 2, 1)
     """
     names = expl._outputs()
-    if output is None:
-        return len(names) - 1 if len(names) == 2 else 0
-    if isinstance(output, (int, np.integer)) and not isinstance(output, bool):
-        if not 0 <= int(output) < len(names):
-            raise ValueError(f"output must be a position in 0..{len(names) - 1} or one of {names}, got {output}")
-        return int(output)
-    if str(output) in names:
-        return names.index(str(output))
-    raise ValueError(f"output must be one of {names} (or a position in 0..{len(names) - 1}), got {output!r}")
+    return pick_output(names, output, len(names) - 1 if len(names) == 2 else 0)
+
+
+def unnamed_output(count: int | None, output: Any) -> int | None:
+    """The position of ``output`` among ``count`` unnamed outputs (interaction values: outputs ``"0"``, ``"1"``...;
+    default the first), None for values of one output (``count`` None), where an ``output`` is refused.
+
+    Examples
+    --------
+    >>> unnamed_output(3, None), unnamed_output(3, 2), unnamed_output(None, None)
+    (0, 2, None)
+    >>> unnamed_output(None, 1)
+    Traceback (most recent call last):
+    ...
+    ValueError: output: these values have one output, got 1
+    """
+    if count is None:
+        if output is not None:
+            raise ValueError(f"output: these values have one output, got {output!r}")
+        return None
+    return pick_output([str(j) for j in range(count)], output)
 
 
 def output_slice(expl: Any, output: Any) -> tuple[np.ndarray, np.ndarray | None, str, int | None]:
