@@ -530,3 +530,30 @@ def test_waterfall_of_a_row_with_a_nan_value_draws_the_finite_values_and_names_t
                        player_names=["a", "b"])
     with pytest.raises(ValueError, match="NaN or infinite: the waterfall plot has no finite value"):
         a.plot("waterfall")
+
+
+# ------------------------------------------------------------------------------------------------- keys
+def test_a_bool_is_not_a_position_of_rows_players_or_outputs():
+    """``e[:, True]`` picked player 1 (values [[2, 3]] of player b), ``e[True]`` row 1, ``e[:, :, True]`` output 1,
+    ``e[:, [0, True]]`` players a and b, and ``a[True]`` / ``a[1.7]`` player 1's value 3.0: a bool (and a float)
+    taken as an int. numpy would take a lone True as a new axis; a mask as long as the axis stays a mask."""
+    e = fs.Explanation(values=np.arange(12.0).reshape(2, 3, 2), stderr=None, empty_value=np.zeros((2, 2)),
+                       player_names=list("abc"), index="shapley")
+    for key, axis in (((slice(None), True), "players"), (True, "rows"), (np.True_, "rows"),
+                      ((slice(None), slice(None), True), "outputs"), ((slice(None), [0, True]), "players"),
+                      ((slice(None), 1.0), "players"), ((slice(None), [True, False]), "players")):
+        with pytest.raises(IndexError, match=f"^{axis}: "):
+            e[key]
+    assert e[:, [True, False, True]].player_names == ["a", "c"]
+    assert e[np.array([False, True])].values[0, :, 0].tolist() == [6.0, 8.0, 10.0]
+    assert e[:, :, [False, True]].values[0, :, 0].tolist() == [1.0, 3.0, 5.0]
+    assert e[:, -1].player_names == ["c"] and e[:, np.int64(1)].player_names == ["b"]
+    with pytest.raises(IndexError, match="rows: position 5 is out of range for 2 rows"):
+        e[5]
+    a = fs.exact(fs.games.AdditiveGame([1.0, 3.0, 5.0]), "shapley")
+    assert a[-1] == pytest.approx(5.0) and a["x1"] == pytest.approx(3.0)
+    for bad in (True, 1.7):
+        with pytest.raises(IndexError, match="players: "):
+            a[bad]
+    with pytest.raises(KeyError, match="unknown player name 'zz'"):
+        a["zz"]

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .base import Result
+from .keys import names_of as _names_of, one_position, positions
 
 __all__ = ["Explanation"]
 
@@ -248,11 +249,7 @@ class Explanation(Result):
             if missing:
                 raise KeyError(f"unknown player name(s) {missing}; players: {self.player_names}")
             return np.array([self.player_names.index(k) for k in keys])
-        if isinstance(key, (int, np.integer)):
-            key = [int(key)]
-        elif not isinstance(key, slice):
-            key = list(np.asarray(key).ravel().tolist())               # a tuple of positions: positions, as numpy
-        return np.arange(self.values.shape[1])[key]
+        return positions(key, self.values.shape[1], "players")     # a tuple of positions: positions, as numpy
 
     def _output_index(self, key: Any) -> tuple[np.ndarray | int, str | None]:
         """Outputs by position or name: ``(positions, None)``, or ``(position, name)`` for one output (an int or a
@@ -265,15 +262,16 @@ class Explanation(Result):
         position = lambda o: names.index(o) if isinstance(o, str) and o in names else o     # noqa: E731
         if isinstance(key, (str, int, np.integer)):
             o = position(key)
-            if isinstance(o, str) or not -k <= int(o) < k:
+            if isinstance(o, str) or (not isinstance(o, bool) and not -k <= int(o) < k):
                 raise IndexError(f"output {key!r} is not one of the {k} outputs {names}")
-            return int(o) % k, names[int(o) % k]
+            o = one_position(o, k, "outputs")
+            return o, names[o]
         if isinstance(key, (list, tuple)):
             key = [position(o) for o in key]
             unknown = [o for o in key if isinstance(o, str)]
             if unknown:
                 raise IndexError(f"output(s) {unknown} not among the outputs {names}")
-        return np.arange(k)[key], None
+        return positions(key, k, "outputs"), None
 
     def _split_key(self, key: Any) -> tuple[Any, Any, Any]:
         """``(rows, players, outputs)`` of a key, shap's way: ``e[rows]``, ``e[names]``, ``e[rows, players]``,
@@ -313,9 +311,7 @@ class Explanation(Result):
         (True, [[[2.0, 3.0]]])
         """
         rows, cols, outs = self._split_key(key)
-        if isinstance(rows, (int, np.integer)):
-            rows = [int(rows)]
-        idx_rows = np.arange(len(self))[rows]
+        idx_rows = positions(rows, len(self), "rows")
         idx_cols = self._feature_index(cols)
         info = _rows_of(self.info, idx_rows, len(self))
         output_names = self.output_names
@@ -419,18 +415,6 @@ class Explanation(Result):
         outputs = f", outputs={self.values.shape[2]}" if self.values.ndim == 3 else ""
         return (f"Explanation(index={self.index!r}, rows={len(self)}, players={self.values.shape[1]}{outputs}, "
                 f"method={self.method!r}, mean evaluations={float(np.mean(self.n_evaluations)):.0f})")
-
-
-def _names_of(key: Any) -> list[str] | None:
-    """The player names a key gives (a name, or a non-empty list, tuple, array or pandas Index of names), else
-    None (positions, a slice, a mask)."""
-    if isinstance(key, str):
-        return [key]
-    if isinstance(key, (list, tuple, np.ndarray)) or type(key).__name__ == "Index":
-        items = list(np.asarray(key, dtype=object).ravel()) if not isinstance(key, (list, tuple)) else list(key)
-        if items and all(isinstance(k, str) for k in items):
-            return [str(k) for k in items]
-    return None
 
 
 def _rows_of(info: dict, rows: np.ndarray, n_rows: int) -> dict:
