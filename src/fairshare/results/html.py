@@ -145,7 +145,9 @@ def text_values(expl: Any, output: Any) -> tuple[list[str], np.ndarray, np.ndarr
     ['a ', 'b']
     """
     if not getattr(expl, "is_text", False):
-        raise ValueError("the text plot takes the Explanation of one text (fs.explain(model, text))")
+        why = f"this one holds {len(expl)} rows" if len(expl) != 1 else "this one holds no text (its info has no " \
+            "'text'; one from shap is a text where its data is one row of string pieces named by their tokens)"
+        raise ValueError(f"the text plot takes the Explanation of one text (fs.explain(model, text)); {why}")
     if answer_outputs(expl) and (output is None or output == TOTAL):
         # the answer's values are the sum of its tokens' (the game is their sum); their errors are not independent
         return [str(p) for p in expl.data[0]], expl.values[0].sum(axis=1), np.full(expl.values.shape[1], np.nan), \
