@@ -557,3 +557,21 @@ def test_a_bool_is_not_a_position_of_rows_players_or_outputs():
             a[bad]
     with pytest.raises(KeyError, match="unknown player name 'zz'"):
         a["zz"]
+
+
+@pytest.mark.parametrize("kind", ["bar", "waterfall", "beeswarm", "heatmap", "decision"])
+def test_max_display_below_one_is_refused_by_name_as_the_report_refuses_it(kind):
+    """max_display=-1 drew 3 of 4 players and '1 other players' (bar, beeswarm, waterfall: numpy's order[:-1]), and
+    decision drew all 4 features for max_display=0 (order[-0:]); the report refused both ('max_display must be
+    >= 1'). One is the least: the largest player, then the rest summed."""
+    e = fs.Explanation(values=np.array([[4.0, -3.0, 2.0, 1.0], [4.0, 3.0, -2.0, 1.0]]), stderr=None,
+                       empty_value=np.zeros(2), player_names=list("abcd"), index="shapley")
+    for bad in (0, -1):
+        with pytest.raises(ValueError, match=f"max_display must be >= 1, got {bad}"):
+            e.plot(kind, max_display=bad)
+    ax = e.plot(kind, max_display=1)
+    ticks = [t.get_text() for t in (ax.get_xticklabels() if kind == "heatmap" else ax.get_yticklabels())]
+    assert "a" in ticks and ("3 other players" in ticks or "3 other features" in ticks)
+    pairs = fs.interactions(fs.games.SOUMGame([[True, True, False]], [1.0]), "sii", method="exact")
+    with pytest.raises(ValueError, match="max_display must be >= 1, got 0"):
+        pairs.plot("network" if kind == "bar" else "heatmap", max_display=0)

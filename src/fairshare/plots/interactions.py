@@ -8,6 +8,7 @@ import numpy as np
 
 from ..results.html import output_position, unnamed_output
 from ..results.interaction_rows import InteractionRows
+from .._core.arguments import check_int
 from .common import player_position, shown_names, numeric_column, new_axes, plain
 
 __all__ = ["interaction_heatmap", "interaction_network", "interaction_dependence"]
@@ -52,6 +53,7 @@ def interaction_heatmap(result: Any, max_display: int = 15, output: Any = None, 
     >>> interaction_heatmap(res).get_title()
     'sii (order 2)'
     """
+    max_display = check_int(max_display, "max_display", minimum=1)
     M, names, title = _pair_matrix(result, output)
     keep = _strongest(M, max_display)
     M = M[np.ix_(keep, keep)]
@@ -76,6 +78,7 @@ def interaction_network(result: Any, max_display: int = 12, output: Any = None, 
     >>> len(interaction_network(res).lines)       # one edge
     1
     """
+    max_display = check_int(max_display, "max_display", minimum=1)
     M, names, title = _pair_matrix(result, output)
     keep = _strongest(M, max_display)
     M = M[np.ix_(keep, keep)]

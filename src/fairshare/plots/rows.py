@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..results.report.payload import summary
+from .._core.arguments import check_int
 from .common import (GREY, NEG, POS, check_row, error_text, feature_label, finite_players, finite_rows, shown_names,
                      numeric_column, new_axes, output_slice, plain, plt_colors, top_and_rest, with_others)
 
@@ -26,6 +27,7 @@ def bar(expl: Any, max_display: int = 10, output: Any = None, ax: Any = None) ->
     ...                    empty_value=np.zeros(20), data=None, player_names=list("abcd"), index="shapley")
     >>> ax = bar(e)
     """
+    max_display = check_int(max_display, "max_display", minimum=1)
     expl, note = (expl, "") if len(expl) == 1 else finite_rows(expl, output, "bar")
     values, stderr, label, _ = output_slice(expl, output)
     one = values.shape[0] == 1                                        # one row: its signed values
@@ -62,6 +64,7 @@ def waterfall(expl: Any, row: int = 0, max_display: int = 10, output: Any = None
     >>> waterfall(a.to_explanation()).get_xlabel()
     "the values' sum 3 (the empty coalition's value is not known)"
     """
+    max_display = check_int(max_display, "max_display", minimum=1)
     row = check_row(expl, row)
     values, stderr, label, j = output_slice(expl, output)
     keep, left = finite_players(expl, values[row], "waterfall")       # NaN values: drawn without them, named
@@ -114,6 +117,7 @@ def beeswarm(expl: Any, max_display: int = 10, output: Any = None, ax: Any = Non
     >>> e.data = np.column_stack([e.data[:, :2], words])          # a string column: coloured by category
     >>> ax = beeswarm(e)
     """
+    max_display = check_int(max_display, "max_display", minimum=1)
     expl, note = finite_rows(expl, output, "beeswarm")
     values, _, label, _ = output_slice(expl, output)
     top, rest = top_and_rest(np.abs(values).mean(axis=0), max_display)
@@ -167,6 +171,7 @@ def heatmap(expl: Any, max_display: int = 10, output: Any = None, ax: Any = None
     >>> heatmap(e).images[0].get_array().tolist()         # rows by total (-1 then 3.5), columns a, b
     [[1.0, -2.0], [3.0, 0.5]]
     """
+    max_display = check_int(max_display, "max_display", minimum=1)
     expl, note = finite_rows(expl, output, "heatmap")
     values, _, label, j = output_slice(expl, output)
     top = np.argsort(-np.abs(values).mean(axis=0), kind="stable")[:max_display]
@@ -202,6 +207,7 @@ def decision(expl: Any, rows: Any = None, max_display: int = 20, output: Any = N
     >>> [float(line.get_xdata()[-1]) for line in decision(e).lines[:2]]       # each row ends at its output
     [-0.5, 4.0]
     """
+    max_display = check_int(max_display, "max_display", minimum=1)
     if rows is not None:
         expl = expl[np.atleast_1d([check_row(expl, r) for r in np.atleast_1d(rows)])]
     expl, note = finite_rows(expl, output, "decision")
