@@ -575,3 +575,24 @@ def test_max_display_below_one_is_refused_by_name_as_the_report_refuses_it(kind)
     pairs = fs.interactions(fs.games.SOUMGame([[True, True, False]], [1.0]), "sii", method="exact")
     with pytest.raises(ValueError, match="max_display must be >= 1, got 0"):
         pairs.plot("network" if kind == "bar" else "heatmap", max_display=0)
+
+
+def test_one_outputs_plots_name_it_and_refuse_another_output_as_the_image_plot_does():
+    """e[:, :, 1].plot("bar") was labelled 'mean |shapley value|' while the report of the same slice says
+    '(output yes)'; a one-output Explanation drew its values for output=5 or output='yes' as if asked (the image
+    plot refused: 'this explanation has one output'); e[..., np.array(['yes'])] was refused while players take
+    arrays of names."""
+    rng = np.random.default_rng(0)
+    e = fs.Explanation(values=rng.normal(size=(6, 3, 2)), stderr=None, empty_value=np.zeros((6, 2)),
+                       player_names=list("abc"), index="shapley", output_names=["no", "yes"])
+    one = e[:, :, 1]
+    assert one.plot("bar").get_xlabel() == "mean |shapley value| (output yes)"
+    assert one.plot("bar", output="yes").get_xlabel() == e.plot("bar", output="yes").get_xlabel()
+    np.testing.assert_allclose(e[..., np.array(["yes"])].values[..., 0], one.values)
+    plain = fs.Explanation(values=rng.normal(size=(6, 3)), stderr=None, empty_value=np.zeros(6),
+                           player_names=list("abc"), index="shapley")
+    for kind in ("bar", "waterfall", "beeswarm", "heatmap", "decision"):
+        with pytest.raises(ValueError, match=r"^output: this explanation has one output, got 5"):
+            plain.plot(kind, output=5)
+        with pytest.raises(ValueError, match=r"^output: this explanation has one output \(yes\), got 'no'"):
+            one.plot(kind, output="no")

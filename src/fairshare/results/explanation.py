@@ -266,6 +266,8 @@ class Explanation(Result):
                 raise IndexError(f"output {key!r} is not one of the {k} outputs {names}")
             o = one_position(o, k, "outputs")
             return o, names[o]
+        if _names_of(key) is not None:                        # names in an array or a pandas Index, as players
+            key = list(_names_of(key))
         if isinstance(key, (list, tuple)):
             key = [position(o) for o in key]
             unknown = [o for o in key if isinstance(o, str)]

@@ -117,7 +117,8 @@ def unnamed_output(count: int | None, output: Any) -> int | None:
 
 def output_slice(expl: Any, output: Any) -> tuple[np.ndarray, np.ndarray | None, str, int | None]:
     """Values and standard errors of one output (:func:`output_position`), the label that names it and its position
-    (None for a single output).
+    (None for a single output: any ``output`` but the name ``info["output"]`` of a slice ``e[:, :, 1]`` is refused,
+    as the image plot refuses it).
 
     Examples
     --------
@@ -128,8 +129,12 @@ def output_slice(expl: Any, output: Any) -> tuple[np.ndarray, np.ndarray | None,
     (' (output yes)', 1)
     """
     values, stderr = expl.values, expl.stderr
-    if values.ndim == 2:
-        return values, stderr, "", None
+    if values.ndim == 2:                          # one output: named where it is one output of several (e[:, :, 1])
+        named = (getattr(expl, "info", None) or {}).get("output")
+        if output is not None and (named is None or str(output) != str(named)):
+            raise ValueError(f"output: this explanation has one output{'' if named is None else f' ({named})'}, "
+                             f"got {output!r}")
+        return values, stderr, "" if named is None else f" (output {named})", None
     j = output_position(expl, output)
     return values[:, :, j], None if stderr is None else stderr[:, :, j], f" (output {expl._outputs()[j]})", j
 

@@ -101,9 +101,7 @@ def explanation_payload(expl: Any, output: Any = None, max_display: int = 20) ->
     >>> p["players"], p["values"], p["stderr"], p["base"], p["mean_abs"], p["bar"]
     (['x0', 'x1'], [[1.0, -2.0]], [[0.1, 'Infinity']], [0.5], [1.0, 2.0], [1.0, -2.0])
     """
-    values, stderr, label, j = output_slice(expl, output)
-    if values.ndim == 2 and np.ndim(expl.values) == 2 and "output" in (expl.info or {}):
-        label = f" (output {expl.info['output']})"         # a slice e[:, :, 1] of one output: it names it
+    values, stderr, label, j = output_slice(expl, output)          # a slice e[:, :, 1] of one output: named
     rows = values.shape[0]
     data, low, high = _data(expl)
     mean_abs, mean_err = summary(values, stderr)
