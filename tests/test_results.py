@@ -596,3 +596,20 @@ def test_one_outputs_plots_name_it_and_refuse_another_output_as_the_image_plot_d
             plain.plot(kind, output=5)
         with pytest.raises(ValueError, match=r"^output: this explanation has one output \(yes\), got 'no'"):
             one.plot(kind, output="no")
+
+
+def test_decision_lines_of_an_unknown_empty_value_start_at_zero_and_say_so():
+    """An Attribution without an empty value (an estimate's) drew an empty decision plot (every line NaN, x limits
+    -0.055..0.055), and a row of the Explanation whose base was NaN vanished silently; now such a line starts at 0,
+    as the waterfall does, and the axis says so."""
+    a = fs.Attribution(values=np.array([1.0, 2.0, -1.0]), stderr=None, index="shapley", method="given",
+                       player_names=list("abc"))
+    ax = a.plot("decision")
+    line = ax.lines[0].get_xdata()
+    assert line[0] == 0.0 and line[-1] == pytest.approx(2.0)
+    assert ax.get_xlabel() == "the values' sum (all rows start at 0: the empty coalition's value is not known)"
+    e = fs.Explanation(values=np.ones((3, 2)), stderr=None, empty_value=np.array([0.0, np.nan, 1.0]),
+                       player_names=["a", "b"], index="shapley")
+    ax = e.plot("decision")
+    assert [float(l.get_xdata()[-1]) for l in ax.lines[:3]] == [2.0, 2.0, 3.0]
+    assert "1 of 3 rows start at 0" in ax.get_xlabel()

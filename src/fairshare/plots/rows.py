@@ -197,7 +197,8 @@ def heatmap(expl: Any, max_display: int = 10, output: Any = None, ax: Any = None
 def decision(expl: Any, rows: Any = None, max_display: int = 20, output: Any = None, ax: Any = None) -> Any:
     """One line per row from the base value (``v(empty)``) to the model's output, adding the features' values in
     order of importance (least important first, as shap's decision plot); the features beyond ``max_display``
-    enter together at the start.
+    enter together at the start. A row whose empty value is not known (an estimate's) starts at 0, as the waterfall
+    does, and the axis says so.
 
     Examples
     --------
@@ -215,6 +216,8 @@ def decision(expl: Any, rows: Any = None, max_display: int = 20, output: Any = N
     picked = np.arange(values.shape[0])
     base = np.asarray(expl.empty_value, dtype=float)
     base = base if base.ndim == 1 else base[:, j if j is not None else 0]
+    unknown = ~np.isfinite(base)                         # an estimate's empty value may be unknown: start at 0
+    base = np.where(unknown, 0.0, base)
     order = np.argsort(np.abs(values).mean(axis=0), kind="stable")                     # least important first
     shown = order[-max_display:]
     hidden = order[:-max_display] if order.size > max_display else order[:0]
@@ -227,7 +230,10 @@ def decision(expl: Any, rows: Any = None, max_display: int = 20, output: Any = N
         [shown_names(expl)[i] for i in shown]
     ax.set_yticks(range(len(ticks)), ticks)
     ax.axvline(float(np.mean(base[picked])), color=GREY, lw=0.8)
-    ax.set_xlabel(plain(f"model output{label}"))
+    start = "" if not unknown.any() else " (all rows start at 0: the empty coalition's value is not known)" \
+        if unknown.all() else f" ({int(unknown.sum())} of {unknown.size} rows start at 0: their empty coalition's " \
+        "value is not known)"
+    ax.set_xlabel(plain(f"model output{label}" if not unknown.any() else f"the values' sum{label}{start}"))
     if note:
         ax.set_title(plain(note), fontsize=8)
     return ax
