@@ -728,3 +728,19 @@ def test_an_output_of_unnamed_interaction_outputs_is_a_position_or_its_name_and_
         plots.interaction_dependence(fs.Explanation(values=np.ones((2, 2)), stderr=None, empty_value=np.zeros(2),
                                                     interactions=np.ones((2, 2, 2)), data=np.ones((2, 2)),
                                                     index="shapley"), "nope", 1)
+
+
+def test_interaction_plots_leave_out_cells_that_are_not_finite_and_say_so():
+    """A NaN main effect of x0 turned the heatmap's colour scale into matplotlib's fallback (-0.1..0.1: every
+    other cell, 1 or 2, drawn at full red) and the network's edge widths and node sizes into NaN (nothing drawn);
+    now the scale is that of the finite cells (-2..2), the NaN cell blank, and a warning and the title name x0."""
+    r = fs.interactions(fs.games.SOUMGame([[True, True, False], [False, True, True]], [1.0, 2.0]), "sii",
+                        method="exact")
+    r.values[0] = np.nan
+    with pytest.warns(UserWarning, match=r"cells of \['x0'\] not finite: left out"):
+        ax = r.plot("heatmap")
+    assert (ax.images[0].norm.vmin, ax.images[0].norm.vmax) == (-2.0, 2.0) and "x0" in ax.get_title()
+    with pytest.warns(UserWarning, match=r"cells of \['x0'\] not finite"):
+        ax = r.plot("network")
+    assert [line.get_linewidth() for line in ax.lines] == pytest.approx([3.5, 6.5])
+    assert np.isfinite(ax.collections[0].get_sizes()).all()

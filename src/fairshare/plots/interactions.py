@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -38,8 +39,20 @@ def _pair_matrix(result: Any, output: Any) -> tuple[np.ndarray, list[str], str]:
 
 
 def _strongest(M: np.ndarray, max_display: int) -> np.ndarray:
-    strength = np.abs(M).sum(axis=1)
+    strength = np.nansum(np.where(np.isfinite(M), np.abs(M), np.nan), axis=1)      # what is finite ranks
     return np.sort(np.argsort(-strength, kind="stable")[:max_display])
+
+
+def _unknown(M: np.ndarray, names: list[str], plot: str) -> tuple[np.ndarray, str]:
+    """Where the drawn matrix is not finite (NaN: not estimated, or infinite), warned naming the players whose
+    cells it is, and a note saying they are left out (``""`` when every cell is finite)."""
+    bad = ~np.isfinite(M)
+    if not bad.any():
+        return bad, ""
+    players = [names[i] for i in np.flatnonzero(bad.any(axis=1))]
+    note = f"cells of {players} not finite: left out"
+    warnings.warn(f"interaction {plot} plot: {note}", UserWarning, stacklevel=3)
+    return bad, note
 
 
 def interaction_heatmap(result: Any, max_display: int = 15, output: Any = None, ax: Any = None) -> Any:
@@ -57,13 +70,15 @@ def interaction_heatmap(result: Any, max_display: int = 15, output: Any = None, 
     M, names, title = _pair_matrix(result, output)
     keep = _strongest(M, max_display)
     M = M[np.ix_(keep, keep)]
+    bad, note = _unknown(M, [names[i] for i in keep], "heatmap")
+    M = np.where(bad, np.nan, M)                                           # drawn blank
     ax = new_axes(ax, 0.4 * keep.size + 2)
-    bound = float(np.abs(M).max()) or 1.0
+    bound = float(np.abs(M[~bad]).max(initial=0.0)) or 1.0
     image = ax.imshow(M, cmap="RdBu_r", vmin=-bound, vmax=bound)
     ax.set_xticks(range(keep.size), [names[i] for i in keep], rotation=90)
     ax.set_yticks(range(keep.size), [names[i] for i in keep])
     ax.figure.colorbar(image, ax=ax, shrink=0.8)
-    ax.set_title(title)
+    ax.set_title(title + (f"\n{plain(note)}" if note else ""))
     return ax
 
 
@@ -82,6 +97,8 @@ def interaction_network(result: Any, max_display: int = 12, output: Any = None, 
     M, names, title = _pair_matrix(result, output)
     keep = _strongest(M, max_display)
     M = M[np.ix_(keep, keep)]
+    bad, note = _unknown(M, [names[i] for i in keep], "network")
+    M = np.where(bad, 0.0, M)                          # no edge, and the smallest node, where a value is not known
     ax = new_axes(ax, 6)
     angle = 2 * np.pi * np.arange(keep.size) / max(keep.size, 1)
     x, y = np.cos(angle), np.sin(angle)
@@ -101,7 +118,7 @@ def interaction_network(result: Any, max_display: int = 12, output: Any = None, 
     ax.set_ylim(-1.5, 1.5)
     ax.set_aspect("equal")
     ax.axis("off")
-    ax.set_title(title)
+    ax.set_title(title + (f"\n{plain(note)}" if note else ""))
     return ax
 
 
