@@ -613,3 +613,21 @@ def test_decision_lines_of_an_unknown_empty_value_start_at_zero_and_say_so():
     ax = e.plot("decision")
     assert [float(l.get_xdata()[-1]) for l in ax.lines[:3]] == [2.0, 2.0, 3.0]
     assert "1 of 3 rows start at 0" in ax.get_xlabel()
+
+
+def test_input_values_of_sliced_players_stay_in_their_own_cells():
+    """Players t0, t1, t2 (a sequence's time steps, values 10, 32, 54): e[:, [2, 1, 0]].input_values() put t2's 54
+    at time 0, and e[:, [1, 2]] stopped on a bare IndexError; cells of one sequence explained cell by cell, reversed,
+    were laid out backwards. Each value now stays in its own cell, cells of players sliced away NaN."""
+    X = np.arange(12.0).reshape(2, 3, 2)
+    model = lambda A: (A * np.array([1.0, 10.0])).sum(axis=(1, 2))                # noqa: E731
+    e = fs.explain(model, X, background=np.zeros((1, 3, 2)), groups="time", progress=False)
+    whole = e.input_values()
+    assert whole[0, :, 0].tolist() == pytest.approx([10.0, 32.0, 54.0])
+    np.testing.assert_allclose(e[:, [2, 1, 0]].input_values(), whole)
+    two = e[:, [1, 2]].input_values()
+    assert np.isnan(two[:, 0]).all()
+    np.testing.assert_allclose(two[:, 1:], whole[:, 1:])
+    cells = fs.explain(model, X, background=np.zeros((1, 3, 2)), progress=False)
+    np.testing.assert_allclose(cells[:, ::-1].input_values(), cells.input_values(), atol=1e-9)
+    np.testing.assert_allclose(cells[1, ["t1:f1"]].input_values()[0, 1, 1], cells.input_values()[1, 1, 1])

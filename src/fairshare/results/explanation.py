@@ -204,7 +204,7 @@ class Explanation(Result):
         """The values (or standard errors) in the shape of the explained inputs, ``(rows, *input_shape[, k])``,
         for inputs of more than one dimension (sequences, images) explained cell by cell; grouped inputs
         (``groups="time"``...) give each cell its group's value; images explained by pixels (patches, superpixels,
-        labels) give ``(rows, H, W[, k])``.
+        labels) give ``(rows, H, W[, k])``; the cells of players sliced away (``e[:, players]``) are NaN.
 
         Examples
         --------
@@ -222,11 +222,11 @@ class Explanation(Result):
         if source is None:
             raise ValueError("input_values: this explanation has no standard errors")
         groups = self.info.get("input_groups")
-        if groups is not None and np.ndim(groups) == len(shape) + 1:         # labels per row (images' superpixels)
-            labels = np.asarray(groups).reshape(len(source), -1)
-            source = source[np.arange(len(source))[:, None], labels]
-        elif groups is not None:
-            source = source[:, np.asarray(groups).reshape(-1)]
+        if groups is not None:                  # each cell's player (per row: images' superpixels); -1: sliced away
+            labels = np.asarray(groups).reshape(len(source) if np.ndim(groups) == len(shape) + 1 else 1, -1)
+            picked = source[np.arange(len(source))[:, None], np.maximum(labels, 0)]
+            gone = (labels < 0).reshape(labels.shape + (1,) * (picked.ndim - 2))
+            source = np.where(gone, np.nan, picked)
         elif source.shape[1] != int(np.prod(shape)):
             raise ValueError(f"input_values: {source.shape[1]} players are groups given as lists, not the "
                              f"{int(np.prod(shape))} cells of an input")
@@ -315,7 +315,7 @@ class Explanation(Result):
         rows, cols, outs = self._split_key(key)
         idx_rows = positions(rows, len(self), "rows")
         idx_cols = self._feature_index(cols)
-        info = _rows_of(self.info, idx_rows, len(self))
+        info = _players_of(_rows_of(self.info, idx_rows, len(self)), idx_cols, self.values.shape[1])
         output_names = self.output_names
         if self.values.ndim == 3 and not (isinstance(outs, slice) and outs == slice(None)):
             outs, name = self._output_index(outs)
@@ -417,6 +417,20 @@ class Explanation(Result):
         outputs = f", outputs={self.values.shape[2]}" if self.values.ndim == 3 else ""
         return (f"Explanation(index={self.index!r}, rows={len(self)}, players={self.values.shape[1]}{outputs}, "
                 f"method={self.method!r}, mean evaluations={float(np.mean(self.n_evaluations)):.0f})")
+
+
+def _players_of(info: dict, cols: np.ndarray, n: int) -> dict:
+    """``info`` of the players ``cols`` (of ``n``): each cell of a shaped input (sequences, images) mapped to its
+    player's new position, -1 where its player was sliced away, so ``input_values`` puts values in their cells."""
+    shape, groups = info.get("input_shape"), info.get("input_groups")
+    if shape is None or (cols.size == n and np.array_equal(cols, np.arange(n))):
+        return info
+    labels = np.arange(int(np.prod(shape))).reshape(shape) if groups is None else np.asarray(groups)
+    if groups is None and labels.size != n:                   # groups given as lists: no cells to map
+        return info
+    new = np.full(n, -1, dtype=np.int64)
+    new[cols] = np.arange(cols.size)
+    return {**info, "input_groups": new[labels] if isinstance(groups, np.ndarray) else new[labels].tolist()}
 
 
 def _rows_of(info: dict, rows: np.ndarray, n_rows: int) -> dict:
