@@ -12,8 +12,8 @@ import numpy as np
 from ..results.html import output_slice
 
 __all__ = ["pyplot", "plain", "shown_names", "new_axes", "numeric_column", "plt_colors", "check_row",
-           "feature_label", "player_position", "output_slice", "top_and_rest", "with_others", "finite_rows", "finite_players",
-           "error_text", "POS", "NEG", "GREY"]
+           "feature_label", "player_position", "output_slice", "top_and_rest", "with_others", "finite_rows",
+           "finite_players", "error_text", "POS", "NEG", "GREY"]
 
 POS, NEG, GREY = "#d62728", "#1f77b4", "#7f7f7f"
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["escape", "script_json", "pick_output", "output_position", "unnamed_output", "output_slice", "text_values", "text_html", "texts_page",
-           "answer_outputs", "base_value", "TOTAL"]
+__all__ = ["escape", "script_json", "pick_output", "output_position", "unnamed_output", "output_slice", "text_values",
+           "text_html", "texts_page", "answer_outputs", "base_value", "shade", "shade_scale", "TOTAL"]
 
 #: the ``output`` of a generated answer's whole log-probability, when each answer token is an output
 TOTAL = "total"
@@ -163,9 +163,32 @@ def text_values(expl: Any, output: Any) -> tuple[list[str], np.ndarray, np.ndarr
 
 
 def shade(v: float, scale: float) -> tuple[float, float, float, float]:
-    """Red for positive, blue for negative values, opacity growing with |v|."""
+    """Red for positive, blue for negative values, opacity growing with |v| (up to ``scale``, the largest finite
+    |value|: :func:`shade_scale`); a value that is not finite is grey.
+
+    Examples
+    --------
+    >>> shade(2.0, 2.0), shade(float("nan"), 2.0)
+    ((0.84, 0.15, 0.16, 0.9), (0.5, 0.5, 0.5, 0.25))
+    """
+    if not np.isfinite(v):
+        return (0.5, 0.5, 0.5, 0.25)
     rgb = (0.84, 0.15, 0.16) if v >= 0 else (0.12, 0.47, 0.71)
     return rgb + (0.1 + 0.8 * min(1.0, abs(v) / scale) if scale > 0 else 0.1,)
+
+
+def shade_scale(values: np.ndarray) -> float:
+    """The largest finite |value| (0 for none), which :func:`shade` shades at full strength: one NaN value must not
+    fade every other token.
+
+    Examples
+    --------
+    >>> shade_scale(np.array([5.0, np.nan, -1.0]))
+    5.0
+    """
+    finite = np.abs(np.asarray(values, dtype=float))
+    finite = finite[np.isfinite(finite)]
+    return float(finite.max()) if finite.size else 0.0
 
 
 def answer_outputs(expl: Any) -> list[str]:
@@ -219,7 +242,7 @@ def text_html(expl: Any, output: Any = None) -> str:
 def _highlight(expl: Any, output: Any) -> str:
     """One output's values over the text (see :func:`text_html`)."""
     pieces, v, se, label = text_values(expl, output)
-    scale = float(np.abs(v).max()) if v.size else 0.0
+    scale = shade_scale(v)
     spans = []
     for piece, value, err in zip(pieces, v, se):
         core = piece.rstrip()
@@ -228,6 +251,7 @@ def _highlight(expl: Any, output: Any) -> str:
         unsure = "border-bottom:1px dotted #555;" if abs(value) <= 2 * err else ""
         tip = f"{value:+.4g}" + (" (an equal share of a block the budget did not open)" if np.isinf(err) else
                                  f" ± {2 * err:.2g}" if err > 0 else "")
+        tip = tip if np.isfinite(value) else "n/a (not finite)"
         spans.append(f'<span title="{escape(tip)}" style="background:rgba({int(255 * r)},{int(255 * g)},'
                      f'{int(255 * b)},{a:.2f});{unsure}">{escape(core)}</span>{escape(gap)}')
     head = f"<div><small>{escape(expl.index)} values{escape(label)}; base value {base_value(expl, output):.4g}" \

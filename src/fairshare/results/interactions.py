@@ -150,7 +150,8 @@ class Interactions(Result):
     def matrix(self, output: Any = None, stderr: bool = False) -> np.ndarray:
         """The ``n x n`` pairwise matrix (symmetric; each pair's value in both of its cells, the players' own values
         on the diagonal), ``(n, n)`` or ``(n, n, k)`` (every output; ``output``: one of them, by position);
-        ``stderr=True`` gives the standard errors laid out the same way. For ``index="sii-matrix"`` this is shap's interaction matrix (rows summing to the Shapley values).
+        ``stderr=True`` gives the standard errors laid out the same way. For ``index="sii-matrix"`` this is shap's
+        interaction matrix (rows summing to the Shapley values).
 
         Examples
         --------
