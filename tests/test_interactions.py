@@ -744,3 +744,17 @@ def test_interaction_plots_leave_out_cells_that_are_not_finite_and_say_so():
         ax = r.plot("network")
     assert [line.get_linewidth() for line in ax.lines] == pytest.approx([3.5, 6.5])
     assert np.isfinite(ax.collections[0].get_sizes()).all()
+
+
+def test_top_refuses_a_negative_or_fractional_k_by_name():
+    """top(-1) gave every subset but the weakest (numpy's order[:-1]: 2 of 3 pairs here, unasked) and top(1.5) a
+    bare 'slice indices must be integers'; both are refused naming k, as DataValues.lowest refuses them."""
+    r = fs.interactions(fs.games.SOUMGame([[True, True, False], [False, True, True]], [1.0, 2.0]), "sii",
+                        method="exact")
+    assert r.top(1)["players"].tolist() == [("x1", "x2")] and r.top(0).empty
+    with pytest.raises(ValueError, match="k must be >= 0, got -1"):
+        r.top(-1)
+    with pytest.raises(TypeError, match="k must be an integer, got 1.5"):
+        r.top(1.5)
+    with pytest.raises(ValueError, match="min_size must be >= 0, got -1"):
+        r.top(2, min_size=-1)

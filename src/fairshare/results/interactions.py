@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._core.arguments import check_int
 from .attribution import value_columns
 from .base import Result
 from .html import unnamed_output
@@ -189,6 +190,7 @@ class Interactions(Result):
         [('x0', 'x1')]
         """
         frame = self.to_frame()
+        k, min_size = check_int(k, "k", minimum=0), check_int(min_size, "min_size", minimum=0)
         j = self._output(output)
         col = "value" if j is None else f"value_{j}"
         frame = frame[frame["size"] >= min_size]
