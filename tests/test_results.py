@@ -631,3 +631,13 @@ def test_input_values_of_sliced_players_stay_in_their_own_cells():
     cells = fs.explain(model, X, background=np.zeros((1, 3, 2)), progress=False)
     np.testing.assert_allclose(cells[:, ::-1].input_values(), cells.input_values(), atol=1e-9)
     np.testing.assert_allclose(cells[1, ["t1:f1"]].input_values()[0, 1, 1], cells.input_values()[1, 1, 1])
+
+
+def test_the_interactions_frame_of_interactions_without_errors_has_nan_errors():
+    """An Explanation given interactions but no interactions_stderr (built by hand, or a file of one) stopped
+    interactions_frame() on "'NoneType' object is not subscriptable"; its stderr column is now NaN."""
+    pairs = np.array([[[1.0, 0.5], [0.5, 2.0]], [[0.0, -1.0], [-1.0, 3.0]]])
+    e = fs.Explanation(values=pairs.sum(axis=2), stderr=None, empty_value=np.zeros(2), interactions=pairs,
+                       index="shapley", player_names=["a", "b"])
+    frame = e.interactions_frame()
+    assert frame["value"].tolist() == [1.0, 0.5, 2.0, 0.0, -1.0, 3.0] and frame["stderr"].isna().all()

@@ -344,9 +344,10 @@ class Explanation(Result):
     def interactions_frame(self) -> Any:
         """The pairwise interaction values as a long table: one row per explained row and pair of features
         (``feature_i == feature_j``: the feature's main effect), columns ``row``, ``feature_i``, ``feature_j``
-        (``output`` for several outputs), ``value``, ``stderr``. The values are shap's convention (the upper
-        triangle of ``interactions``): a pair's value is half its Shapley (Banzhaf) interaction index, the other half
-        sits in the mirrored cell; a main effect is the feature's value minus its halves of every pair.
+        (``output`` for several outputs), ``value``, ``stderr`` (NaN where none were given). The values are shap's
+        convention (the upper triangle of ``interactions``): a pair's value is half its Shapley (Banzhaf) interaction
+        index, the other half sits in the mirrored cell; a main effect is the feature's value minus its halves of
+        every pair.
 
         Examples
         --------
@@ -363,7 +364,9 @@ class Explanation(Result):
         n = len(self.player_names)
         i, j = np.triu_indices(n)
         rows = self.row_names if self.row_names is not None else [str(r) for r in range(self.values.shape[0])]
-        values, errs = self.interactions[:, i, j], self.interactions_stderr[:, i, j]
+        errors = np.full(self.interactions.shape, np.nan) if self.interactions_stderr is None else \
+            self.interactions_stderr                                          # none given (a user's): unknown
+        values, errs = self.interactions[:, i, j], errors[:, i, j]
         parts = []
         outputs = [None] if values.ndim == 2 else list(self.output_names or range(values.shape[2]))
         for o, name in enumerate(outputs):
