@@ -641,3 +641,15 @@ def test_the_interactions_frame_of_interactions_without_errors_has_nan_errors():
                        index="shapley", player_names=["a", "b"])
     frame = e.interactions_frame()
     assert frame["value"].tolist() == [1.0, 0.5, 2.0, 0.0, -1.0, 3.0] and frame["stderr"].isna().all()
+
+
+def test_a_bar_whose_error_is_not_finite_says_so():
+    """Values with infinite standard errors (a budget too small for them) were drawn as bars without any error bar,
+    as if exact (the waterfall writes '± inf', the report '∞'); a NaN error the same. Such a bar is now labelled."""
+    a = fs.Attribution(values=np.array([1.0, -2.0, 0.5]), stderr=np.array([np.inf, 0.1, np.nan]), index="shapley",
+                       method="given", player_names=["a", "b", "c"], empty_value=0.0)
+    ax = a.plot("bar")
+    ax.figure.canvas.draw()
+    assert sorted(t.get_text() for t in ax.texts) == ["± inf", "± n/a"]
+    assert np.isfinite(ax.get_xlim()).all()
+    assert [t.get_text() for t in fs.exact(fs.games.AdditiveGame([1.0, 2.0]), "shapley").plot("bar").texts] == []

@@ -18,7 +18,8 @@ def bar(expl: Any, max_display: int = 10, output: Any = None, ax: Any = None) ->
     """Mean |value| per player over rows, largest first, with two-standard-error bars (the error of
     the mean over rows combined with the estimation error of each value); the players beyond ``max_display``
     summed in one bar, ``N other players``. One row (an Attribution's values: SAGE's, a game's) is drawn with its
-    signs, as shap draws one row, largest |value| first: a feature that adds loss keeps its negative value.
+    signs, as shap draws one row, largest |value| first: a feature that adds loss keeps its negative value. An error
+    that is not finite (a budget too small for it, or none known) is written by its bar, ``± inf`` or ``± n/a``.
 
     Examples
     --------
@@ -39,7 +40,12 @@ def bar(expl: Any, max_display: int = 10, output: Any = None, ax: Any = None) ->
     labels, heights, errs = with_others(names, shown, err, *top_and_rest(mean_abs, max_display))
     ax = new_axes(ax, 0.4 * len(labels) + 1.2)
     positions = np.arange(len(labels))[::-1]                               # largest on top, the others last
-    ax.barh(positions, heights, xerr=errs, color=np.where(heights < 0, NEG, POS), ecolor=GREY, capsize=3)
+    known = np.isfinite(errs)
+    ax.barh(positions, heights, xerr=np.where(known, errs, 0.0), color=np.where(heights < 0, NEG, POS), ecolor=GREY,
+            capsize=3)
+    for pos, h, e in zip(positions[~known], heights[~known], errs[~known]):     # no bar can show it: written
+        ax.annotate(error_text(e / 2).strip(), (h, pos), xytext=(4 if h >= 0 else -4, 0), textcoords="offset points",
+                    ha="left" if h >= 0 else "right", va="center", fontsize=8, color=GREY)
     if one:
         ax.axvline(0.0, color=GREY, lw=0.6)
     ax.set_yticks(positions, labels)
