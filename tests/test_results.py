@@ -653,3 +653,22 @@ def test_a_bar_whose_error_is_not_finite_says_so():
     assert sorted(t.get_text() for t in ax.texts) == ["± inf", "± n/a"]
     assert np.isfinite(ax.get_xlim()).all()
     assert [t.get_text() for t in fs.exact(fs.games.AdditiveGame([1.0, 2.0]), "shapley").plot("bar").texts] == []
+
+
+@pytest.mark.parametrize("field, value, match", [
+    ("empty_value", np.zeros(5), r"empty_value must be one per row, \(2,\) for values \(2, 3\), got shape \(5,\)"),
+    ("grand_value", np.zeros(7), r"grand_value must be one per row"),
+    ("data", np.ones((5, 3)), r"data must have one row per explained row \(2\), got shape \(5, 3\)"),
+    ("interactions", np.ones((2, 4, 4)), r"interactions must be \(rows, players, players\[, outputs\]\), \(2, 3, 3\)"),
+    ("output_names", ["a"], r"output_names must have one name per output \(none: values of one output\), got 1"),
+])
+def test_fields_that_do_not_fit_the_values_are_refused_by_name(field, value, match):
+    """An Explanation of 2 rows took 5 base values, 7 grand values, 5 rows of data, 4x4 interaction matrices for 3
+    players and output names for values of one output without a word; slices and plots then read the wrong ones
+    (e[1]'s base value was the 2nd of 5). Each is refused naming the field and the shape it must have."""
+    kwargs = dict(values=np.ones((2, 3)), stderr=None, empty_value=np.zeros(2), index="shapley")
+    with pytest.raises(ValueError, match=match):
+        fs.Explanation(**{**kwargs, field: value})
+    e = fs.Explanation(values=np.ones((2, 3, 2)), stderr=None, empty_value=0.5, grand_value=[1.0, 2.0],
+                       output_names=["no", "yes"], index="shapley")            # shared ones are given to each row
+    assert e.empty_value.shape == (2, 2) and e.grand_value.tolist() == [[1.0, 2.0], [1.0, 2.0]]

@@ -9,19 +9,9 @@ import numpy as np
 
 from .base import Result
 from .keys import names_of as _names_of, one_position, positions
+from .layout import check_layout, one_per_row, players_of, rows_of
 
 __all__ = ["Explanation"]
-
-
-def _one_per_row(value: Any, shape: tuple[int, ...]) -> np.ndarray:
-    """``value`` laid out one per row, ``(rows,)`` or ``(rows, outputs)`` for values of ``shape``: a value shared by
-    every row (a number, or one per output) is given to each row, so that slices, plots and reports read row ``r``'s
-    at ``[r]``; another shape is kept as given."""
-    a = np.asarray(value, dtype=float)
-    try:
-        return np.broadcast_to(a, shape[:1] + shape[2:]).copy()
-    except ValueError:
-        return a
 
 
 @dataclass(eq=False, kw_only=True)
@@ -96,21 +86,22 @@ class Explanation(Result):
             self.method = "unknown"
         super().__post_init__()
         rows = self.values.shape[0]
-        self.empty_value = _one_per_row(self.empty_value, self.values.shape)
+        self.empty_value = one_per_row(self.empty_value, self.values.shape)
         if self.grand_value is not None:
-            self.grand_value = _one_per_row(self.grand_value, self.values.shape)
+            self.grand_value = one_per_row(self.grand_value, self.values.shape)
         self.row_names = [str(r) for r in self.row_names] if self.row_names is not None else \
             [str(r) for r in range(rows)]
         if len(self.row_names) != rows:
             raise ValueError(f"row_names must have {rows} names, got {len(self.row_names)}")
         self.n_evaluations = np.asarray(self.n_evaluations)
+        check_layout(self)
 
     def _count_players(self) -> int:
         return int(self.values.shape[1])
 
     def _per_row(self, empty_value: Any) -> Any:
         """shap's ``base_values``: ``(rows,)`` or ``(rows, outputs)``, the empty coalition's value of each row."""
-        return _one_per_row(empty_value, self.values.shape)
+        return one_per_row(empty_value, self.values.shape)
 
     def _no_evaluations(self) -> np.ndarray:
         return np.zeros(self.values.shape[0], dtype=np.int64)
@@ -315,7 +306,7 @@ class Explanation(Result):
         rows, cols, outs = self._split_key(key)
         idx_rows = positions(rows, len(self), "rows")
         idx_cols = self._feature_index(cols)
-        info = _players_of(_rows_of(self.info, idx_rows, len(self)), idx_cols, self.values.shape[1])
+        info = players_of(rows_of(self.info, idx_rows, len(self)), idx_cols, self.values.shape[1])
         output_names = self.output_names
         if self.values.ndim == 3 and not (isinstance(outs, slice) and outs == slice(None)):
             outs, name = self._output_index(outs)
@@ -420,31 +411,3 @@ class Explanation(Result):
         outputs = f", outputs={self.values.shape[2]}" if self.values.ndim == 3 else ""
         return (f"Explanation(index={self.index!r}, rows={len(self)}, players={self.values.shape[1]}{outputs}, "
                 f"method={self.method!r}, mean evaluations={float(np.mean(self.n_evaluations)):.0f})")
-
-
-def _players_of(info: dict, cols: np.ndarray, n: int) -> dict:
-    """``info`` of the players ``cols`` (of ``n``): each cell of a shaped input (sequences, images) mapped to its
-    player's new position, -1 where its player was sliced away, so ``input_values`` puts values in their cells."""
-    shape, groups = info.get("input_shape"), info.get("input_groups")
-    if shape is None or (cols.size == n and np.array_equal(cols, np.arange(n))):
-        return info
-    labels = np.arange(int(np.prod(shape))).reshape(shape) if groups is None else np.asarray(groups)
-    if groups is None and labels.size != n:                   # groups given as lists: no cells to map
-        return info
-    new = np.full(n, -1, dtype=np.int64)
-    new[cols] = np.arange(cols.size)
-    return {**info, "input_groups": new[labels] if isinstance(groups, np.ndarray) else new[labels].tolist()}
-
-
-def _rows_of(info: dict, rows: np.ndarray, n_rows: int) -> dict:
-    """``info`` of the rows ``rows``: the entries it names in ``info["per_row"]`` (one per row: images, their labels)
-    and the rows' own reports (``info["rows"]``, one per row) taken at those rows, the rest as it is."""
-    out = dict(info)
-    per_row = list(info.get("per_row", ()))
-    if isinstance(info.get("rows"), list) and len(info["rows"]) == n_rows and "rows" not in per_row:
-        per_row.append("rows")
-    for key in per_row:
-        value = info.get(key)
-        if value is not None:
-            out[key] = np.asarray(value)[rows] if isinstance(value, np.ndarray) else [value[int(r)] for r in rows]
-    return out
