@@ -670,3 +670,25 @@ def test_a_missing_or_infinite_label_is_refused_before_any_fit_naming_it(where, 
     with pytest.raises(ValueError, match=rf"{where} holds {bad} at row {row}: every fit needs a finite label"):
         fs.value_data(Counted(), X_train, sets["y_train"], X_val, sets["y_val"], budget=40, seed=0, progress=False)
     assert fits == []
+
+
+def test_a_flag_of_positions_and_nan_values_are_refused_not_read_as_a_mask_or_an_auc_of_nan():
+    """flag=[0, 2, 3, 1] (the positions of the flipped points) was read as the mask [F, T, T, T] and gave an AUC of
+    0.0; a NaN value gave the AUC nan silently. Positions are refused naming flag and how to pass them; NaN values
+    are refused naming the points, and the plot writes the AUC as n/a."""
+    from fairshare.results.data_values import DataValues, detection_auc
+
+    values = [-1.0, 0.5, 0.2, 0.9]
+    with pytest.raises(ValueError, match=r"flag must be one boolean \(or 0/1\) per point, got the values \[2, 3\]"):
+        detection_auc(values, [0, 2, 3, 1])
+    assert detection_auc(values, [1, 0, 0, 0]) == detection_auc(values, np.isin(np.arange(4), [0])) == 1.0
+    assert detection_auc([-np.inf, 0.5, 0.2, 0.9], [True, False, False, False]) == 1.0
+    with pytest.raises(ValueError, match=r"values: the points \[1\] have NaN values"):
+        detection_auc([-1.0, np.nan, 0.2, 0.9], [True, False, False, False])
+    dv = DataValues(values=np.array([0.3, -0.1, 0.2, 0.5]), stderr=np.full(4, 0.05), index="banzhaf",
+                    method="exact", player_names=list("abcd"))
+    with pytest.raises(ValueError, match="flag must be one boolean"):
+        dv.plot(flag=[1, 3, 0, 0])
+    assert dv.plot(flag=[0, 1, 0, 0]).get_title().endswith("from the lowest: 1.000")
+    dv.values[2] = np.nan
+    assert dv.plot(flag=[0, 1, 0, 0]).get_title().endswith("from the lowest: n/a (NaN values)")

@@ -145,12 +145,11 @@ def test_script_json_keeps_any_string_inside_its_script_element(word):
 
 @pytest.mark.parametrize("word", HOSTILE)
 def test_the_html_report_escapes_every_user_string(word):
-    e = fs.Explanation(values=[[1.0, -2.0, 0.5]], stderr=[[0.1, 0.2, 0.3]], empty_value=[[0.0, 1.0]], index=word,
-                       player_names=[word, word + "2", "c"], row_names=[word], output_names=[word, "other"],
-                       data=np.array([[word, 3.0, "x"]], dtype=object), method=word,
+    values, stderr = np.array([[1.0, -2.0, 0.5]]), np.array([[0.1, 0.2, 0.3]])
+    e = fs.Explanation(values=np.stack([values, -values], axis=-1), stderr=np.stack([stderr, stderr], axis=-1),
+                       empty_value=[[0.0, 1.0]], index=word, player_names=[word, word + "2", "c"], row_names=[word],
+                       output_names=[word, "other"], data=np.array([[word, 3.0, "x"]], dtype=object), method=word,
                        info={"model_output": word, "choice": {"method": word, "why": word}, "note": [word]})
-    e.values = np.stack([e.values, -e.values], axis=-1)
-    e.stderr = np.stack([e.stderr, e.stderr], axis=-1)
     page = report_html(e, title=word, output=word)
     reader = _Scripts()
     reader.feed(page)

@@ -691,3 +691,70 @@ def test_permutation_sampling_is_a_baseline_auto_does_not_pick_and_it_refuses_te
     with pytest.warns(UserWarning, match="infinite"):
         few = fs.interactions(f, "sii", method="iq-permutation", budget=40, seed=1)
     assert np.isinf(few.stderr).any()
+
+
+def test_an_output_of_unnamed_interaction_outputs_is_a_position_or_its_name_and_nothing_else():
+    """Interactions of two outputs (no names): output="a" stopped on a bare "invalid literal for int()", output=5 on
+    "index 5 is out of bounds", top(output=5) on KeyError 'value_5', and output=-1 or True drew output 1 silently;
+    output=1 of a one-output result was ignored. Now a position 0..k-1 or its name ("1") picks that output and
+    anything else is refused naming output and the choices, as the report refuses it."""
+    from fairshare import plots
+    from fairshare.results.interaction_rows import InteractionRows
+
+    game = fs.games.FunctionGame(lambda S: np.stack([S[:, 0] * S[:, 1] * 1.0, 5.0 * S[:, 1] * S[:, 2]], axis=1),
+                                 n_players=3)
+    res = fs.interactions(game, "sii", method="exact")
+    rows = InteractionRows(values=np.stack([res.values, 2 * res.values]), stderr=None, subsets=res.subsets,
+                           index="sii", order=2, method="exact")
+    for output in (1, "1"):
+        assert res.matrix(output)[1, 2] == pytest.approx(5.0) and res.matrix(output)[0, 1] == pytest.approx(0.0)
+        assert res.top(1, output=output)["players"].tolist() == [("x1", "x2")]
+        image = plots.interaction_heatmap(res, output=output).get_images()[0].get_array()
+        assert float(np.abs(image).max()) == pytest.approx(5.0)
+        image = plots.interaction_heatmap(rows, output=output).get_images()[0].get_array()
+        assert float(np.abs(image).max()) == pytest.approx(7.5)               # the mean of 5 and 10
+    assert float(np.abs(res.plot().get_images()[0].get_array()).max()) == pytest.approx(1.0)   # default: output 0
+    for wrong in ("a", 5, -1, True):
+        for call in (lambda: res.plot("heatmap", output=wrong), lambda: res.plot("network", output=wrong),
+                     lambda: rows.plot("heatmap", output=wrong), lambda: res.matrix(wrong),
+                     lambda: res.top(output=wrong)):
+            with pytest.raises(ValueError, match=r"output must be .*\['0', '1'\]"):
+                call()
+    single = fs.interactions(fs.games.FunctionGame(lambda S: S[:, 0] * S[:, 1] * 1.0, n_players=3), "sii",
+                             method="exact")
+    with pytest.raises(ValueError, match="output: these values have one output, got 1"):
+        single.plot("heatmap", output=1)
+    with pytest.raises(ValueError, match=r"feature 'nope' is not one of the players \['x0', 'x1'\]"):
+        plots.interaction_dependence(fs.Explanation(values=np.ones((2, 2)), stderr=None, empty_value=np.zeros(2),
+                                                    interactions=np.ones((2, 2, 2)), data=np.ones((2, 2)),
+                                                    index="shapley"), "nope", 1)
+
+
+def test_interaction_plots_leave_out_cells_that_are_not_finite_and_say_so():
+    """A NaN main effect of x0 turned the heatmap's colour scale into matplotlib's fallback (-0.1..0.1: every
+    other cell, 1 or 2, drawn at full red) and the network's edge widths and node sizes into NaN (nothing drawn);
+    now the scale is that of the finite cells (-2..2), the NaN cell blank, and a warning and the title name x0."""
+    r = fs.interactions(fs.games.SOUMGame([[True, True, False], [False, True, True]], [1.0, 2.0]), "sii",
+                        method="exact")
+    r.values[0] = np.nan
+    with pytest.warns(UserWarning, match=r"cells of \['x0'\] not finite: left out"):
+        ax = r.plot("heatmap")
+    assert (ax.images[0].norm.vmin, ax.images[0].norm.vmax) == (-2.0, 2.0) and "x0" in ax.get_title()
+    with pytest.warns(UserWarning, match=r"cells of \['x0'\] not finite"):
+        ax = r.plot("network")
+    assert [line.get_linewidth() for line in ax.lines] == pytest.approx([3.5, 6.5])
+    assert np.isfinite(ax.collections[0].get_sizes()).all()
+
+
+def test_top_refuses_a_negative_or_fractional_k_by_name():
+    """top(-1) gave every subset but the weakest (numpy's order[:-1]: 2 of 3 pairs here, unasked) and top(1.5) a
+    bare 'slice indices must be integers'; both are refused naming k, as DataValues.lowest refuses them."""
+    r = fs.interactions(fs.games.SOUMGame([[True, True, False], [False, True, True]], [1.0, 2.0]), "sii",
+                        method="exact")
+    assert r.top(1)["players"].tolist() == [("x1", "x2")] and r.top(0).empty
+    with pytest.raises(ValueError, match="k must be >= 0, got -1"):
+        r.top(-1)
+    with pytest.raises(TypeError, match="k must be an integer, got 1.5"):
+        r.top(1.5)
+    with pytest.raises(ValueError, match="min_size must be >= 0, got -1"):
+        r.top(2, min_size=-1)

@@ -358,3 +358,35 @@ def test_the_reason_for_the_black_box_says_it_once(adult):
     assert e.info["pipeline"]["reason"] == "groups= are given (groups of raw columns): a black box on the raw columns"
     whole = fs.explain(pipe, rows, background=background, progress=False)
     np.testing.assert_allclose(e.values.sum(axis=1), whole.values.sum(axis=1), rtol=0, atol=1e-9)
+
+
+def test_an_unknown_category_is_named_by_argument_row_column_and_value_before_any_model_call():
+    """OneHotEncoder(handle_unknown='error') and a row holding 'zz' in 'city': a tree final step was refused as
+    "model: ... cannot transform rows of X and the background" (which of the two, which row, which column?), and
+    another final step (LinearRegression) was called on 8 coalitions first and blamed 'row 0' of X for a background
+    row. Now the argument, its row (and index), the raw column and the value are named, before any model call."""
+    from sklearn.linear_model import LinearRegression
+    from sklearn.tree import DecisionTreeRegressor
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"size": rng.random(40), "city": rng.choice(["a", "b", "c"], 40), "rooms": rng.random(40)})
+    y = X["size"] + (X["city"] == "a")
+    bad = X.iloc[:3].copy()
+    bad.iloc[2, 1] = "zz"
+    for final in (DecisionTreeRegressor(max_depth=3), LinearRegression()):
+        prep = ColumnTransformer([("oh", OneHotEncoder(handle_unknown="error"), ["city"]),
+                                  ("sc", StandardScaler(), ["size", "rooms"])])
+        pipe = make_pipeline(prep, final).fit(X, y)
+        calls = []
+        predict = final.predict
+        final.predict = lambda Z: calls.append(len(Z)) or predict(Z)
+        cases = ((bad, X.iloc[:10], r"^X: row 2, column 'city' holds 'zz', which the pipeline's step "
+                                    r"'columntransformer' \(ColumnTransformer\) cannot transform \(ValueError: Found "
+                                    r"unknown categories \['zz'\]"),
+                 (X.iloc[:2], pd.concat([X.iloc[5:10], bad.iloc[2:]]),
+                  r"^background: row 5 \(index 2\), column 'city' holds 'zz'"),
+                 (bad.iloc[2:], X.iloc[:10], r"^X: row 0 \(index 2\), column 'city' holds 'zz'"))
+        for rows, background, match in cases:
+            with pytest.raises(ValueError, match=match):
+                fs.explain(pipe, rows, background=background, progress=False)
+        assert calls == []

@@ -505,3 +505,183 @@ def test_to_frame_refuses_a_player_named_as_another_column_instead_of_writing_ov
     e.player_names = ["x", "y"]
     assert e.to_frame().to_numpy().tolist() == [[3.92, 1.0, 2.0, 0.1, 0.2]]
     assert e.to_frame(stderr=False).columns.tolist() == ["empty_value", "x", "y"]
+
+
+# ------------------------------------------------------------------------------------------------- non-finite values
+def _with_a_nan_row():
+    values = np.array([[1.0, -2.0, 0.5], [np.nan, 1.0, 4.0], [3.0, 1.0, -0.5]])
+    return fs.Explanation(values=values, stderr=np.full((3, 3), 0.1), empty_value=np.full(3, 2.0),
+                          data=np.arange(9.0).reshape(3, 3), player_names=["a", "b", "c"], index="shapley")
+
+
+@pytest.mark.parametrize("kind", ["bar", "beeswarm", "decision", "scatter", "heatmap"])
+def test_plots_of_many_rows_leave_out_rows_with_nan_values_and_name_them(kind):
+    e = _with_a_nan_row()
+    with pytest.warns(UserWarning, match=r"row\(s\) \['1'\] hold NaN values and are left out"):
+        ax = e.plot(kind, **({"feature": "a"} if kind == "scatter" else {}))
+    ax.figure.canvas.draw()
+    assert "1 of 3 rows left out: NaN values" in ax.get_title()
+    if kind == "bar":            # mean |value| of rows 0 and 2 only
+        widths = sorted(p.get_width() for p in ax.patches)
+        assert widths == pytest.approx(sorted([2.0, 1.5, 0.5]))
+    if kind == "heatmap":
+        assert np.asarray(ax.images[0].get_array()).tolist() == [[1.0, -2.0, 0.5], [3.0, 1.0, -0.5]]
+    if kind == "decision":       # the two finite rows end at their outputs
+        assert [float(line.get_xdata()[-1]) for line in ax.lines[:2]] == [1.5, 5.5]
+
+
+def test_waterfall_of_a_row_with_a_nan_value_draws_the_finite_values_and_names_the_rest():
+    e = _with_a_nan_row()
+    e.stderr[1, 2] = np.nan
+    with pytest.warns(UserWarning, match=r"player\(s\) \['a'\] have NaN values"):
+        ax = e.plot("waterfall", row=1)
+    ax.figure.canvas.draw()
+    assert "left out: ['a'] (NaN values)" in ax.get_title()
+    assert ax.get_xlabel().startswith("base value 2 -> 7")             # 2 + 1 + 4, without the NaN
+    assert any(t.get_text() == "+4 ± n/a" for t in ax.texts)
+    a = fs.Attribution(values=np.array([np.nan, np.inf]), stderr=None, index="shapley", method="given",
+                       player_names=["a", "b"])
+    with pytest.raises(ValueError, match="NaN or infinite: the waterfall plot has no finite value"):
+        a.plot("waterfall")
+
+
+# ------------------------------------------------------------------------------------------------- keys
+def test_a_bool_is_not_a_position_of_rows_players_or_outputs():
+    """``e[:, True]`` picked player 1 (values [[2, 3]] of player b), ``e[True]`` row 1, ``e[:, :, True]`` output 1,
+    ``e[:, [0, True]]`` players a and b, and ``a[True]`` / ``a[1.7]`` player 1's value 3.0: a bool (and a float)
+    taken as an int. numpy would take a lone True as a new axis; a mask as long as the axis stays a mask."""
+    e = fs.Explanation(values=np.arange(12.0).reshape(2, 3, 2), stderr=None, empty_value=np.zeros((2, 2)),
+                       player_names=list("abc"), index="shapley")
+    for key, axis in (((slice(None), True), "players"), (True, "rows"), (np.True_, "rows"),
+                      ((slice(None), slice(None), True), "outputs"), ((slice(None), [0, True]), "players"),
+                      ((slice(None), 1.0), "players"), ((slice(None), [True, False]), "players")):
+        with pytest.raises(IndexError, match=f"^{axis}: "):
+            e[key]
+    assert e[:, [True, False, True]].player_names == ["a", "c"]
+    assert e[np.array([False, True])].values[0, :, 0].tolist() == [6.0, 8.0, 10.0]
+    assert e[:, :, [False, True]].values[0, :, 0].tolist() == [1.0, 3.0, 5.0]
+    assert e[:, -1].player_names == ["c"] and e[:, np.int64(1)].player_names == ["b"]
+    with pytest.raises(IndexError, match="rows: position 5 is out of range for 2 rows"):
+        e[5]
+    a = fs.exact(fs.games.AdditiveGame([1.0, 3.0, 5.0]), "shapley")
+    assert a[-1] == pytest.approx(5.0) and a["x1"] == pytest.approx(3.0)
+    for bad in (True, 1.7):
+        with pytest.raises(IndexError, match="players: "):
+            a[bad]
+    with pytest.raises(KeyError, match="unknown player name 'zz'"):
+        a["zz"]
+
+
+@pytest.mark.parametrize("kind", ["bar", "waterfall", "beeswarm", "heatmap", "decision"])
+def test_max_display_below_one_is_refused_by_name_as_the_report_refuses_it(kind):
+    """max_display=-1 drew 3 of 4 players and '1 other players' (bar, beeswarm, waterfall: numpy's order[:-1]), and
+    decision drew all 4 features for max_display=0 (order[-0:]); the report refused both ('max_display must be
+    >= 1'). One is the least: the largest player, then the rest summed."""
+    e = fs.Explanation(values=np.array([[4.0, -3.0, 2.0, 1.0], [4.0, 3.0, -2.0, 1.0]]), stderr=None,
+                       empty_value=np.zeros(2), player_names=list("abcd"), index="shapley")
+    for bad in (0, -1):
+        with pytest.raises(ValueError, match=f"max_display must be >= 1, got {bad}"):
+            e.plot(kind, max_display=bad)
+    ax = e.plot(kind, max_display=1)
+    ticks = [t.get_text() for t in (ax.get_xticklabels() if kind == "heatmap" else ax.get_yticklabels())]
+    assert "a" in ticks and ("3 other players" in ticks or "3 other features" in ticks)
+    pairs = fs.interactions(fs.games.SOUMGame([[True, True, False]], [1.0]), "sii", method="exact")
+    with pytest.raises(ValueError, match="max_display must be >= 1, got 0"):
+        pairs.plot("network" if kind == "bar" else "heatmap", max_display=0)
+
+
+def test_one_outputs_plots_name_it_and_refuse_another_output_as_the_image_plot_does():
+    """e[:, :, 1].plot("bar") was labelled 'mean |shapley value|' while the report of the same slice says
+    '(output yes)'; a one-output Explanation drew its values for output=5 or output='yes' as if asked (the image
+    plot refused: 'this explanation has one output'); e[..., np.array(['yes'])] was refused while players take
+    arrays of names."""
+    rng = np.random.default_rng(0)
+    e = fs.Explanation(values=rng.normal(size=(6, 3, 2)), stderr=None, empty_value=np.zeros((6, 2)),
+                       player_names=list("abc"), index="shapley", output_names=["no", "yes"])
+    one = e[:, :, 1]
+    assert one.plot("bar").get_xlabel() == "mean |shapley value| (output yes)"
+    assert one.plot("bar", output="yes").get_xlabel() == e.plot("bar", output="yes").get_xlabel()
+    np.testing.assert_allclose(e[..., np.array(["yes"])].values[..., 0], one.values)
+    plain = fs.Explanation(values=rng.normal(size=(6, 3)), stderr=None, empty_value=np.zeros(6),
+                           player_names=list("abc"), index="shapley")
+    for kind in ("bar", "waterfall", "beeswarm", "heatmap", "decision"):
+        with pytest.raises(ValueError, match=r"^output: this explanation has one output, got 5"):
+            plain.plot(kind, output=5)
+        with pytest.raises(ValueError, match=r"^output: this explanation has one output \(yes\), got 'no'"):
+            one.plot(kind, output="no")
+
+
+def test_decision_lines_of_an_unknown_empty_value_start_at_zero_and_say_so():
+    """An Attribution without an empty value (an estimate's) drew an empty decision plot (every line NaN, x limits
+    -0.055..0.055), and a row of the Explanation whose base was NaN vanished silently; now such a line starts at 0,
+    as the waterfall does, and the axis says so."""
+    a = fs.Attribution(values=np.array([1.0, 2.0, -1.0]), stderr=None, index="shapley", method="given",
+                       player_names=list("abc"))
+    ax = a.plot("decision")
+    line = ax.lines[0].get_xdata()
+    assert line[0] == 0.0 and line[-1] == pytest.approx(2.0)
+    assert ax.get_xlabel() == "the values' sum (all rows start at 0: the empty coalition's value is not known)"
+    e = fs.Explanation(values=np.ones((3, 2)), stderr=None, empty_value=np.array([0.0, np.nan, 1.0]),
+                       player_names=["a", "b"], index="shapley")
+    ax = e.plot("decision")
+    assert [float(l.get_xdata()[-1]) for l in ax.lines[:3]] == [2.0, 2.0, 3.0]
+    assert "1 of 3 rows start at 0" in ax.get_xlabel()
+
+
+def test_input_values_of_sliced_players_stay_in_their_own_cells():
+    """Players t0, t1, t2 (a sequence's time steps, values 10, 32, 54): e[:, [2, 1, 0]].input_values() put t2's 54
+    at time 0, and e[:, [1, 2]] stopped on a bare IndexError; cells of one sequence explained cell by cell, reversed,
+    were laid out backwards. Each value now stays in its own cell, cells of players sliced away NaN."""
+    X = np.arange(12.0).reshape(2, 3, 2)
+    model = lambda A: (A * np.array([1.0, 10.0])).sum(axis=(1, 2))                # noqa: E731
+    e = fs.explain(model, X, background=np.zeros((1, 3, 2)), groups="time", progress=False)
+    whole = e.input_values()
+    assert whole[0, :, 0].tolist() == pytest.approx([10.0, 32.0, 54.0])
+    np.testing.assert_allclose(e[:, [2, 1, 0]].input_values(), whole)
+    two = e[:, [1, 2]].input_values()
+    assert np.isnan(two[:, 0]).all()
+    np.testing.assert_allclose(two[:, 1:], whole[:, 1:])
+    cells = fs.explain(model, X, background=np.zeros((1, 3, 2)), progress=False)
+    np.testing.assert_allclose(cells[:, ::-1].input_values(), cells.input_values(), atol=1e-9)
+    np.testing.assert_allclose(cells[1, ["t1:f1"]].input_values()[0, 1, 1], cells.input_values()[1, 1, 1])
+
+
+def test_the_interactions_frame_of_interactions_without_errors_has_nan_errors():
+    """An Explanation given interactions but no interactions_stderr (built by hand, or a file of one) stopped
+    interactions_frame() on "'NoneType' object is not subscriptable"; its stderr column is now NaN."""
+    pairs = np.array([[[1.0, 0.5], [0.5, 2.0]], [[0.0, -1.0], [-1.0, 3.0]]])
+    e = fs.Explanation(values=pairs.sum(axis=2), stderr=None, empty_value=np.zeros(2), interactions=pairs,
+                       index="shapley", player_names=["a", "b"])
+    frame = e.interactions_frame()
+    assert frame["value"].tolist() == [1.0, 0.5, 2.0, 0.0, -1.0, 3.0] and frame["stderr"].isna().all()
+
+
+def test_a_bar_whose_error_is_not_finite_says_so():
+    """Values with infinite standard errors (a budget too small for them) were drawn as bars without any error bar,
+    as if exact (the waterfall writes '± inf', the report '∞'); a NaN error the same. Such a bar is now labelled."""
+    a = fs.Attribution(values=np.array([1.0, -2.0, 0.5]), stderr=np.array([np.inf, 0.1, np.nan]), index="shapley",
+                       method="given", player_names=["a", "b", "c"], empty_value=0.0)
+    ax = a.plot("bar")
+    ax.figure.canvas.draw()
+    assert sorted(t.get_text() for t in ax.texts) == ["± inf", "± n/a"]
+    assert np.isfinite(ax.get_xlim()).all()
+    assert [t.get_text() for t in fs.exact(fs.games.AdditiveGame([1.0, 2.0]), "shapley").plot("bar").texts] == []
+
+
+@pytest.mark.parametrize("field, value, match", [
+    ("empty_value", np.zeros(5), r"empty_value must be one per row, \(2,\) for values \(2, 3\), got shape \(5,\)"),
+    ("grand_value", np.zeros(7), r"grand_value must be one per row"),
+    ("data", np.ones((5, 3)), r"data must have one row per explained row \(2\), got shape \(5, 3\)"),
+    ("interactions", np.ones((2, 4, 4)), r"interactions must be \(rows, players, players\[, outputs\]\), \(2, 3, 3\)"),
+    ("output_names", ["a"], r"output_names must have one name per output \(none: values of one output\), got 1"),
+])
+def test_fields_that_do_not_fit_the_values_are_refused_by_name(field, value, match):
+    """An Explanation of 2 rows took 5 base values, 7 grand values, 5 rows of data, 4x4 interaction matrices for 3
+    players and output names for values of one output without a word; slices and plots then read the wrong ones
+    (e[1]'s base value was the 2nd of 5). Each is refused naming the field and the shape it must have."""
+    kwargs = dict(values=np.ones((2, 3)), stderr=None, empty_value=np.zeros(2), index="shapley")
+    with pytest.raises(ValueError, match=match):
+        fs.Explanation(**{**kwargs, field: value})
+    e = fs.Explanation(values=np.ones((2, 3, 2)), stderr=None, empty_value=0.5, grand_value=[1.0, 2.0],
+                       output_names=["no", "yes"], index="shapley")            # shared ones are given to each row
+    assert e.empty_value.shape == (2, 2) and e.grand_value.tolist() == [[1.0, 2.0], [1.0, 2.0]]

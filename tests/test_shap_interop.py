@@ -160,3 +160,24 @@ def test_a_converted_result_shares_no_array_with_its_source():
     back = fs.Explanation.from_shap(sh)
     sh.values[0, 0], sh.data[0, 0], sh.error_std[0, 0] = 777.0, 111.0, 7.0
     assert np.array_equal(back.values, values) and back.data.tolist() == data.tolist() and back.stderr[0, 0] == 0.2
+
+
+def test_a_text_sent_to_shap_and_back_is_a_text_again():
+    """``Explanation.from_shap(e.to_shap())`` of a text lost info['text'], so plot("text") refused it ("takes the
+    Explanation of one text") and the tokens were gone; shap's Explanation holds the pieces (data) named by their
+    tokens, which is all a text needs: it is drawn again with the same values. A table row of words is no text."""
+    e = fs.explain(lambda ts: [t.count("good") - t.count("bad") for t in ts], "good food, bad  service",
+                   progress=False)
+    back = fs.Explanation.from_shap(e.to_shap())
+    assert back.is_text and back.info["text"] == "good food, bad  service"
+    assert back.tokens == ["good", "food", ",", "bad", "service"]
+    np.testing.assert_allclose(back.values, e.values)
+    assert back.plot("text") is not None
+    assert back._repr_html_().count("<span") == e._repr_html_().count("<span") == 5
+    shaps = shap.Explanation(values=np.array([0.5, -1.0]), base_values=0.0, data=np.array(["nice ", "day"]),
+                             feature_names=["nice ", "day"])                # shap's own: one text, names = tokens
+    assert fs.Explanation.from_shap(shaps).info["text"] == "nice day"
+    table = shap.Explanation(values=np.array([[0.5, -1.0]]), base_values=np.zeros(1),
+                             data=np.array([["paris", "red"]], dtype=object), feature_names=["city", "colour"])
+    with pytest.raises(ValueError, match="holds no text .*string pieces named by their tokens"):
+        fs.Explanation.from_shap(table).plot("text")

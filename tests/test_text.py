@@ -379,3 +379,20 @@ def test_a_subword_tokenizers_own_tokens_are_found_in_the_text(text, tokens, pie
     e = fs.explain(lambda ts: [float(len(t.replace(" ", ""))) for t in ts], text, tokenizer=lambda t: tokens,
                    progress=False)
     np.testing.assert_allclose(e.values[0], [len(p.rstrip().replace(" ", "")) for p in pieces], atol=1e-12)
+
+
+def test_one_nan_token_value_does_not_fade_every_other_token():
+    """A NaN value of 'food' made the shading scale NaN: 'good' (+5, the largest) was drawn at opacity 0.10 like a
+    zero, in the HTML and the text plot, and 'food' blue with the tip '+nan'. The scale is now the largest finite
+    |value| (good at 0.90), a value that is not finite grey with the tip 'n/a (not finite)'."""
+    from fairshare.results.html import text_html
+
+    e = fs.explain(lambda ts: [t.count("good") - t.count("bad") for t in ts], "good food, bad  service",
+                   progress=False)
+    e.values[0, :2] = [5.0, np.nan]
+    spans = re.findall(r'title="([^"]*)" style="background:rgba\(([^)]*)\)', text_html(e))
+    assert spans[0] == ("+5", "214,38,40,0.90") and spans[1] == ("n/a (not finite)", "127,127,127,0.25")
+    assert spans[3][1] == "30,119,181,0.26"                                 # bad: -1 of 5
+    ax = e.plot("text")
+    boxes = [t.get_bbox_patch().get_facecolor() for t in ax.texts]
+    assert boxes[0][3] == pytest.approx(0.9) and boxes[1][:3] == pytest.approx((0.5, 0.5, 0.5))

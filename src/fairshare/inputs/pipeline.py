@@ -35,7 +35,7 @@ from ..trees.inputs import tree_rows
 from ..trees.prepared import verified
 from ..trees.readers import is_tree_model, raw_output
 from .outputs import check_outputs, labels_of
-from .pipeline_columns import Untraced, check_fitted, is_pipeline, trace_columns, transform_rows
+from .pipeline_columns import Untraced, check_fitted, check_rows, is_pipeline, trace_columns, transform_rows
 from .table import TableInput, _aligned_rows, imputation_key, one_row
 
 __all__ = ["PipelineInput", "PipelineMargin"]
@@ -120,6 +120,7 @@ class PipelineInput(TableInput):
             self.pipeline_info.update(exact=False, reason=f"the final step {self.pipeline_info['final_step']} is no "
                                       "tree model: a black box on the raw columns")
             super().__init__(model, X, background, args)
+            check_rows(model, {"X": self.X, "background": self.background})      # before any model call
             return
         X = one_row(X)
         background = None if background is None else one_row(background)
@@ -130,6 +131,7 @@ class PipelineInput(TableInput):
         self.model_output, self.link = args["model_output"], args["link"]
         check_outputs(model, True, None, args["model_output"], args["link"], args["y"], background)
         self.X, self.background = _aligned_rows(model, X, background)
+        check_rows(model, {"X": self.X, "background": self.background})
         self.rows = as_rows(self.X, "X")
         self._read_background(args)                # names, inf and words refused, the imputation
         traced = _not_exact(args) or self._trace()

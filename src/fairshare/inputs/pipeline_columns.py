@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Untraced", "is_pipeline", "check_fitted", "trace_columns", "transform_rows"]
+__all__ = ["Untraced", "is_pipeline", "check_fitted", "trace_columns", "transform_rows", "check_rows"]
 
 _SAMPLE_ROWS = 16
 #: scikit-learn transformers whose outputs are combinations of all their inputs
@@ -112,6 +112,79 @@ def transform_rows(pipeline: Any, rows: Any, name: str) -> Any:
             raise ValueError(f"{name}: the pipeline's step {_title(repr(step_name), step)} cannot transform these "
                              f"rows ({type(exc).__name__}: {first})") from exc
     return rows
+
+
+def check_rows(pipeline: Any, parts: dict[str, Any]) -> None:
+    """Every part's rows (``{"X": X, "background": background}``, a None part skipped) through the steps before the
+    final one, before any model call; rows a step cannot take are refused naming the argument, the first such row
+    and, where one raw value alone is the cause (a category a OneHotEncoder did not see in fitting), its column and
+    value.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import OneHotEncoder
+    >>> from sklearn.tree import DecisionTreeRegressor
+    >>> pipe = make_pipeline(OneHotEncoder(), DecisionTreeRegressor()).fit(pd.DataFrame({"c": ["a", "b"]}), [0, 1])
+    >>> check_rows(pipe, {"X": pd.DataFrame({"c": ["a", "z"]}), "background": None})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: X: row 1, column 'c' holds 'z', which the pipeline's step 'onehotencoder' (OneHotEncoder) cannot ...
+    """
+    errors = {name: _step_error(pipeline, rows) for name, rows in parts.items() if rows is not None}
+    for name, error in errors.items():
+        if error is not None:
+            others = [parts[o] for o, e in errors.items() if e is None]
+            raise ValueError(f"{name}: {_located(pipeline, parts[name], others) or error}")
+
+
+def _step_error(pipeline: Any, rows: Any) -> str | None:
+    """Why the steps before the final one cannot take ``rows`` (naming the step), or None."""
+    try:
+        transform_rows(pipeline, rows, "rows")
+    except ValueError as exc:
+        return str(exc).split(": ", 1)[1]
+    return None
+
+
+def _take(rows: Any, at: Any) -> Any:
+    return rows.iloc[at] if hasattr(rows, "iloc") else np.asarray(rows)[at]
+
+
+def _located(pipeline: Any, rows: Any, others: list) -> str | None:
+    """The first row of ``rows`` the steps refuse alone (found by halving: a few transforms), and the raw column
+    whose value, put in a row they take, is refused too; None where no single row is refused alone."""
+    lo, hi, good = 0, len(rows), None
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if _step_error(pipeline, _take(rows, slice(lo, mid))) is not None:
+            hi = mid
+        else:
+            lo, good = mid, lo
+    error = _step_error(pipeline, _take(rows, slice(lo, lo + 1)))
+    if error is None:
+        return None
+    index = getattr(rows, "index", None)
+    at = getattr(index[lo], "item", lambda: index[lo])() if index is not None else lo
+    label = f"row {lo}" + (f" (index {at!r})" if at != lo else "")
+    bases = ([_take(rows, slice(good, good + 1))] if good is not None else []) + [_take(o, slice(0, 1)) for o in others]
+    base = next((b for b in bases if len(b) and _step_error(pipeline, b) is None), None)
+    bad = _take(rows, slice(lo, lo + 1))
+    for c in range(0 if base is None else np.shape(base)[1]):
+        probe = base.copy()
+        if hasattr(probe, "iloc"):
+            probe[probe.columns[c]] = bad.iloc[:, c].to_numpy()
+            column, value = probe.columns[c], bad.iloc[0, c]
+        else:
+            probe = probe.astype(object)
+            probe[0, c], column, value = bad[0, c], c, bad[0, c]
+        cause = _step_error(pipeline, probe)
+        if cause is not None:
+            value = value.item() if hasattr(value, "item") else value
+            return f"{label}, column {column!r} holds {value!r}, which " + \
+                cause.replace(" cannot transform these rows", " cannot transform")
+    return f"{label}: {error}"
 
 
 # ------------------------------------------------------------------------------------------------- declared

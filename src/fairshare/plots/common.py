@@ -4,6 +4,7 @@ them."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -11,7 +12,8 @@ import numpy as np
 from ..results.html import output_slice
 
 __all__ = ["pyplot", "plain", "shown_names", "new_axes", "numeric_column", "plt_colors", "check_row",
-           "feature_label", "player_position", "output_slice", "top_and_rest", "with_others", "POS", "NEG", "GREY"]
+           "feature_label", "player_position", "output_slice", "top_and_rest", "with_others", "finite_rows",
+           "finite_players", "error_text", "POS", "NEG", "GREY"]
 
 POS, NEG, GREY = "#d62728", "#1f77b4", "#7f7f7f"
 
@@ -134,3 +136,76 @@ def player_position(expl: Any, feature: Any, what: str = "feature") -> int:
     if isinstance(feature, (int, np.integer)) and not isinstance(feature, bool) and -len(names) <= feature < len(names):
         return int(feature) % len(names)
     raise ValueError(f"{what} must be a player's name or a position in 0..{len(names) - 1}, got {feature!r}")
+
+
+def _what(values: np.ndarray) -> str:
+    """``NaN``, ``infinite`` or ``NaN or infinite``: what the non-finite ``values`` hold."""
+    nan, inf = bool(np.isnan(values).any()), bool(np.isinf(values).any())
+    return "NaN or infinite" if nan and inf else "NaN" if nan else "infinite"
+
+
+def finite_rows(expl: Any, output: Any, plot: str) -> tuple[Any, str]:
+    """The Explanation of the rows whose values (of the output shown) are all finite, and a note naming how many
+    were left out (``""`` when none): a plot of many rows draws what is finite, warns naming the rows it leaves
+    out, and refuses, naming the cause, when no row is left.
+
+    Examples
+    --------
+    >>> import fairshare as fs, warnings
+    >>> e = fs.Explanation(values=[[1.0, 2.0], [np.nan, 1.0]], stderr=None, empty_value=[0.0, 0.0],
+    ...                    player_names=["a", "b"], index="shapley")
+    >>> with warnings.catch_warnings(record=True):
+    ...     kept, note = finite_rows(e, None, "beeswarm")
+    >>> len(kept), note
+    (1, '1 of 2 rows left out: NaN values')
+    """
+    values = output_slice(expl, output)[0]
+    bad = ~np.isfinite(values).all(axis=1)
+    if not bad.any():
+        return expl, ""
+    what = _what(values[bad])
+    if bad.all():
+        raise ValueError(f"every row's values hold {what} values: the {plot} plot has no finite row to draw")
+    named = [expl.row_names[r] for r in np.flatnonzero(bad)]
+    warnings.warn(f"{plot} plot: row(s) {named[:10]}{' ...' if len(named) > 10 else ''} hold {what} values and "
+                  "are left out", UserWarning, stacklevel=3)
+    return expl[np.flatnonzero(~bad)], f"{int(bad.sum())} of {bad.size} rows left out: {what} values"
+
+
+def finite_players(expl: Any, values: np.ndarray, plot: str) -> tuple[np.ndarray, str]:
+    """Positions of the players whose ``values`` (one row's) are finite, and a note naming those left out (``""``
+    when none), warned; refused, naming the cause, when none is finite.
+
+    Examples
+    --------
+    >>> import fairshare as fs, warnings
+    >>> e = fs.Explanation(values=[[1.0, np.inf]], stderr=None, empty_value=[0.0], player_names=["a", "b"],
+    ...                    index="shapley")
+    >>> with warnings.catch_warnings(record=True):
+    ...     print(finite_players(e, e.values[0], "waterfall"))
+    (array([0]), "left out: ['b'] (infinite values)")
+    """
+    ok = np.isfinite(values)
+    if ok.all():
+        return np.arange(values.size), ""
+    what = _what(values[~ok])
+    if not ok.any():
+        raise ValueError(f"every player's value is {what}: the {plot} plot has no finite value to draw")
+    named = [expl.player_names[i] for i in np.flatnonzero(~ok)]
+    shown = f"{named[:10]}{' ...' if len(named) > 10 else ''}"
+    warnings.warn(f"{plot} plot: player(s) {shown} have {what} values and are left out", UserWarning, stacklevel=3)
+    return np.flatnonzero(ok), f"left out: {shown} ({what} values)"
+
+
+def error_text(err: float) -> str:
+    """Two standard errors as a plot writes them after a value: ``" ± 0.2"``, ``""`` for none, ``" ± n/a"`` for an
+    unknown (NaN) one, as the HTML report shows it.
+
+    Examples
+    --------
+    >>> error_text(0.1), error_text(0.0), error_text(float("nan")), error_text(float("inf"))
+    (' ± 0.2', '', ' ± n/a', ' ± inf')
+    """
+    if np.isnan(err):
+        return " ± n/a"
+    return f" ± {2 * err:.2g}" if err > 0 else ""

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from .common import GREY, POS, player_position, shown_names, numeric_column, new_axes, output_slice, plain
+from .common import GREY, POS, finite_rows, player_position, shown_names, numeric_column, new_axes, output_slice, plain
 
 __all__ = ["strongest_partner", "dependence"]
 
@@ -70,6 +70,7 @@ def dependence(expl: Any, feature: Any = None, color: Any = "auto", output: Any 
     >>> dependence(e).get_xlabel()                         # no feature: the strongest
     'b'
     """
+    expl, note = finite_rows(expl, output, "dependence")
     values, stderr, label, position = output_slice(expl, output)
     i = int(np.argmax(np.abs(values).mean(axis=0))) if feature is None else player_position(expl, feature)
     if expl.data is None or np.ndim(expl.data) != 2 or np.shape(expl.data)[1] != values.shape[1]:
@@ -91,4 +92,6 @@ def dependence(expl: Any, feature: Any = None, color: Any = "auto", output: Any 
     ax.axhline(0, color=GREY, lw=0.8)
     ax.set_xlabel(shown_names(expl)[i])
     ax.set_ylabel(plain(f"{expl.index} value of {expl.player_names[i]}{label}"))
+    if note:
+        ax.set_title(plain(note), fontsize=8)
     return ax

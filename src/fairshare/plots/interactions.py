@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
-from ..results.html import output_position
+from ..results.html import output_position, unnamed_output
 from ..results.interaction_rows import InteractionRows
-from .common import shown_names, numeric_column, new_axes, plain
+from .._core.arguments import check_int
+from .common import player_position, shown_names, numeric_column, new_axes, plain
 
 __all__ = ["interaction_heatmap", "interaction_network", "interaction_dependence"]
 
@@ -22,21 +24,35 @@ def _pair_matrix(result: Any, output: Any) -> tuple[np.ndarray, list[str], str]:
             M = M[..., output_position(result, output)]
         return M.mean(axis=0), shown_names(result), "mean |interaction value| over the rows"
     if isinstance(result, InteractionRows):                                 # many rows: the mean |matrix|
+        j = unnamed_output(result._outputs()[0] if result._outputs() else None, output)
         M = np.mean([np.abs(row.matrix()) for row in result], axis=0)
-        if M.ndim == 3:
-            M = M[..., 0 if output is None else int(output)]
+        if j is not None:
+            M = M[..., j]
         return M, shown_names(result), f"mean |{result.index}| over the rows"
     if hasattr(result, "matrix"):
+        j = result._output(output)
         M = result.matrix()
-        if M.ndim == 3:
-            M = M[..., 0 if output is None else int(output)]
+        if j is not None:
+            M = M[..., j]
         return M, shown_names(result), plain(f"{result.index} (order {result.order})")
     raise TypeError("expected an Interactions result or an Explanation computed with interactions=2")
 
 
 def _strongest(M: np.ndarray, max_display: int) -> np.ndarray:
-    strength = np.abs(M).sum(axis=1)
+    strength = np.nansum(np.where(np.isfinite(M), np.abs(M), np.nan), axis=1)      # what is finite ranks
     return np.sort(np.argsort(-strength, kind="stable")[:max_display])
+
+
+def _unknown(M: np.ndarray, names: list[str], plot: str) -> tuple[np.ndarray, str]:
+    """Where the drawn matrix is not finite (NaN: not estimated, or infinite), warned naming the players whose
+    cells it is, and a note saying they are left out (``""`` when every cell is finite)."""
+    bad = ~np.isfinite(M)
+    if not bad.any():
+        return bad, ""
+    players = [names[i] for i in np.flatnonzero(bad.any(axis=1))]
+    note = f"cells of {players} not finite: left out"
+    warnings.warn(f"interaction {plot} plot: {note}", UserWarning, stacklevel=3)
+    return bad, note
 
 
 def interaction_heatmap(result: Any, max_display: int = 15, output: Any = None, ax: Any = None) -> Any:
@@ -50,16 +66,19 @@ def interaction_heatmap(result: Any, max_display: int = 15, output: Any = None, 
     >>> interaction_heatmap(res).get_title()
     'sii (order 2)'
     """
+    max_display = check_int(max_display, "max_display", minimum=1)
     M, names, title = _pair_matrix(result, output)
     keep = _strongest(M, max_display)
     M = M[np.ix_(keep, keep)]
+    bad, note = _unknown(M, [names[i] for i in keep], "heatmap")
+    M = np.where(bad, np.nan, M)                                           # drawn blank
     ax = new_axes(ax, 0.4 * keep.size + 2)
-    bound = float(np.abs(M).max()) or 1.0
+    bound = float(np.abs(M[~bad]).max(initial=0.0)) or 1.0
     image = ax.imshow(M, cmap="RdBu_r", vmin=-bound, vmax=bound)
     ax.set_xticks(range(keep.size), [names[i] for i in keep], rotation=90)
     ax.set_yticks(range(keep.size), [names[i] for i in keep])
     ax.figure.colorbar(image, ax=ax, shrink=0.8)
-    ax.set_title(title)
+    ax.set_title(title + (f"\n{plain(note)}" if note else ""))
     return ax
 
 
@@ -74,9 +93,12 @@ def interaction_network(result: Any, max_display: int = 12, output: Any = None, 
     >>> len(interaction_network(res).lines)       # one edge
     1
     """
+    max_display = check_int(max_display, "max_display", minimum=1)
     M, names, title = _pair_matrix(result, output)
     keep = _strongest(M, max_display)
     M = M[np.ix_(keep, keep)]
+    bad, note = _unknown(M, [names[i] for i in keep], "network")
+    M = np.where(bad, 0.0, M)                          # no edge, and the smallest node, where a value is not known
     ax = new_axes(ax, 6)
     angle = 2 * np.pi * np.arange(keep.size) / max(keep.size, 1)
     x, y = np.cos(angle), np.sin(angle)
@@ -96,7 +118,7 @@ def interaction_network(result: Any, max_display: int = 12, output: Any = None, 
     ax.set_ylim(-1.5, 1.5)
     ax.set_aspect("equal")
     ax.axis("off")
-    ax.set_title(title)
+    ax.set_title(title + (f"\n{plain(note)}" if note else ""))
     return ax
 
 
@@ -115,9 +137,7 @@ def interaction_dependence(expl: Any, feature: Any, other: Any, output: Any = No
     """
     if getattr(expl, "interactions", None) is None:
         raise ValueError("expl has no interaction values: explain(..., interactions=2) computes them")
-    names = list(expl.player_names)
-    i = names.index(feature) if isinstance(feature, str) else int(feature)
-    j = names.index(other) if isinstance(other, str) else int(other)
+    i, j = player_position(expl, feature), player_position(expl, other, "other")
     names = shown_names(expl)
     M = expl.interactions
     if M.ndim == 4:

@@ -7,8 +7,9 @@ from typing import Any
 import numpy as np
 
 from ..results.report.payload import summary
-from .common import (GREY, NEG, POS, check_row, feature_label, shown_names, numeric_column, new_axes, output_slice,
-                     plain, plt_colors, top_and_rest, with_others)
+from .._core.arguments import check_int
+from .common import (GREY, NEG, POS, check_row, error_text, feature_label, finite_players, finite_rows, shown_names,
+                     numeric_column, new_axes, output_slice, plain, plt_colors, top_and_rest, with_others)
 
 __all__ = ["bar", "waterfall", "beeswarm", "heatmap", "decision"]
 
@@ -17,7 +18,8 @@ def bar(expl: Any, max_display: int = 10, output: Any = None, ax: Any = None) ->
     """Mean |value| per player over rows, largest first, with two-standard-error bars (the error of
     the mean over rows combined with the estimation error of each value); the players beyond ``max_display``
     summed in one bar, ``N other players``. One row (an Attribution's values: SAGE's, a game's) is drawn with its
-    signs, as shap draws one row, largest |value| first: a feature that adds loss keeps its negative value.
+    signs, as shap draws one row, largest |value| first: a feature that adds loss keeps its negative value. An error
+    that is not finite (a budget too small for it, or none known) is written by its bar, ``± inf`` or ``± n/a``.
 
     Examples
     --------
@@ -26,19 +28,29 @@ def bar(expl: Any, max_display: int = 10, output: Any = None, ax: Any = None) ->
     ...                    empty_value=np.zeros(20), data=None, player_names=list("abcd"), index="shapley")
     >>> ax = bar(e)
     """
+    max_display = check_int(max_display, "max_display", minimum=1)
+    expl, note = (expl, "") if len(expl) == 1 else finite_rows(expl, output, "bar")
     values, stderr, label, _ = output_slice(expl, output)
-    mean_abs, err = summary(values, stderr)
     one = values.shape[0] == 1                                        # one row: its signed values
+    keep, left = finite_players(expl, values[0], "bar") if one else (np.arange(values.shape[1]), note)
+    values, stderr = values[:, keep], None if stderr is None else stderr[:, keep]
+    mean_abs, err = summary(values, stderr)
     shown = values[0] if one else mean_abs
-    labels, heights, errs = with_others(shown_names(expl), shown, err, *top_and_rest(mean_abs, max_display))
+    names = [shown_names(expl)[i] for i in keep]
+    labels, heights, errs = with_others(names, shown, err, *top_and_rest(mean_abs, max_display))
     ax = new_axes(ax, 0.4 * len(labels) + 1.2)
     positions = np.arange(len(labels))[::-1]                               # largest on top, the others last
-    ax.barh(positions, heights, xerr=errs, color=np.where(heights < 0, NEG, POS), ecolor=GREY, capsize=3)
+    known = np.isfinite(errs)
+    ax.barh(positions, heights, xerr=np.where(known, errs, 0.0), color=np.where(heights < 0, NEG, POS), ecolor=GREY,
+            capsize=3)
+    for pos, h, e in zip(positions[~known], heights[~known], errs[~known]):     # no bar can show it: written
+        ax.annotate(error_text(e / 2).strip(), (h, pos), xytext=(4 if h >= 0 else -4, 0), textcoords="offset points",
+                    ha="left" if h >= 0 else "right", va="center", fontsize=8, color=GREY)
     if one:
         ax.axvline(0.0, color=GREY, lw=0.6)
     ax.set_yticks(positions, labels)
     ax.set_xlabel(plain(f"{expl.index} value{label}" if one else f"mean |{expl.index} value|{label}"))
-    ax.set_title("1 row" if one else f"{len(expl)} rows")
+    ax.set_title(("1 row" if one else f"{len(expl)} rows") + (f"; {plain(left)}" if left else ""))
     ax.figure.tight_layout()
     return ax
 
@@ -58,15 +70,17 @@ def waterfall(expl: Any, row: int = 0, max_display: int = 10, output: Any = None
     >>> waterfall(a.to_explanation()).get_xlabel()
     "the values' sum 3 (the empty coalition's value is not known)"
     """
+    max_display = check_int(max_display, "max_display", minimum=1)
     row = check_row(expl, row)
     values, stderr, label, j = output_slice(expl, output)
-    v = values[row]
-    se = stderr[row] if stderr is not None else np.zeros_like(v)
+    keep, left = finite_players(expl, values[row], "waterfall")       # NaN values: drawn without them, named
+    v = values[row][keep]
+    se = stderr[row][keep] if stderr is not None else np.zeros_like(v)
     base = np.asarray(expl.empty_value[row], dtype=float).reshape(-1)
     base = float(base[j] if j is not None and base.size > 1 else base[0])
     known = bool(np.isfinite(base))                    # an estimate's empty value may be unknown: start at 0
     base = base if known else 0.0
-    names = [feature_label(expl, row, i) for i in range(v.size)]
+    names = [feature_label(expl, row, i) for i in keep]
     labels, contrib, errs = with_others(names, v, se, *top_and_rest(np.abs(v), max_display))
     ax = new_axes(ax, 0.4 * len(labels) + 1.5)
     positions = np.arange(len(labels))[::-1]
@@ -75,7 +89,7 @@ def waterfall(expl: Any, row: int = 0, max_display: int = 10, output: Any = None
         ax.barh(pos, c, left=running, color=POS if c >= 0 else NEG)
         drawn = e if np.isfinite(e) else 0.0           # an infinite error bar (a budget too small) is written only
         ax.errorbar(running + c, pos, xerr=2 * drawn, color=GREY, capsize=3, fmt="none")
-        text = f"{c:+.3g}" + (f" ± {2 * e:.2g}" if e > 0 else "")
+        text = f"{c:+.3g}" + error_text(e)
         ax.annotate(text, (max(running, running + c) + 2 * drawn, pos), xytext=(4, 0), textcoords="offset points",
                     va="center", ha="left", fontsize=8, color="#333333")
         running += c
@@ -88,7 +102,7 @@ def waterfall(expl: Any, row: int = 0, max_display: int = 10, output: Any = None
     ax.set_xlim(ends.min() - pad, ends.max() + 6 * pad)                  # room for the numbers on the right
     ax.set_xlabel(plain(f"base value {base:.3g} -> {running:.3g}{label}" if known else
                         f"the values' sum {running:.3g}{label} (the empty coalition's value is not known)"))
-    ax.set_title(plain(f"row {expl.row_names[row]}: {expl.index} values"))
+    ax.set_title(plain(f"row {expl.row_names[row]}: {expl.index} values" + (f"; {left}" if left else "")))
     ax.figure.tight_layout()
     return ax
 
@@ -109,6 +123,8 @@ def beeswarm(expl: Any, max_display: int = 10, output: Any = None, ax: Any = Non
     >>> e.data = np.column_stack([e.data[:, :2], words])          # a string column: coloured by category
     >>> ax = beeswarm(e)
     """
+    max_display = check_int(max_display, "max_display", minimum=1)
+    expl, note = finite_rows(expl, output, "beeswarm")
     values, _, label, _ = output_slice(expl, output)
     top, rest = top_and_rest(np.abs(values).mean(axis=0), max_display)
     names, lines, _ = with_others(shown_names(expl), values.T, np.zeros(values.shape[1]), top, rest)
@@ -143,6 +159,8 @@ def beeswarm(expl: Any, max_display: int = 10, output: Any = None, ax: Any = Non
     if scatter is not None:
         bar_ = ax.figure.colorbar(scatter, ax=ax, pad=0.01)
         bar_.set_label("feature value (low to high)")
+    if note:
+        ax.set_title(plain(note), fontsize=8)
     ax.figure.tight_layout()
     return ax
 
@@ -159,6 +177,8 @@ def heatmap(expl: Any, max_display: int = 10, output: Any = None, ax: Any = None
     >>> heatmap(e).images[0].get_array().tolist()         # rows by total (-1 then 3.5), columns a, b
     [[1.0, -2.0], [3.0, 0.5]]
     """
+    max_display = check_int(max_display, "max_display", minimum=1)
+    expl, note = finite_rows(expl, output, "heatmap")
     values, _, label, j = output_slice(expl, output)
     top = np.argsort(-np.abs(values).mean(axis=0), kind="stable")[:max_display]
     rest = np.setdiff1d(np.arange(values.shape[1]), top)
@@ -174,6 +194,8 @@ def heatmap(expl: Any, max_display: int = 10, output: Any = None, ax: Any = None
                       interpolation="nearest")
     ax.set_xticks(range(len(names)), names, rotation=90)
     ax.set_ylabel("rows (by total attribution)")
+    if note:
+        ax.set_title(plain(note), fontsize=8)
     ax.figure.colorbar(image, ax=ax, label=plain(f"{expl.index} value{label}"))
     return ax
 
@@ -181,7 +203,8 @@ def heatmap(expl: Any, max_display: int = 10, output: Any = None, ax: Any = None
 def decision(expl: Any, rows: Any = None, max_display: int = 20, output: Any = None, ax: Any = None) -> Any:
     """One line per row from the base value (``v(empty)``) to the model's output, adding the features' values in
     order of importance (least important first, as shap's decision plot); the features beyond ``max_display``
-    enter together at the start.
+    enter together at the start. A row whose empty value is not known (an estimate's) starts at 0, as the waterfall
+    does, and the axis says so.
 
     Examples
     --------
@@ -191,11 +214,16 @@ def decision(expl: Any, rows: Any = None, max_display: int = 20, output: Any = N
     >>> [float(line.get_xdata()[-1]) for line in decision(e).lines[:2]]       # each row ends at its output
     [-0.5, 4.0]
     """
+    max_display = check_int(max_display, "max_display", minimum=1)
+    if rows is not None:
+        expl = expl[np.atleast_1d([check_row(expl, r) for r in np.atleast_1d(rows)])]
+    expl, note = finite_rows(expl, output, "decision")
     values, _, label, j = output_slice(expl, output)
-    picked = np.arange(values.shape[0]) if rows is None else np.atleast_1d([check_row(expl, r) for r in
-                                                                            np.atleast_1d(rows)])
+    picked = np.arange(values.shape[0])
     base = np.asarray(expl.empty_value, dtype=float)
     base = base if base.ndim == 1 else base[:, j if j is not None else 0]
+    unknown = ~np.isfinite(base)                         # an estimate's empty value may be unknown: start at 0
+    base = np.where(unknown, 0.0, base)
     order = np.argsort(np.abs(values).mean(axis=0), kind="stable")                     # least important first
     shown = order[-max_display:]
     hidden = order[:-max_display] if order.size > max_display else order[:0]
@@ -208,5 +236,10 @@ def decision(expl: Any, rows: Any = None, max_display: int = 20, output: Any = N
         [shown_names(expl)[i] for i in shown]
     ax.set_yticks(range(len(ticks)), ticks)
     ax.axvline(float(np.mean(base[picked])), color=GREY, lw=0.8)
-    ax.set_xlabel(plain(f"model output{label}"))
+    start = "" if not unknown.any() else " (all rows start at 0: the empty coalition's value is not known)" \
+        if unknown.all() else f" ({int(unknown.sum())} of {unknown.size} rows start at 0: their empty coalition's " \
+        "value is not known)"
+    ax.set_xlabel(plain(f"model output{label}" if not unknown.any() else f"the values' sum{label}{start}"))
+    if note:
+        ax.set_title(plain(note), fontsize=8)
     return ax

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..results.html import TOTAL, answer_outputs, base_value, shade, text_values
+from ..results.html import TOTAL, answer_outputs, base_value, shade, shade_scale, text_values
 from .common import pyplot, plain
 
 __all__ = ["text"]
@@ -57,7 +57,7 @@ def _draw(ax: Any, pieces: list[str], v: np.ndarray, se: np.ndarray) -> None:
     fig = ax.figure
     renderer = fig.canvas.get_renderer()
     box = ax.get_window_extent(renderer)
-    scale = float(np.abs(v).max()) if v.size else 0.0
+    scale = shade_scale(v)
     x, y, line_height = 0.0, 1.0, None
     space = None
     for piece, value, err in zip(pieces, v, se):

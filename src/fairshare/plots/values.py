@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from ..results.data_values import flag_mask
 from .common import new_axes, plain
 
 __all__ = ["data_values"]
@@ -27,9 +28,7 @@ def data_values(dv: Any, flag: Any = None, ax: Any = None, flag_label: str = "fl
     ax = new_axes(ax, 4.0)
     order = np.argsort(dv.values, kind="stable")
     x = np.arange(order.size)
-    f = np.zeros(order.size, dtype=bool) if flag is None else np.asarray(flag, dtype=bool)
-    if f.size != order.size:
-        raise ValueError(f"flag must have one entry per training point ({order.size}), got {f.size}")
+    f = np.zeros(order.size, dtype=bool) if flag is None else flag_mask(flag, order.size)
     err = None if dv.stderr is None else 2 * dv.stderr[order]
     for mask, colour, label in ((~f[order], "#1f77b4", "other points"), (f[order], "#d62728", flag_label)):
         if mask.any():
@@ -40,7 +39,8 @@ def data_values(dv: Any, flag: Any = None, ax: Any = None, flag_label: str = "fl
     ax.set_ylabel(plain(f"{dv.index} value (+-2 stderr)"))
     title = f"data values: {dv.method}, {dv.n_fits + dv.reused_fits} fits"
     if flag is not None and 0 < f.sum() < f.size:
-        title += f"; AUC of finding '{flag_label}' from the lowest: {dv.detection_auc(f):.3f}"
+        auc = "n/a (NaN values)" if np.isnan(dv.values).any() else f"{dv.detection_auc(f):.3f}"
+        title += f"; AUC of finding '{flag_label}' from the lowest: {auc}"
         ax.legend(loc="lower right", fontsize=8)
     ax.set_title(plain(title), fontsize=9)
     return ax

@@ -9,6 +9,7 @@ import numpy as np
 
 from .base import Result
 from .explanation import Explanation
+from .keys import one_position
 
 __all__ = ["Attribution", "value_columns"]
 
@@ -103,7 +104,10 @@ class Attribution(Result):
         >>> fs.exact(fs.games.AdditiveGame([1.0, 3.0]), "banzhaf")["x1"]
         3.0
         """
-        i = self.player_names.index(player) if isinstance(player, str) else int(player)
+        if isinstance(player, str) and player not in self.player_names:
+            raise KeyError(f"unknown player name {player!r}; players: {self.player_names}")
+        i = self.player_names.index(player) if isinstance(player, str) else \
+            one_position(player, len(self.player_names), "players")
         v = self.values[i]
         return float(v) if np.ndim(v) == 0 else v
 

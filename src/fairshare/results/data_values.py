@@ -12,12 +12,38 @@ from .._core.arguments import check_int
 from .attribution import Attribution
 from .base import Result
 
-__all__ = ["DataValues", "detection_auc"]
+__all__ = ["DataValues", "detection_auc", "flag_mask"]
+
+
+def flag_mask(flag: Any, n: int) -> np.ndarray:
+    """``flag`` as a mask of ``n`` booleans: booleans, or 0 and 1, one per point; positions (other integers) or
+    another length are refused naming ``flag``.
+
+    Examples
+    --------
+    >>> flag_mask([0, 1, 1], 3).tolist()
+    [False, True, True]
+    >>> flag_mask([0, 2, 1], 3)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: flag must be one boolean (or 0/1) per point, got the values [2]: for positions, pass np.isin(...)
+    """
+    a = np.asarray(flag).ravel()
+    if a.dtype != bool:
+        if a.dtype.kind not in "iuf" or not np.isin(a, (0, 1)).all():
+            other = np.unique(a[~np.isin(a, (0, 1))])[:5].tolist() if a.dtype.kind in "iuf" else a[:5].tolist()
+            raise ValueError(f"flag must be one boolean (or 0/1) per point, got the values {other}: for positions, "
+                             f"pass np.isin(np.arange({n}), positions)")
+        a = a.astype(bool)
+    if a.size != n:
+        raise ValueError(f"flag must have one entry per value ({n}), got {a.size}")
+    return a
 
 
 def detection_auc(values: Any, flag: Any) -> float:
     """Area under the ROC curve of finding the flagged points by ranking values from the lowest up
-    (ties share their rank): 1 when every flagged point is valued below every other one, 0.5 at random.
+    (ties share their rank): 1 when every flagged point is valued below every other one, 0.5 at random. ``flag`` is
+    a mask (:func:`flag_mask`); NaN values are refused (they have no rank).
 
     Examples
     --------
@@ -25,9 +51,10 @@ def detection_auc(values: Any, flag: Any) -> float:
     1.0
     """
     v = np.asarray(values, dtype=float).ravel()
-    f = np.asarray(flag, dtype=bool).ravel()
-    if v.size != f.size:
-        raise ValueError(f"flag must have one entry per value ({v.size}), got {f.size}")
+    f = flag_mask(flag, v.size)
+    if np.isnan(v).any():
+        raise ValueError(f"values: the points {np.flatnonzero(np.isnan(v))[:10].tolist()} have NaN values, which have "
+                         "no rank: the AUC has no value")
     n_pos, n_neg = int(f.sum()), int((~f).sum())
     if n_pos == 0 or n_neg == 0:
         raise ValueError("flag must mark some points and leave others unmarked")

@@ -8,19 +8,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .base import Result, frame_clash
+from .keys import names_of as _names_of, one_position, positions
+from .layout import check_layout, one_per_row, players_of, rows_of
 
 __all__ = ["Explanation"]
-
-
-def _one_per_row(value: Any, shape: tuple[int, ...]) -> np.ndarray:
-    """``value`` laid out one per row, ``(rows,)`` or ``(rows, outputs)`` for values of ``shape``: a value shared by
-    every row (a number, or one per output) is given to each row, so that slices, plots and reports read row ``r``'s
-    at ``[r]``; another shape is kept as given."""
-    a = np.asarray(value, dtype=float)
-    try:
-        return np.broadcast_to(a, shape[:1] + shape[2:]).copy()
-    except ValueError:
-        return a
 
 
 @dataclass(eq=False, kw_only=True)
@@ -95,21 +86,22 @@ class Explanation(Result):
             self.method = "unknown"
         super().__post_init__()
         rows = self.values.shape[0]
-        self.empty_value = _one_per_row(self.empty_value, self.values.shape)
+        self.empty_value = one_per_row(self.empty_value, self.values.shape)
         if self.grand_value is not None:
-            self.grand_value = _one_per_row(self.grand_value, self.values.shape)
+            self.grand_value = one_per_row(self.grand_value, self.values.shape)
         self.row_names = [str(r) for r in self.row_names] if self.row_names is not None else \
             [str(r) for r in range(rows)]
         if len(self.row_names) != rows:
             raise ValueError(f"row_names must have {rows} names, got {len(self.row_names)}")
         self.n_evaluations = np.asarray(self.n_evaluations)
+        check_layout(self)
 
     def _count_players(self) -> int:
         return int(self.values.shape[1])
 
     def _per_row(self, empty_value: Any) -> Any:
         """shap's ``base_values``: ``(rows,)`` or ``(rows, outputs)``, the empty coalition's value of each row."""
-        return _one_per_row(empty_value, self.values.shape)
+        return one_per_row(empty_value, self.values.shape)
 
     def _no_evaluations(self) -> np.ndarray:
         return np.zeros(self.values.shape[0], dtype=np.int64)
@@ -203,7 +195,7 @@ class Explanation(Result):
         """The values (or standard errors) in the shape of the explained inputs, ``(rows, *input_shape[, k])``,
         for inputs of more than one dimension (sequences, images) explained cell by cell; grouped inputs
         (``groups="time"``...) give each cell its group's value; images explained by pixels (patches, superpixels,
-        labels) give ``(rows, H, W[, k])``.
+        labels) give ``(rows, H, W[, k])``; the cells of players sliced away (``e[:, players]``) are NaN.
 
         Examples
         --------
@@ -221,11 +213,11 @@ class Explanation(Result):
         if source is None:
             raise ValueError("input_values: this explanation has no standard errors")
         groups = self.info.get("input_groups")
-        if groups is not None and np.ndim(groups) == len(shape) + 1:         # labels per row (images' superpixels)
-            labels = np.asarray(groups).reshape(len(source), -1)
-            source = source[np.arange(len(source))[:, None], labels]
-        elif groups is not None:
-            source = source[:, np.asarray(groups).reshape(-1)]
+        if groups is not None:                  # each cell's player (per row: images' superpixels); -1: sliced away
+            labels = np.asarray(groups).reshape(len(source) if np.ndim(groups) == len(shape) + 1 else 1, -1)
+            picked = source[np.arange(len(source))[:, None], np.maximum(labels, 0)]
+            gone = (labels < 0).reshape(labels.shape + (1,) * (picked.ndim - 2))
+            source = np.where(gone, np.nan, picked)
         elif source.shape[1] != int(np.prod(shape)):
             raise ValueError(f"input_values: {source.shape[1]} players are groups given as lists, not the "
                              f"{int(np.prod(shape))} cells of an input")
@@ -248,11 +240,7 @@ class Explanation(Result):
             if missing:
                 raise KeyError(f"unknown player name(s) {missing}; players: {self.player_names}")
             return np.array([self.player_names.index(k) for k in keys])
-        if isinstance(key, (int, np.integer)):
-            key = [int(key)]
-        elif not isinstance(key, slice):
-            key = list(np.asarray(key).ravel().tolist())               # a tuple of positions: positions, as numpy
-        return np.arange(self.values.shape[1])[key]
+        return positions(key, self.values.shape[1], "players")     # a tuple of positions: positions, as numpy
 
     def _output_index(self, key: Any) -> tuple[np.ndarray | int, str | None]:
         """Outputs by position or name: ``(positions, None)``, or ``(position, name)`` for one output (an int or a
@@ -265,15 +253,18 @@ class Explanation(Result):
         position = lambda o: names.index(o) if isinstance(o, str) and o in names else o     # noqa: E731
         if isinstance(key, (str, int, np.integer)):
             o = position(key)
-            if isinstance(o, str) or not -k <= int(o) < k:
+            if isinstance(o, str) or (not isinstance(o, bool) and not -k <= int(o) < k):
                 raise IndexError(f"output {key!r} is not one of the {k} outputs {names}")
-            return int(o) % k, names[int(o) % k]
+            o = one_position(o, k, "outputs")
+            return o, names[o]
+        if _names_of(key) is not None:                        # names in an array or a pandas Index, as players
+            key = list(_names_of(key))
         if isinstance(key, (list, tuple)):
             key = [position(o) for o in key]
             unknown = [o for o in key if isinstance(o, str)]
             if unknown:
                 raise IndexError(f"output(s) {unknown} not among the outputs {names}")
-        return np.arange(k)[key], None
+        return positions(key, k, "outputs"), None
 
     def _split_key(self, key: Any) -> tuple[Any, Any, Any]:
         """``(rows, players, outputs)`` of a key, shap's way: ``e[rows]``, ``e[names]``, ``e[rows, players]``,
@@ -313,11 +304,9 @@ class Explanation(Result):
         (True, [[[2.0, 3.0]]])
         """
         rows, cols, outs = self._split_key(key)
-        if isinstance(rows, (int, np.integer)):
-            rows = [int(rows)]
-        idx_rows = np.arange(len(self))[rows]
+        idx_rows = positions(rows, len(self), "rows")
         idx_cols = self._feature_index(cols)
-        info = _rows_of(self.info, idx_rows, len(self))
+        info = players_of(rows_of(self.info, idx_rows, len(self)), idx_cols, self.values.shape[1])
         output_names = self.output_names
         if self.values.ndim == 3 and not (isinstance(outs, slice) and outs == slice(None)):
             outs, name = self._output_index(outs)
@@ -346,9 +335,10 @@ class Explanation(Result):
     def interactions_frame(self) -> Any:
         """The pairwise interaction values as a long table: one row per explained row and pair of features
         (``feature_i == feature_j``: the feature's main effect), columns ``row``, ``feature_i``, ``feature_j``
-        (``output`` for several outputs), ``value``, ``stderr``. The values are shap's convention (the upper
-        triangle of ``interactions``): a pair's value is half its Shapley (Banzhaf) interaction index, the other half
-        sits in the mirrored cell; a main effect is the feature's value minus its halves of every pair.
+        (``output`` for several outputs), ``value``, ``stderr`` (NaN where none were given). The values are shap's
+        convention (the upper triangle of ``interactions``): a pair's value is half its Shapley (Banzhaf) interaction
+        index, the other half sits in the mirrored cell; a main effect is the feature's value minus its halves of
+        every pair.
 
         Examples
         --------
@@ -365,7 +355,9 @@ class Explanation(Result):
         n = len(self.player_names)
         i, j = np.triu_indices(n)
         rows = self.row_names if self.row_names is not None else [str(r) for r in range(self.values.shape[0])]
-        values, errs = self.interactions[:, i, j], self.interactions_stderr[:, i, j]
+        errors = np.full(self.interactions.shape, np.nan) if self.interactions_stderr is None else \
+            self.interactions_stderr                                          # none given (a user's): unknown
+        values, errs = self.interactions[:, i, j], errors[:, i, j]
         parts = []
         outputs = [None] if values.ndim == 2 else list(self.output_names or range(values.shape[2]))
         for o, name in enumerate(outputs):
@@ -422,29 +414,3 @@ class Explanation(Result):
         outputs = f", outputs={self.values.shape[2]}" if self.values.ndim == 3 else ""
         return (f"Explanation(index={self.index!r}, rows={len(self)}, players={self.values.shape[1]}{outputs}, "
                 f"method={self.method!r}, mean evaluations={float(np.mean(self.n_evaluations)):.0f})")
-
-
-def _names_of(key: Any) -> list[str] | None:
-    """The player names a key gives (a name, or a non-empty list, tuple, array or pandas Index of names), else
-    None (positions, a slice, a mask)."""
-    if isinstance(key, str):
-        return [key]
-    if isinstance(key, (list, tuple, np.ndarray)) or type(key).__name__ == "Index":
-        items = list(np.asarray(key, dtype=object).ravel()) if not isinstance(key, (list, tuple)) else list(key)
-        if items and all(isinstance(k, str) for k in items):
-            return [str(k) for k in items]
-    return None
-
-
-def _rows_of(info: dict, rows: np.ndarray, n_rows: int) -> dict:
-    """``info`` of the rows ``rows``: the entries it names in ``info["per_row"]`` (one per row: images, their labels)
-    and the rows' own reports (``info["rows"]``, one per row) taken at those rows, the rest as it is."""
-    out = dict(info)
-    per_row = list(info.get("per_row", ()))
-    if isinstance(info.get("rows"), list) and len(info["rows"]) == n_rows and "rows" not in per_row:
-        per_row.append("rows")
-    for key in per_row:
-        value = info.get(key)
-        if value is not None:
-            out[key] = np.asarray(value)[rows] if isinstance(value, np.ndarray) else [value[int(r)] for r in rows]
-    return out

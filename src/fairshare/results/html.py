@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["escape", "script_json", "output_position", "output_slice", "text_values", "text_html", "texts_page",
-           "answer_outputs", "base_value", "TOTAL"]
+__all__ = ["escape", "script_json", "pick_output", "output_position", "unnamed_output", "output_slice", "text_values",
+           "text_html", "texts_page", "answer_outputs", "base_value", "shade", "shade_scale", "TOTAL"]
 
 #: the ``output`` of a generated answer's whole log-probability, when each answer token is an output
 TOTAL = "total"
@@ -54,9 +54,34 @@ def script_json(value: Any) -> str:
     return text.translate(str.maketrans(_SCRIPT_UNSAFE))
 
 
+def pick_output(names: list[str], output: Any, default: int = 0) -> int:
+    """The position of ``output`` among outputs called ``names``: a name, or a position in ``0..k-1`` (not a bool);
+    None gives ``default``; any other is refused, naming ``output`` and the valid choices.
+
+    Examples
+    --------
+    >>> pick_output(["0", "1"], "1"), pick_output(["0", "1"], None)
+    (1, 0)
+    >>> pick_output(["0", "1"], "a")
+    Traceback (most recent call last):
+    ...
+    ValueError: output must be one of ['0', '1'] (or a position in 0..1), got 'a'
+    """
+    if output is None:
+        return default
+    if isinstance(output, (int, np.integer)) and not isinstance(output, bool):
+        if not 0 <= int(output) < len(names):
+            raise ValueError(f"output must be a position in 0..{len(names) - 1} or one of {names}, got {output}")
+        return int(output)
+    if str(output) in names and not isinstance(output, bool):
+        return names.index(str(output))
+    raise ValueError(f"output must be one of {names} (or a position in 0..{len(names) - 1}), got {output!r}")
+
+
 def output_position(expl: Any, output: Any) -> int:
     """The position of one output of an Explanation of several: ``output`` by name or position (default: the positive
-    class of a binary classifier, else the first); any other is refused, naming ``output`` and the outputs.
+    class of a binary classifier, else the first); any other is refused, naming ``output`` and the outputs
+    (:func:`pick_output`).
 
     Examples
     --------
@@ -67,20 +92,33 @@ def output_position(expl: Any, output: Any) -> int:
     (0, 2, 1)
     """
     names = expl._outputs()
-    if output is None:
-        return len(names) - 1 if len(names) == 2 else 0
-    if isinstance(output, (int, np.integer)) and not isinstance(output, bool):
-        if not 0 <= int(output) < len(names):
-            raise ValueError(f"output must be a position in 0..{len(names) - 1} or one of {names}, got {output}")
-        return int(output)
-    if str(output) in names:
-        return names.index(str(output))
-    raise ValueError(f"output must be one of {names} (or a position in 0..{len(names) - 1}), got {output!r}")
+    return pick_output(names, output, len(names) - 1 if len(names) == 2 else 0)
+
+
+def unnamed_output(count: int | None, output: Any) -> int | None:
+    """The position of ``output`` among ``count`` unnamed outputs (interaction values: outputs ``"0"``, ``"1"``...;
+    default the first), None for values of one output (``count`` None), where an ``output`` is refused.
+
+    Examples
+    --------
+    >>> unnamed_output(3, None), unnamed_output(3, 2), unnamed_output(None, None)
+    (0, 2, None)
+    >>> unnamed_output(None, 1)
+    Traceback (most recent call last):
+    ...
+    ValueError: output: these values have one output, got 1
+    """
+    if count is None:
+        if output is not None:
+            raise ValueError(f"output: these values have one output, got {output!r}")
+        return None
+    return pick_output([str(j) for j in range(count)], output)
 
 
 def output_slice(expl: Any, output: Any) -> tuple[np.ndarray, np.ndarray | None, str, int | None]:
     """Values and standard errors of one output (:func:`output_position`), the label that names it and its position
-    (None for a single output).
+    (None for a single output: any ``output`` but the name ``info["output"]`` of a slice ``e[:, :, 1]`` is refused,
+    as the image plot refuses it).
 
     Examples
     --------
@@ -91,8 +129,12 @@ def output_slice(expl: Any, output: Any) -> tuple[np.ndarray, np.ndarray | None,
     (' (output yes)', 1)
     """
     values, stderr = expl.values, expl.stderr
-    if values.ndim == 2:
-        return values, stderr, "", None
+    if values.ndim == 2:                          # one output: named where it is one output of several (e[:, :, 1])
+        named = (getattr(expl, "info", None) or {}).get("output")
+        if output is not None and (named is None or str(output) != str(named)):
+            raise ValueError(f"output: this explanation has one output{'' if named is None else f' ({named})'}, "
+                             f"got {output!r}")
+        return values, stderr, "" if named is None else f" (output {named})", None
     j = output_position(expl, output)
     return values[:, :, j], None if stderr is None else stderr[:, :, j], f" (output {expl._outputs()[j]})", j
 
@@ -108,7 +150,9 @@ def text_values(expl: Any, output: Any) -> tuple[list[str], np.ndarray, np.ndarr
     ['a ', 'b']
     """
     if not getattr(expl, "is_text", False):
-        raise ValueError("the text plot takes the Explanation of one text (fs.explain(model, text))")
+        why = f"this one holds {len(expl)} rows" if len(expl) != 1 else "this one holds no text (its info has no " \
+            "'text'; one from shap is a text where its data is one row of string pieces named by their tokens)"
+        raise ValueError(f"the text plot takes the Explanation of one text (fs.explain(model, text)); {why}")
     if answer_outputs(expl) and (output is None or output == TOTAL):
         # the answer's values are the sum of its tokens' (the game is their sum); their errors are not independent
         return [str(p) for p in expl.data[0]], expl.values[0].sum(axis=1), np.full(expl.values.shape[1], np.nan), \
@@ -119,9 +163,32 @@ def text_values(expl: Any, output: Any) -> tuple[list[str], np.ndarray, np.ndarr
 
 
 def shade(v: float, scale: float) -> tuple[float, float, float, float]:
-    """Red for positive, blue for negative values, opacity growing with |v|."""
+    """Red for positive, blue for negative values, opacity growing with |v| (up to ``scale``, the largest finite
+    |value|: :func:`shade_scale`); a value that is not finite is grey.
+
+    Examples
+    --------
+    >>> shade(2.0, 2.0), shade(float("nan"), 2.0)
+    ((0.84, 0.15, 0.16, 0.9), (0.5, 0.5, 0.5, 0.25))
+    """
+    if not np.isfinite(v):
+        return (0.5, 0.5, 0.5, 0.25)
     rgb = (0.84, 0.15, 0.16) if v >= 0 else (0.12, 0.47, 0.71)
     return rgb + (0.1 + 0.8 * min(1.0, abs(v) / scale) if scale > 0 else 0.1,)
+
+
+def shade_scale(values: np.ndarray) -> float:
+    """The largest finite |value| (0 for none), which :func:`shade` shades at full strength: one NaN value must not
+    fade every other token.
+
+    Examples
+    --------
+    >>> shade_scale(np.array([5.0, np.nan, -1.0]))
+    5.0
+    """
+    finite = np.abs(np.asarray(values, dtype=float))
+    finite = finite[np.isfinite(finite)]
+    return float(finite.max()) if finite.size else 0.0
 
 
 def answer_outputs(expl: Any) -> list[str]:
@@ -175,7 +242,7 @@ def text_html(expl: Any, output: Any = None) -> str:
 def _highlight(expl: Any, output: Any) -> str:
     """One output's values over the text (see :func:`text_html`)."""
     pieces, v, se, label = text_values(expl, output)
-    scale = float(np.abs(v).max()) if v.size else 0.0
+    scale = shade_scale(v)
     spans = []
     for piece, value, err in zip(pieces, v, se):
         core = piece.rstrip()
@@ -184,6 +251,7 @@ def _highlight(expl: Any, output: Any) -> str:
         unsure = "border-bottom:1px dotted #555;" if abs(value) <= 2 * err else ""
         tip = f"{value:+.4g}" + (" (an equal share of a block the budget did not open)" if np.isinf(err) else
                                  f" ± {2 * err:.2g}" if err > 0 else "")
+        tip = tip if np.isfinite(value) else "n/a (not finite)"
         spans.append(f'<span title="{escape(tip)}" style="background:rgba({int(255 * r)},{int(255 * g)},'
                      f'{int(255 * b)},{a:.2f});{unsure}">{escape(core)}</span>{escape(gap)}')
     head = f"<div><small>{escape(expl.index)} values{escape(label)}; base value {base_value(expl, output):.4g}" \

@@ -7,8 +7,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._core.arguments import check_int
 from .attribution import value_columns
 from .base import Result
+from .html import unnamed_output
 from ..indices.moebius import SubsetIndex
 
 __all__ = ["Interactions"]
@@ -141,10 +143,16 @@ class Interactions(Result):
         frame.attrs.update(index=self.index, order=self.order, method=self.method, n_evaluations=self.n_evaluations)
         return frame
 
-    def matrix(self, output: int | None = None, stderr: bool = False) -> np.ndarray:
+    def _output(self, output: Any) -> int | None:
+        """The position of ``output`` (None: the first) among the outputs; None for values of one output, where any
+        ``output`` is refused naming it (:func:`~fairshare.results.html.unnamed_output`)."""
+        return unnamed_output(self.values.shape[1] if self.values.ndim == 2 else None, output)
+
+    def matrix(self, output: Any = None, stderr: bool = False) -> np.ndarray:
         """The ``n x n`` pairwise matrix (symmetric; each pair's value in both of its cells, the players' own values
-        on the diagonal), ``(n, n)`` or ``(n, n, k)``; ``stderr=True`` gives the standard errors laid out the same
-        way. For ``index="sii-matrix"`` this is shap's interaction matrix (rows summing to the Shapley values).
+        on the diagonal), ``(n, n)`` or ``(n, n, k)`` (every output; ``output``: one of them, by position);
+        ``stderr=True`` gives the standard errors laid out the same way. For ``index="sii-matrix"`` this is shap's
+        interaction matrix (rows summing to the Shapley values).
 
         Examples
         --------
@@ -160,7 +168,7 @@ class Interactions(Result):
         if source is None:
             raise ValueError("this result has no standard errors")
         if output is not None:
-            source = source[:, output]
+            source = source[:, self._output(output)]
         n = self.n_players
         out = np.zeros((n, n) + source.shape[1:])
         size = (self.subsets >= 0).sum(axis=1)
@@ -170,9 +178,9 @@ class Interactions(Result):
         out[self.subsets[two, 1], self.subsets[two, 0]] = source[two]
         return out
 
-    def top(self, k: int = 10, min_size: int = 2, output: int = 0) -> Any:
+    def top(self, k: int = 10, min_size: int = 2, output: Any = None) -> Any:
         """The ``k`` subsets of at least ``min_size`` players with the largest ``|value|`` (a DataFrame, largest
-        first).
+        first), of output ``output`` (by position; default the first) where there are several.
 
         Examples
         --------
@@ -182,7 +190,9 @@ class Interactions(Result):
         [('x0', 'x1')]
         """
         frame = self.to_frame()
-        col = "value" if self.values.ndim == 1 else f"value_{output}"
+        k, min_size = check_int(k, "k", minimum=0), check_int(min_size, "min_size", minimum=0)
+        j = self._output(output)
+        col = "value" if j is None else f"value_{j}"
         frame = frame[frame["size"] >= min_size]
         order = np.argsort(-np.abs(frame[col].to_numpy()), kind="stable")[:k]
         return frame.iloc[order].reset_index(drop=True)

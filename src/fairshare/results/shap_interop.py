@@ -97,11 +97,27 @@ def _names(names: Any, size: int, what: str, prefix: str | None) -> list[str] | 
     return names
 
 
+def _text(data: np.ndarray | None, names: Any) -> str | None:
+    """The text of an explanation of one text: one row of string pieces (tokens with their whitespace, as shap's
+    text explainers and :func:`to_shap` give them) whose feature names are the tokens (shap's) or ``"i:token"``
+    (ours); None for anything else (a row of a table with words in it keeps its feature names)."""
+    if data is None or data.ndim != 2 or data.shape[0] != 1 or names is None or isinstance(names, str):
+        return None
+    pieces, names = data[0].tolist(), [str(v) for v in names]
+    if not pieces or not all(isinstance(p, str) for p in pieces) or len(names) != len(pieces):
+        return None
+    tokens = [p.strip() for p in pieces]
+    ours = [f"{i}:{t}" for i, t in enumerate(tokens)]
+    return "".join(pieces) if names == ours or [v.strip() for v in names] == tokens else None
+
+
 def from_shap(explanation: Any, index: str = "shapley") -> dict:
     """The fields of our Explanation of a ``shap.Explanation`` (single or multi-output, or one row of either, as
     ``shap_explanation[i]`` gives, or one feature of either, as ``shap_explanation[:, "age"]`` gives), checked:
     values, base values, data, names (``instance_names`` as row names) and ``error_std`` (as standard errors) must
-    fit together, else a ValueError names ``shap_explanation``; the arrays are copies of shap's.
+    fit together, else a ValueError names ``shap_explanation``; the arrays are copies of shap's. One text (one row of
+    string pieces named by their tokens, as shap's text explainers and ``to_shap`` give it) is a text again:
+    ``info["text"]`` holds it, so ``plot("text")`` and the report draw it.
     :meth:`fairshare.Explanation.from_shap` builds the result.
 
     Examples
@@ -131,10 +147,13 @@ def from_shap(explanation: Any, index: str = "shapley") -> dict:
     output_names = getattr(explanation, "output_names", None)
     instances = getattr(explanation, "instance_names", None)           # shap_explanation[i] names its row alone
     instances = [instances] if isinstance(instances, str) and rows == 1 else instances
+    info: dict = {"source": "shap.Explanation (values computed by shap)"}
+    text = _text(data, explanation.feature_names)
+    if text is not None:
+        info["text"] = text                      # drawn as a text (plot("text"), the report), as it was before
     return dict(values=values, stderr=stderr, empty_value=_base(explanation, values), data=data, index=index,
                 method="shap", player_names=_names([explanation.feature_names] if _one_feature(explanation) else
                                                    explanation.feature_names, n, "feature names", "x"),
                 output_names=None if outputs is None else _names(output_names, outputs, "output names", None),
                 row_names=_names(instances, rows, "instance names", None),
-                n_evaluations=np.zeros(rows, dtype=np.int64),
-                info={"source": "shap.Explanation (values computed by shap)"})
+                n_evaluations=np.zeros(rows, dtype=np.int64), info=info)

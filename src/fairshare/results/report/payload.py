@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..html import output_slice
+from ..html import output_slice, unnamed_output
 from .pictures import image_layers
 
 __all__ = ["numbers", "summary", "explanation_payload", "interactions_payload"]
@@ -101,9 +101,7 @@ def explanation_payload(expl: Any, output: Any = None, max_display: int = 20) ->
     >>> p["players"], p["values"], p["stderr"], p["base"], p["mean_abs"], p["bar"]
     (['x0', 'x1'], [[1.0, -2.0]], [[0.1, 'Infinity']], [0.5], [1.0, 2.0], [1.0, -2.0])
     """
-    values, stderr, label, j = output_slice(expl, output)
-    if values.ndim == 2 and np.ndim(expl.values) == 2 and "output" in (expl.info or {}):
-        label = f" (output {expl.info['output']})"         # a slice e[:, :, 1] of one output: it names it
+    values, stderr, label, j = output_slice(expl, output)          # a slice e[:, :, 1] of one output: named
     rows = values.shape[0]
     data, low, high = _data(expl)
     mean_abs, mean_err = summary(values, stderr)
@@ -137,15 +135,9 @@ def interactions_payload(result: Any, output: int | None = None) -> dict:
     ([['x0'], ['x1'], ['x0', 'x1']], [0.5, 0.5, 1.0], [[0.5, 1.0], [1.0, 0.5]])
     """
     values, stderr = result.values, result.stderr
-    label, j = "", None
-    if values.ndim == 2:
-        k = values.shape[1]
-        j = 0 if output is None else output
-        if isinstance(j, bool) or not isinstance(j, (int, np.integer)) or not 0 <= j < k:
-            raise ValueError(f"output must be a position in 0..{k - 1}, got {output!r}")
+    label, j = "", unnamed_output(values.shape[1] if values.ndim == 2 else None, output)
+    if j is not None:
         values, stderr, label = values[:, j], None if stderr is None else stderr[:, j], f" (output {j})"
-    elif output is not None:
-        raise ValueError(f"output: these interaction values have one output, got {output!r}")
     subsets = [[result.player_names[i] for i in row if i >= 0] for row in result.subsets]
     matrix = None
     if result.order >= 2 and result.n_players:
