@@ -95,7 +95,7 @@ def test_stii_from_permutations_whose_every_draw_agrees_has_no_finite_error_bars
     soum = fs.games.SOUMGame.random(5, n_terms=8, seed=0, max_size=3)
     game = fs.games.FunctionGame(lambda S: soum(S), n_players=5)
     with pytest.warns(fs.FairshareWarning, match="every draw of every subset agreeing"):
-        res = fs.interactions(game, "stii", order=2, method="iq-permutation", budget=32, seed=0)
+        res = fs.interactions(game, "stii", order=2, method="iq-permutation", budget=31, seed=0)
     assert res.info["n_permutations"] == 2
     pairs = (res.subsets >= 0).sum(axis=1) == 2
     assert np.all(np.isinf(res.stderr[pairs]))

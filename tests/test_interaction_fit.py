@@ -129,3 +129,19 @@ def test_wide_fits_give_the_same_bits_for_the_same_seed():
         assert a.info["surrogate_order"] == 2 and a.info["surrogate_ridge"] in (1e-4, 1e-3, 1e-2)
         np.testing.assert_array_equal(a.values, b.values)
         np.testing.assert_array_equal(a.stderr, b.stderr)
+
+
+def test_the_cross_fitted_correction_is_unbiased_when_most_coalitions_are_drawn():
+    """Drawn without replacement, a fold's held-out coalitions are never its fit's training ones: their residuals
+    alone, weighted as a sample of the whole size, were biased (6 players, 50 of the 64 coalitions, an order-2
+    surrogate: mean |t| of the bias 1.87 and max 6.2 over 100 seeds; 0.83 and 2.6 once the drawn coalitions'
+    residuals are summed exactly and the held-out ones stand for the coalitions not drawn only)."""
+    n = 6
+    table = np.random.default_rng(7).normal(size=1 << n)
+    g = fs.games.FunctionGame(lambda S: table[np.asarray(S, bool).astype(np.int64) @ (1 << np.arange(n))]
+                              + 2.0 * S[:, 0] * S[:, 1], n_players=n)
+    exact = fs.interactions(g, "k-sii", order=2, method="exact").values
+    err = np.array([fs.interactions(g, "k-sii", order=2, budget=50, seed=s, method="iq-regression",
+                                    surrogate_order=2).values - exact for s in range(100)])
+    t = np.abs(err.mean(axis=0)) / (err.std(axis=0, ddof=1) / np.sqrt(err.shape[0]))
+    assert t.mean() < 1.2 and t.max() < 4.0, (t.mean(), t.max())

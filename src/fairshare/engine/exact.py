@@ -258,9 +258,9 @@ def exact_owen(game, index: OwenIndex, evaluator: BudgetedEvaluator) -> Estimate
 
 def exact_from_evaluator(sv: Semivalue, evaluator: BudgetedEvaluator) -> Estimate | None:
     """Exact values through ``evaluator`` (the coalitions it holds cost nothing again) where every coalition they
-    read fits its budget: Owen values (the coalitions of whole blocks), semivalues (all ``2^n``, ``n`` up to
-    ``MAX_ENUMERATION_PLAYERS``); None otherwise (and for interaction indices). What a sampler that finds no new
-    coalition leaves: its evaluations are (nearly) all the exact values need.
+    read fits its budget: Owen values (the coalitions of whole blocks), semivalues and interaction indices (all
+    ``2^n``, ``n`` up to ``MAX_ENUMERATION_PLAYERS``); None otherwise. What a sampler that finds no new coalition
+    leaves: its evaluations are (nearly) all the exact values need.
 
     Examples
     --------
@@ -273,8 +273,6 @@ def exact_from_evaluator(sv: Semivalue, evaluator: BudgetedEvaluator) -> Estimat
     True
     """
     n, budget = evaluator.game.n_players, evaluator.budget
-    if isinstance(sv, InteractionIndex):
-        return None
     if isinstance(sv, OwenIndex):
         if budget is not None and owen_exact_cost(sv.hierarchy) > budget:
             return None
@@ -285,7 +283,11 @@ def exact_from_evaluator(sv: Semivalue, evaluator: BudgetedEvaluator) -> Estimat
     if n > MAX_ENUMERATION_PLAYERS or budget is not None and not covers_all(n, budget):
         return None
     try:
-        phi, empty, full = enumeration_values(_Through(evaluator), sv)
+        if isinstance(sv, InteractionIndex):
+            V = all_values(_Through(evaluator))
+            phi, empty, full = interactions_from_all_values(V, n, sv, subsets_up_to(n, sv.order, 1)), V[0], V[-1]
+        else:
+            phi, empty, full = enumeration_values(_Through(evaluator), sv)
     except BudgetError:
         return None
     return Estimate(values=phi, stderr=np.zeros_like(phi), empty_value=empty, grand_value=full,

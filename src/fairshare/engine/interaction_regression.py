@@ -13,17 +13,19 @@ Every index is ``I(S) = sum_U v(U) g_s(|U|, |U & S|)``
 where ``g`` is a polynomial of order ``l <= k`` fitted by weighted least squares (Shapley kernel, ``v(empty)`` and
 ``v(N)`` fitted exactly, for the Shapley family; uniform weights for the Banzhaf family), ``I(g)`` is its index
 exactly (from its Moebius terms), and the sum is the Horvitz-Thompson estimate of the index of the residual:
-unbiased whatever ``g`` is, and small where ``g`` fits. The surrogates are cross-fitted (the correction of a row
-never uses a fit that saw it; :mod:`fairshare.engine.interaction_fit`); the candidates (:func:`surrogate_candidates`)
-are each order whose ``1 + n + ... + C(n, l)`` unknowns the sample determines and ridge fits of orders ``>= 2`` from
-half a row per unknown, within a cap on the factorizations' work that admits the pairs of up to 111 players (of 100
-players at 20,000 evaluations: relative squared error 3.11 with the additive surrogate, 0.088 with the pairwise one;
-shapiq's KernelSHAPIQ 0.31), and the one whose estimate has the least estimated variance is taken
-(``info["surrogate_gain"]``: the estimated variance without a surrogate over the chosen one's). For the faithful
-indices (FSII, FBII) the fit of order ``k`` is regression-FSII/FBII's estimate; the correction removes what a small
-sample's fit gets wrong (at 900 evaluations of 30 players, relative error 909 -> 1.3 on a sum of unanimity games). With
-``surrogate_order=0`` the surrogate is a constant and the estimator is the plain stratified one (SVARM-IQ's idea:
-strata by size, every sample updating every subset).
+unbiased whatever ``g`` is, and small where ``g`` fits. The surrogates are cross-fitted
+(:mod:`fairshare.engine.interaction_fit`): the residuals of the folds' mean fit are summed exactly over the drawn
+coalitions, and those of the fit that left a row out stand for the coalitions not drawn (drawn without replacement,
+a held-out row is never a training one: its residuals alone would stand for neither); the candidates
+(:func:`surrogate_candidates`) are each order whose ``1 + n + ... + C(n, l)`` unknowns the sample determines and
+ridge fits of orders ``>= 2`` from half a row per unknown, within a cap on the factorizations' work that admits the
+pairs of up to 111 players (of 100 players at 20,000 evaluations: relative squared error 3.11 with the additive
+surrogate, 0.088 with the pairwise one; shapiq's KernelSHAPIQ 0.31), and the one whose estimate has the least
+estimated variance is taken (``info["surrogate_gain"]``: the estimated variance without a surrogate over the chosen
+one's). For the faithful indices (FSII, FBII) the fit of order ``k`` is regression-FSII/FBII's estimate; the
+correction removes what a small sample's fit gets wrong (at 900 evaluations of 30 players, relative error 909 -> 1.3
+on a sum of unanimity games). With ``surrogate_order=0`` the surrogate is a constant and the estimator is the plain
+stratified one (SVARM-IQ's idea: strata by size, every sample updating every subset).
 
 The correction is computed without a loop over subsets (:mod:`fairshare.engine.interaction_sums`).
 
@@ -52,7 +54,7 @@ from .._core.arguments import Option
 from ..indices.interactions import InteractionIndex, subsets_up_to
 from ..indices.semivalues import Semivalue
 from .formulations import SemivalueDesign, log_kernel_weight
-from .interaction_fit import FoldSystems, chosen, cross_fit
+from .interaction_fit import FoldSystems, chosen, cross_fit, fold_weights
 from .interaction_sums import bearing_units, index_sums
 from .samplers import CoalitionDesign
 from .samplers.sample import CoalitionSample
@@ -278,7 +280,7 @@ class InteractionSolver:
         estimated variance (``spreads``: every candidate's), with the correction's totals of its residuals (what a
         map of the index needs for its error bars)."""
         fits = self._surrogates(rows, candidates)
-        total = self._totals(rows, [resid for _, resid in fits])
+        total = self._totals(rows, [fit[1:] for fit in fits])
         k = rows.V.shape[1]
         corrections = _reduce(total, len(fits), k, rows.G)
         if rows.G < _FOLDS:
@@ -293,36 +295,42 @@ class InteractionSolver:
                 total[:, best * width:(best + 1) * width])
 
     # ------------------------------------------------------------------------------------------ fit
-    def _surrogates(self, rows: _Rows, candidates: list[tuple[int, float]]) -> list[tuple[np.ndarray, np.ndarray]]:
-        """For each candidate ``(order, ridge)``: the exact index of the surrogate and the residuals the correction
-        sums, cross-fitted (:mod:`fairshare.engine.interaction_fit`): each fold's residuals come from a fit on the
-        other folds (and the rows taken with certainty), so the correction stays unbiased and its error bars honest
-        whatever the fit does. The normal equations of an order are built once for every fold and penalty."""
+    def _surrogates(self, rows: _Rows, candidates: list[tuple[int, float]]) -> list[tuple[np.ndarray, ...]]:
+        """For each candidate ``(order, ridge)``: the exact index of the surrogate and the weighted residuals the
+        correction sums and the held-out residuals, cross-fitted (:mod:`fairshare.engine.interaction_fit`): each
+        fold's fit is trained on the other folds (and the rows taken with certainty); the folds' mean fit's residuals
+        are summed exactly over the drawn rows and the held-out residuals stand for the coalitions not drawn
+        (:func:`~fairshare.engine.interaction_fit.fold_weights`), so the correction stays unbiased and its error bars
+        honest whatever the fit does. The normal equations of an order are built once for every fold and penalty."""
         k = rows.V.shape[1]
-        out: dict[tuple[int, float], tuple[np.ndarray, np.ndarray]] = {}
+        out: dict[tuple[int, float], tuple[np.ndarray, ...]] = {}
         for ell in sorted({c[0] for c in candidates}):
             ridges = [c[1] for c in candidates if c[0] == ell]
             if ell == 0:                                      # a constant: its index is 0
-                out[(0, 0.0)] = np.zeros((self.subsets.shape[0], k)), rows.V - self.v0[None, :]
+                plain = rows.V - self.v0[None, :]
+                out[(0, 0.0)] = np.zeros((self.subsets.shape[0], k)), plain * rows.w[:, None], plain
                 continue
             folds = folds_of(n_unknowns(self.n, ell)) if rows.G >= _FOLDS else 1
             fold = np.where(rows.certain, -1, rows.group % folds)
             systems = FoldSystems(rows.Z, rows.V, rows.mu, fold, folds, ell, shapley=self.index.family != "banzhaf")
-            fits = cross_fit(systems, ridges, self.index, self.subsets, rows.certain)
+            weights = (fold_weights(rows.w, rows.fpc, rows.certain, folds) if folds > 1
+                       else (rows.w * ~rows.certain, rows.w * rows.certain))
+            fits = cross_fit(systems, ridges, self.index, self.subsets, rows.certain, weights)
             out.update({(ell, r): fits[r] for r in ridges})
         return [out[c] for c in candidates]
 
-    def _totals(self, rows: _Rows, residuals: list[np.ndarray]) -> np.ndarray:
-        """The Horvitz-Thompson totals of the index of each residual ``r``, all in one pass over the sample
-        (``(p, columns)``; columns: per residual, the estimate (k) and each group's share (G k)), which
-        :func:`_reduce` makes estimates and standard errors; linear, so a map of the index maps them."""
+    def _totals(self, rows: _Rows, residuals: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+        """The totals of the index of each candidate's weighted residuals ``y`` (the correction) and the
+        Horvitz-Thompson totals of its held-out residuals by group (their spread: the error bars; a fit's residuals
+        at its own training rows would understate it), all in one pass over the sample (``(p, columns)``; columns:
+        per candidate, the estimate (k) and each group's share (G k)), which :func:`_reduce` makes estimates and
+        standard errors; linear, so a map of the index maps them."""
         n, ix, G = self.n, self.index, rows.G
         k = rows.V.shape[1]
         onehot = rows.onehot()
         blocks = []
-        for r in residuals:
-            y = r * rows.w[:, None]
-            yg = r * (rows.w * np.sqrt(rows.fpc))[:, None]
+        for y, held in residuals:                 # the weighted residuals; the groups' spread: the held-out ones
+            yg = held * (rows.w * np.sqrt(rows.fpc))[:, None]
             blocks += [y, (yg[:, None, :] * onehot[:, :, None]).reshape(rows.n_rows, -1)]
         cols = np.concatenate(blocks, axis=1)
         return index_sums(rows.Z, rows.sizes, cols, ix.coalition_weights(n), self.subsets)
