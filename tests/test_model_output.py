@@ -272,6 +272,22 @@ def test_the_log_loss_of_a_multi_label_classifier_is_refused_before_any_model_ca
         assert calls == []
 
 
+@pytest.mark.parametrize("objective, says", [("binary:logitraw", "the raw margin"), ("binary:hinge", "0/1 labels")])
+def test_an_xgboost_objective_whose_predict_proba_is_no_probability_is_refused_before_any_model_call(
+        data, monkeypatch, objective, says):
+    """binary:logitraw's predict_proba is the margin m as [1 - m, m], binary:hinge's 0/1 labels: no link maps the
+    trees to them, which was found only by the link search's call to predict_proba. The objective says it first."""
+    X, y, _ = data
+    model = xgb.XGBClassifier(n_estimators=5, max_depth=3, objective=objective).fit(X, y)
+    calls = []
+    monkeypatch.setattr(type(model), "predict_proba", lambda self, *a, **k: calls.append(1))
+    for output, extra in (("probability", {}), ("log_loss", {"y": [y[0], y[1]]})):
+        with pytest.raises(ValueError, match=f"objective '{objective}' makes its predict_proba {says}"):
+            fs.explain(model, X[:2], X[100:110], model_output=output, progress=False, **extra)
+    assert calls == []
+    assert fs.explain(model, X[:2], X[100:110], progress=False).method == "exact"     # its margin, as before
+
+
 def test_the_probability_link_is_found_on_the_background_as_the_model_reads_it(data):
     """TreeGame aligns a background frame to the model's features by name and takes one row as a Series, but the
     probability link was found by predict_proba on the background as given: columns in another order failed inside

@@ -55,6 +55,9 @@ def class_outputs(model: Any, ens: TreeEnsemble, model_output: str, y: Any) -> t
     >>> class_outputs(SimpleNamespace(classes_=["a", "b", "c"]), None, "log_loss", "c")
     (0, 2)
     """
+    if ens is not None and ens.no_probability:
+        raise ValueError(f"model_output={model_output!r}: the {type(model).__name__}'s {ens.no_probability}, no "
+                         "probability; explain its margin (model_output='raw'), or its predict_proba as a black box")
     found = getattr(model, "classes_", None)
     if ens is not None and ens.n_outputs > 1:
         k = ens.n_outputs

@@ -101,6 +101,8 @@ class TreeEnsemble:
         are then refused, not walked as infinities
     labels : the outputs are labels of a multi-label classifier (xgboost or catboost fitted on a 0/1 label matrix):
         each output's probability is its own logistic, and no output is a class whose log loss a label would name
+    no_probability : why the model's ``predict_proba`` gives no probability (xgboost's ``binary:logitraw`` margins,
+        ``binary:hinge`` labels): ``model_output`` ``"probability"`` and ``"log_loss"`` are refused before any call
     """
 
     feature: np.ndarray
@@ -131,6 +133,7 @@ class TreeEnsemble:
     refuses_missing: str | None = None
     refuses_float32_overflow: str | None = None
     labels: bool = False
+    no_probability: str | None = None
 
     @property
     def n_outputs(self) -> int:

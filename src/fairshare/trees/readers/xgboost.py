@@ -23,6 +23,9 @@ from .base import Reader, booster_state, named_rows
 
 __all__ = ["XGBoostReader", "read_xgboost", "xgboost_margin"]
 
+#: objectives whose predict_proba is no probability of the trees' margin (found from the model, before any call)
+_NO_PROBABILITY = {"binary:logitraw": "the raw margin m as [1 - m, m]", "binary:hinge": "0/1 labels"}
+
 
 def _booster(model: Any) -> Any:
     return model.get_booster() if hasattr(model, "get_booster") else model
@@ -125,7 +128,10 @@ def xgboost_trees(model: Any) -> TreeEnsemble:
     ens = assemble(trees, n_features, k, np.zeros(k), strict=True, float32=True, output="margin",
                    feature_names=names, category_maps=maps, missing_value=missing, sparse_missing=True)
     ens.category_note = note
-    ens.labels = k > 1 and str(learner.get("objective", {}).get("name", "")).startswith("binary:")
+    objective = str(learner.get("objective", {}).get("name", ""))
+    ens.labels = k > 1 and objective.startswith("binary:")
+    if objective in _NO_PROBABILITY:
+        ens.no_probability = f"objective {objective!r} makes its predict_proba {_NO_PROBABILITY[objective]}"
     ens.base = np.full(k, np.nan)
     return ens
 
