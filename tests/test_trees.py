@@ -318,6 +318,24 @@ def test_tree_interactions_keep_the_rows_labels_as_tree_values_do():
         assert fs.games.tree_interactions(model, rows, index=index).row_names == ["id5", "id7"]
 
 
+def test_a_lightgbm_models_features_are_named_as_the_frame_names_them_at_every_tree_door():
+    """lightgbm keeps the column 'mean radius' as 'mean_radius': fs.explain named the value 'mean radius' (the frame's
+    column), tree_values and tree_interactions 'mean_radius' (the model's), so the same feature had two names."""
+    import pandas as pd
+    lgb = pytest.importorskip("lightgbm")
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(200, 3)), columns=["mean radius", "worst area", "x"])
+    model = lgb.LGBMRegressor(n_estimators=10, verbose=-1).fit(X, 2 * X["mean radius"] + X["x"])
+    rows = X.iloc[:3][["x", "mean radius", "worst area"]]                          # another order: by name
+    names = ["mean radius", "worst area", "x"]
+    e = fs.explain(model, rows, progress=False)
+    values = fs.games.tree_values(model, rows)
+    pairs = fs.games.tree_interactions(model, rows)
+    assert e.player_names == values.player_names == pairs.player_names == names
+    assert np.array_equal(e.values, values.values) and abs(values.values[2, 0]) > 1.0    # mean radius, row 2
+
+
 def test_one_row_given_as_a_series_is_named_by_its_name_at_every_tree_door():
     """tree_interactions(model, frame.iloc[5]) took the Series' index (its 3 feature names) as row names and failed
     ("row_names must have 1 names, got 3"); tree_values named the row '0' where fs.explain names it 'id5'."""

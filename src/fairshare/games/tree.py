@@ -8,7 +8,6 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._core.arguments import Arguments, Option
-from .._core.tables import model_columns
 from .base import Game
 from .cost import row_seconds, table_seconds
 from ..results.explanation import Explanation
@@ -21,7 +20,7 @@ from ..trees.inputs import tree_rows
 from ..trees.paths import LeafPaths
 from ..trees.classes import class_explanation
 from ..trees.prepared import Prepared, planned, unreadable, verified
-from .tree_outputs import class_outputs, link_rows, row_names
+from .tree_outputs import class_outputs, feature_labels, link_rows, row_names
 from ..trees.values import leaf_semivalues, path_weights, sign_tables
 
 __all__ = ["TreeGame", "tree_values", "tree_values_array", "tree_explanation", "empty_value", "TREE_ARGUMENTS",
@@ -372,10 +371,10 @@ def tree_values(model: Any, X: Any, index: str | Semivalue = "shapley", mode: st
     >>> e.values.shape, bool(np.array_equal(e.values, tree_values_array(model, X[:5], "banzhaf")))
     ((5, 4), True)
     """
-    out, frame = tree_explanation(model, X, index, mode, background), hasattr(X, "columns")
+    out = tree_explanation(model, X, index, mode, background)
     return Explanation.from_exact(out["values"], out["empty_value"], grand_value=out["grand_value"], data=out["rows"],
                                   index=resolve_index(index, out["values"].shape[1]).name, options={"mode": mode},
-                                  player_names=model_columns(model)[0] or (list(X.columns) if frame else None),
+                                  player_names=feature_labels(model, X),
                                   row_names=row_names(X), output_names=getattr(model, "classes_", None),
                                   info={"via": "closed-form (tree walks, all rows)", "mode": mode})
 

@@ -13,7 +13,7 @@ from ..results.interaction_rows import InteractionRows
 from ..trees.interactions import leaf_interactions
 from ..trees.prepared import verified
 from .tree import MODES, _exact_rows, _tree_inputs, empty_value
-from .tree_outputs import row_names
+from .tree_outputs import feature_labels, row_names
 
 __all__ = ["tree_interactions", "TREE_INTERACTIONS"]
 
@@ -69,7 +69,7 @@ def tree_interactions(model: Any, X: Any, order: int | None = None, index: str =
     verified(model, prep)                            # every argument checked: the reading checked, once per model
     facts = dict(method="exact", info={"via": "tree", "mode": mode}, empty_value=empty_value(prep, mode, bg),
                  grand_value=ens.predict(rows)[:, 0] if squeeze else ens.predict(rows), data=rows, player_names=list(
-                     ens.feature_names or [f"x{i}" for i in range(n)]), row_names=row_names(X))
+                     feature_labels(model, X) or ens.feature_names or [f"x{i}" for i in range(n)]), row_names=row_names(X))
     if ix is None:
         pairs = leaf_interactions(prep, rows, InteractionIndex("sii", 2), mode, bg, min_size=2)   # (rows, p, k)
         subsets, diag, out = subsets_up_to(n, 2, 1), np.arange(n), np.zeros((rows.shape[0], n, n, ens.n_outputs))

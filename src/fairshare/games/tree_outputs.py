@@ -1,5 +1,6 @@
-"""What a tree game's rows and outputs are called and how many: the classes or labels a probability output has,
-the label a log loss reads, the background rows the probability link is found on, and the names of the rows."""
+"""What a tree game's rows, features and outputs are called and how many: the classes or labels a probability output
+has, the label a log loss reads, the background rows the probability link is found on, and the names of the rows and
+of the features."""
 
 from __future__ import annotations
 
@@ -7,11 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from .._core.tables import aligned
+from .._core.tables import aligned, model_columns
 from ..trees.ensemble import TreeEnsemble
 from ..trees.readers import library_rows
 
-__all__ = ["class_outputs", "link_rows", "row_names"]
+__all__ = ["class_outputs", "link_rows", "row_names", "feature_labels"]
 
 _LINK_ROWS = 20            # background rows the probability link is found on
 
@@ -92,3 +93,27 @@ def row_names(X: Any) -> list | None:
     if hasattr(X, "to_frame") and hasattr(X, "index"):                 # a Series is one row: its name names it
         return None if X.name is None else [X.name]
     return None
+
+
+def feature_labels(model: Any, X: Any) -> list[str] | None:
+    """The names of a tree model's features as the rows name them: a frame's columns matched to the model's own names
+    (lightgbm keeps ``"mean radius"`` as ``"mean_radius"``: the frame's spelling, as ``fs.explain`` gives it), else
+    the model's names, else a frame's columns, else None.
+
+    Examples
+    --------
+    >>> import pandas as pd, lightgbm as lgb
+    >>> X = pd.DataFrame({"mean radius": [0.0, 1.0, 2.0, 3.0] * 10, "b": [1.0, 0.0, 1.0, 0.0] * 10})
+    >>> model = lgb.LGBMRegressor(n_estimators=2, min_child_samples=2, verbose=-1).fit(X, X["mean radius"])
+    >>> model.feature_name_, feature_labels(model, X[["b", "mean radius"]])
+    (['mean_radius', 'b'], ['mean radius', 'b'])
+    """
+    names, source = model_columns(model)
+    if not (hasattr(X, "columns") and hasattr(X, "iloc")):
+        return names
+    if names is None:
+        return [str(c) for c in X.columns]
+    try:
+        return [str(c) for c in aligned(X, names, "X", source).columns]
+    except ValueError:                             # refused where the rows are read, naming both lists
+        return names
