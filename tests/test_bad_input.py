@@ -130,6 +130,24 @@ def test_model_failures_are_chained_with_row_and_coalition(predict, Xr, exc, mat
         assert info.value.__cause__ is not None                 # the model's own exception is kept
 
 
+@pytest.mark.parametrize("as_frame", [True, False])
+def test_a_background_of_words_under_x_numbers_is_refused_before_any_model_call(as_frame):
+    """A background column of words under X's numbers reached the model, which raised 'could not convert string to
+    float' at its first call (a ModelError naming row 0 of X, not the background)."""
+    calls = []
+
+    def predict(Z):
+        calls.append(1)
+        return np.asarray(Z, dtype=float).sum(axis=1)
+
+    bg = BG.iloc[:5].astype(object).assign(**{"mean texture": [f"w{i}" for i in range(5)]})
+    column = "'mean texture'" if as_frame else str(list(BG.columns).index("mean texture"))
+    with pytest.raises(ValueError, match=f"background holds 'w0' at row 0, column {column}, where X holds numbers"):
+        fs.explain(predict, X.iloc[:2] if as_frame else X.iloc[:2].to_numpy(), bg if as_frame else bg.to_numpy(),
+                   budget=100, progress=False, method="permutation")
+    assert calls == []
+
+
 def test_nan_is_refused_before_any_call_for_a_model_that_does_not_take_it_and_passed_to_one_that_does():
     Xn = X.iloc[:1].copy()
     Xn.iloc[0, 2] = np.nan

@@ -27,7 +27,7 @@ from .nullable import frame_values, nullable_dtype, numeric_dtype
 
 __all__ = ["as_rows", "is_sparse", "frame_info", "column_labels", "shared_dtypes", "model_columns", "match_columns",
            "aligned", "check_finite", "stored_names", "target_of", "register_library_hooks",
-           "is_missing", "same_value", "check_labels", "first_step"]
+           "is_missing", "same_value", "check_labels", "first_step", "check_kinds"]
 
 # what the libraries of models say of them (their feature names, whether they take NaN, how they store a name)
 _HOOKS: dict[str, Callable[..., Any]] = {"feature_names": lambda model: None, "accepts_missing": lambda model: None,
@@ -278,6 +278,39 @@ def first_step(model: Any) -> Any:
         return None
     return next((step for _, step, *_ in getattr(model, "steps", []) if step is not None and
                  not (isinstance(step, str) and step == "passthrough")), None)
+
+
+_NUMBERS = ("floating", "integer", "mixed-integer-float", "decimal", "integer-na")
+
+
+def check_kinds(x: Any, background: Any) -> None:
+    """Refuse a column of numbers in ``x`` whose background holds words, naming the background's first such row and
+    the column: the model reads one kind per column and would meet the mix at its first call (words in ``x`` over a
+    background of numbers are left to the model, whose refusal the doors name with the way to encode them).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> check_kinds(pd.DataFrame({"a": [1.0]}), pd.DataFrame({"a": ["w"]}))
+    Traceback (most recent call last):
+    ...
+    ValueError: background holds 'w' at row 0, column 'a', where X holds numbers: give both the same kind of values
+    """
+    import pandas as pd
+
+    if background is None or is_sparse(x) or is_sparse(background) or np.ndim(x) != 2 or np.ndim(background) != 2:
+        return
+    frames = [v if hasattr(v, "iloc") else pd.DataFrame(np.asarray(v, dtype=object)) for v in (x, background)]
+    if frames[0].shape[1] != frames[1].shape[1]:
+        return
+    for j in range(frames[0].shape[1]):
+        if pd.api.types.infer_dtype(frames[1].iloc[:, j], skipna=True) == "string" and \
+                pd.api.types.infer_dtype(frames[0].iloc[:, j], skipna=True) in _NUMBERS:
+            column = frames[1].iloc[:, j]
+            row = int(np.flatnonzero(column.map(lambda v: isinstance(v, str)).to_numpy())[0])
+            label = repr(str(x.columns[j])) if hasattr(x, "columns") else str(j)
+            raise ValueError(f"background holds {column.iloc[row]!r} at row {row}, column {label}, where X holds "
+                             "numbers: give both the same kind of values")
 
 
 def _check_mixed(rows: np.ndarray, name: str, columns: list[str] | None) -> None:

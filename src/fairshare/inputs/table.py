@@ -16,8 +16,8 @@ import numpy as np
 
 from .._core.arrays import to_numpy
 from .._core.missing import accepts_missing
-from .._core.tables import (aligned, as_rows, check_finite, frame_info, is_sparse, model_columns, shared_dtypes,
-                            target_of)
+from .._core.tables import (aligned, as_rows, check_finite, check_kinds, frame_info, is_sparse, model_columns,
+                            shared_dtypes, target_of)
 from ..games.base import Game
 from ..games.imputers import Imputer, make_imputer
 from ..games.model import ModelGame, as_predict
@@ -180,6 +180,7 @@ class TableInput(Input):
         self.model_output, self.link = args["model_output"], args["link"]
         check_outputs(model, self.tree, self.unread, args["model_output"], args["link"], args["y"], background)
         self.X, self.background = _aligned_rows(model, X, background)
+        check_kinds(self.X, self.background)
         self.rows = as_rows(self.X, "X")
         if self.rows.shape[1] == 0:
             raise ValueError(f"X has {self.rows.shape[0]} rows but no columns: no features to explain")
