@@ -166,6 +166,41 @@ def test_explain_gives_each_feature_its_value_whatever_the_column_order_and_thre
         assert got.method == ref.method == ("exact" if model is FOREST else "surrogate-regression")
 
 
+@settings(max_examples=8, deadline=None, derandomize=True)
+@given(order=st.permutations(list(X6.columns)), seed=st.integers(0, 1000), rows=st.integers(1, 3),
+       kind=st.sampled_from(["records", "structured", "pyarrow", "nullable"]))
+def test_every_kind_of_table_gives_the_frames_values_by_name_and_refuses_bad_options_first(order, seed, rows, kind):
+    """A list of records, a numpy structured array, a pyarrow Table and a frame of nullable Float64 columns (the
+    table kinds this stop added) are read by their column names: the DataFrame's values bit for bit in any column
+    order; an unknown option or a bad budget is refused before any model call."""
+    frame = X6[order].iloc[:rows]
+    if kind == "records":
+        rows_given = frame.to_dict("records")
+    elif kind == "structured":
+        rows_given = frame.to_records(index=False)
+    elif kind == "pyarrow":
+        rows_given = __import__("pyarrow").Table.from_pandas(frame, preserve_index=False)
+    else:
+        rows_given = frame.astype("Float64")
+    calls = []
+
+    def model(Z):
+        calls.append(1)
+        return LR.predict_proba(Z)
+
+    args = dict(budget=40, seed=seed, progress=False)       # the model's names order the columns (LR knows them)
+    ref = fs.explain(LR.predict_proba, X6.iloc[:rows], X6.iloc[100:130], **args)
+    got = fs.explain(LR.predict_proba, rows_given, X6.iloc[100:130], **args)
+    assert got.player_names == ref.player_names == list(X6.columns)
+    np.testing.assert_array_equal(got.values, ref.values)
+    calls.clear()
+    with pytest.raises(ValueError, match="unknown option.*colour"):
+        fs.explain(model, rows_given, X6.iloc[100:130], colour=1, **args)
+    with pytest.raises((ValueError, fs.BudgetError), match="budget"):
+        fs.explain(model, rows_given, X6.iloc[100:130], budget=-3, seed=seed, progress=False)
+    assert calls == []
+
+
 @settings(max_examples=12, deadline=None, derandomize=True)
 @given(dtype=st.sampled_from(["float32", "float64", "ids"]), seed=st.integers(0, 1000), rows=st.integers(1, 3),
        budget=st.sampled_from([30, 60, 200]), index=st.sampled_from(INDICES))
