@@ -503,3 +503,101 @@ def test_mse_on_a_classifiers_probabilities_with_one_target_per_row_is_refused_b
     with pytest.raises(ValueError, match=r"^y holds one target per row.*3 columns"):
         fs.global_importance(Custom(), X, y.astype(float), loss="mse", budget=4)
     assert Custom.calls == 0
+
+
+def _word_pipeline(n_rows: int = 60, extra: int = 0):
+    """A logistic pipeline that one-hot encodes a column of words, its raw frame (``extra`` more columns of numbers)
+    and labels."""
+    import pandas as pd
+    from sklearn.compose import make_column_transformer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=n_rows), "b": rng.choice(["x", "y", "z"], n_rows),
+                      "c": rng.normal(size=n_rows)} | {f"n{k}": rng.normal(size=n_rows) for k in range(extra)})
+    y = (X.a + (X.b == "x") + 0.5 * rng.normal(size=n_rows) > 0.5).astype(int).to_numpy()
+    pipe = make_pipeline(make_column_transformer((OneHotEncoder(), ["b"]),
+                                                 (StandardScaler(), [c for c in X.columns if c != "b"])),
+                         LogisticRegression()).fit(X, y)
+    return pipe, X, y
+
+
+def _frame_shapley(model, X, y, bg) -> np.ndarray:
+    """SAGE's Shapley values (log loss, marginal) by the formula, each coalition's rows built as pandas frames."""
+    from sklearn.metrics import log_loss
+
+    d = X.shape[1]
+    values = {}
+    for size in range(d + 1):
+        for S in itertools.combinations(range(d), size):
+            mean = []
+            for i in range(len(X)):
+                rows = bg.copy()
+                for j in S:
+                    rows[X.columns[j]] = X.iloc[i, j]
+                mean.append(model.predict_proba(rows).mean(axis=0))
+            values[frozenset(S)] = log_loss(y, np.array(mean), labels=[0, 1])
+    empty = values[frozenset()]
+    return _shapley({S: empty - v for S, v in values.items()}, d)
+
+
+def test_a_pipeline_that_encodes_words_gets_the_sage_values_of_its_raw_columns():
+    """A column of words that the pipeline one-hot encodes (and a pandas categorical a HistGradientBoosting model
+    splits on) is imputed as it is: the exact values equal the formula's on frames built by hand (refused before)."""
+    import pandas as pd
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    pipe, X, y = _word_pipeline()
+    bg = X.iloc[:10]
+    e = fs.global_importance(pipe, X, y, loss="log_loss", background=bg, budget=8)
+    assert e.method == "exact" and e.player_names == ["a", "b", "c"]
+    np.testing.assert_allclose(e.values, _frame_shapley(pipe, X, y, bg), rtol=0, atol=1e-12)
+    assert e.values[1] > 0.05                                   # the words carry a real share of the loss
+    coded = X.assign(b=X.b.astype("category"))
+    hgb = HistGradientBoostingClassifier(max_iter=20, categorical_features="from_dtype", random_state=0).fit(coded, y)
+    h = fs.global_importance(hgb, coded, y, loss="log_loss", background=coded.iloc[:10], budget=8)
+    np.testing.assert_allclose(h.values, _frame_shapley(hgb, coded, y, coded.iloc[:10]), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("budget, method", [(12, "row-permutations"), (40, "row-regressions"),
+                                            (96, "surrogate-regression")])
+def test_words_take_every_path_auto_spends_a_small_budget_on(budget, method):
+    """Below enumeration (each row's permutations, each row's regression, the mean game's regression) the words are
+    imputed the same way: same seed same bits, and the values within four error bars of the exact ones."""
+    pipe, X, y = _word_pipeline(40, extra=5)
+    bg = X.iloc[:8]
+    exact = fs.global_importance(pipe, X, y, loss="log_loss", background=bg, budget=256).values
+    e = fs.global_importance(pipe, X, y, loss="log_loss", background=bg, budget=budget, seed=3)
+    again = fs.global_importance(pipe, X, y, loss="log_loss", background=bg, budget=budget, seed=3)
+    assert e.method == method and np.all(np.isfinite(e.stderr))
+    np.testing.assert_array_equal(e.values, again.values)
+    assert np.all(np.abs(e.values - exact) <= 4 * e.stderr + 1e-9)
+
+
+class _CountingPipe:
+    """A fitted pipeline that counts its calls."""
+
+    def __init__(self, pipe):
+        self.pipe, self.calls, self.classes_ = pipe, 0, pipe.classes_
+
+    def predict_proba(self, rows):
+        self.calls += 1
+        return self.pipe.predict_proba(rows)
+
+
+@pytest.mark.parametrize("change, kwargs, match", [
+    (None, dict(imputation="gaussian"), r"imputation='gaussian' draws numbers, but X's column 'b' holds words"),
+    (("b", 3, None), {}, r"X holds a missing value at row 3, column 'b'"),
+    (("a", 4, "oops"), {}, r"X holds 'oops' at row 4, column 'a'"),
+])
+def test_rows_of_words_that_cannot_be_imputed_are_refused_by_name_before_any_model_call(change, kwargs, match):
+    pipe, X, y = _word_pipeline()
+    X = X.astype({"a": object}) if change is not None and change[0] == "a" else X.copy()
+    if change is not None:
+        X.loc[change[1], change[0]] = change[2]
+    model = _CountingPipe(pipe)
+    with pytest.raises(ValueError, match=match):
+        fs.global_importance(model, X, y, loss="log_loss", budget=8, **kwargs)
+    assert model.calls == 0

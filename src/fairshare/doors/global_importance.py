@@ -11,7 +11,8 @@ import numpy as np
 from .._core.arguments import Arguments, Option, SeedLike, check_progress
 from .._core.progress import reporting
 from .._core.seeds import generator, streams
-from .._core.tables import aligned, as_rows, check_labels, frame_info, is_sparse, model_columns
+from .._core.tables import (aligned, as_rows, check_finite, check_kinds, check_labels, frame_info, is_sparse,
+                            model_columns, shared_dtypes)
 from ..engine.choice import Choice, choose
 from ..engine.engine import run
 from ..engine.row_permutations import row_permutations, row_permutations_need
@@ -68,17 +69,46 @@ GLOBAL_IMPORTANCE = Arguments("global_importance", tuple(o for o in common_argum
 
 
 def _rows(value: Any, name: str) -> np.ndarray:
+    """``value``'s rows as floats, or as objects where a column holds words or categories (a pipeline encodes them;
+    imputed as they are, marginally); a missing or infinite value is refused by name."""
     if is_sparse(value):
         raise TypeError(f"{name}: sparse rows are not supported by global_importance (pass a dense array)")
     rows = as_rows(value, name)
     try:
         rows = np.asarray(rows, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must hold numbers (encode categorical columns first)") from None
+        return _word_rows(np.asarray(rows, dtype=object), name, frame_info(value)[0])
     if not np.all(np.isfinite(rows)):
         raise ValueError(f"{name} holds {int((~np.isfinite(rows)).sum())} NaN or infinite values; impute or drop "
                          "them first")
     return rows
+
+
+def _word_rows(rows: np.ndarray, name: str, columns: list[str] | None) -> np.ndarray:
+    """Rows holding words (object): refused where a cell is missing, a number is not finite, or a column mixes
+    numbers and words, naming the row and the column."""
+    import pandas as pd
+
+    check_finite(rows, name, columns, allow_nan=False)
+    missing = np.argwhere(np.asarray(pd.isna(rows), dtype=bool))
+    if missing.size:
+        r, j = missing[0]
+        label = repr(columns[j]) if columns is not None else str(j)
+        raise ValueError(f"{name} holds a missing value at row {r}, column {label}; impute or drop it first")
+    return rows
+
+
+def _numbers_only(rows: np.ndarray, name: str, columns: list[str] | None, imputation: str) -> None:
+    """A conditional imputer draws numbers: rows holding words are refused by name under it."""
+    if rows.dtype != object:
+        return
+    for j in range(rows.shape[1]):
+        try:
+            rows[:, j].astype(float)
+        except (TypeError, ValueError):
+            label = repr(columns[j]) if columns is not None else str(j)
+            raise ValueError(f"imputation={imputation!r} draws numbers, but {name}'s column {label} holds words "
+                             f"(e.g. {rows[0, j]!r}); use imputation='marginal', or encode the column") from None
 
 
 def _targets(model: Any, y: Any, n: int, loss: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -171,11 +201,7 @@ def _probe(game: Any) -> np.ndarray:
     y, loss = game.y, game.loss
     rows = game.X[:64]
     game.model_rows += rows.shape[0]
-    if game.frame_columns is not None:
-        import pandas as pd
-
-        rows = pd.DataFrame(rows, columns=game.frame_columns)
-    pred = np.asarray(game.predict(rows), dtype=float)
+    pred = np.asarray(game.predict(game.model_input(rows)), dtype=float)
     check_output_axes(pred.shape)
     pred = pred.reshape(pred.shape[0], -1) if pred.ndim else pred.reshape(1, 1)
     if loss in ("log_loss", "zero_one"):
@@ -362,11 +388,17 @@ def _game(model: Any, X: Any, y: Any, args: dict) -> LossGame:
     _refuse_regressor(model, loss)
     _refuse_outputs(model, yy, loss)
     imputation = "gaussian" if args["imputation"] == "conditional" else args["imputation"]
+    check_kinds(X, background)
+    words = Xr.dtype == object or bg.dtype == object
+    if words and imputation != "marginal":
+        _numbers_only(Xr, "X", columns, imputation)
+        _numbers_only(bg, "background", columns, imputation)
     imputer = make_imputer(imputation, bg) if imputation != "marginal" else None
     predict = as_predict(model)
     target = raw if callable(loss) else yy
     return LossGame(predict, Xr, target, bg, loss=loss, imputer=imputer, folds=fold_of,
-                    row_batch=args["batch_size"], feature_names=columns, frame_columns=columns)
+                    row_batch=args["batch_size"], feature_names=columns, frame_columns=columns,
+                    dtypes=shared_dtypes(X, background) if words else None)
 
 
 def _result(phi: Attribution, game: LossGame, args: dict, budget: int | None) -> Attribution:

@@ -65,7 +65,8 @@ class LossGame(Game):
     predict : callable
         Rows ``(r, d)`` to predictions ``(r,)`` or ``(r, k)`` (class probabilities for the classification losses).
     X : ndarray (N, d)
-        The rows whose loss is measured (finite numbers).
+        The rows whose loss is measured (finite numbers; objects where columns hold words a pipeline encodes, imputed
+        marginally as they are).
     y : ndarray (N,)
         Their targets: numbers for ``"mse"``, class positions ``0 .. k-1`` (or 0/1 with one output) otherwise.
     background : ndarray (B, d)
@@ -80,6 +81,8 @@ class LossGame(Game):
     feature_names : list of str, optional
     frame_columns : list of str, optional
         When given, the model receives pandas DataFrames with these columns.
+    dtypes : list, optional
+        The frames' column dtypes (rows of objects: words, categories as the model was fitted on them).
 
     Examples
     --------
@@ -94,10 +97,11 @@ class LossGame(Game):
 
     def __init__(self, predict: Callable, X: np.ndarray, y: np.ndarray, background: np.ndarray,
                  loss: str | Callable = "mse", imputer: GaussianImputer | None = None, folds: np.ndarray | None = None,
-                 row_batch: int = 1 << 16, feature_names: Any = None, frame_columns: Any = None) -> None:
-        self.X = np.ascontiguousarray(X, dtype=float)
+                 row_batch: int = 1 << 16, feature_names: Any = None, frame_columns: Any = None,
+                 dtypes: Any = None) -> None:
+        self.X, self.background = _values(X), _values(background)
         self.y = np.asarray(y)
-        self.background = np.ascontiguousarray(background, dtype=float)
+        self.dtypes = None if dtypes is None else list(dtypes)
         N, d = self.X.shape
         self.predict, self.loss, self.imputer = predict, loss, imputer
         self.row_batch = check_int(row_batch, "row_batch", minimum=1)
@@ -130,13 +134,26 @@ class LossGame(Game):
         total = np.full((N, 1), 1.0 / N)
         return total if self.folds is None else np.column_stack([total, self._fold_weights])
 
+    def model_input(self, rows: np.ndarray) -> Any:
+        """Rows ``(r, d)`` as the model takes them: a DataFrame of ``frame_columns`` (with ``dtypes``) or the array.
+
+        Examples
+        --------
+        >>> X = np.array([[0.0, 1.0]]); LossGame(lambda R: R[:, 0], X, X[:, 0], X).model_input(X).shape
+        (1, 2)
+        """
+        if self.frame_columns is None:
+            return rows
+        import pandas as pd
+
+        frame = pd.DataFrame(rows, columns=self.frame_columns)
+        if self.dtypes is not None:                        # words and categories as the model was given them
+            frame = frame.astype(dict(zip(self.frame_columns, self.dtypes)))
+        return frame
+
     def _predict(self, rows: np.ndarray) -> np.ndarray:
         self.model_rows += rows.shape[0]
-        if self.frame_columns is not None:
-            import pandas as pd
-
-            rows = pd.DataFrame(rows, columns=self.frame_columns)
-        out = np.asarray(self.predict(rows), dtype=float)
+        out = np.asarray(self.predict(self.model_input(rows)), dtype=float)
         if out.ndim == 0 or out.shape[0] != rows.shape[0]:
             raise ValueError(f"the model returned {1 if out.ndim == 0 else out.shape[0]} predictions for "
                              f"{rows.shape[0]} rows (it must return one prediction, or one row, per input row)")
@@ -263,6 +280,12 @@ class LossGame(Game):
         if self.folds is None:
             return total
         return np.column_stack([total, fall @ self._fold_weights])
+
+
+def _values(rows: Any) -> np.ndarray:
+    """Rows as contiguous floats, or as objects where they hold words (imputed as they are)."""
+    rows = np.asarray(rows)
+    return np.ascontiguousarray(rows, dtype=object if rows.dtype == object else float)
 
 
 class RowLossGame(Game):
