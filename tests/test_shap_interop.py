@@ -181,3 +181,46 @@ def test_a_text_sent_to_shap_and_back_is_a_text_again():
                              data=np.array([["paris", "red"]], dtype=object), feature_names=["city", "colour"])
     with pytest.raises(ValueError, match="holds no text .*string pieces named by their tokens"):
         fs.Explanation.from_shap(table).plot("text")
+
+
+def _smooth_model():
+    """A black box (a function of rows) with interactions, seven features, and shap's masker's background."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 7))
+    w = rng.normal(size=(7, 5))
+
+    def f(A):
+        h = np.tanh(np.asarray(A) @ w)
+        return h[:, 0] * h[:, 1] + h[:, 2] - 0.5 * h[:, 3] * h[:, 4]
+    return f, X
+
+
+def test_exact_values_equal_shaps_exact_explainer_on_the_same_masker():
+    """The interventional game is shap's Independent masker's: at every coalition our values are its values."""
+    f, X = _smooth_model()
+    bg = X[:20]
+    theirs = shap.explainers.Exact(f, shap.maskers.Independent(bg, max_samples=20))(X[20:24])
+    ours = fs.explain(f, X[20:24], background=bg, budget=2 ** 7, seed=0, progress=False)
+    assert ours.method == "exact"
+    np.testing.assert_allclose(ours.values, theirs.values, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(ours.base_values, theirs.base_values, rtol=0, atol=1e-12)
+
+
+def test_owen_values_of_shaps_clustering_equal_its_partition_explainer():
+    """shap's Partition explainer computes Owen values of its masker's binary clustering: ours of the same
+    hierarchy (the linkage read as nested lists) are the same numbers."""
+    f, X = _smooth_model()
+    bg = X[:20]
+    linkage = shap.utils.hclust(X[:100], metric="correlation")
+    nodes: dict = {i: i for i in range(7)}
+    for k, (a, b) in enumerate(linkage[:, :2].astype(int)):
+        nodes[7 + k] = [nodes[a], nodes[b]]
+    hierarchy = nodes[7 + len(linkage) - 1]
+    masker = shap.maskers.Partition(bg, max_samples=20, clustering=linkage)
+    theirs = shap.explainers.Partition(f, masker)(X[20:24], max_evals=500)
+    ours = fs.explain(f, X[20:24], background=bg, index="owen", partition=hierarchy, budget=2 ** 7, seed=0,
+                      progress=False)
+    assert ours.method == "exact"
+    np.testing.assert_allclose(ours.values, theirs.values, rtol=0, atol=1e-12)
+    assert np.abs(ours.values - fs.explain(f, X[20:24], background=bg, budget=2 ** 7, progress=False).values).max() \
+        > 1e-3                                               # the hierarchy changes the values: not Shapley's
