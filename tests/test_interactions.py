@@ -772,3 +772,22 @@ def test_iq_permutation_with_a_budget_over_every_coalition_gives_the_exact_value
     res = fs.interactions(g, index, order=order, method="iq-permutation", budget=budget, seed=0)
     np.testing.assert_allclose(res.values, exact.values, rtol=0, atol=1e-12)
     assert np.all(res.stderr == 0) and res.n_evaluations == 32 and res.info["via"] == "enumeration"
+
+
+@pytest.mark.parametrize("ours, theirs", [("sii", "SII"), ("k-sii", "k-SII"), ("stii", "STII"), ("fsii", "FSII"),
+                                          ("bii", "BII"), ("fbii", "FBII"), ("moebius", "Moebius")])
+@pytest.mark.parametrize("order", [2, 3])
+def test_exact_indices_equal_shapiqs_exact_computer(ours, theirs, order):
+    """An implementation of the definitions that is not ours: shapiq's ExactComputer gives every subset's value
+    (the faithful indices to its least-squares solve's precision)."""
+    shapiq = pytest.importorskip("shapiq")
+    g = fs.games.SOUMGame.random(6, n_terms=15, seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = shapiq.ExactComputer(n_players=6, game=lambda Z: np.asarray(g(np.asarray(Z, dtype=bool)), float))(
+            index=theirs, order=6 if ours == "moebius" else order)
+    got = fs.interactions(g, index=ours, order=6 if ours == "moebius" else order, method="exact")
+    subsets = [S for S in want.interaction_lookup if S]
+    assert len(subsets) == sum(math.comb(6, k) for k in range(1, (6 if ours == "moebius" else order) + 1))
+    diff = max(abs(float(np.ravel(got.get(tuple(S)))[0]) - want[S]) for S in subsets)
+    assert diff < (1e-8 if ours == "fsii" else 1e-12)
