@@ -271,6 +271,36 @@ def test_global_importance_gives_each_feature_its_value_whatever_the_column_orde
     np.testing.assert_array_equal(got.stderr, ref.stderr)
 
 
+def _word_pipeline():
+    """X6 with a column of words (the band of its first feature) that a pipeline one-hot encodes."""
+    from sklearn.compose import make_column_transformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    words = X6.assign(band=np.where(X6.iloc[:, 0] > X6.iloc[:, 0].median(), "wide", "narrow"))
+    pipe = make_pipeline(make_column_transformer((OneHotEncoder(), ["band"]), remainder=StandardScaler()),
+                         LogisticRegression(max_iter=5000)).fit(words, Y)
+    return pipe, words
+
+
+WORDS_PIPE, X_WORDS = _word_pipeline()
+
+
+@settings(max_examples=6, deadline=None, derandomize=True)
+@given(order=st.permutations(list(X_WORDS.columns)), seed=st.integers(0, 1000), budget=st.sampled_from([10, 20, 40]))
+def test_global_importance_of_a_pipeline_of_words_follows_the_features_by_name(order, seed, budget):
+    """A column of words the pipeline encodes, on each of auto's paths (each row's permutations at 10 coalitions,
+    each row's regression at 20, the mean game's surrogate at 40): same seed, same bits in any column order."""
+    args = dict(loss="log_loss", budget=budget, seed=seed)
+    ref = fs.global_importance(WORDS_PIPE, X_WORDS.iloc[:20], Y.iloc[:20], background=X_WORDS.iloc[100:110], **args)
+    got = fs.global_importance(WORDS_PIPE, X_WORDS[order].iloc[:20], Y.iloc[:20],
+                               background=X_WORDS[order].iloc[100:110], **args)
+    assert got.player_names == ref.player_names == list(X_WORDS.columns)
+    assert ref.method == {10: "row-permutations", 20: "row-regressions", 40: "surrogate-regression"}[budget]
+    np.testing.assert_array_equal(got.values, ref.values)
+    np.testing.assert_array_equal(got.stderr, ref.stderr)
+
+
 # ------------------------------------------------------------------------------ bad input, before any call
 _CHECKED_BY = {        # bad values for the arguments declared with a check of their own
     "index": ["owen", 3], "seed": ["abc", -1, 2.5], "stop": ["soon", 3], "progress": ["yes", 3],
