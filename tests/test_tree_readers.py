@@ -353,12 +353,11 @@ def test_unfitted_lightgbm_and_catboost_models_are_said_to_be_unfitted(make):
             door()
 
 
-def test_groups_or_a_conditional_imputation_of_a_tree_model_without_a_background_say_so():
-    """Both are played through the model's predictions and need a background; the refusal said the model was "a
-    non-tree model", of a random forest."""
+def test_a_conditional_imputation_of_a_tree_model_without_a_background_says_so():
+    """It is played through the model's predictions and needs a background; the refusal said the model was "a
+    non-tree model", of a random forest. (Groups without a background are the path-dependent walk over the groups:
+    tests/test_trees.py.)"""
     model = ske.RandomForestRegressor(n_estimators=3, max_depth=3, random_state=0).fit(X_NUM, Y_REG)
-    with pytest.raises(ValueError, match=r"required for groups= on a tree model.*leave out groups$"):
-        fs.explain(model, X_NUM[:2], groups=[[0, 1], [2, 3, 4, 5]], progress=False)
     with pytest.raises(ValueError, match="required for imputation='gaussian' on a tree model"):
         fs.explain(model, X_NUM[:2], imputation="gaussian", progress=False)
     grouped = fs.explain(model, X_NUM[:2], X_NUM[10:14], groups=[[0, 1], [2, 3, 4, 5]], progress=False)

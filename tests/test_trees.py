@@ -368,3 +368,107 @@ def test_a_category_the_model_never_saw_is_read_as_missing_with_a_warning():
                                                  r"training: read as missing"):
         e = fs.games.tree_values(model, new)
     np.testing.assert_array_equal(e.values[0], e.values[1])           # 'q' and a missing value: the same row
+
+
+# ------------------------------------------------------------------------------------------- groups of features
+GROUPS = [[0, 3], [1], [2, 4, 5], [6]]
+
+
+def _box(model, X, bg, groups, output=None):
+    """The groups' game of the model's own raw output (or ``output``) enumerated through its predictions."""
+    f = output or (lambda A: raw_output(model, A))
+    return fs.explain(f, X, background=bg, groups=groups, budget=1 << len(groups), progress=False)
+
+
+@pytest.mark.parametrize("name", list(ZOO))
+def test_groups_of_a_tree_model_are_one_grouped_walk_of_its_raw_output(name):
+    """groups= on a tree model: exact values from one grouped tree walk, the tree door's output (the raw margin,
+    as without groups), equal to enumerating the groups' game through the model's own raw output. They were the
+    black box's, of predict_proba for a classifier: another scale than the same model's values without groups."""
+    model, X = ZOO[name]
+    bg = X[200:216]
+    e = fs.explain(model, X[:3], background=bg, groups=GROUPS, progress=False)
+    assert e.method == "exact" and "tree walks" in e.info["via"] and e.player_names == ["x0 + x3", "x1",
+                                                                                        "x2 + x4 + x5", "x6"]
+    box = _box(model, X[:3], bg, GROUPS)
+    scale = np.abs(box.values).max()
+    np.testing.assert_allclose(e.values, box.values.reshape(e.values.shape), rtol=0, atol=1e-5 * scale)
+    np.testing.assert_allclose(np.ravel(e.empty_value), np.ravel(box.empty_value), rtol=0, atol=1e-5 * scale)
+
+
+@pytest.mark.parametrize("name", ["xgboost-deep", "lightgbm", "sklearn-forest", "sklearn-gb-classifier"])
+def test_groups_without_a_background_are_the_path_dependent_walk_over_the_groups(name):
+    """Without a background (refused before): the path-dependent game of the groups; one feature per group gives the
+    tree values without groups, and every grouping adds up to the raw output."""
+    model, X = ZOO[name]
+    plain = fs.explain(model, X[:4], progress=False)
+    single = fs.explain(model, X[:4], groups=[[j] for j in range(7)], progress=False)
+    np.testing.assert_allclose(single.values, plain.values, rtol=0, atol=1e-10)
+    grouped = fs.explain(model, X[:4], groups=GROUPS, progress=False)
+    total = grouped.values.sum(axis=1) + np.asarray(grouped.empty_value)
+    np.testing.assert_allclose(total.reshape(4, -1), raw_output(model, X[:4]), rtol=0, atol=1e-5)
+    mixed = np.abs(grouped.values[:, 0] - plain.values[:, 0] - plain.values[:, 3]).max()
+    assert mixed > 1e-6                                       # the group's value is not the sum of its features'
+
+
+def test_grouped_probabilities_names_and_interactions_equal_the_black_boxs():
+    """model_output='probability', groups named in a dict over a frame in another column order, and the groups'
+    interaction matrices: each equal to the same game enumerated through the model's predictions."""
+    import pandas as pd
+
+    model, X = ZOO["sklearn-gb-classifier"]
+    frame = pd.DataFrame(X, columns=[f"c{j}" for j in range(7)])
+    fitted = GradientBoostingClassifier(n_estimators=10, max_depth=3, random_state=0).fit(frame, model.predict(X))
+    groups = {"front": ["c0", "c3"], "one": ["c1"], "middle": ["c2", "c4", "c5"], "last": ["c6"]}
+    shuffled = frame[["c6", "c2", "c0", "c5", "c1", "c4", "c3"]]
+    e = fs.explain(fitted, shuffled.iloc[:2], background=shuffled.iloc[200:212], groups=groups,
+                   model_output="probability", progress=False)
+    assert e.player_names == list(groups) and e.method == "exact"
+    box = _box(fitted, frame.iloc[:2], frame.iloc[200:212], groups, output=fitted.predict_proba)
+    np.testing.assert_allclose(e.values, box.values, rtol=0, atol=1e-9)
+    pairs = fs.explain(fitted, frame.iloc[:2], background=frame.iloc[200:212], groups=groups, interactions=2,
+                       progress=False)
+    want = fs.explain(lambda A: fitted.decision_function(A), frame.iloc[:2], background=frame.iloc[200:212],
+                      groups=groups, interactions=2, budget=16, progress=False)
+    np.testing.assert_allclose(pairs.interactions, want.interactions.reshape(pairs.interactions.shape), rtol=0,
+                               atol=1e-9)
+
+
+def test_groups_of_many_features_stay_exact_where_the_black_box_could_only_estimate():
+    """40 features in 20 groups: one walk, exact (the black box would need 2^20 model evaluations per row), adding
+    up to the margin's gap from the background's mean."""
+    X, y = data(40, rows=400)
+    model = xgb.XGBRegressor(n_estimators=40, max_depth=5, random_state=0).fit(X, y)
+    e = fs.explain(model, X[:5], background=X[300:340], groups=[[2 * k, 2 * k + 1] for k in range(20)],
+                   progress=False)
+    assert e.method == "exact" and e.values.shape == (5, 20)
+    gap = model.predict(X[:5], output_margin=True) - model.predict(X[300:340], output_margin=True).mean()
+    np.testing.assert_allclose(e.values.sum(axis=1), gap, rtol=0, atol=1e-4)
+
+
+def test_groups_over_catboost_categories_and_lightgbm_linear_leaves():
+    """catboost with categorical columns in the groups: the grouped walk equals the raw output's enumeration.
+    lightgbm's linear leaves read every feature, so there is no grouped walk: their groups are the black box's of the
+    model's margin (the same scale), which needs a background, refused by name without one."""
+    import pandas as pd
+
+    cb = pytest.importorskip("catboost")
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=300), "b": rng.choice(["x", "y", "z"], 300), "c": rng.normal(size=300),
+                      "d": rng.choice(["p", "q"], 300)})
+    y = ((X.a + (X.b == "x") + (X.d == "p") * X.c) > 0.5).astype(int)
+    model = cb.CatBoostClassifier(iterations=30, depth=3, verbose=0, cat_features=["b", "d"], random_seed=0).fit(X, y)
+    groups = {"ab": ["a", "b"], "cd": ["c", "d"]}
+    e = fs.explain(model, X.iloc[:3], background=X.iloc[100:120], groups=groups, progress=False)
+    assert "tree walks" in e.info["via"]
+    box = _box(model, X.iloc[:3], X.iloc[100:120], groups)
+    np.testing.assert_allclose(e.values, box.values, rtol=0, atol=1e-9)
+    numbers = X[["a", "c"]].assign(e=rng.normal(size=300))
+    linear = lgb.LGBMRegressor(n_estimators=10, linear_tree=True, verbose=-1).fit(numbers, 2 * numbers.a + numbers.c)
+    split = [["a", "c"], ["e"]]
+    got = fs.explain(linear, numbers.iloc[:2], background=numbers.iloc[100:110], groups=split, progress=False)
+    assert "linear leaves" in got.info["model_output"]
+    np.testing.assert_allclose(got.values, _box(linear, numbers.iloc[:2], numbers.iloc[100:110], split).values,
+                               rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="background .* is required for groups= on this model: its trees have linear"):
+        fs.explain(linear, numbers.iloc[:2], groups=split, progress=False)

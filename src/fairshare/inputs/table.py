@@ -22,6 +22,7 @@ from ..games.base import Game
 from ..games.imputers import Imputer, make_imputer
 from ..games.model import ModelGame, as_predict
 from ..games.torch_modes import warn_training
+from ..games.grouped_tree import GroupedTreeGame, grouped_tree_explanation, grouped_tree_pairs
 from ..games.tree import TreeGame, tree_explanation
 from ..games.tree_interactions import tree_interactions
 from ..engine.choice import Choice
@@ -30,9 +31,10 @@ from ..indices.semivalues import Semivalue
 from ..results.explanation import Explanation
 from ..trees.links import log_loss
 from ..trees.inputs import tree_rows
-from ..trees.prepared import unchecked, unreadable
+from ..trees.prepared import unchecked, unreadable, verified
 from ..trees.readers import is_tree_model, library_rows, raw_output
 from .base import Input, Plan, output_names
+from .grouped_trees import tree_groups
 from .outputs import check_outputs, describe_output, labels_of
 
 __all__ = ["TableInput", "one_row", "imputation_key"]
@@ -170,13 +172,17 @@ class TableInput(Input):
         imputation, groups = args["imputation"], args["groups"]
         conditional = imputation not in (None, "baseline", "marginal")
         self.model = model
-        tree = is_tree_model(model) and groups is None and not conditional
+        tree = is_tree_model(model) and not conditional            # groups: one grouped tree walk (grouped_trees)
         # trees whose splits read several features at once (catboost's CTRs of combinations): with a background,
         # the same interventional game through the model's own predictions (its raw output, as the trees give it).
         # Planned on the trees as read, no model call: the reading is checked before the first value
         self.unread = unreadable(model) if tree and background is not None else None
         self.tree = tree and self.unread is None
         self.classes_only = self.tree and background is None and unreadable(model) is not None
+        if self.classes_only and groups is not None:
+            raise ValueError("background (a baseline row or rows) is required for groups= on this catboost model: "
+                             "its CTRs combine features, so without a background it has only catboost's own "
+                             "combination-class values; pass background rows")
         self.model_output, self.link = args["model_output"], args["link"]
         check_outputs(model, self.tree, self.unread, args["model_output"], args["link"], args["y"], background)
         self.X, self.background = _aligned_rows(model, X, background)
@@ -184,10 +190,13 @@ class TableInput(Input):
         self.rows = as_rows(self.X, "X")
         if self.rows.shape[1] == 0:
             raise ValueError(f"X has {self.rows.shape[0]} rows but no columns: no features to explain")
+        self.prep = None
         if self.tree and not self.classes_only:      # rows the trees cannot read: refused here, naming X (not x)
-            tree_rows(self.X, unchecked(model), "X")
+            self.Xt = tree_rows(self.X, unchecked(model), "X")
         self._read_background(args)
         self.groups, self.batch_size = groups, args["batch_size"]
+        if self.tree and groups is not None:
+            self._group_trees()
         self.predict = None if self.tree else as_predict(model)         # a torch module: in eval mode
         warn_training(model)
         if self.unread is not None and self.model_output in (None, "raw"):
@@ -230,6 +239,23 @@ class TableInput(Input):
             self.check_conditional(imputation)
             self.imputation = make_imputer(imputation, self.bg_rows)
 
+    def _group_trees(self) -> None:
+        """The trees read with the features grouped (no model call), the rows as they read them; or, where they have
+        no grouped walk, the groups' game through the model's own raw output (which needs a background)."""
+        self.prep, self.group_names, why = tree_groups(self.model, self.groups, list(self.feature_names))
+        if self.prep is not None:
+            self.Zt = None if self.background is None else tree_rows(self.background, unchecked(self.model),
+                                                                     "background")
+            return
+        if self.background is None:
+            raise ValueError(f"background (a baseline row or rows) is required for groups= on this model: {why}, so "
+                             "its groups are explained through its predictions on rows completed from the background")
+        self.tree, self.unread = False, why
+
+    def _verify(self) -> None:
+        """The grouped reading completed and checked against the model's own predictions (once per model)."""
+        verified(self.model, self.prep)
+
     def takes_missing(self) -> bool:
         """Whether the model takes NaN in the rows (else NaN is refused, naming the argument, before any call)."""
         return accepts_missing(self.model) is not False
@@ -263,6 +289,12 @@ class TableInput(Input):
         label = None if self.labels is None else self.labels[i]
         if self.tree:
             mode = "path-dependent" if self.background is None else "interventional"
+            if self.prep is not None:
+                sample = None if self.background is None else (self.background.iloc[:20] if hasattr(
+                    self.background, "iloc") else self.background[:20])      # where the link is checked
+                return GroupedTreeGame(self.prep, self.Xt[i], mode, self.Zt, player_names=self.group_names,
+                                       batch_size=self.batch_size, model=self.model, sample=sample,
+                                       model_output=self.model_output or "raw", y=label, verify=self._verify)
             return TreeGame(self.model, self.row(i), mode=mode, background=self.background,
                             player_names=self.feature_names, batch_size=self.batch_size,
                             model_output=self.model_output or "raw", y=label)
@@ -343,7 +375,11 @@ class TableInput(Input):
                 self.model_output not in (None, "raw") or not isinstance(plan.sv, Semivalue):
             return None
         mode = "path-dependent" if self.background is None else "interventional"
-        batched = tree_explanation(self.model, self.X, plan.sv, mode, self.background)
+        if self.prep is not None:
+            self._verify()
+            batched = grouped_tree_explanation(self.prep, self.Xt, plan.sv, mode, self.Zt)
+        else:
+            batched = tree_explanation(self.model, self.X, plan.sv, mode, self.background)
         info = {"choice": plan.choice.as_info(), **self.info(), "budget": plan.budget, "seed": str(seed),
                 "via": "closed-form (tree walks, all rows)"}
         return self.all_rows(batched, plan, list(self.game(0).player_names), dict(plan.choice.options), info)
@@ -351,8 +387,11 @@ class TableInput(Input):
     def exact_pairs(self, kind: str) -> np.ndarray:
         """Exact interaction matrices ``(rows, n, n[, k])`` of a tree model in shap's layout of ``kind``
         (``"sii-matrix"``, ``"bii-matrix"``), every row at once."""
-        laid = tree_interactions(self.model, self.X, order=2, index=kind, background=self.background,
-                                 mode="path-dependent" if self.background is None else "interventional")
+        mode = "path-dependent" if self.background is None else "interventional"
+        if self.prep is not None:
+            self._verify()
+            return grouped_tree_pairs(self.prep, self.Xt, kind, mode, self.Zt)
+        laid = tree_interactions(self.model, self.X, order=2, index=kind, background=self.background, mode=mode)
         return np.stack([m.matrix() for m in laid])
 
     def all_rows(self, batched: dict, plan: Plan, names: list[str], options: dict, info: dict) -> Explanation:
