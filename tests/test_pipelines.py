@@ -282,7 +282,7 @@ def test_a_model_whose_column_transformer_imputes_takes_nan_as_the_pipeline_does
     np.testing.assert_allclose(e.values, shapley(game_table(ttr.predict, rows, background)), rtol=0, atol=1e-9)
     scaled = ColumnTransformer([("num", StandardScaler(), NUMBERS)])
     plain = make_pipeline(scaled, LogisticRegression()).fit(X.fillna(dict.fromkeys(NUMBERS, 0.0)), y)
-    with pytest.raises(ValueError, match="X holds NaN at row 0, column 'age', and the model does not take"):
+    with pytest.raises(ValueError, match="X holds NaN at row 0, column 'age', which the pipeline's steps leave for its final step"):
         fs.explain(plain.predict_proba, rows, background=background, progress=False)
 
 
@@ -347,17 +347,23 @@ def test_array_rows_of_the_wrong_width_are_refused_before_any_model_call(adult):
     assert calls == []
 
 
-def test_the_reason_for_the_black_box_says_it_once(adult):
-    # it read "groups= are given: the groups of raw columns are explained as a black box: a black box on the raw
-    # columns"; the groups' values are the grouped raw-column game's, through the pipeline
+def test_groups_of_raw_columns_are_one_grouped_walk_through_the_pipeline(adult):
+    """groups= of raw columns: each transformed column takes its raw column's group, so the values come from one
+    tree walk (they went to the black box: estimated where the budget does not enumerate), equal to enumerating the
+    groups' game through the pipeline's predictions, with and without a background."""
     X, y, rows, background = adult
     pipe = Pipeline([("prep", columns()), ("model", RandomForestRegressor(n_estimators=3, max_depth=4,
                                                                           random_state=0))]).fit(X, y)
     groups = [["age", "education-num", "hours-per-week"], ["workclass", "occupation"], ["marital-status", "sex"]]
+    assert set(sum(groups, [])) == set(X.columns)
     e = fs.explain(pipe, rows, background=background, groups=groups, progress=False)
-    assert e.info["pipeline"]["reason"] == "groups= are given (groups of raw columns): a black box on the raw columns"
+    assert e.info["pipeline"]["exact"] and "groups" in e.info["via"] and e.player_names[0] == "age + education-num + hours-per-week"
+    box = fs.explain(pipe.predict, rows, background=background, groups=groups, budget=8, progress=False)
+    np.testing.assert_allclose(e.values, box.values, rtol=0, atol=1e-9)
     whole = fs.explain(pipe, rows, background=background, progress=False)
     np.testing.assert_allclose(e.values.sum(axis=1), whole.values.sum(axis=1), rtol=0, atol=1e-9)
+    cover = fs.explain(pipe, rows, groups=groups, progress=False)
+    np.testing.assert_allclose(cover.values.sum(axis=1) + cover.empty_value, pipe.predict(rows), rtol=0, atol=1e-9)
 
 
 def test_an_unknown_category_is_named_by_argument_row_column_and_value_before_any_model_call():
@@ -390,3 +396,26 @@ def test_an_unknown_category_is_named_by_argument_row_column_and_value_before_an
             with pytest.raises(ValueError, match=match):
                 fs.explain(pipe, rows, background=background, progress=False)
         assert calls == []
+
+
+def test_a_pipelines_bound_method_takes_the_nan_its_imputers_fill_and_refuses_the_nan_they_leave(adult):
+    """``pipe.predict`` of rows with NaN in columns its imputers fill was refused ("X holds NaN at row 0, column
+    'age', and the model does not take missing values"): the steps were judged as a whole, and the log1p of
+    'hours-per-week' takes no NaN. Now the rows go through the steps: the values are the pipeline's own (the same
+    game as ``fs.explain(pipe, ...)``), and a NaN where no imputer fills it is refused before any model call."""
+    from sklearn.linear_model import LinearRegression
+
+    X, y, rows, background = adult
+    pipe = Pipeline([("prep", columns()), ("model", LinearRegression())]).fit(X.fillna({"age": 40.0}), y)
+    assert rows["age"].isna().any()
+    bound = fs.explain(pipe.predict, rows, background=background, budget=200, seed=0, progress=False)
+    whole = fs.explain(pipe, rows, background=background, budget=200, seed=0, progress=False)
+    np.testing.assert_array_equal(bound.values, whole.values)
+    calls = []
+    final = pipe.named_steps["model"]
+    final.predict = lambda R, own=final.predict: calls.append(1) or own(R)
+    bad = rows.copy()
+    bad.iloc[1, list(bad.columns).index("hours-per-week")] = np.nan
+    with pytest.raises(ValueError, match=r"X holds NaN at row 1, column 'hours-per-week'"):
+        fs.explain(pipe.predict, bad, background=background, progress=False)
+    assert calls == []

@@ -25,7 +25,7 @@ from .._core.missing import accepts_missing
 from .._core.tables import as_rows, is_sparse
 from ..games.base import Game
 from ..games.grouped_tree import GroupedTreeGame, grouped_tree_explanation, grouped_tree_pairs
-from ..games.model import as_predict
+from ..games.model import as_predict, feature_groups
 from ..indices.hierarchy import resolve_value_index
 from ..indices.semivalues import Semivalue
 from ..results.explanation import Explanation
@@ -36,6 +36,7 @@ from ..trees.prepared import verified
 from ..trees.readers import is_tree_model, raw_output
 from .outputs import check_outputs, labels_of
 from .pipeline_columns import Untraced, check_fitted, check_rows, is_pipeline, trace_columns, transform_rows
+from .pipeline_missing import fills_missing, refuse_unfilled
 from .table import TableInput, _aligned_rows, imputation_key, one_row
 
 __all__ = ["PipelineInput", "PipelineMargin"]
@@ -68,8 +69,6 @@ class PipelineMargin:
 
 def _not_exact(args: dict) -> str | None:
     """Why the arguments ask for the black box (or None)."""
-    if args["groups"] is not None:
-        return "groups= are given (groups of raw columns)"
     if args["imputation"] not in (None, "baseline", "marginal"):
         return f"imputation={imputation_key(args['imputation'])!r} is a conditional imputation"
     return None
@@ -134,11 +133,16 @@ class PipelineInput(TableInput):
         check_rows(model, {"X": self.X, "background": self.background})
         self.rows = as_rows(self.X, "X")
         self._read_background(args)                # names, inf and words refused, the imputation
+        self.groups = args["groups"]
+        lists, self.players = feature_groups(self.groups, list(self.feature_names))     # groups refused by name
+        self.raw_group = np.empty(len(self.feature_names), dtype=np.int64)             # each raw column's player
+        for player, columns in enumerate(lists):
+            self.raw_group[columns] = player
         traced = _not_exact(args) or self._trace()
         self._pending = None if isinstance(traced, str) else traced      # the trees are read once checks are done
         if isinstance(traced, str):
             self._black_box(traced, background)
-        self.groups, self.batch_size = args["groups"], args["batch_size"]
+        self.batch_size = args["batch_size"]
         self.n_items = self.rows.shape[0]
         self.labels = labels_of(model, args["y"], self.n_items)
         index = getattr(self.X, "index", None)
@@ -149,11 +153,10 @@ class PipelineInput(TableInput):
         only when the steps leave NaN for a final step that takes none."""
         if self.tree:
             return True
-        try:
-            rows = [transform_rows(self.model, r, "X") for r in (self.X, self.background) if r is not None]
-        except ValueError:
-            return accepts_missing(self.model) is not False
-        return not any(_has_nan(r) for r in rows) or accepts_missing(self.model.steps[-1][1]) is not False
+        if fills_missing(self.model, [self.X, self.background]):
+            return True
+        refuse_unfilled(self.model, {"X": self.X, "background": self.background})     # naming the raw column
+        return accepts_missing(self.model) is not False
 
     def _trace(self) -> str | tuple:
         """The raw column of every transformed column and the transformed rows, in one pass (or why not)."""
@@ -180,8 +183,8 @@ class PipelineInput(TableInput):
         """The index over the raw columns (the players whichever game explains them), resolved without a game."""
         if self._pending is None:
             return super().value_index(args)
-        players = SimpleNamespace(player_names=list(self.feature_names))
-        return resolve_value_index(args["index"], len(self.feature_names), self.partition(players, args))
+        players = SimpleNamespace(player_names=list(self.players))
+        return resolve_value_index(args["index"], len(self.players), self.partition(players, args))
 
     def _verify(self) -> None:
         """The reading of the final step's trees completed (its base, where one row finds it: this copy's, wherever
@@ -198,7 +201,7 @@ class PipelineInput(TableInput):
         self.Xt = _final_rows(carried[0], ens, "X", [self.feature_names[g] for g in group_of])
         self.Zt = None if self.background is None else _final_rows(carried[1], ens, "background",
                                                                    [self.feature_names[g] for g in group_of])
-        self.prep = grouped(self.final, group_of, len(self.feature_names), list(self.feature_names))
+        self.prep = grouped(self.final, self.raw_group[group_of], len(self.players), list(self.players))
         counts = np.bincount(group_of, minlength=len(self.feature_names))
         self.pipeline_info.update(exact=True, columns=dict(zip(self.feature_names, counts.tolist())),
                                   transformed_columns=int(group_of.size))
@@ -223,7 +226,7 @@ class PipelineInput(TableInput):
             return super().game(i)
         sample = None if self.background is None else (
             self.background.iloc[:_LINK_ROWS] if hasattr(self.background, "iloc") else self.background[:_LINK_ROWS])
-        return GroupedTreeGame(self.prep, self.Xt[i], self.mode, self.Zt, player_names=self.feature_names,
+        return GroupedTreeGame(self.prep, self.Xt[i], self.mode, self.Zt, player_names=self.players,
                                batch_size=self.batch_size, model=self.model, sample=sample,
                                model_output=self.model_output or "raw",
                                y=None if self.labels is None else self.labels[i], verify=self._verify)
@@ -239,7 +242,7 @@ class PipelineInput(TableInput):
         batched = grouped_tree_explanation(self.prep, self.Xt, plan.sv, self.mode, self.Zt)
         info = {"choice": plan.choice.as_info(), **self.info(), "budget": plan.budget, "seed": str(seed),
                 "via": "closed-form (tree walks over the raw columns' groups, all rows)"}
-        return self.all_rows(batched, plan, list(self.feature_names), dict(plan.choice.options), info)
+        return self.all_rows(batched, plan, list(self.players), dict(plan.choice.options), info)
 
     def exact_pairs(self, kind: str) -> np.ndarray:
         self._ready()
@@ -272,15 +275,6 @@ def _final_rows(rows: Any, ens: Any, name: str, sources: list[str]) -> np.ndarra
             raise
         raise ValueError(f"{exc} (column {bad[0][1]} as the pipeline's final step receives it comes from the raw "
                          f"column {sources[bad[0][1]]!r})") from None
-
-
-def _has_nan(rows: Any) -> bool:
-    """Whether transformed rows hold NaN (rows that are not all numbers: the final step decides, so True)."""
-    dense = rows.toarray() if hasattr(rows, "toarray") else rows.to_numpy() if hasattr(rows, "to_numpy") else rows
-    try:
-        return bool(np.isnan(np.asarray(dense, dtype=float)).any())
-    except (TypeError, ValueError):
-        return True
 
 
 def _stack(first: Any, second: Any) -> Any:

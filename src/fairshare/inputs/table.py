@@ -35,6 +35,8 @@ from ..trees.prepared import unchecked, unreadable, verified
 from ..trees.readers import is_tree_model, library_rows, raw_output
 from .base import Input, Plan, output_names
 from .grouped_trees import tree_groups
+from .pipeline_columns import is_pipeline
+from .pipeline_missing import fills_missing, refuse_unfilled
 from .outputs import check_outputs, describe_output, labels_of
 
 __all__ = ["TableInput", "one_row", "imputation_key"]
@@ -257,8 +259,14 @@ class TableInput(Input):
         verified(self.model, self.prep)
 
     def takes_missing(self) -> bool:
-        """Whether the model takes NaN in the rows (else NaN is refused, naming the argument, before any call)."""
-        return accepts_missing(self.model) is not False
+        """Whether the model takes NaN in the rows (else NaN is refused, naming the argument, before any call): a
+        pipeline's bound method (``pipe.predict``) where its imputers fill the rows' NaN column by column."""
+        said, pipeline = accepts_missing(self.model), target_of(self.model)
+        if said is False and is_pipeline(pipeline):
+            if fills_missing(pipeline, [self.X, self.background]):
+                return True
+            refuse_unfilled(pipeline, {"X": self.X, "background": self.background})
+        return said is not False
 
     def check_conditional(self, imputation: Any) -> None:
         """Refuse a conditional imputation the rows cannot take: sparse rows (:class:`~.sparse.SparseInput`), NaN in
