@@ -439,6 +439,23 @@ def test_a_generator_seed_is_keyed_by_its_state(tmp_path):
     assert not calls and np.array_equal(again.values, first.values)
 
 
+@pytest.mark.parametrize("first, second", [
+    (fs.Semivalue([1 / 4, 1 / 12, 1 / 12, 1 / 4]), fs.Semivalue([1 / 8] * 4)),        # both named 'semivalue'
+    (fs.Semivalue.weighted_banzhaf(0.3), fs.Semivalue.weighted_banzhaf(0.3000001)),  # both 'weighted-banzhaf(0.3)'
+])
+def test_semivalues_of_one_name_and_other_weights_are_other_runs(tmp_path, first, second):
+    """The key held the index's name only: Semivalue(Banzhaf's weights) on the folder of Semivalue(Shapley's
+    weights) was served the Shapley values (0.00235 for x0 where its own are 0.00176)."""
+    f = lambda Z: Z[:, 0] * Z[:, 1] * Z[:, 2] + Z[:, 3]                 # noqa: E731
+    X, bg = np.random.default_rng(0).random((2, 4)), np.zeros((1, 4))
+    args = dict(progress=False, seed=0)
+    one, two = fs.explain(f, X, bg, index=first, cache=tmp_path, **args), fs.explain(f, X, bg, index=second, **args)
+    assert one.method == "exact" and not np.array_equal(one.values, two.values)
+    with pytest.raises(ValueError, match="holds a different run"):
+        fs.explain(f, X, bg, index=second, cache=tmp_path, **args)
+    np.testing.assert_array_equal(fs.explain(f, X, bg, index=first, cache=tmp_path, **args).values, one.values)
+
+
 # --------------------------------------------------------------------- item 9: two processes, one folder
 def _open_many(folder: str, go, failures) -> None:
     go.wait()

@@ -78,7 +78,8 @@ def _key(data: Any, runner: Any, args: dict, seed: Any) -> str | None:
     if args["cache"] is None:
         return None
     arrays, settings = data.key()
-    plans = [None if p is None else (p.sv.name, repr(getattr(p.sv, "hierarchy", None) and p.sv.hierarchy.nested()),
+    plans = [None if p is None else (getattr(p.sv, "identity", p.sv.name),
+                                     repr(getattr(p.sv, "hierarchy", None) and p.sv.hierarchy.nested()),
                                      p.choice.method, repr(sorted(p.choice.options.items())), p.choice.budget)
              for p in data.planned]
     return fingerprint(*arrays, **settings, runner=runner.__name__, plans=repr(plans), stop=repr(data.rule),
