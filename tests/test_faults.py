@@ -456,6 +456,25 @@ def test_semivalues_of_one_name_and_other_weights_are_other_runs(tmp_path, first
     np.testing.assert_array_equal(fs.explain(f, X, bg, index=first, cache=tmp_path, **args).values, one.values)
 
 
+@pytest.mark.parametrize("imputer", [fs.games.GaussianImputer, fs.games.EmpiricalImputer])
+def test_a_fitted_imputer_is_keyed_by_the_data_it_was_fitted_on(tmp_path, imputer):
+    """An imputer passed fitted is used as it is, and the key held its description only ('gaussian(samples=100,
+    seed=0)'): one fitted on other data was served the first one's values (x0: -1.17 where its own are -1.73)."""
+    rng = np.random.default_rng(0)
+    A1 = rng.normal(size=(200, 3))
+    A2 = rng.normal(size=(200, 3)) @ np.array([[1.0, 0.9, 0.0], [0.0, 1.0, 0.5], [0.0, 0.0, 1.0]])
+    f = lambda Z: Z[:, 0] + 2 * Z[:, 1] * Z[:, 2]                       # noqa: E731
+    X, bg = rng.normal(size=(2, 3)), A1[:20]
+    args = dict(progress=False, seed=0)
+    first = fs.explain(f, X, bg, imputation=imputer().fit(A1), cache=tmp_path, **args)
+    other = fs.explain(f, X, bg, imputation=imputer().fit(A2), **args)
+    assert not np.allclose(first.values, other.values, atol=0.05)
+    with pytest.raises(ValueError, match="holds a different run"):
+        fs.explain(f, X, bg, imputation=imputer().fit(A2), cache=tmp_path, **args)
+    again = fs.explain(f, X, bg, imputation=imputer().fit(A1), cache=tmp_path, **args)
+    np.testing.assert_array_equal(again.values, first.values)
+
+
 # --------------------------------------------------------------------- item 9: two processes, one folder
 def _open_many(folder: str, go, failures) -> None:
     go.wait()

@@ -28,6 +28,7 @@ from ..engine.choice import Choice
 from ..indices.hierarchy import Hierarchy, resolve_value_index
 from ..indices.semivalues import Semivalue
 from ..results.explanation import Explanation
+from ..store.keys import content_key
 from ..trees.links import log_loss
 from ..trees.inputs import tree_rows
 from ..trees.prepared import unchecked, unreadable
@@ -368,7 +369,10 @@ class TableInput(Input):
                            info=info)
 
     def key(self) -> tuple[tuple, dict]:
-        return (self.rows, self.bg_rows), dict(imputation=imputation_key(self.imputation), groups=self.groups,
+        imputation = imputation_key(self.imputation)
+        if isinstance(self.imputation, Imputer):        # by content: the data it was fitted on, its settings
+            imputation = f"{imputation} {content_key(self.imputation)}"
+        return (self.rows, self.bg_rows), dict(imputation=imputation, groups=self.groups,
                                                names=self.feature_names, model_output=str(self.model_output),
                                                labels=repr(self.labels), link=self.link)
 
