@@ -474,22 +474,25 @@ def test_a_killed_run_resumes_without_refitting(tmp_path, monkeypatch):
 
 
 class Interrupting(LogisticRegression):
+    """Interrupted at the fit FS_TEST_STOP_AT names (50): out of the cache's key, which reads the class's data
+    (calls is 0 whenever a run starts)."""
+
     calls = 0
-    stop_at = 50
 
     def fit(self, X, y, sample_weight=None):
         type(self).calls += 1
-        if type(self).calls == type(self).stop_at:
+        if type(self).calls == int(os.environ.get("FS_TEST_STOP_AT", "50")):
             raise KeyboardInterrupt
         return super().fit(X, y, sample_weight)
 
 
-def test_keyboard_interrupt_keeps_every_finished_fit(tmp_path):
+def test_keyboard_interrupt_keeps_every_finished_fit(tmp_path, monkeypatch):
     Xt, yt, Xv, yv, _ = _data()
     Interrupting.calls = 0
     with pytest.raises(KeyboardInterrupt):
         fs.value_data(Interrupting(), Xt, yt, Xv, yv, budget=300, seed=2, cache=tmp_path, progress=False)
-    Interrupting.stop_at = -1
+    Interrupting.calls = 0
+    monkeypatch.setenv("FS_TEST_STOP_AT", "-1")
     resumed = fs.value_data(Interrupting(), Xt, yt, Xv, yv, budget=300, seed=2, cache=tmp_path, progress=False)
     fresh = fs.value_data(LogisticRegression(), Xt, yt, Xv, yv, budget=300, seed=2, progress=False)
     assert resumed.reused_fits >= 49 and np.allclose(resumed.values, fresh.values)

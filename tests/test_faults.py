@@ -396,6 +396,35 @@ def test_value_data_keys_a_model_class_by_content_not_by_name(tmp_path):
         _value(tmp_path, _made(CLASS, Ridge=Ridge, SCALE=1.0)(alpha=3.0))
 
 
+SCALED = textwrap.dedent("""
+    class Scaled:
+        scale = 2.0
+
+        def predict(self, X):
+            return X.sum(axis=1) ** 2 * self.scale * self.factor
+
+        @functools.cached_property
+        def factor(self):
+            return 1.0
+""")
+
+
+def test_a_model_class_is_keyed_by_its_data_attributes(tmp_path):
+    """A class was keyed by its methods' code only: Scaled.scale edited from 2.0 to 3.0 was served scale 2.0's
+    values, and a cached_property's code was not read at all."""
+    import functools
+    X, bg = np.random.default_rng(0).random((3, 4)), np.zeros((1, 4))
+    args = dict(progress=False, seed=0, cache=tmp_path)
+    first = fs.explain(_made(SCALED, functools=functools)().predict, X, bg, **args)
+    again = fs.explain(_made(SCALED, functools=functools)().predict, X, bg, **args)
+    np.testing.assert_array_equal(again.values, first.values)
+    for edited in (SCALED.replace("2.0", "3.0"), SCALED.replace("1.0", "5.0")):
+        model = _made(edited, functools=functools)
+        assert not np.allclose(fs.explain(model().predict, X, bg, progress=False, seed=0).values, first.values)
+        with pytest.raises(ValueError, match="holds a different run"):
+            fs.explain(model().predict, X, bg, **args)              # a fresh one: its factor not read yet
+
+
 def test_a_torch_run_is_keyed_by_its_inputs_and_its_weights_by_content(tmp_path):
     """The key of a torch run holds its inputs (it held none: other images were given the first run's values) and
     the network's weights by their bytes (pickle names a tensor by its memory address: a copy of the network, or

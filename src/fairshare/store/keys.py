@@ -8,8 +8,9 @@ never resumes). :func:`content_key` walks an object the way pickle does, with th
   library: scripts, notebooks, local modules) are hashed by content: a function by its code (nested code
   objects of lambdas, comprehensions and inner functions by content, never by address), constants,
   defaults, closure cell contents and the globals it reads (data, objects, modules by name, other functions
-  and classes by content); a class by its bases and its methods' code (its data attributes are not part of
-  the key). An edited function or class, or another one of the same name, gets another key;
+  and classes by content); a class by its bases, its methods' code and its data attributes (``threshold = 0.5``
+  read as ``self.threshold``; Python's own dunder entries aside), so a counter kept on the class changes its
+  key. An edited function or class, or another one of the same name, gets another key;
 - installed functions and classes are named by module, qualified name and their package's version;
 - sets are hashed in sorted order, numpy arrays and torch tensors by their bytes (torch pickles a tensor under the
   memory address of its storage), so that the key is the same in every process.
@@ -208,8 +209,10 @@ class _Hasher(pickle._Pickler):            # the pure-Python pickler: reducer_ov
             raw = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
             if isinstance(raw, property):
                 raw = (raw.fget, raw.fset, raw.fdel)
-            if isinstance(raw, (types.FunctionType, type)) or isinstance(value, property):
-                members.append((name, raw))
+            elif isinstance(raw, functools.cached_property):
+                raw = raw.func
+            if not (name.startswith("__") and name.endswith("__")) or isinstance(raw, (types.FunctionType, type)):
+                members.append((name, raw))                # methods, and data the methods read as self.<name>
         bases = [b for b in cls.__bases__ if b is not object]
         return _tag, ("class", self._child(cls, (_name(cls), bases, members)))
 
