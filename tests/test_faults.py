@@ -425,6 +425,26 @@ def test_a_model_class_is_keyed_by_its_data_attributes(tmp_path):
             fs.explain(model().predict, X, bg, **args)              # a fresh one: its factor not read yet
 
 
+def test_a_local_module_a_model_reads_is_keyed_by_what_it_reads(tmp_path, monkeypatch):
+    """A module of the user's own read by the model (cfg.SCALE, cfg.squared) was keyed by its name: SCALE edited
+    from 2.0 to 3.0 (read directly, or by a function of the module) was served the 2.0 values on its folder."""
+    import importlib
+    (tmp_path / "fs_test_cfg.py").write_text("SCALE = 2.0\n\n\ndef squared(x):\n    return x ** 2 * SCALE\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    cfg = importlib.import_module("fs_test_cfg")
+    X, bg = np.random.default_rng(0).random((3, 4)), np.zeros((1, 4))
+    args = dict(progress=False, seed=0, cache=tmp_path / "c")
+    for f in (lambda Z: Z.sum(axis=1) ** 2 * cfg.SCALE, lambda Z: cfg.squared(Z.sum(axis=1))):
+        monkeypatch.setattr(cfg, "SCALE", 2.0)
+        first = fs.explain(f, X, bg, **args)
+        np.testing.assert_array_equal(fs.explain(f, X, bg, **args).values, first.values)
+        monkeypatch.setattr(cfg, "SCALE", 3.0)
+        np.testing.assert_allclose(fs.explain(f, X, bg, progress=False, seed=0).values, 1.5 * first.values)
+        with pytest.raises(ValueError, match="holds a different run"):
+            fs.explain(f, X, bg, **args)
+        shutil.rmtree(tmp_path / "c")
+
+
 def test_a_torch_run_is_keyed_by_its_inputs_and_its_weights_by_content(tmp_path):
     """The key of a torch run holds its inputs (it held none: other images were given the first run's values) and
     the network's weights by their bytes (pickle names a tensor by its memory address: a copy of the network, or

@@ -11,6 +11,9 @@ never resumes). :func:`content_key` walks an object the way pickle does, with th
   and classes by content); a class by its bases, its methods' code and its data attributes (``threshold = 0.5``
   read as ``self.threshold``; Python's own dunder entries aside), so a counter kept on the class changes its
   key. An edited function or class, or another one of the same name, gets another key;
+- a module of the user's own that a function reads (``import cfg`` ... ``cfg.SCALE``, ``features.transform``; a
+  global or a closure cell) by the attributes of it the function's code names, by content; installed modules by
+  name and version;
 - installed functions and classes are named by module, qualified name and their package's version;
 - sets are hashed in sorted order, numpy arrays and torch tensors by their bytes (torch pickles a tensor under the
   memory address of its storage), so that the key is the same in every process.
@@ -190,15 +193,16 @@ class _Hasher(pickle._Pickler):            # the pure-Python pickler: reducer_ov
     def _function(self, f: types.FunctionType) -> tuple:
         if _is_library(f.__module__):
             return _tag, ("installed", _name(f), _version(f.__module__))
+        read = _global_names(f.__code__)
         cells = []
         for cell in f.__closure__ or ():
             try:
-                cells.append(cell.cell_contents)
+                cells.append(_user_module(cell.cell_contents, read, set()))
             except ValueError:                # a cell not filled yet
                 cells.append(_tag)
-        names = sorted(n for n in _global_names(f.__code__) if n in f.__globals__)
+        names = sorted(n for n in read if n in f.__globals__)
         parts = (_name(f), f.__code__, f.__defaults__, f.__kwdefaults__, cells,
-                 [(n, f.__globals__[n]) for n in names])
+                 [(n, _user_module(f.__globals__[n], read, set())) for n in names])
         return _tag, ("function", self._child(f, parts))
 
     def _class(self, cls: type) -> tuple:
@@ -256,6 +260,18 @@ def _code_parts(code: types.CodeType) -> tuple:
     return (code.co_name, code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount, code.co_flags,
             code.co_code, getattr(code, "co_exceptiontable", b""), code.co_consts, code.co_names, code.co_varnames,
             code.co_freevars, code.co_cellvars)
+
+
+def _user_module(value: Any, read: set[str], seen: set[int]) -> Any:
+    """``value``, or where it is a module of the user's own (a local module, not installed) the attributes of it
+    that the code may read (``cfg.SCALE``, ``features.transform``: their names are among ``read``), by content;
+    its own modules the same way, each once."""
+    if not isinstance(value, types.ModuleType) or _is_library(value.__name__) or id(value) in seen:
+        return value
+    seen.add(id(value))
+    attrs = [(a, _user_module(getattr(value, a), read, seen)) for a in sorted(read)
+             if not (a.startswith("__") and a.endswith("__")) and hasattr(value, a)]
+    return ("user module", value.__name__, attrs)
 
 
 def _global_names(code: types.CodeType) -> set[str]:
