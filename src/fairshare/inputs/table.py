@@ -90,6 +90,7 @@ def _aligned_rows(model: Any, X: Any, background: Any) -> tuple[Any, Any]:
     fitted on a DataFrame take its names by position)."""
     reference, source = model_columns(model)
     width = len(reference) if reference is not None else getattr(target_of(model), "n_features_in_", None)
+    width = width or None                             # a catboost model read back from a file says 0: not known
     if not hasattr(X, "columns") and isinstance(width, (int, np.integer)) and np.ndim(X) in (1, 2) and \
             np.shape(X)[-1] != width:                       # refused here, not by the model at its first call
         raise ValueError(f"X must have {width} columns (the model's features"
