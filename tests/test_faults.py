@@ -524,6 +524,22 @@ def test_a_fitted_imputer_is_keyed_by_the_data_it_was_fitted_on(tmp_path, impute
     np.testing.assert_array_equal(again.values, first.values)
 
 
+def test_a_bfloat16_run_is_cached_and_keyed_by_its_inputs(tmp_path):
+    """The key read a tensor through numpy, which has no bfloat16: explain(cache=...) of a bfloat16 module's images
+    stopped on 'Got unsupported ScalarType BFloat16' (without the cache they are explained)."""
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(16, 2)).to(torch.bfloat16)
+    X = torch.randn(2, 1, 4, 4, dtype=torch.bfloat16)
+    args = dict(budget=40, seed=0, progress=False)
+    plain = fs.explain(net, X, **args)
+    first = fs.explain(net, X, cache=tmp_path, **args)
+    np.testing.assert_array_equal(first.values, plain.values)
+    np.testing.assert_array_equal(fs.explain(net, X.clone(), cache=tmp_path, **args).values, first.values)
+    with pytest.raises(ValueError, match="holds a different run"):
+        fs.explain(net, X + 1, cache=tmp_path, **args)
+
+
 # --------------------------------------------------------------------- item 9: two processes, one folder
 def _open_many(folder: str, go, failures) -> None:
     go.wait()

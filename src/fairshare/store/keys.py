@@ -67,7 +67,14 @@ def fingerprint(*arrays: Any, **config: Any) -> str:
                 h.update(np.ascontiguousarray(part).tobytes())
             continue
         if hasattr(a, "detach") and hasattr(a, "cpu"):                # a torch tensor, wherever it lives
-            a = a.detach().cpu().numpy()
+            t = a.detach().cpu()
+            try:
+                a = t.numpy()
+            except TypeError:                                         # a dtype numpy lacks (bfloat16): its bytes
+                flat = t.contiguous().reshape(-1)
+                h.update(f"{t.dtype} {tuple(t.shape)}".encode())
+                h.update(flat.view(sys.modules["torch"].uint8).numpy().tobytes() if flat.numel() else b"")
+                continue
         arr = np.ascontiguousarray(np.asarray(a))
         h.update(str(arr.shape).encode())
         h.update(arr.astype(str).tobytes() if arr.dtype == object else arr.tobytes())
