@@ -695,3 +695,29 @@ def test_a_flag_of_positions_and_nan_values_are_refused_not_read_as_a_mask_or_an
     assert dv.plot(flag=[0, 1, 0, 0]).get_title().endswith("from the lowest: 1.000")
     dv.values[2] = np.nan
     assert dv.plot(flag=[0, 1, 0, 0]).get_title().endswith("from the lowest: n/a (NaN values)")
+
+
+class _Fragile(LogisticRegression):
+    """Fails to fit fewer than 12 rows."""
+
+    def fit(self, X, y, sample_weight=None):
+        if len(X) < 12:
+            raise RuntimeError("too few rows")
+        return super().fit(X, y, sample_weight)
+
+
+def test_fits_read_from_the_cache_count_as_the_run_s_own(tmp_path):
+    """A run whose fits mostly failed was refused, and the same call again, every fit read from its cache, returned
+    the constant predictor's noise (degenerate all 0, 0 fits: 54 of 60 failed fits were not counted)."""
+    rng = np.random.default_rng(0)
+    Xt, Xv = rng.normal(size=(14, 3)), rng.normal(size=(30, 3))
+    yt, yv = (Xt[:, 0] > 0).astype(int), (Xv[:, 0] > 0).astype(int)
+    for _ in range(2):
+        with pytest.raises(ValueError, match="54 of 60 fits failed"):
+            fs.value_data(_Fragile(), Xt, yt, Xv, yv, budget=60, seed=0, cache=tmp_path / "f", progress=False)
+    run = dict(budget=200, seed=1, progress=False)
+    fresh = fs.value_data(LogisticRegression(), Xt, yt, Xv, yv, **run)
+    fs.value_data(LogisticRegression(), Xt, yt, Xv, yv, cache=tmp_path / "g", **run)
+    again = fs.value_data(LogisticRegression(), Xt, yt, Xv, yv, cache=tmp_path / "g", **run)
+    assert again.n_fits == 0 and again.reused_fits == fresh.n_fits
+    assert again.degenerate == fresh.degenerate and fresh.degenerate["one class"] > 0
