@@ -445,6 +445,40 @@ def test_a_local_module_a_model_reads_is_keyed_by_what_it_reads(tmp_path, monkey
         shutil.rmtree(tmp_path / "c")
 
 
+LRU = textwrap.dedent("""
+    import functools
+
+    SCALE = 2.0
+
+
+    @functools.lru_cache(maxsize=None)
+    def weight():
+        return SCALE
+
+
+    def predict(X):
+        return X.sum(axis=1) ** 2 * weight()
+""")
+
+
+def test_a_function_behind_lru_cache_is_keyed_by_content(tmp_path, monkeypatch):
+    """pickle names a functools.lru_cache wrapper by its module and name, so the key never read the function it
+    wraps: with SCALE edited from 2.0 to 3.0 (a new process, the edited file) predict was served 2.0's values."""
+    import importlib
+    (tmp_path / "fs_test_lru.py").write_text(LRU)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    lru = importlib.import_module("fs_test_lru")
+    X, bg = np.random.default_rng(0).random((3, 4)), np.zeros((1, 4))
+    args = dict(progress=False, seed=0, cache=tmp_path / "c")
+    first = fs.explain(lru.predict, X, bg, **args)
+    np.testing.assert_array_equal(fs.explain(lru.predict, X, bg, **args).values, first.values)
+    monkeypatch.setattr(lru, "SCALE", 3.0)
+    lru.weight.cache_clear()
+    np.testing.assert_allclose(fs.explain(lru.predict, X, bg, progress=False, seed=0).values, 1.5 * first.values)
+    with pytest.raises(ValueError, match="holds a different run"):
+        fs.explain(lru.predict, X, bg, **args)
+
+
 def test_a_torch_run_is_keyed_by_its_inputs_and_its_weights_by_content(tmp_path):
     """The key of a torch run holds its inputs (it held none: other images were given the first run's values) and
     the network's weights by their bytes (pickle names a tensor by its memory address: a copy of the network, or

@@ -14,7 +14,8 @@ never resumes). :func:`content_key` walks an object the way pickle does, with th
 - a module of the user's own that a function reads (``import cfg`` ... ``cfg.SCALE``, ``features.transform``; a
   global or a closure cell) by the attributes of it the function's code names, by content; installed modules by
   name and version;
-- installed functions and classes are named by module, qualified name and their package's version;
+- installed functions and classes are named by module, qualified name and their package's version; a callable
+  wrapping a function (``functools.lru_cache``) by the function it wraps;
 - sets are hashed in sorted order, numpy arrays and torch tensors by their bytes (torch pickles a tensor under the
   memory address of its storage), so that the key is the same in every process.
 
@@ -195,6 +196,9 @@ class _Hasher(pickle._Pickler):            # the pure-Python pickler: reducer_ov
             return self._class(obj)
         if isinstance(obj, (types.BuiltinFunctionType, np.ufunc)):
             return NotImplemented
+        wrapped = _wrapped(obj)
+        if wrapped is not None:               # functools.lru_cache and the like, which pickle names: its function too
+            return _tag, ("wrapped", _name(t), self._function(wrapped)[1], self._child(obj))
         return _tag, ("object", _name(t), self._child(obj))
 
     def _function(self, f: types.FunctionType) -> tuple:
@@ -226,6 +230,15 @@ class _Hasher(pickle._Pickler):            # the pure-Python pickler: reducer_ov
                 members.append((name, raw))                # methods, and data the methods read as self.<name>
         bases = [b for b in cls.__bases__ if b is not object]
         return _tag, ("class", self._child(cls, (_name(cls), bases, members)))
+
+
+def _wrapped(obj: Any) -> types.FunctionType | None:
+    """The function a callable wraps (``__wrapped__``: functools.lru_cache, functools.wraps), or None."""
+    try:
+        wrapped = getattr(obj, "__wrapped__", None)
+    except Exception:                         # noqa: BLE001 - an object whose attribute lookup raises wraps nothing
+        return None
+    return wrapped if isinstance(wrapped, types.FunctionType) and callable(obj) else None
 
 
 def _tensor(obj: Any) -> tuple | None:
