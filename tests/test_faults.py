@@ -574,6 +574,26 @@ def test_a_bfloat16_run_is_cached_and_keyed_by_its_inputs(tmp_path):
         fs.explain(net, X + 1, cache=tmp_path, **args)
 
 
+def test_a_game_explained_again_on_its_folder_resumes(tmp_path):
+    """A game is keyed by its state without what it gains as it runs; a ModelGame's scratch buffer and the hook
+    the cache sets on it (a TorchGame's seconds too) were not left out, so the same game explained again on its
+    folder (a run interrupted and started again) was refused as 'holds a different run'."""
+    args = dict(budget=100, seed=0, progress=False)
+    game = fs.games.ModelGame(lambda Z: Z.sum(axis=1) ** 2, np.ones(8), np.zeros((2, 8)))
+    first = fs.explain(game, cache=tmp_path / "m", **args)
+    spent = game.n_evaluations
+    np.testing.assert_array_equal(fs.explain(game, cache=tmp_path / "m", **args).values, first.values)
+    assert game.n_evaluations == spent                               # every value read from the cache
+    other = fs.games.ModelGame(lambda Z: Z.sum(axis=1) ** 2, np.full(8, 2.0), np.zeros((2, 8)))
+    with pytest.raises(ValueError, match="holds a different run"):
+        fs.explain(other, cache=tmp_path / "m", **args)
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    net = fs.games.TorchGame(torch.nn.Linear(8, 1), torch.ones(8), torch.zeros(8))
+    first = fs.explain(net, cache=tmp_path / "t", **args)
+    np.testing.assert_array_equal(fs.explain(net, cache=tmp_path / "t", **args).values, first.values)
+
+
 # --------------------------------------------------------------------- item 9: two processes, one folder
 def _open_many(folder: str, go, failures) -> None:
     go.wait()
