@@ -232,6 +232,17 @@ def test_one_row_keeps_its_coalitions_on_the_driver_whatever_the_workers_folder(
     assert log.stat().st_size > HEADER_BYTES and not (tmp_path / "worker" / "c").exists()
 
 
+def test_a_game_with_closed_form_values_keeps_them_on_the_cluster(client, workers):
+    """DistributedGame hid the game's closed form: an additive game of 8 players explained on Dask at a budget of
+    100 tried to enumerate them ('256 more evaluations would exceed the budget of 100')."""
+    game = fs.games.AdditiveGame(np.arange(8.0))
+    plain = fs.explain(game, budget=100, seed=0, progress=False)
+    with never_hangs():
+        remote = fs.explain(game, budget=100, seed=0, progress=False, client=client)
+    assert remote.method == plain.method == "exact"
+    np.testing.assert_array_equal(remote.values, plain.values)
+
+
 # ----------------------------------------------------------------- a worker killed while it runs a task
 def test_explain_with_a_worker_killed_during_a_row_gives_the_local_values(client, workers, tmp_path):
     X, f = _table()

@@ -594,6 +594,18 @@ def test_a_game_explained_again_on_its_folder_resumes(tmp_path):
     np.testing.assert_array_equal(fs.explain(net, cache=tmp_path / "t", **args).values, first.values)
 
 
+@pytest.mark.parametrize("game", [fs.games.AdditiveGame(np.arange(8.0)), fs.games.SOUMGame.random(8, n_terms=5, seed=0),
+                                  fs.games.WeightedVotingGame([1, 2, 3, 4, 5, 6, 7, 8], 18)])
+def test_a_game_with_closed_form_values_keeps_them_through_the_cache(tmp_path, game):
+    """The cache hid the game's closed form, so fs.explain(game, budget=100, cache=folder) of 8 players tried to
+    enumerate them: '256 more evaluations would exceed the budget of 100 (0 spent)' (exact, 2 evaluations, without
+    the cache)."""
+    plain = fs.explain(game, budget=100, seed=0, progress=False)
+    cached = fs.explain(game, budget=100, seed=0, progress=False, cache=tmp_path)
+    assert cached.method == plain.method == "exact" and cached.n_evaluations == plain.n_evaluations
+    np.testing.assert_array_equal(cached.values, plain.values)
+
+
 # --------------------------------------------------------------------- item 9: two processes, one folder
 def _open_many(folder: str, go, failures) -> None:
     go.wait()
