@@ -7,6 +7,7 @@ data) tells.
 
 from __future__ import annotations
 
+import os
 import warnings
 
 import numpy as np
@@ -338,16 +339,16 @@ def test_damaged_manifest_is_reported_with_the_file(tmp_path):
 
 
 class Interrupted(Counting):
-    stop_at = 3
+    """Interrupted at the call FS_TEST_STOP_AT names (3): out of the cache's key, which reads the class's data."""
 
     def predict_proba(self, Z):
-        if self.calls + 1 == self.stop_at:
+        if self.calls + 1 == int(os.environ.get("FS_TEST_STOP_AT", "3")):
             self.calls += 1
             raise KeyboardInterrupt
         return super().predict_proba(Z)
 
 
-def test_keyboard_interrupt_leaves_the_cache_consistent_and_the_next_call_resumes(tmp_path):
+def test_keyboard_interrupt_leaves_the_cache_consistent_and_the_next_call_resumes(tmp_path, monkeypatch):
     Xr = X.iloc[:3]
     fresh = fs.explain(Counting(), Xr, BG, budget=300, progress=False, seed=4, method="permutation")
     model = Interrupted()
@@ -355,15 +356,12 @@ def test_keyboard_interrupt_leaves_the_cache_consistent_and_the_next_call_resume
         fs.explain(model, Xr, BG, budget=300, progress=False, seed=4, method="permutation", cache=tmp_path,
                    batch_size=2000)
     done = model.calls - 1
-    Interrupted.stop_at = -1                                      # the same model, no longer interrupted
-    try:
-        resumed_model = Interrupted()
-        resumed = fs.explain(resumed_model, Xr, BG, budget=300, progress=False, seed=4, method="permutation",
-                             cache=tmp_path, batch_size=2000)
-        full = Interrupted()
-        fs.explain(full, Xr, BG, budget=300, progress=False, seed=4, method="permutation", batch_size=2000)
-    finally:
-        Interrupted.stop_at = 3
+    monkeypatch.setenv("FS_TEST_STOP_AT", "-1")                  # the same model, no longer interrupted
+    resumed_model = Interrupted()
+    resumed = fs.explain(resumed_model, Xr, BG, budget=300, progress=False, seed=4, method="permutation",
+                         cache=tmp_path, batch_size=2000)
+    full = Interrupted()
+    fs.explain(full, Xr, BG, budget=300, progress=False, seed=4, method="permutation", batch_size=2000)
     assert np.allclose(resumed.values, fresh.values)
     # the resumed run makes every call of an uncached run but those the interrupted run finished: none twice
     assert done >= 1 and resumed_model.calls == full.calls - done

@@ -207,6 +207,42 @@ def test_one_row_and_distributed_sbq_with_a_worker_killed_before_the_run(client,
     np.testing.assert_array_equal(sbq.weights, sbq_remote.weights)
 
 
+def test_one_row_keeps_its_coalitions_on_the_driver_whatever_the_workers_folder(client, workers, tmp_path,
+                                                                              monkeypatch):
+    """One row's coalitions go to the workers in batches: each worker's copy of the cache wrote its own
+    'c/coalitions/00000000/values.log', relative to the worker's working folder (or on its own machine), and
+    failed with FileNotFoundError where that folder was not there. The driver now keeps them as they come back."""
+    from fairshare.store.record_log import HEADER_BYTES
+
+    X, f = _table()
+    local = fs.explain(f, X[:1], background=X[10:20], budget=120, seed=7, progress=False)
+    (tmp_path / "worker").mkdir()
+    monkeypatch.chdir(tmp_path)
+    folders = client.run(os.getcwd)
+    client.run(os.chdir, str(tmp_path / "worker"))
+    try:
+        with never_hangs():
+            remote = fs.explain(f, X[:1], background=X[10:20], budget=120, seed=7, progress=False, client=client,
+                                cache="c")
+    finally:
+        for address, folder in folders.items():
+            client.run(os.chdir, folder, workers=[address])
+    _same(local, remote)
+    log = tmp_path / "c" / "coalitions" / "00000000" / "values.log"
+    assert log.stat().st_size > HEADER_BYTES and not (tmp_path / "worker" / "c").exists()
+
+
+def test_a_game_with_closed_form_values_keeps_them_on_the_cluster(client, workers):
+    """DistributedGame hid the game's closed form: an additive game of 8 players explained on Dask at a budget of
+    100 tried to enumerate them ('256 more evaluations would exceed the budget of 100')."""
+    game = fs.games.AdditiveGame(np.arange(8.0))
+    plain = fs.explain(game, budget=100, seed=0, progress=False)
+    with never_hangs():
+        remote = fs.explain(game, budget=100, seed=0, progress=False, client=client)
+    assert remote.method == plain.method == "exact"
+    np.testing.assert_array_equal(remote.values, plain.values)
+
+
 # ----------------------------------------------------------------- a worker killed while it runs a task
 def test_explain_with_a_worker_killed_during_a_row_gives_the_local_values(client, workers, tmp_path):
     X, f = _table()

@@ -108,8 +108,9 @@ def test_same_seed_same_bits_a_larger_budget_extends_and_the_cache_resumes(tmp_p
     Counting.fits = 0
     first = fs.value_data(Counting(3), X, y, budget=20, cache=tmp_path / "c", **run)
     assert Counting.fits == 20 and np.array_equal(first.values, a.values)
+    Counting.fits = 0                                  # the key reads the class's data: as the first run saw it
     more = fs.value_data(Counting(3), X, y, budget=30, cache=tmp_path / "c", **run)
-    assert Counting.fits == 30 and (more.n_fits, more.reused_fits) == (10, 20)
+    assert Counting.fits == 10 and (more.n_fits, more.reused_fits) == (10, 20)
     assert np.array_equal(more.values, fs.value_data(KNeighborsClassifier(3), X, y, budget=30, **run).values)
 
 
@@ -233,3 +234,18 @@ def test_a_regressor_whose_scores_tie_gets_the_pooled_spread():
     pooled = (0.0 + 2.0 + 0.5) / (2 + 1 + 1)            # squared deviations over spare scores, all points
     np.testing.assert_allclose(stderr[0], np.sqrt(pooled / 3.0 / 3.0) * small_sample_factor(np.array([2.0]))[0])
     assert np.all(stderr > 0)
+
+
+def test_a_run_without_a_seed_resumes_from_its_cache(tmp_path):
+    """With seed=None the cache was keyed by the run's fresh entropy, so the same call again (a killed run started
+    again) was refused: 'holds a different run'. Its bags now resume, as explain's rows do; the rest are drawn
+    afresh, and info['seed'] says no one seed gives them all."""
+    X, y, _ = _flipped()
+    Counting.fits = 0
+    first = fs.value_data(Counting(3), X, y, index="data-oob", budget=20, cache=tmp_path, progress=False)
+    assert Counting.fits == 20 and first.info["seed"] is not None
+    Counting.fits = 0                                  # the key reads the class's data: as the first run saw it
+    more = fs.value_data(Counting(3), X, y, index="data-oob", budget=30, cache=tmp_path, progress=False)
+    assert Counting.fits == 10 and (more.n_fits, more.reused_fits) == (10, 20) and more.info["seed"] is None
+    seeded = fs.value_data(Counting(3), X, y, index="data-oob", budget=20, seed=first.info["seed"], progress=False)
+    np.testing.assert_array_equal(seeded.values, first.values)

@@ -474,22 +474,25 @@ def test_a_killed_run_resumes_without_refitting(tmp_path, monkeypatch):
 
 
 class Interrupting(LogisticRegression):
+    """Interrupted at the fit FS_TEST_STOP_AT names (50): out of the cache's key, which reads the class's data
+    (calls is 0 whenever a run starts)."""
+
     calls = 0
-    stop_at = 50
 
     def fit(self, X, y, sample_weight=None):
         type(self).calls += 1
-        if type(self).calls == type(self).stop_at:
+        if type(self).calls == int(os.environ.get("FS_TEST_STOP_AT", "50")):
             raise KeyboardInterrupt
         return super().fit(X, y, sample_weight)
 
 
-def test_keyboard_interrupt_keeps_every_finished_fit(tmp_path):
+def test_keyboard_interrupt_keeps_every_finished_fit(tmp_path, monkeypatch):
     Xt, yt, Xv, yv, _ = _data()
     Interrupting.calls = 0
     with pytest.raises(KeyboardInterrupt):
         fs.value_data(Interrupting(), Xt, yt, Xv, yv, budget=300, seed=2, cache=tmp_path, progress=False)
-    Interrupting.stop_at = -1
+    Interrupting.calls = 0
+    monkeypatch.setenv("FS_TEST_STOP_AT", "-1")
     resumed = fs.value_data(Interrupting(), Xt, yt, Xv, yv, budget=300, seed=2, cache=tmp_path, progress=False)
     fresh = fs.value_data(LogisticRegression(), Xt, yt, Xv, yv, budget=300, seed=2, progress=False)
     assert resumed.reused_fits >= 49 and np.allclose(resumed.values, fresh.values)
@@ -692,3 +695,29 @@ def test_a_flag_of_positions_and_nan_values_are_refused_not_read_as_a_mask_or_an
     assert dv.plot(flag=[0, 1, 0, 0]).get_title().endswith("from the lowest: 1.000")
     dv.values[2] = np.nan
     assert dv.plot(flag=[0, 1, 0, 0]).get_title().endswith("from the lowest: n/a (NaN values)")
+
+
+class _Fragile(LogisticRegression):
+    """Fails to fit fewer than 12 rows."""
+
+    def fit(self, X, y, sample_weight=None):
+        if len(X) < 12:
+            raise RuntimeError("too few rows")
+        return super().fit(X, y, sample_weight)
+
+
+def test_fits_read_from_the_cache_count_as_the_run_s_own(tmp_path):
+    """A run whose fits mostly failed was refused, and the same call again, every fit read from its cache, returned
+    the constant predictor's noise (degenerate all 0, 0 fits: 54 of 60 failed fits were not counted)."""
+    rng = np.random.default_rng(0)
+    Xt, Xv = rng.normal(size=(14, 3)), rng.normal(size=(30, 3))
+    yt, yv = (Xt[:, 0] > 0).astype(int), (Xv[:, 0] > 0).astype(int)
+    for _ in range(2):
+        with pytest.raises(ValueError, match="54 of 60 fits failed"):
+            fs.value_data(_Fragile(), Xt, yt, Xv, yv, budget=60, seed=0, cache=tmp_path / "f", progress=False)
+    run = dict(budget=200, seed=1, progress=False)
+    fresh = fs.value_data(LogisticRegression(), Xt, yt, Xv, yv, **run)
+    fs.value_data(LogisticRegression(), Xt, yt, Xv, yv, cache=tmp_path / "g", **run)
+    again = fs.value_data(LogisticRegression(), Xt, yt, Xv, yv, cache=tmp_path / "g", **run)
+    assert again.n_fits == 0 and again.reused_fits == fresh.n_fits
+    assert again.degenerate == fresh.degenerate and fresh.degenerate["one class"] > 0

@@ -396,6 +396,89 @@ def test_value_data_keys_a_model_class_by_content_not_by_name(tmp_path):
         _value(tmp_path, _made(CLASS, Ridge=Ridge, SCALE=1.0)(alpha=3.0))
 
 
+SCALED = textwrap.dedent("""
+    class Scaled:
+        scale = 2.0
+
+        def predict(self, X):
+            return X.sum(axis=1) ** 2 * self.scale * self.factor
+
+        @functools.cached_property
+        def factor(self):
+            return 1.0
+""")
+
+
+def test_a_model_class_is_keyed_by_its_data_attributes(tmp_path):
+    """A class was keyed by its methods' code only: Scaled.scale edited from 2.0 to 3.0 was served scale 2.0's
+    values, and a cached_property's code was not read at all."""
+    import functools
+    X, bg = np.random.default_rng(0).random((3, 4)), np.zeros((1, 4))
+    args = dict(progress=False, seed=0, cache=tmp_path)
+    first = fs.explain(_made(SCALED, functools=functools)().predict, X, bg, **args)
+    again = fs.explain(_made(SCALED, functools=functools)().predict, X, bg, **args)
+    np.testing.assert_array_equal(again.values, first.values)
+    for edited in (SCALED.replace("2.0", "3.0"), SCALED.replace("1.0", "5.0")):
+        model = _made(edited, functools=functools)
+        assert not np.allclose(fs.explain(model().predict, X, bg, progress=False, seed=0).values, first.values)
+        with pytest.raises(ValueError, match="holds a different run"):
+            fs.explain(model().predict, X, bg, **args)              # a fresh one: its factor not read yet
+
+
+def test_a_local_module_a_model_reads_is_keyed_by_what_it_reads(tmp_path, monkeypatch):
+    """A module of the user's own read by the model (cfg.SCALE, cfg.squared) was keyed by its name: SCALE edited
+    from 2.0 to 3.0 (read directly, or by a function of the module) was served the 2.0 values on its folder."""
+    import importlib
+    (tmp_path / "fs_test_cfg.py").write_text("SCALE = 2.0\n\n\ndef squared(x):\n    return x ** 2 * SCALE\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    cfg = importlib.import_module("fs_test_cfg")
+    X, bg = np.random.default_rng(0).random((3, 4)), np.zeros((1, 4))
+    args = dict(progress=False, seed=0, cache=tmp_path / "c")
+    for f in (lambda Z: Z.sum(axis=1) ** 2 * cfg.SCALE, lambda Z: cfg.squared(Z.sum(axis=1))):
+        monkeypatch.setattr(cfg, "SCALE", 2.0)
+        first = fs.explain(f, X, bg, **args)
+        np.testing.assert_array_equal(fs.explain(f, X, bg, **args).values, first.values)
+        monkeypatch.setattr(cfg, "SCALE", 3.0)
+        np.testing.assert_allclose(fs.explain(f, X, bg, progress=False, seed=0).values, 1.5 * first.values)
+        with pytest.raises(ValueError, match="holds a different run"):
+            fs.explain(f, X, bg, **args)
+        shutil.rmtree(tmp_path / "c")
+
+
+LRU = textwrap.dedent("""
+    import functools
+
+    SCALE = 2.0
+
+
+    @functools.lru_cache(maxsize=None)
+    def weight():
+        return SCALE
+
+
+    def predict(X):
+        return X.sum(axis=1) ** 2 * weight()
+""")
+
+
+def test_a_function_behind_lru_cache_is_keyed_by_content(tmp_path, monkeypatch):
+    """pickle names a functools.lru_cache wrapper by its module and name, so the key never read the function it
+    wraps: with SCALE edited from 2.0 to 3.0 (a new process, the edited file) predict was served 2.0's values."""
+    import importlib
+    (tmp_path / "fs_test_lru.py").write_text(LRU)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    lru = importlib.import_module("fs_test_lru")
+    X, bg = np.random.default_rng(0).random((3, 4)), np.zeros((1, 4))
+    args = dict(progress=False, seed=0, cache=tmp_path / "c")
+    first = fs.explain(lru.predict, X, bg, **args)
+    np.testing.assert_array_equal(fs.explain(lru.predict, X, bg, **args).values, first.values)
+    monkeypatch.setattr(lru, "SCALE", 3.0)
+    lru.weight.cache_clear()
+    np.testing.assert_allclose(fs.explain(lru.predict, X, bg, progress=False, seed=0).values, 1.5 * first.values)
+    with pytest.raises(ValueError, match="holds a different run"):
+        fs.explain(lru.predict, X, bg, **args)
+
+
 def test_a_torch_run_is_keyed_by_its_inputs_and_its_weights_by_content(tmp_path):
     """The key of a torch run holds its inputs (it held none: other images were given the first run's values) and
     the network's weights by their bytes (pickle names a tensor by its memory address: a copy of the network, or
@@ -414,6 +497,113 @@ def test_a_torch_run_is_keyed_by_its_inputs_and_its_weights_by_content(tmp_path)
         net[1].weight[0, 0] += 1.0
     with pytest.raises(ValueError, match="holds a different run"):
         fs.explain(net, X, **args)
+
+
+def test_a_generator_seed_is_keyed_by_its_state(tmp_path):
+    """Every Generator was keyed 'Generator(PCG64)': a run seeded default_rng(1) on default_rng(0)'s folder was
+    served its values (surrogate-regression at 200 of 2^12 coalitions, which another seed changes). The key holds
+    the Generator's state, so a Generator in the same state resumes the run without a model call."""
+    calls = []
+
+    def f(Z):
+        calls.append(len(Z))
+        return Z[:, 0] * Z[:, 1] * Z[:, 2] + Z[:, 3] ** 2
+
+    X, bg = np.random.default_rng(1).random((2, 12)), np.zeros((1, 12))
+    args = dict(budget=200, progress=False, cache=tmp_path)
+    first = fs.explain(f, X, bg, seed=np.random.default_rng(0), **args)
+    other = fs.explain(f, X, bg, seed=np.random.default_rng(1), progress=False, budget=200)
+    assert not np.array_equal(other.values, first.values)
+    calls.clear()                                      # (the key reads f's closure: the same list, empty)
+    with pytest.raises(ValueError, match="holds a different run"):
+        fs.explain(f, X, bg, seed=np.random.default_rng(1), **args)
+    calls.clear()
+    again = fs.explain(f, X, bg, seed=np.random.default_rng(0), **args)
+    assert not calls and np.array_equal(again.values, first.values)
+
+
+@pytest.mark.parametrize("first, second", [
+    (fs.Semivalue([1 / 4, 1 / 12, 1 / 12, 1 / 4]), fs.Semivalue([1 / 8] * 4)),        # both named 'semivalue'
+    (fs.Semivalue.weighted_banzhaf(0.3), fs.Semivalue.weighted_banzhaf(0.3000001)),  # both 'weighted-banzhaf(0.3)'
+])
+def test_semivalues_of_one_name_and_other_weights_are_other_runs(tmp_path, first, second):
+    """The key held the index's name only: Semivalue(Banzhaf's weights) on the folder of Semivalue(Shapley's
+    weights) was served the Shapley values (0.00235 for x0 where its own are 0.00176)."""
+    f = lambda Z: Z[:, 0] * Z[:, 1] * Z[:, 2] + Z[:, 3]                 # noqa: E731
+    X, bg = np.random.default_rng(0).random((2, 4)), np.zeros((1, 4))
+    args = dict(progress=False, seed=0)
+    one, two = fs.explain(f, X, bg, index=first, cache=tmp_path, **args), fs.explain(f, X, bg, index=second, **args)
+    assert one.method == "exact" and not np.array_equal(one.values, two.values)
+    with pytest.raises(ValueError, match="holds a different run"):
+        fs.explain(f, X, bg, index=second, cache=tmp_path, **args)
+    np.testing.assert_array_equal(fs.explain(f, X, bg, index=first, cache=tmp_path, **args).values, one.values)
+
+
+@pytest.mark.parametrize("imputer", [fs.games.GaussianImputer, fs.games.EmpiricalImputer])
+def test_a_fitted_imputer_is_keyed_by_the_data_it_was_fitted_on(tmp_path, imputer):
+    """An imputer passed fitted is used as it is, and the key held its description only ('gaussian(samples=100,
+    seed=0)'): one fitted on other data was served the first one's values (x0: -1.17 where its own are -1.73)."""
+    rng = np.random.default_rng(0)
+    A1 = rng.normal(size=(200, 3))
+    A2 = rng.normal(size=(200, 3)) @ np.array([[1.0, 0.9, 0.0], [0.0, 1.0, 0.5], [0.0, 0.0, 1.0]])
+    f = lambda Z: Z[:, 0] + 2 * Z[:, 1] * Z[:, 2]                       # noqa: E731
+    X, bg = rng.normal(size=(2, 3)), A1[:20]
+    args = dict(progress=False, seed=0)
+    first = fs.explain(f, X, bg, imputation=imputer().fit(A1), cache=tmp_path, **args)
+    other = fs.explain(f, X, bg, imputation=imputer().fit(A2), **args)
+    assert not np.allclose(first.values, other.values, atol=0.05)
+    with pytest.raises(ValueError, match="holds a different run"):
+        fs.explain(f, X, bg, imputation=imputer().fit(A2), cache=tmp_path, **args)
+    again = fs.explain(f, X, bg, imputation=imputer().fit(A1), cache=tmp_path, **args)
+    np.testing.assert_array_equal(again.values, first.values)
+
+
+def test_a_bfloat16_run_is_cached_and_keyed_by_its_inputs(tmp_path):
+    """The key read a tensor through numpy, which has no bfloat16: explain(cache=...) of a bfloat16 module's images
+    stopped on 'Got unsupported ScalarType BFloat16' (without the cache they are explained)."""
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(16, 2)).to(torch.bfloat16)
+    X = torch.randn(2, 1, 4, 4, dtype=torch.bfloat16)
+    args = dict(budget=40, seed=0, progress=False)
+    plain = fs.explain(net, X, **args)
+    first = fs.explain(net, X, cache=tmp_path, **args)
+    np.testing.assert_array_equal(first.values, plain.values)
+    np.testing.assert_array_equal(fs.explain(net, X.clone(), cache=tmp_path, **args).values, first.values)
+    with pytest.raises(ValueError, match="holds a different run"):
+        fs.explain(net, X + 1, cache=tmp_path, **args)
+
+
+def test_a_game_explained_again_on_its_folder_resumes(tmp_path):
+    """A game is keyed by its state without what it gains as it runs; a ModelGame's scratch buffer and the hook
+    the cache sets on it (a TorchGame's seconds too) were not left out, so the same game explained again on its
+    folder (a run interrupted and started again) was refused as 'holds a different run'."""
+    args = dict(budget=100, seed=0, progress=False)
+    game = fs.games.ModelGame(lambda Z: Z.sum(axis=1) ** 2, np.ones(8), np.zeros((2, 8)))
+    first = fs.explain(game, cache=tmp_path / "m", **args)
+    spent = game.n_evaluations
+    np.testing.assert_array_equal(fs.explain(game, cache=tmp_path / "m", **args).values, first.values)
+    assert game.n_evaluations == spent                               # every value read from the cache
+    other = fs.games.ModelGame(lambda Z: Z.sum(axis=1) ** 2, np.full(8, 2.0), np.zeros((2, 8)))
+    with pytest.raises(ValueError, match="holds a different run"):
+        fs.explain(other, cache=tmp_path / "m", **args)
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    net = fs.games.TorchGame(torch.nn.Linear(8, 1), torch.ones(8), torch.zeros(8))
+    first = fs.explain(net, cache=tmp_path / "t", **args)
+    np.testing.assert_array_equal(fs.explain(net, cache=tmp_path / "t", **args).values, first.values)
+
+
+@pytest.mark.parametrize("game", [fs.games.AdditiveGame(np.arange(8.0)), fs.games.SOUMGame.random(8, n_terms=5, seed=0),
+                                  fs.games.WeightedVotingGame([1, 2, 3, 4, 5, 6, 7, 8], 18)])
+def test_a_game_with_closed_form_values_keeps_them_through_the_cache(tmp_path, game):
+    """The cache hid the game's closed form, so fs.explain(game, budget=100, cache=folder) of 8 players tried to
+    enumerate them: '256 more evaluations would exceed the budget of 100 (0 spent)' (exact, 2 evaluations, without
+    the cache)."""
+    plain = fs.explain(game, budget=100, seed=0, progress=False)
+    cached = fs.explain(game, budget=100, seed=0, progress=False, cache=tmp_path)
+    assert cached.method == plain.method == "exact" and cached.n_evaluations == plain.n_evaluations
+    np.testing.assert_array_equal(cached.values, plain.values)
 
 
 # --------------------------------------------------------------------- item 9: two processes, one folder

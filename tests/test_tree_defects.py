@@ -259,3 +259,21 @@ def test_the_checked_reading_reuses_the_unchecked_one_instead_of_reading_the_tre
     assert len(reads) == 1 and predictions == []                   # planning: no model call
     assert prepared(model).ensemble is plan and len(reads) == 1 and predictions   # checked, not read again
     np.testing.assert_allclose(plan.predict(X)[:, 0], predict(model, X), atol=1e-12)
+
+
+def test_a_catboost_model_read_back_from_a_file_is_explained(tmp_path):
+    """A catboost model fitted on an array and read back (its .cbm, pickle or joblib) says n_features_in_ = 0:
+    every door refused its rows, 'X must have 0 columns (the model's features), got shape (2, 4)'."""
+    import pickle
+
+    X = np.random.default_rng(0).random((200, 4))
+    model = cb.CatBoostRegressor(iterations=5, **KW).fit(X, X[:, 0] + 2 * X[:, 1])
+    model.save_model(str(tmp_path / "m.cbm"))
+    native = cb.CatBoostRegressor()
+    native.load_model(str(tmp_path / "m.cbm"))
+    for read in (native, pickle.loads(pickle.dumps(model))):
+        assert read.n_features_in_ == 0                              # catboost's own: the cause
+        for door in (lambda m: m, lambda m: m.predict):             # its trees, and a black box
+            expected = fs.explain(door(model), X[:2], X[:5], seed=0, progress=False).values
+            got = fs.explain(door(read), X[:2], X[:5], seed=0, progress=False).values
+            np.testing.assert_allclose(got, expected, atol=1e-12)

@@ -7,18 +7,21 @@
 - :func:`streams`: the independent streams one estimate splits its generator into (sampler, solver);
 - :func:`fresh`: the same SeedSequence again (one that has spawned children would give others);
 - :func:`integer_seed`: an integer drawn from a stream, the seed of a stream another library or a compiled kernel
-  makes (a torch generator, scikit-learn's ``random_state``, a counter-based generator in compiled code).
+  makes (a torch generator, scikit-learn's ``random_state``, a counter-based generator in compiled code);
+- :func:`seed_key`: what tells one seed from another in a cache's key (a Generator by its state).
 
 Same seed, same values, whatever the scheduler: local, threads, Dask, a cache that resumes.
 """
 
 from __future__ import annotations
 
+import json
 import numbers
 
 import numpy as np
 
-__all__ = ["SeedLike", "generator", "item_seeds", "item_root", "item_seed", "streams", "fresh", "integer_seed"]
+__all__ = ["SeedLike", "generator", "item_seeds", "item_root", "item_seed", "streams", "fresh", "integer_seed",
+           "seed_key"]
 
 SeedLike = int | np.random.Generator | np.random.SeedSequence | None
 
@@ -123,3 +126,21 @@ def integer_seed(rng: np.random.Generator, high: int) -> int:
     True
     """
     return int(rng.integers(high))
+
+
+def seed_key(seed: SeedLike) -> str:
+    """What tells ``seed``'s random streams from another seed's, for a cache's key: an int, a SeedSequence or None
+    as written; a Generator by the state of its bit generator, from which :func:`item_seeds` draws the run's root
+    (every Generator is written 'Generator(PCG64)', so two of other states would share a key and a cache).
+
+    Examples
+    --------
+    >>> seed_key(np.random.default_rng(0)) == seed_key(np.random.default_rng(0)), seed_key(3)
+    (True, '3')
+    >>> seed_key(np.random.default_rng(0)) == seed_key(np.random.default_rng(1))
+    False
+    """
+    if isinstance(seed, np.random.Generator):
+        state = json.dumps(seed.bit_generator.state, sort_keys=True, default=lambda a: np.asarray(a).tolist())
+        return f"Generator {state}"
+    return str(seed)

@@ -246,7 +246,7 @@ def aligned(frame: Any, model: Any, flag: str, path: str, reference: list[str] |
     names, source = (reference, "the columns of --data") if reference is not None else model_columns(model)
     if names is None:
         n = getattr(model, "n_features_in_", None)
-        if n is not None and frame.shape[1] != n:
+        if n and frame.shape[1] != n:                   # (a catboost model read back from a file says 0)
             raise ValueError(f"{flag} {path} has {frame.shape[1]} columns but the model takes {n} features")
         return frame
     return align(frame, names, f"{flag} {path}", source)

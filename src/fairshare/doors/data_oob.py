@@ -171,8 +171,9 @@ def data_oob(model: Any, X: Any, y: Any, *, budget: int | None, seed: Any, clien
     classifier = _is_classifier(model)
     entropy = _entropy(seed)
     seeds = item_seeds(entropy, bags)
-    store = None if cache is None else RunCache(cache, fingerprint(
-        X, labels, model=estimator_key(model), index="data-oob", classifier=classifier, seed=str(entropy)))
+    store = None if cache is None else RunCache(cache, fingerprint(        # seed None: any bags resume (as rows do)
+        X, labels, model=estimator_key(model), index="data-oob", classifier=classifier,
+        seed="None" if seed is None else str(entropy)))
     report = progress if callable(progress) else (lambda *a: None)
     results, reused = _run_bags(model, X, labels, seeds, classifier, client, store, report)
     scores = np.stack([s for s, _ in results])                           # (bags, n), NaN where in the bag
@@ -191,7 +192,7 @@ def data_oob(model: Any, X: Any, y: Any, *, budget: int | None, seed: Any, clien
                       info={"out_of_bag": {"mean": float(counts.mean()), "min": int(counts.min())},
                             "score": "accuracy" if classifier else "negative squared error",
                             "validation": "not used: each point is scored by the models fitted without it",
-                            "seed": entropy},
+                            "seed": entropy if seed is not None or not reused else None},   # (bags of other runs)
                       n_fits=bags - reused, reused_fits=reused, degenerate={k: v for k, v in degenerate.items() if v},
                       seconds=time.perf_counter() - started)
 

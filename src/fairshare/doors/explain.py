@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._core.arguments import SeedLike
+from .._core.seeds import seed_key
 from ..engine.stopping import StoppingRule, as_rule
 from ..games.base import Game
 from ..indices.semivalues import Semivalue
@@ -77,11 +78,12 @@ def _key(data: Any, runner: Any, args: dict, seed: Any) -> str | None:
     if args["cache"] is None:
         return None
     arrays, settings = data.key()
-    plans = [None if p is None else (p.sv.name, repr(getattr(p.sv, "hierarchy", None) and p.sv.hierarchy.nested()),
+    plans = [None if p is None else (getattr(p.sv, "identity", p.sv.name),
+                                     repr(getattr(p.sv, "hierarchy", None) and p.sv.hierarchy.nested()),
                                      p.choice.method, repr(sorted(p.choice.options.items())), p.choice.budget)
              for p in data.planned]
     return fingerprint(*arrays, **settings, runner=runner.__name__, plans=repr(plans), stop=repr(data.rule),
-                       seed=str(seed), model=model_key(data.model), pairs=getattr(data, "pair_kind", None))
+                       seed=seed_key(seed), model=model_key(data.model), pairs=getattr(data, "pair_kind", None))
 
 
 explain.__doc__ = f"""Explain the predictions of ``model`` on every item of ``X``: its rows, texts or inputs; or a game.

@@ -35,18 +35,14 @@ ROWS_PER_TASK = 64
 
 
 def item_game(data: Any, i: int, folder: Any, client: Any) -> Any:
-    """Item ``i``'s game, answered from ``folder``'s cache and batched on ``client``'s cluster where given (on Spark
-    and Ray the cache stays with the driver: the workers of one game would share one log)."""
+    """Item ``i``'s game, batched on ``client``'s cluster where given and answered from ``folder``'s cache on the
+    driver: coalitions it holds are not sent, the values that come back are logged here (a worker, in its own
+    working folder or on another machine, may not see the folder: a Dask worker's copy of the cache failed to
+    write 'cache/coalitions/.../values.log'; and the workers of one game would share one log)."""
     game = data.game(i)
-    backend = as_backend(client)
-    if backend is not None and backend.workers_write:
-        game = DistributedGame(game, backend)
-        return game if folder is None else CachedGame(game, folder)
-    if folder is not None:
-        game = CachedGame(game, folder)
     if client is not None:
-        game = DistributedGame(game, client)
-    return game
+        game = DistributedGame(game, as_backend(client))
+    return game if folder is None else CachedGame(game, folder)
 
 
 def relabelled(data: Any, i: int, run_item: Callable[[], dict]) -> dict:

@@ -240,7 +240,8 @@ def value_data(model: Any, X_train: Any, y_train: Any, X_val: Any = None, y_val:
     with reporting(args["progress"] if choice.method != "exact" else False, "valuing data", "fit") as report:
         phi = run(game, sv, choice, seed, rule, progress=report)
     fits = getattr(game, "n_fits", 0)
-    _refuse_failed_fits(model, X_train, y_train, getattr(game, "degenerate", {}).get("fit failed", 0), fits)
+    _refuse_failed_fits(model, X_train, y_train, getattr(game, "degenerate", {}).get("fit failed", 0),
+                        fits + getattr(game, "reused", 0))         # the values read from a cache count too
     return DataValues.from_attribution(phi, player_names=list(names), n_fits=fits,
                                        reused_fits=getattr(game, "reused", 0),
                                        degenerate=dict(getattr(game, "degenerate", {})),

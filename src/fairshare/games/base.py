@@ -12,7 +12,7 @@ from .._core.arrays import is_tensor
 from ..indices.moebius import interactions_from_terms
 from ..indices.semivalues import Semivalue
 
-__all__ = ["Game", "GameWrapper", "KINDS", "check_output_axes"]
+__all__ = ["Game", "GameWrapper", "SameValues", "KINDS", "check_output_axes"]
 
 #: what a game can declare itself to be (``Game.kind``); the method choice prefers methods by kind
 KINDS = ("function", "model", "tree", "torch", "data", "synthetic")
@@ -294,3 +294,36 @@ class GameWrapper(Game):
 
     def table_seconds(self) -> float | None:
         return self.game.table_seconds()
+
+
+class SameValues(GameWrapper):
+    """A wrapper whose values are the inner game's, evaluated elsewhere (a cache on disk, a cluster): it knows what
+    the inner game knows (closed-form values and interactions, null players), so a cache or a cluster leaves a
+    closed form one (an additive game explained with ``cache=`` at a budget of 100 was enumerated: '256 more
+    evaluations would exceed the budget of 100').
+
+    Examples
+    --------
+    >>> import fairshare as fs, tempfile
+    >>> from fairshare.games.cached import CachedGame
+    >>> CachedGame(fs.games.AdditiveGame([1.0, 2.0]), tempfile.mkdtemp()).exact_values(fs.Semivalue.shapley())
+    array([1., 2.])
+    """
+
+    def null_players(self) -> np.ndarray | None:
+        return self.game.null_players()
+
+    def knows_exact_values(self, index: Semivalue) -> bool:
+        return self.game.knows_exact_values(index)
+
+    def exact_values(self, index: Semivalue) -> np.ndarray | None:
+        return self.game.exact_values(index)
+
+    def moebius_terms(self) -> tuple[np.ndarray, np.ndarray] | None:
+        return self.game.moebius_terms()
+
+    def knows_exact_interactions(self, index: Any) -> bool:
+        return self.game.knows_exact_interactions(index)
+
+    def exact_interactions(self, index: Any, subsets: np.ndarray) -> np.ndarray | None:
+        return self.game.exact_interactions(index, subsets)

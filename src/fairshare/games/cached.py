@@ -11,12 +11,12 @@ import numpy as np
 from ..store.cache import CacheFolder
 from ..store.coalitions import CoalitionStore, coalition_keys
 from ..store.record_log import RecordLog
-from .base import Game, GameWrapper
+from .base import Game, SameValues
 
 __all__ = ["CachedGame"]
 
 
-class CachedGame(GameWrapper):
+class CachedGame(SameValues):
     """Wraps a game; coalitions evaluated before (in this or an earlier run) are answered from disk.
 
     New values are appended to ``values.log`` in ``folder`` as each model call returns: a game that calls its
@@ -48,9 +48,6 @@ class CachedGame(GameWrapper):
         if self.log.keys.shape[0]:
             self._store.add(self.log.keys.copy().view(f"S{self.log.key_width}").ravel(), self.log.values)
         self.model_calls = 0
-
-    def null_players(self) -> np.ndarray | None:
-        return self.game.null_players()
 
     def _keep(self, keys: np.ndarray, values: np.ndarray) -> None:
         """Log and hold new values (their finite rows: a NaN is the game's error, raised by the caller)."""

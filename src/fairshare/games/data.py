@@ -303,10 +303,13 @@ class DataGame(Game):
         out = np.empty(coalitions.shape[0])
         todo = np.arange(coalitions.shape[0])
         if self.cache is not None:
-            found, values = self.cache.lookup(coalitions)
+            found, values, status = self.cache.lookup(coalitions)
             out[found] = values[found]
             todo = np.flatnonzero(~found)
             self.reused += int(found.sum())
+            counts = np.bincount(status[found], minlength=len(_STATUS))   # what happened to them counts too
+            for code, what in enumerate(_STATUS[1:], start=1):
+                self.degenerate[what] += int(counts[code])
             if self.progress is not None and found.any():
                 self.progress(int(found.sum()))
         if todo.size == 0:
@@ -358,20 +361,22 @@ class _FitCache:
     def __init__(self, folder: Any, key: str, n_players: int) -> None:
         self.path = open_cache_folder(folder, key)
         self.log = RecordLog(self.path / "fits.log", f"fits of {key}", key_width=(n_players + 7) // 8)
-        self.store = CoalitionStore()                     # the value of each logged fit, by coalition
+        self.store = CoalitionStore()                     # the value and status of each logged fit, by coalition
         if self.log.keys.shape[0]:
-            self.store.add(self.log.keys.copy().view(f"S{self.log.key_width}").ravel(), self.log.values[:, :1])
+            self.store.add(self.log.keys.copy().view(f"S{self.log.key_width}").ravel(), self.log.values[:, :2])
 
-    def lookup(self, coalitions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Which coalitions were fitted before, and their values (0 where not)."""
+    def lookup(self, coalitions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Which coalitions were fitted before, their values and what happened (the index of ``_STATUS``; 0 where
+        not fitted before)."""
         pos = self.store.find(coalition_keys(coalitions))
         found = pos >= 0
-        values = np.zeros(coalitions.shape[0])
+        values, status = np.zeros(coalitions.shape[0]), np.zeros(coalitions.shape[0], dtype=np.int64)
         if found.any():
             values[found] = self.store.values[pos[found], 0]
-        return found, values
+            status[found] = self.store.values[pos[found], 1]
+        return found, values, status
 
     def add(self, coalition: np.ndarray, value: float, what: str) -> None:
         key = coalition_keys(coalition[None, :])
-        self.store.add(key, np.array([[value]]))
+        self.store.add(key, np.array([[value, _STATUS.index(what)]]))
         self.log.append(np.frombuffer(key.tobytes(), dtype=np.uint8)[None, :], np.array([[value, _STATUS.index(what)]]))

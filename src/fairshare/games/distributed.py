@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from .._core.arguments import check_int
-from .base import Game, GameWrapper
+from .base import Game, SameValues
 from ..backends.clients import as_backend
 from ..backends.dask import wait_seconds
 
@@ -18,7 +18,7 @@ def _evaluate_chunk(game: Game, coalitions: np.ndarray) -> np.ndarray:
     return np.asarray(game(coalitions))
 
 
-class DistributedGame(GameWrapper):
+class DistributedGame(SameValues):
     """Splits each request into chunks of ``chunk_size`` coalitions evaluated on ``client``'s workers (a Dask
     client, a SparkSession or the ray module after ``ray.init``; :mod:`fairshare.backends`); results come back in
     order, so estimates equal a local run's.
@@ -42,9 +42,6 @@ class DistributedGame(GameWrapper):
         self.timeout = None if timeout is None else wait_seconds(timeout)
         self.backend = as_backend(client)
         self._remote = self.backend.put(game)
-
-    def null_players(self) -> np.ndarray | None:
-        return self.game.null_players()
 
     def _evaluate(self, coalitions: np.ndarray) -> np.ndarray:
         chunks = [coalitions[i:i + self.chunk_size] for i in range(0, coalitions.shape[0], self.chunk_size)]

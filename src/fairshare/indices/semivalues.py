@@ -268,6 +268,23 @@ class Semivalue:
         mine, theirs = np.exp(self._fixed), other.weights(n)
         return bool(np.allclose(mine, theirs, rtol=1e-9, atol=0.0))
 
+    @property
+    def identity(self) -> str:
+        """What tells this semivalue from every other (a cache's key): its name, with its parameters where it has
+        any (a name writes them to 6 digits) and its weights where they are fixed (every ``Semivalue(weights)`` is
+        named 'semivalue' unless named).
+
+        Examples
+        --------
+        >>> Semivalue.shapley().identity
+        'shapley'
+        >>> Semivalue([0.5, 0.5]).identity == Semivalue([0.25, 0.75]).identity
+        False
+        """
+        if self._fixed is not None:
+            return f"{self.name} log-weights {self._fixed.tolist()!r}"
+        return f"{self.name} {sorted(self.params.items())!r}" if self.params else self.name
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Semivalue):
             return NotImplemented

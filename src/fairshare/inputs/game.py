@@ -34,8 +34,11 @@ LONG = 64
 #: explain's arguments that have no meaning for a game (its players and values are the game's own)
 _DATA_ONLY = ("imputation", "groups", "feature_names", "model_output", "y", "tokenizer", "mask_token", "batch_size",
               "interactions")
-#: what counts evaluations in a game's state, left out of its cache key (it changes as the game runs)
-_COUNTERS = ("n_evaluations", "n_outputs", "calls", "sequences", "lm")
+#: what a game's state gains as it runs, left out of its cache key: counts of evaluations, fits and seconds, the
+#: outputs it learns it has, a scratch buffer, the hook a cache sets on it (a ModelGame or TorchGame explained again
+#: with its cache folder was refused as another run: its '_buffer', 'seconds' and 'on_batch' had changed)
+_COUNTERS = ("n_evaluations", "n_outputs", "calls", "sequences", "lm", "on_batch", "_buffer", "seconds", "n_fits",
+             "reused", "degenerate")
 
 
 class GameInput(Input):

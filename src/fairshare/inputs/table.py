@@ -29,6 +29,7 @@ from ..engine.choice import Choice
 from ..indices.hierarchy import Hierarchy, resolve_value_index
 from ..indices.semivalues import Semivalue
 from ..results.explanation import Explanation
+from ..store.keys import content_key
 from ..trees.links import log_loss
 from ..trees.inputs import tree_rows
 from ..trees.prepared import unchecked, unreadable, verified
@@ -93,6 +94,7 @@ def _aligned_rows(model: Any, X: Any, background: Any) -> tuple[Any, Any]:
     fitted on a DataFrame take its names by position)."""
     reference, source = model_columns(model)
     width = len(reference) if reference is not None else getattr(target_of(model), "n_features_in_", None)
+    width = width or None                             # a catboost model read back from a file says 0: not known
     if not hasattr(X, "columns") and isinstance(width, (int, np.integer)) and np.ndim(X) in (1, 2) and \
             np.shape(X)[-1] != width:                       # refused here, not by the model at its first call
         raise ValueError(f"X must have {width} columns (the model's features"
@@ -415,7 +417,10 @@ class TableInput(Input):
                            info=info)
 
     def key(self) -> tuple[tuple, dict]:
-        return (self.rows, self.bg_rows), dict(imputation=imputation_key(self.imputation), groups=self.groups,
+        imputation = imputation_key(self.imputation)
+        if isinstance(self.imputation, Imputer):        # by content: the data it was fitted on, its settings
+            imputation = f"{imputation} {content_key(self.imputation)}"
+        return (self.rows, self.bg_rows), dict(imputation=imputation, groups=self.groups,
                                                names=self.feature_names, model_output=str(self.model_output),
                                                labels=repr(self.labels), link=self.link)
 

@@ -8,9 +8,14 @@ never resumes). :func:`content_key` walks an object the way pickle does, with th
   library: scripts, notebooks, local modules) are hashed by content: a function by its code (nested code
   objects of lambdas, comprehensions and inner functions by content, never by address), constants,
   defaults, closure cell contents and the globals it reads (data, objects, modules by name, other functions
-  and classes by content); a class by its bases and its methods' code (its data attributes are not part of
-  the key). An edited function or class, or another one of the same name, gets another key;
-- installed functions and classes are named by module, qualified name and their package's version;
+  and classes by content); a class by its bases, its methods' code and its data attributes (``threshold = 0.5``
+  read as ``self.threshold``; Python's own dunder entries aside), so a counter kept on the class changes its
+  key. An edited function or class, or another one of the same name, gets another key;
+- a module of the user's own that a function reads (``import cfg`` ... ``cfg.SCALE``, ``features.transform``; a
+  global or a closure cell) by the attributes of it the function's code names, by content; installed modules by
+  name and version;
+- installed functions and classes are named by module, qualified name and their package's version; a callable
+  wrapping a function (``functools.lru_cache``) by the function it wraps;
 - sets are hashed in sorted order, numpy arrays and torch tensors by their bytes (torch pickles a tensor under the
   memory address of its storage), so that the key is the same in every process.
 
@@ -63,7 +68,14 @@ def fingerprint(*arrays: Any, **config: Any) -> str:
                 h.update(np.ascontiguousarray(part).tobytes())
             continue
         if hasattr(a, "detach") and hasattr(a, "cpu"):                # a torch tensor, wherever it lives
-            a = a.detach().cpu().numpy()
+            t = a.detach().cpu()
+            try:
+                a = t.numpy()
+            except TypeError:                                         # a dtype numpy lacks (bfloat16): its bytes
+                flat = t.contiguous().reshape(-1)
+                h.update(f"{t.dtype} {tuple(t.shape)}".encode())
+                h.update(flat.view(sys.modules["torch"].uint8).numpy().tobytes() if flat.numel() else b"")
+                continue
         arr = np.ascontiguousarray(np.asarray(a))
         h.update(str(arr.shape).encode())
         h.update(arr.astype(str).tobytes() if arr.dtype == object else arr.tobytes())
@@ -184,20 +196,24 @@ class _Hasher(pickle._Pickler):            # the pure-Python pickler: reducer_ov
             return self._class(obj)
         if isinstance(obj, (types.BuiltinFunctionType, np.ufunc)):
             return NotImplemented
+        wrapped = _wrapped(obj)
+        if wrapped is not None:               # functools.lru_cache and the like, which pickle names: its function too
+            return _tag, ("wrapped", _name(t), self._function(wrapped)[1], self._child(obj))
         return _tag, ("object", _name(t), self._child(obj))
 
     def _function(self, f: types.FunctionType) -> tuple:
         if _is_library(f.__module__):
             return _tag, ("installed", _name(f), _version(f.__module__))
+        read = _global_names(f.__code__)
         cells = []
         for cell in f.__closure__ or ():
             try:
-                cells.append(cell.cell_contents)
+                cells.append(_user_module(cell.cell_contents, read, set()))
             except ValueError:                # a cell not filled yet
                 cells.append(_tag)
-        names = sorted(n for n in _global_names(f.__code__) if n in f.__globals__)
+        names = sorted(n for n in read if n in f.__globals__)
         parts = (_name(f), f.__code__, f.__defaults__, f.__kwdefaults__, cells,
-                 [(n, f.__globals__[n]) for n in names])
+                 [(n, _user_module(f.__globals__[n], read, set())) for n in names])
         return _tag, ("function", self._child(f, parts))
 
     def _class(self, cls: type) -> tuple:
@@ -208,10 +224,21 @@ class _Hasher(pickle._Pickler):            # the pure-Python pickler: reducer_ov
             raw = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
             if isinstance(raw, property):
                 raw = (raw.fget, raw.fset, raw.fdel)
-            if isinstance(raw, (types.FunctionType, type)) or isinstance(value, property):
-                members.append((name, raw))
+            elif isinstance(raw, functools.cached_property):
+                raw = raw.func
+            if not (name.startswith("__") and name.endswith("__")) or isinstance(raw, (types.FunctionType, type)):
+                members.append((name, raw))                # methods, and data the methods read as self.<name>
         bases = [b for b in cls.__bases__ if b is not object]
         return _tag, ("class", self._child(cls, (_name(cls), bases, members)))
+
+
+def _wrapped(obj: Any) -> types.FunctionType | None:
+    """The function a callable wraps (``__wrapped__``: functools.lru_cache, functools.wraps), or None."""
+    try:
+        wrapped = getattr(obj, "__wrapped__", None)
+    except Exception:                         # noqa: BLE001 - an object whose attribute lookup raises wraps nothing
+        return None
+    return wrapped if isinstance(wrapped, types.FunctionType) and callable(obj) else None
 
 
 def _tensor(obj: Any) -> tuple | None:
@@ -253,6 +280,18 @@ def _code_parts(code: types.CodeType) -> tuple:
     return (code.co_name, code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount, code.co_flags,
             code.co_code, getattr(code, "co_exceptiontable", b""), code.co_consts, code.co_names, code.co_varnames,
             code.co_freevars, code.co_cellvars)
+
+
+def _user_module(value: Any, read: set[str], seen: set[int]) -> Any:
+    """``value``, or where it is a module of the user's own (a local module, not installed) the attributes of it
+    that the code may read (``cfg.SCALE``, ``features.transform``: their names are among ``read``), by content;
+    its own modules the same way, each once."""
+    if not isinstance(value, types.ModuleType) or _is_library(value.__name__) or id(value) in seen:
+        return value
+    seen.add(id(value))
+    attrs = [(a, _user_module(getattr(value, a), read, seen)) for a in sorted(read)
+             if not (a.startswith("__") and a.endswith("__")) and hasattr(value, a)]
+    return ("user module", value.__name__, attrs)
 
 
 def _global_names(code: types.CodeType) -> set[str]:
