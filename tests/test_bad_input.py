@@ -152,8 +152,9 @@ def test_a_background_of_words_under_x_numbers_is_refused_before_any_model_call(
 def test_nan_is_refused_before_any_call_for_a_model_that_does_not_take_it_and_passed_to_one_that_does():
     Xn = X.iloc[:1].copy()
     Xn.iloc[0, 2] = np.nan
-    # the pipeline's tags say it takes no NaN (LogisticRegression): refused naming X, the row and the column
-    with pytest.raises(ValueError, match=r"X holds NaN at row 0, column 'mean perimeter', and the model does not take"):
+    # the pipeline's steps leave the NaN for a LogisticRegression: refused naming X, the row and the column
+    with pytest.raises(ValueError, match=r"X holds NaN at row 0, column 'mean perimeter', which the pipeline's steps "
+                                         r"leave for its final step, and it takes no missing values"):
         fs.explain(_PIPE, Xn, BG, budget=100, progress=False, method="permutation")
     from sklearn.ensemble import HistGradientBoostingClassifier
     hgb = HistGradientBoostingClassifier(max_iter=20).fit(X, y)          # takes NaN as missing: explained
