@@ -78,9 +78,7 @@ def describe_output(model: Any, tree: bool, unread: str | None, model_output: st
         return {"model_output": out, "tree_mode": "path-dependent" if background is None else "interventional"}
     if unread is not None:
         out = {"probability": "probability (the model's predict_proba)", "log_loss": "log_loss (of the labels y)"}
-        raw = "raw (the model's RawFormulaVal)" if type(model).__module__.startswith("catboost") else \
-            "raw (the model's margin)"
-        return {"model_output": out.get(model_output, raw) +
+        return {"model_output": out.get(model_output, "raw (the model's own raw output, what its trees sum to)") +
                 ", through the model's own predictions: " + unread, "tree_mode": "interventional",
                 "imputation": imputation}
     target = target_of(model)
