@@ -216,6 +216,28 @@ def test_samplers_that_can_enumerate_are_exact_at_two_to_the_n(method, index, op
     assert phi.n_evaluations <= 2**n
 
 
+WALKS = [("permutation", 2, 4, {}), ("permutation", 3, 9, {}), ("permutation", 4, 16, {}), ("tmc", 4, 16, {}),
+         ("tmc", 5, 32, {}), ("permutation", 5, 32, dict(antithetic=True)), ("owen-permutation", 5, 21, {}),
+         ("owen-permutation", 5, 20, dict(antithetic=True))]
+
+
+@pytest.mark.parametrize("method, n, budget, options", WALKS, ids=[f"{w[0]}-{w[1]}-{w[2]}" for w in WALKS])
+def test_walks_on_a_budget_that_covers_every_coalition_give_the_exact_values(method, n, budget, options):
+    # hunt19: permutation's Shapley values of 3 players at a budget of 9 evaluated all 8 coalitions and were off by
+    # 0.73 (2 players at 4: 0.60, tmc on 5 at 32: 0.42) with finite error bars; owen-permutation at 21 for the 20
+    # coalitions of whole blocks by 0.37. A walk costs n - 1 evaluations, so the remainder was left unspent
+    table = np.random.default_rng(3).normal(size=1 << n)
+    g = fs.games.FunctionGame(lambda S: table[np.asarray(S, bool).astype(np.int64) @ (1 << np.arange(n))],
+                              n_players=n)
+    owen = dict(partition=[[0, 1], list(range(2, n))]) if method.startswith("owen") else {}
+    index = "owen" if owen else "shapley"
+    exact = fs.exact(g, index, **owen)
+    phi = fs.estimate(g, index, method=method, budget=budget, seed=0, **owen, **options)
+    np.testing.assert_allclose(phi.values, exact.values, rtol=0, atol=1e-12)
+    assert np.all(phi.stderr == 0) and phi.n_evaluations == exact.n_evaluations <= budget
+    assert "exact values from them" in phi.info["stopped"]["reason"]
+
+
 @pytest.mark.parametrize("budget", [2 + 3 * 13, 2 + 5 * 13, 2 + 7 * 13])
 def test_antithetic_permutations_stay_paired_when_the_budget_runs_out(budget):
     """Odd numbers of permutations fit these budgets; the sampler keeps whole pairs, and a pair's average is

@@ -22,10 +22,10 @@ import numpy as np
 
 from .._core.arrays import to_numpy
 from .._core.errors import FairshareWarning
-from ..indices.interactions import InteractionIndex
+from ..indices.hierarchy import OwenIndex
 from ..indices.semivalues import Semivalue
 from .evaluation import BudgetedEvaluator, BudgetError
-from .exact import covers_all, exact_from_evaluator
+from .exact import budget_covers, covers_all, exact_from_evaluator
 from .samplers.subsets import to_device
 from .stopping import RunState, StoppingRule
 from .protocols import History, Sampler, Solver
@@ -119,7 +119,7 @@ def run(spec: MethodSpec, setup: Setup, evaluator: BudgetedEvaluator, stop: Stop
     if result is None:
         raise BudgetError(f"the budget of {setup.budget} leaves no evaluations for sampling coalitions of {d} players")
     exact = _exact_instead(setup, evaluator, result[2], not exhausted) if (reason is None or drawn >= draw_limit) \
-        and (exhausted or isinstance(setup.semivalue, InteractionIndex) and covers_all(d, setup.budget)) else None
+        and (exhausted or _covered(spec, setup, result[1])) else None
     if exact is not None:
         return exact
     if spec.needs_budget and type(setup.semivalue) is Semivalue:   # a sampled semivalue (not leave-one-out's exact
@@ -141,19 +141,30 @@ def _estimate(spec: MethodSpec, setup: Setup, evaluator: BudgetedEvaluator, stop
                     grand_value=ends[1], info=info)
 
 
+def _covered(spec: MethodSpec, setup: Setup, stderr: Any) -> bool:
+    """Whether a sampled method's estimates (an error bar not 0, or none) came from a budget that covers every
+    coalition their exact values read: those are then taken instead. Values a method fitted on every coalition with
+    its own weights (a regression or Banzhaf's means at a budget over all ``2^n``) are exact already, and stay as the
+    method computed them."""
+    estimated = stderr is None or bool(np.any(to_numpy(stderr) != 0))
+    return spec.needs_budget and estimated and budget_covers(setup.semivalue, setup.n_players, setup.budget)
+
+
 def _exact_instead(setup: Setup, evaluator: BudgetedEvaluator, info: dict, by_budget: bool = False) -> Estimate | None:
     """Where the sampler found no new coalition with budget left (it has drawn, or nearly, every coalition it can
     draw): the exact values from the evaluations in hand (:func:`~fairshare.engine.exact.exact_from_evaluator`), or
     None where they need more than the budget; the run's own ``info`` (its draws, walks, ...) kept. ``by_budget``:
-    interaction values whose sampler could draw more, on a budget that covers every coalition (a permutation's
-    evaluations that do not fit what is left of it leave the rest unspent: iq-permutation's k-SII of 5 players at a
-    budget of 32 was off by 0.53 with infinite error bars)."""
+    values whose sampler could draw more, on a budget that covers every coalition the exact values read (a
+    permutation's evaluations that do not fit what is left of it leave the rest unspent: iq-permutation's k-SII of 5
+    players at a budget of 32 was off by 0.53 with infinite error bars, permutation's Shapley values of 3 players at a
+    budget of 9 by 0.73 with all 8 coalitions evaluated, owen-permutation's at 21 of 20 coalitions by 0.37)."""
     spent = evaluator.n_spent
     exact = exact_from_evaluator(setup.semivalue, evaluator)
     if exact is None:
         return None
-    why = (f"the budget covers all 2^{setup.n_players} coalitions" if by_budget else
-           "every coalition the method draws was evaluated")
+    read = "the coalitions of whole blocks" if isinstance(setup.semivalue, OwenIndex) else \
+        f"all 2^{setup.n_players} coalitions"
+    why = f"the budget covers {read}" if by_budget else "every coalition the method draws was evaluated"
     reason = (f"{why} ({spent} of {setup.budget} evaluations): exact values from them"
               + (f" and {evaluator.n_spent - spent} more" if evaluator.n_spent > spent else ""))
     return Estimate(values=exact.values, stderr=exact.stderr, empty_value=exact.empty_value,

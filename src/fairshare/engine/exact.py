@@ -20,7 +20,7 @@ from .spec import Estimate, MethodSpec
 
 __all__ = ["all_coalitions", "all_values", "enumeration_values", "exact_estimate", "exact_interactions",
            "exact_owen", "owen_exact_cost", "owen_cost_lower_bound", "run_exact", "exact_from_evaluator",
-           "covers_all", "SPECS",
+           "covers_all", "budget_covers", "SPECS",
            "MAX_ENUMERATION_PLAYERS", "DEFAULT_CHUNK"]
 
 # ------------------------------------------------------------------------------- semivalues and interactions
@@ -254,6 +254,23 @@ def exact_owen(game, index: OwenIndex, evaluator: BudgetedEvaluator) -> Estimate
             values[p] += w[start:stop] @ (both[m:] - both[:m])
     return Estimate(values=values, stderr=np.zeros_like(values), empty_value=ends[0], grand_value=ends[1],
                     info={"via": "enumeration", "coalitions": evaluator.n_spent})
+
+
+def budget_covers(sv: Semivalue | InteractionIndex | OwenIndex, n: int, budget: int | None) -> bool:
+    """Whether ``budget`` evaluations pay for every coalition the exact values of ``sv`` on ``n`` players read: the
+    coalitions of whole blocks for Owen values, all ``2^n`` otherwise (``n`` up to ``MAX_ENUMERATION_PLAYERS``).
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> budget_covers(fs.Semivalue.shapley(), 3, 8), budget_covers(fs.Semivalue.shapley(), 3, 7)
+    (True, False)
+    """
+    if budget is None:
+        return False
+    if isinstance(sv, OwenIndex):
+        return owen_exact_cost(sv.hierarchy) <= budget
+    return n <= MAX_ENUMERATION_PLAYERS and covers_all(n, budget)
 
 
 def exact_from_evaluator(sv: Semivalue, evaluator: BudgetedEvaluator) -> Estimate | None:
