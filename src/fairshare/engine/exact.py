@@ -135,9 +135,9 @@ def exact_estimate(game: Game, semivalue: Semivalue, via: str = "auto", allow_la
         if via == "closed-form":
             raise ValueError(f"{type(game).__name__} has no closed form for {semivalue.name}; use via='enumeration'")
     if semivalue.name == "leave-one-out" and via != "enumeration":    # v(N) - v(N \ i): n + 2 coalitions
-        rows = np.vstack([game.empty_and_full(), all_but_one(np.arange(n), n)])
-        V = np.asarray(game(rows), dtype=float).reshape(n + 2, -1)
-        values = V[1] - V[2:]
+        rows = np.vstack([game.empty_and_full(), all_but_one(np.arange(n), n)])[:min(n + 2, 1 << n)]
+        V = np.asarray(game(rows), dtype=float).reshape(rows.shape[0], -1)
+        values = V[1] - (V[2:] if n > 1 else V[:1])     # one player: N \ {0} is the empty coalition, read once
         return Estimate(values=values, stderr=np.zeros_like(values), empty_value=V[0], grand_value=V[1],
                         info={"via": "leave-one-out"})
     if n > MAX_ENUMERATION_PLAYERS and not allow_large:
