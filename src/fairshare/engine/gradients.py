@@ -17,7 +17,8 @@ sum of the values minus ``F(1) - F(0)``) is in ``info["completeness"]`` with the
 above ``tolerance`` of ``|F(1) - F(0)|`` is a warning that names it.
 
 Each point costs one evaluation of the budget (a forward and a backward pass; with a background batch, of every
-background input), the two ends two more; the points default to what the budget leaves.
+background input), the two ends two more; the points default to what the budget leaves. One player's value is the
+whole integral, ``F(1) - F(0)``, read from the ends alone.
 """
 
 from __future__ import annotations
@@ -92,6 +93,11 @@ def _run(name: str, game: Any, evaluator: Any, options: dict, rng: np.random.Gen
     source = _gradient_game(game)
     ends = np.asarray(evaluator(game.empty_and_full()), dtype=float)
     empty, grand = ends[0], ends[1]
+    if game.n_players == 1:       # the one path integral is F(1) - F(0) (completeness): no point to sample
+        values = (grand - empty)[None, :]
+        info = {"n_points": 0, "path": "one player: f(x) - f(baseline), exactly"}
+        info["completeness"] = completeness(values, np.zeros_like(grand), empty, grand, options["tolerance"])
+        return Estimate(values=values, stderr=np.zeros_like(values), empty_value=empty, grand_value=grand, info=info)
     p = options["n_points"] if options["n_points"] is not None else int(evaluator.remaining)
     if p < 2:
         raise ValueError(f"{name} needs at least 2 points along the path: raise the budget (it has {p} after the "
