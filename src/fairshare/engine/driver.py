@@ -23,6 +23,7 @@ import numpy as np
 from .._core.arrays import to_numpy
 from .._core.errors import FairshareWarning
 from ..indices.hierarchy import OwenIndex
+from ..indices.interactions import InteractionIndex
 from ..indices.semivalues import Semivalue
 from .evaluation import BudgetedEvaluator, BudgetError
 from .exact import budget_covers, covers_all, exact_from_evaluator
@@ -142,11 +143,11 @@ def _estimate(spec: MethodSpec, setup: Setup, evaluator: BudgetedEvaluator, stop
 
 
 def _covered(spec: MethodSpec, setup: Setup, stderr: Any) -> bool:
-    """Whether a sampled method's estimates (an error bar not 0, or none) came from a budget that covers every
-    coalition their exact values read: those are then taken instead. Values a method fitted on every coalition with
-    its own weights (a regression or Banzhaf's means at a budget over all ``2^n``) are exact already, and stay as the
-    method computed them."""
-    estimated = stderr is None or bool(np.any(to_numpy(stderr) != 0))
+    """Whether a sampled method ran on a budget that covers every coalition its exact values read: those are then
+    taken instead (interaction values always; others where the method's own are estimates, an error bar not 0 or
+    none: semivalues a regression or Banzhaf's means fitted on every coalition with their own weights are exact
+    already, and stay as the method computed them)."""
+    estimated = isinstance(setup.semivalue, InteractionIndex) or stderr is None or bool(np.any(to_numpy(stderr) != 0))
     return spec.needs_budget and estimated and budget_covers(setup.semivalue, setup.n_players, setup.budget)
 
 
