@@ -90,6 +90,22 @@ def test_an_asymmetric_semivalue_cannot_be_paired_and_nothing_is_spent():
     assert game.n_evaluations == 0
 
 
+@pytest.mark.parametrize("method", ["regression", "matrix-vector"])
+def test_a_proxy_game_whose_values_cannot_be_had_is_refused_naming_control_variate(method):
+    # hunt19: a 25-player FunctionGame as control_variate was enumerated for its exact values after the game's two
+    # ends were evaluated, and refused by 'exact enumeration of a 25-player game needs 2^25 ...', naming no argument
+    n = 25
+    w = np.linspace(-1.0, 1.0, n)
+    game = Counting(fs.games.FunctionGame(lambda S: np.tanh(S @ w), n_players=n))
+    proxy = fs.games.FunctionGame(lambda S: S @ w, n_players=n)
+    with pytest.raises(ValueError, match=r"control_variate: .*FunctionGame has no closed form.*shape \(25,\)"):
+        fs.estimate(game, "shapley", method=method, budget=200, seed=0, control_variate=proxy)
+    assert game.n_evaluations == 0
+    known = fs.estimate(game, "shapley", method=method, budget=200, seed=0, control_variate=fs.games.AdditiveGame(w))
+    by_values = fs.estimate(Counting(game.inner), "shapley", method=method, budget=200, seed=0, control_variate=w)
+    np.testing.assert_allclose(known.values, by_values.values, rtol=0, atol=1e-12)
+
+
 # --------------------------------------------------------------------------------- stopping rules
 def test_relative_error_stops_early_and_says_why():
     g = soum()

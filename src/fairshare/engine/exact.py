@@ -20,7 +20,7 @@ from .spec import Estimate, MethodSpec
 
 __all__ = ["all_coalitions", "all_values", "enumeration_values", "exact_estimate", "exact_interactions",
            "exact_owen", "owen_exact_cost", "owen_cost_lower_bound", "run_exact", "exact_from_evaluator",
-           "covers_all", "budget_covers", "SPECS",
+           "covers_all", "budget_covers", "check_proxy_game", "SPECS",
            "MAX_ENUMERATION_PLAYERS", "DEFAULT_CHUNK"]
 
 # ------------------------------------------------------------------------------- semivalues and interactions
@@ -254,6 +254,32 @@ def exact_owen(game, index: OwenIndex, evaluator: BudgetedEvaluator) -> Estimate
             values[p] += w[start:stop] @ (both[m:] - both[:m])
     return Estimate(values=values, stderr=np.zeros_like(values), empty_value=ends[0], grand_value=ends[1],
                     info={"via": "enumeration", "coalitions": evaluator.n_spent})
+
+
+def check_proxy_game(proxy: Game, n: int, sv: Semivalue, name: str = "control_variate") -> None:
+    """Refuse, naming ``name``, a proxy game whose exact values the run would need but could not get: one of other
+    than ``n`` players, or one without a closed form for ``sv`` beyond ``MAX_ENUMERATION_PLAYERS`` players (its
+    values are enumerated; a 25-player proxy was refused only after the game's first evaluations, by a message about
+    exact enumeration that named no argument).
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> check_proxy_game(fs.games.AdditiveGame([1.0] * 30), 30, fs.Semivalue.shapley())    # a closed form
+    >>> check_proxy_game(fs.games.FunctionGame(lambda S: S.sum(axis=1), n_players=30), 30, fs.Semivalue.shapley())
+    Traceback (most recent call last):
+    ...
+    ValueError: control_variate: a proxy game's exact shapley values are needed; FunctionGame has no closed form for \
+them and its 2^30 coalitions are beyond enumeration (at most 22 players): give a game that knows its values \
+(fs.games.AdditiveGame, ...) or proxy values of shape (30,)
+    """
+    if proxy.n_players != n:
+        raise ValueError(f"{name} game has {proxy.n_players} players, the game has {n}")
+    if n > MAX_ENUMERATION_PLAYERS and not proxy.knows_exact_values(sv):
+        raise ValueError(f"{name}: a proxy game's exact {sv.name} values are needed; {type(proxy).__name__} has no "
+                         f"closed form for them and its 2^{n} coalitions are beyond enumeration (at most "
+                         f"{MAX_ENUMERATION_PLAYERS} players): give a game that knows its values "
+                         f"(fs.games.AdditiveGame, ...) or proxy values of shape ({n},)")
 
 
 def budget_covers(sv: Semivalue | InteractionIndex | OwenIndex, n: int, budget: int | None) -> bool:
