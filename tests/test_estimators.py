@@ -210,6 +210,36 @@ def test_known_null_players_are_dropped_and_get_zero():
         np.testing.assert_allclose(phi.values, fs.exact(g, index).values, atol=1e-9)   # 2^8 = 256: exact
 
 
+@pytest.mark.parametrize("method", ["auto", "surrogate-regression"])
+def test_a_semivalue_of_fixed_weights_on_a_game_with_null_players_is_estimated(method):
+    # hunt19: the budget a method needs was computed for the non-null players under the weights given for all n, so
+    # surrogate-regression (and auto, which picks it) stopped on 'this Semivalue has weights for 10 players but the
+    # game has 8 players' for a user's Semivalue on a game that declares two null players
+    class WithNulls(fs.Game):                       # no closed form: auto estimates too
+        def __init__(self, soum):
+            super().__init__(soum.n_players)
+            self.soum = soum
+
+        def _evaluate(self, coalitions):
+            return self.soum(coalitions)
+
+        def null_players(self):
+            return ~self.soum.carriers.any(axis=0)
+
+    base = fs.games.SOUMGame.random(10, n_terms=20, max_size=4, seed=4)
+    carriers = base.carriers.copy()
+    carriers[:, [2, 7]] = False
+    keep = carriers.any(axis=1)
+    g = WithNulls(fs.games.SOUMGame(carriers[keep], base.coefficients[keep]))
+    user = fs.Semivalue(fs.Semivalue.beta_shapley(3, 2).weights(10), name="fixed")
+    exact = fs.exact(g, user).values
+    for budget in (60, 256):
+        phi = fs.estimate(g, user, method=method, budget=budget, seed=0)
+        assert phi.values[2] == 0.0 and phi.values[7] == 0.0 and phi.info["null_players"] == 2
+        assert phi.n_evaluations <= budget and np.all(np.abs(phi.values - exact) <= 4 * phi.stderr + 1e-9)
+    np.testing.assert_allclose(phi.values, exact, atol=1e-9)                       # 2^8 = 256: exact
+
+
 def test_reduced_semivalue_matches_the_full_game():
     n = 7
     table_w = np.random.default_rng(5).standard_normal(n)
