@@ -240,6 +240,33 @@ def test_a_semivalue_of_fixed_weights_on_a_game_with_null_players_is_estimated(m
     np.testing.assert_allclose(phi.values, exact, atol=1e-9)                       # 2^8 = 256: exact
 
 
+def test_the_budget_named_for_finite_error_bars_counts_the_non_null_players_under_fixed_weights():
+    # hunt19: with a user's Semivalue of fixed weights on a game with two known null players, the warning for
+    # infinite error bars probed the budget under the weights of all 12 players on the 10 it ran on, which failed,
+    # so it said only 'raise the budget' where a budget of 24 gives finite ones
+    class WithNulls(fs.Game):
+        def __init__(self, soum):
+            super().__init__(soum.n_players)
+            self.soum = soum
+
+        def _evaluate(self, coalitions):
+            return self.soum(coalitions)
+
+        def null_players(self):
+            return ~self.soum.carriers.any(axis=0)
+
+    base = fs.games.SOUMGame.random(12, n_terms=30, max_size=4, seed=4)
+    carriers = base.carriers.copy()
+    carriers[:, [2, 7]] = False
+    keep = carriers.any(axis=1)
+    g = WithNulls(fs.games.SOUMGame(carriers[keep], base.coefficients[keep]))
+    user = fs.Semivalue(fs.Semivalue.beta_shapley(3, 2).weights(12), name="fixed")
+    with pytest.warns(fs.FairshareWarning, match="a budget of 24 gives finite standard errors"):
+        few = fs.estimate(g, user, method="semivalue-regression", budget=12, seed=0)
+    assert np.isinf(few.stderr).any() and "a budget of 24" in few.info["stderr"]
+    assert np.all(np.isfinite(fs.estimate(g, user, method="semivalue-regression", budget=24, seed=0).stderr))
+
+
 def test_reduced_semivalue_matches_the_full_game():
     n = 7
     table_w = np.random.default_rng(5).standard_normal(n)
