@@ -118,6 +118,21 @@ def test_relative_error_stops_early_and_says_why():
     assert true < 0.1
 
 
+def test_a_stopping_rule_does_not_hold_on_error_bars_of_a_variation_unseen():
+    # hunt19: a unanimity game of 6 of 12 players beside an additive part: the first round (49 evaluations) saw
+    # none of it, so every error bar was 0, and tol=0.1 stopped there ('estimated relative error 0', 16 of 20
+    # seeds) with the six players at 0 for 0.3125 and, once the values were checked to add up, infinite error bars
+    w = np.linspace(0.5, 2.0, 6)
+    g = fs.games.FunctionGame(lambda S: S[:, :6].astype(float) @ w + 10.0 * S[:, 6:].all(axis=1), n_players=12)
+    truth = fs.exact(g, "banzhaf").values
+    for rule in (dict(tol=0.1), dict(stop=StandardError(0.05))):
+        phi = fs.estimate(g, "banzhaf", method="mc-banzhaf", budget=3000, seed=0, **rule)
+        assert phi.n_evaluations > 1000 and np.all(np.isfinite(phi.stderr))
+        assert np.all(np.abs(phi.values - truth) <= 5 * phi.stderr)
+        if phi.info["stopped"]["reason"].startswith("RelativeError"):
+            assert np.linalg.norm(phi.stderr) / np.linalg.norm(phi.values) <= 0.1
+
+
 def test_standard_error_and_max_evaluations():
     g = soum()
     se = fs.estimate(g, "shapley", method="permutation", budget=50_000, seed=0, stop=StandardError(0.02))

@@ -49,9 +49,7 @@ def _relative_error(values: Any, stderr: Any) -> float | None:
 def run(spec: MethodSpec, setup: Setup, evaluator: BudgetedEvaluator, stop: StoppingRule | None = None,
         progress: Any = None) -> Estimate:
     """Run ``spec`` on the game of ``evaluator`` (setup from :func:`fairshare.doors.estimate`)."""
-    game = evaluator.game
-    d = setup.n_players
-    started = time.perf_counter()
+    game, d, started = evaluator.game, setup.n_players, time.perf_counter()
     if d == 1:                                     # one player: v(N) - v(empty), exactly
         ends = evaluator(game.empty_and_full())
         diff = (ends[1] - ends[0])[None, :]
@@ -72,7 +70,7 @@ def run(spec: MethodSpec, setup: Setup, evaluator: BudgetedEvaluator, stop: Stop
     available = cap - evaluator.n_spent
     plan = sampler.schedule(available, bool(stop is not None and stop.needs_rounds or progress is not None and
                                             sampler.rounds_for_progress))
-    error = None
+    error, sampled = None, spec.needs_budget and type(setup.semivalue) is Semivalue   # (not leave-one-out's values)
     state = RunState(None, None, evaluator.n_spent, setup.budget, 0, started=started)
     draw_limit = DRAW_FACTOR * max(setup.budget, 1)
     drawn, reason, rounds, result, exhausted = 0, None, 0, None, False
@@ -106,9 +104,10 @@ def run(spec: MethodSpec, setup: Setup, evaluator: BudgetedEvaluator, stop: Stop
         rounds += 1
         result = solver.result()
         history.estimate = (result[0], result[1])
-        state.values, state.stderr, state.n_evaluations, state.round = result[0], result[1], evaluator.n_spent, rounds
+        shown = _unseen_variation(*result[:2], (v0, vN), evaluator.n_spent, d, warn=False) if sampled else result[1]
+        state.values, state.stderr, state.n_evaluations, state.round = result[0], shown, evaluator.n_spent, rounds
         if progress is not None:
-            error = _relative_error(result[0], result[1])
+            error = _relative_error(result[0], shown)
             progress(evaluator.n_spent, cap, error)
         if stop is not None:
             reason = stop(state)
@@ -123,9 +122,9 @@ def run(spec: MethodSpec, setup: Setup, evaluator: BudgetedEvaluator, stop: Stop
         and (exhausted or _covered(spec, setup, result[1])) else None
     if exact is not None:
         return exact
-    if spec.needs_budget and type(setup.semivalue) is Semivalue:   # a sampled semivalue (not leave-one-out's exact
-        result = (result[0], _unseen_variation(*result[:2], (v0, vN), evaluator.n_spent, d), result[2])   # values)
-    return _estimate(spec, setup, evaluator, stop, result, (v0, vN), rounds, reason, sampler.unit_cost)
+    checked = _unseen_variation(*result[:2], (v0, vN), evaluator.n_spent, d) if sampled else result[1]
+    return _estimate(spec, setup, evaluator, stop, (result[0], checked, result[2]), (v0, vN), rounds, reason,
+                     sampler.unit_cost)
 
 
 def _estimate(spec: MethodSpec, setup: Setup, evaluator: BudgetedEvaluator, stop: StoppingRule | None,
@@ -193,12 +192,14 @@ def _why_stopped(spent: int, budget: int, n: int, unit: int = 1) -> str:
 
 
 def _unseen_variation(values: np.ndarray, stderr: np.ndarray | None, ends: tuple[np.ndarray, np.ndarray],
-                      spent: int, n: int) -> np.ndarray | None:
-    """``stderr`` with its zeros infinite (and a warning) for each output whose values do not add up to
+                      spent: int, n: int, warn: bool = True) -> np.ndarray | None:
+    """``stderr`` with its zeros infinite (and a warning, if ``warn``) for each output whose values do not add up to
     ``v(N) - v(empty)``: an error bar of 0 says the sample saw no variation, as for an additive game, whose values
     add up; where they do not, the variation was only unseen (a unanimity game of 6 of 10 players at 60 evaluations:
     every sampled coalition 0, Banzhaf values 0 with error bars of 0, the exact ones 0.09). Not where every coalition
-    was evaluated."""
+    was evaluated. A stopping rule sees each round's error bars so (without the warning): mc-banzhaf with tol=0.1
+    stopped after 49 of 3,000 evaluations on such zeros ('estimated relative error 0'), 0.31 off, its error bars then
+    infinite."""
     if stderr is None or covers_all(n, spent):
         return stderr
     phi, se = np.asarray(values, dtype=float), np.asarray(stderr, dtype=float)
@@ -208,9 +209,10 @@ def _unseen_variation(values: np.ndarray, stderr: np.ndarray | None, ends: tuple
         np.any(se2 == 0, axis=0)
     if not unseen.any():
         return stderr
-    warnings.warn("some error bars were 0 where the values do not add up to v(N) - v(empty): the sample showed no "
-                  "variation for those players, which the game has; they are infinite (a larger budget samples more "
-                  "of the game)", FairshareWarning, stacklevel=5)
+    if warn:
+        warnings.warn("some error bars were 0 where the values do not add up to v(N) - v(empty): the sample showed "
+                      "no variation for those players, which the game has; they are infinite (a larger budget samples "
+                      "more of the game)", FairshareWarning, stacklevel=5)
     out = se2.copy()
     out[:, unseen] = np.where(se2[:, unseen] == 0, np.inf, se2[:, unseen])
     return out.reshape(se.shape)
