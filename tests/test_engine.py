@@ -90,6 +90,22 @@ def test_an_asymmetric_semivalue_cannot_be_paired_and_nothing_is_spent():
     assert game.n_evaluations == 0
 
 
+@pytest.mark.parametrize("method", ["regression", "matrix-vector"])
+def test_a_proxy_game_whose_values_cannot_be_had_is_refused_naming_control_variate(method):
+    # hunt19: a 25-player FunctionGame as control_variate was enumerated for its exact values after the game's two
+    # ends were evaluated, and refused by 'exact enumeration of a 25-player game needs 2^25 ...', naming no argument
+    n = 25
+    w = np.linspace(-1.0, 1.0, n)
+    game = Counting(fs.games.FunctionGame(lambda S: np.tanh(S @ w), n_players=n))
+    proxy = fs.games.FunctionGame(lambda S: S @ w, n_players=n)
+    with pytest.raises(ValueError, match=r"control_variate: .*FunctionGame has no closed form.*shape \(25,\)"):
+        fs.estimate(game, "shapley", method=method, budget=200, seed=0, control_variate=proxy)
+    assert game.n_evaluations == 0
+    known = fs.estimate(game, "shapley", method=method, budget=200, seed=0, control_variate=fs.games.AdditiveGame(w))
+    by_values = fs.estimate(Counting(game.inner), "shapley", method=method, budget=200, seed=0, control_variate=w)
+    np.testing.assert_allclose(known.values, by_values.values, rtol=0, atol=1e-12)
+
+
 # --------------------------------------------------------------------------------- stopping rules
 def test_relative_error_stops_early_and_says_why():
     g = soum()
@@ -100,6 +116,21 @@ def test_relative_error_stops_early_and_says_why():
     assert phi.info["estimated_relative_error"] <= 0.05
     true = np.linalg.norm(phi.values - truth) / np.linalg.norm(truth)
     assert true < 0.1
+
+
+def test_a_stopping_rule_does_not_hold_on_error_bars_of_a_variation_unseen():
+    # hunt19: a unanimity game of 6 of 12 players beside an additive part: the first round (49 evaluations) saw
+    # none of it, so every error bar was 0, and tol=0.1 stopped there ('estimated relative error 0', 16 of 20
+    # seeds) with the six players at 0 for 0.3125 and, once the values were checked to add up, infinite error bars
+    w = np.linspace(0.5, 2.0, 6)
+    g = fs.games.FunctionGame(lambda S: S[:, :6].astype(float) @ w + 10.0 * S[:, 6:].all(axis=1), n_players=12)
+    truth = fs.exact(g, "banzhaf").values
+    for rule in (dict(tol=0.1), dict(stop=StandardError(0.05))):
+        phi = fs.estimate(g, "banzhaf", method="mc-banzhaf", budget=3000, seed=0, **rule)
+        assert phi.n_evaluations > 1000 and np.all(np.isfinite(phi.stderr))
+        assert np.all(np.abs(phi.values - truth) <= 5 * phi.stderr)
+        if phi.info["stopped"]["reason"].startswith("RelativeError"):
+            assert np.linalg.norm(phi.stderr) / np.linalg.norm(phi.values) <= 0.1
 
 
 def test_standard_error_and_max_evaluations():
@@ -214,6 +245,28 @@ def test_samplers_that_can_enumerate_are_exact_at_two_to_the_n(method, index, op
     np.testing.assert_allclose(phi.values, truth_of(g, sv), atol=1e-9)
     np.testing.assert_allclose(phi.stderr, 0.0, atol=1e-12)
     assert phi.n_evaluations <= 2**n
+
+
+WALKS = [("permutation", 2, 4, {}), ("permutation", 3, 9, {}), ("permutation", 4, 16, {}), ("tmc", 4, 16, {}),
+         ("tmc", 5, 32, {}), ("permutation", 5, 32, dict(antithetic=True)), ("owen-permutation", 5, 21, {}),
+         ("owen-permutation", 5, 20, dict(antithetic=True))]
+
+
+@pytest.mark.parametrize("method, n, budget, options", WALKS, ids=[f"{w[0]}-{w[1]}-{w[2]}" for w in WALKS])
+def test_walks_on_a_budget_that_covers_every_coalition_give_the_exact_values(method, n, budget, options):
+    # hunt19: permutation's Shapley values of 3 players at a budget of 9 evaluated all 8 coalitions and were off by
+    # 0.73 (2 players at 4: 0.60, tmc on 5 at 32: 0.42) with finite error bars; owen-permutation at 21 for the 20
+    # coalitions of whole blocks by 0.37. A walk costs n - 1 evaluations, so the remainder was left unspent
+    table = np.random.default_rng(3).normal(size=1 << n)
+    g = fs.games.FunctionGame(lambda S: table[np.asarray(S, bool).astype(np.int64) @ (1 << np.arange(n))],
+                              n_players=n)
+    owen = dict(partition=[[0, 1], list(range(2, n))]) if method.startswith("owen") else {}
+    index = "owen" if owen else "shapley"
+    exact = fs.exact(g, index, **owen)
+    phi = fs.estimate(g, index, method=method, budget=budget, seed=0, **owen, **options)
+    np.testing.assert_allclose(phi.values, exact.values, rtol=0, atol=1e-12)
+    assert np.all(phi.stderr == 0) and phi.n_evaluations == exact.n_evaluations <= budget
+    assert "exact values from them" in phi.info["stopped"]["reason"]
 
 
 @pytest.mark.parametrize("budget", [2 + 3 * 13, 2 + 5 * 13, 2 + 7 * 13])

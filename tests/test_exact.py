@@ -210,3 +210,17 @@ def test_exact_leave_one_out_values_read_n_plus_two_coalitions_not_all():
     assert e.n_evaluations == n + 2 and e.info["via"] == "leave-one-out"
     enumerated = fs.exact(g, "loo", via="enumeration")
     np.testing.assert_allclose(enumerated.values, e.values, atol=1e-12)
+
+
+@pytest.mark.parametrize("method, budget", [("loo", None), ("loo", 2), ("exact", 2), ("auto", 2)])
+def test_leave_one_out_of_one_player_reads_its_two_coalitions_once(method, budget):
+    # hunt19: on one player N \ {0} is the empty coalition, but leave-one-out read n + 2 = 3 coalitions: fs.exact
+    # spent 3 evaluations for 2, method='loo' was refused at budget=2 ('it needs at least 3'), though 2 covers every
+    # coalition, and method='exact' at budget=2 stopped on '3 more evaluations would exceed the budget of 2'
+    g = fs.games.FunctionGame(lambda S: np.where(S[:, 0], 7.5, 2.0), n_players=1)
+    e = fs.exact(g, "loo")
+    assert e.values.ravel().tolist() == [5.5] and e.n_evaluations == 2
+    res = fs.estimate(g, "loo", method=method, budget=budget)
+    assert res.values.ravel().tolist() == [5.5] and res.n_evaluations == 2 and g.n_evaluations == 4
+    with pytest.raises(fs.BudgetError, match="at least 2 evaluations"):
+        fs.estimate(g, "loo", method="loo", budget=1)

@@ -156,3 +156,16 @@ def test_coalition_store_finds_what_was_added_between_lookups(monkeypatch, colli
         found = pos >= 0
         assert set(np.flatnonzero(found)) == set(held)
         np.testing.assert_array_equal(store.values[pos[found], 0], np.flatnonzero(found))
+
+
+def test_a_game_or_model_with_no_output_per_row_is_refused_by_name():
+    # hunt19: a game or model returning shape (m, 0) (predict_proba(X)[:, 2:] of a binary classifier) stopped on a
+    # bare 'IndexError: index 0 is out of bounds for axis 1 with size 0' in estimate, exact and explain
+    empty = fs.games.FunctionGame(lambda S: np.zeros((S.shape[0], 0)), n_players=4)
+    with pytest.raises(ValueError, match=r"k >= 1, got \(2, 0\)"):
+        fs.estimate(empty, "shapley", method="permutation", budget=12, seed=0)
+    with pytest.raises(ValueError, match=r"k >= 1, got \(16, 0\)"):
+        fs.exact(empty)
+    X = np.random.default_rng(0).normal(size=(5, 3))
+    with pytest.raises(ValueError, match=r"the model returned no output per row \(an array of shape \(\d+, 0\)\)"):
+        fs.explain(lambda A: np.zeros((len(A), 0)), X[:2], background=X, budget=20, seed=0, progress=False)

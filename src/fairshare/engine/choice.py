@@ -125,9 +125,12 @@ def _active(game: Game) -> int:
 
 
 def _need(spec: MethodSpec, game: Game, sv: Semivalue, opts: dict, active: int) -> int:
-    """The smallest budget ``spec`` runs at on ``game`` (its non-null players count for sampling methods)."""
+    """The smallest budget ``spec`` runs at on ``game`` (its non-null players count for sampling methods, under the
+    semivalue of that smaller game: fixed weights for all ``n`` players are summed down, as the run does)."""
     if spec.exact is not None:
         return spec.budget_needed(game, sv, opts)
+    if active < game.n_players and type(sv) is Semivalue:
+        sv = sv.reduced(game.n_players, game.n_players - active)
     return int(spec.min_budget(active, sv, {**spec.fixed, **spec.defaults, **opts}))
 
 

@@ -118,8 +118,9 @@ def run(game: Game, sv: Semivalue, choice: Choice, seed: SeedLike = None, stop: 
         if stderr is not None:
             stderr = np.zeros_like(values)
             stderr[active] = result.stderr
-    if stderr is not None and not np.all(np.isfinite(stderr)):
-        info["stderr"] = infinite_stderr_note(choice, sv, n if active is None else active.size, info.get("stderr"))
+    if stderr is not None and not np.all(np.isfinite(stderr)):        # the note's budget: for the players run on
+        ran = sv if active is None or type(sv) is not Semivalue else sv.reduced(n, n - active.size, active=active)
+        info["stderr"] = infinite_stderr_note(choice, ran, n if active is None else active.size, info.get("stderr"))
         warnings.warn(info["stderr"], FairshareWarning, stacklevel=3)
     squeeze = done.scalar
 

@@ -20,7 +20,7 @@ from .spec import Estimate, MethodSpec
 
 __all__ = ["all_coalitions", "all_values", "enumeration_values", "exact_estimate", "exact_interactions",
            "exact_owen", "owen_exact_cost", "owen_cost_lower_bound", "run_exact", "exact_from_evaluator",
-           "covers_all", "SPECS",
+           "covers_all", "budget_covers", "check_proxy_game", "SPECS",
            "MAX_ENUMERATION_PLAYERS", "DEFAULT_CHUNK"]
 
 # ------------------------------------------------------------------------------- semivalues and interactions
@@ -135,9 +135,9 @@ def exact_estimate(game: Game, semivalue: Semivalue, via: str = "auto", allow_la
         if via == "closed-form":
             raise ValueError(f"{type(game).__name__} has no closed form for {semivalue.name}; use via='enumeration'")
     if semivalue.name == "leave-one-out" and via != "enumeration":    # v(N) - v(N \ i): n + 2 coalitions
-        rows = np.vstack([game.empty_and_full(), all_but_one(np.arange(n), n)])
-        V = np.asarray(game(rows), dtype=float).reshape(n + 2, -1)
-        values = V[1] - V[2:]
+        rows = np.vstack([game.empty_and_full(), all_but_one(np.arange(n), n)])[:min(n + 2, 1 << n)]
+        V = np.asarray(game(rows), dtype=float).reshape(rows.shape[0], -1)
+        values = V[1] - (V[2:] if n > 1 else V[:1])     # one player: N \ {0} is the empty coalition, read once
         return Estimate(values=values, stderr=np.zeros_like(values), empty_value=V[0], grand_value=V[1],
                         info={"via": "leave-one-out"})
     if n > MAX_ENUMERATION_PLAYERS and not allow_large:
@@ -254,6 +254,49 @@ def exact_owen(game, index: OwenIndex, evaluator: BudgetedEvaluator) -> Estimate
             values[p] += w[start:stop] @ (both[m:] - both[:m])
     return Estimate(values=values, stderr=np.zeros_like(values), empty_value=ends[0], grand_value=ends[1],
                     info={"via": "enumeration", "coalitions": evaluator.n_spent})
+
+
+def check_proxy_game(proxy: Game, n: int, sv: Semivalue, name: str = "control_variate") -> None:
+    """Refuse, naming ``name``, a proxy game whose exact values the run would need but could not get: one of other
+    than ``n`` players, or one without a closed form for ``sv`` beyond ``MAX_ENUMERATION_PLAYERS`` players (its
+    values are enumerated; a 25-player proxy was refused only after the game's first evaluations, by a message about
+    exact enumeration that named no argument).
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> check_proxy_game(fs.games.AdditiveGame([1.0] * 30), 30, fs.Semivalue.shapley())    # a closed form
+    >>> check_proxy_game(fs.games.FunctionGame(lambda S: S.sum(axis=1), n_players=30), 30, fs.Semivalue.shapley())
+    Traceback (most recent call last):
+    ...
+    ValueError: control_variate: a proxy game's exact shapley values are needed; FunctionGame has no closed form for \
+them and its 2^30 coalitions are beyond enumeration (at most 22 players): give a game that knows its values \
+(fs.games.AdditiveGame, ...) or proxy values of shape (30,)
+    """
+    if proxy.n_players != n:
+        raise ValueError(f"{name} game has {proxy.n_players} players, the game has {n}")
+    if n > MAX_ENUMERATION_PLAYERS and not proxy.knows_exact_values(sv):
+        raise ValueError(f"{name}: a proxy game's exact {sv.name} values are needed; {type(proxy).__name__} has no "
+                         f"closed form for them and its 2^{n} coalitions are beyond enumeration (at most "
+                         f"{MAX_ENUMERATION_PLAYERS} players): give a game that knows its values "
+                         f"(fs.games.AdditiveGame, ...) or proxy values of shape ({n},)")
+
+
+def budget_covers(sv: Semivalue | InteractionIndex | OwenIndex, n: int, budget: int | None) -> bool:
+    """Whether ``budget`` evaluations pay for every coalition the exact values of ``sv`` on ``n`` players read: the
+    coalitions of whole blocks for Owen values, all ``2^n`` otherwise (``n`` up to ``MAX_ENUMERATION_PLAYERS``).
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> budget_covers(fs.Semivalue.shapley(), 3, 8), budget_covers(fs.Semivalue.shapley(), 3, 7)
+    (True, False)
+    """
+    if budget is None:
+        return False
+    if isinstance(sv, OwenIndex):
+        return owen_exact_cost(sv.hierarchy) <= budget
+    return n <= MAX_ENUMERATION_PLAYERS and covers_all(n, budget)
 
 
 def exact_from_evaluator(sv: Semivalue, evaluator: BudgetedEvaluator) -> Estimate | None:

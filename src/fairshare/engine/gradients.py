@@ -17,7 +17,8 @@ sum of the values minus ``F(1) - F(0)``) is in ``info["completeness"]`` with the
 above ``tolerance`` of ``|F(1) - F(0)|`` is a warning that names it.
 
 Each point costs one evaluation of the budget (a forward and a backward pass; with a background batch, of every
-background input), the two ends two more; the points default to what the budget leaves.
+background input), the two ends two more; the points default to what the budget leaves. One player's value is the
+whole integral, ``F(1) - F(0)``, read from the ends alone.
 """
 
 from __future__ import annotations
@@ -92,6 +93,11 @@ def _run(name: str, game: Any, evaluator: Any, options: dict, rng: np.random.Gen
     source = _gradient_game(game)
     ends = np.asarray(evaluator(game.empty_and_full()), dtype=float)
     empty, grand = ends[0], ends[1]
+    if game.n_players == 1:       # the one path integral is F(1) - F(0) (completeness): no point to sample
+        values = (grand - empty)[None, :]
+        info = {"n_points": 0, "path": "one player: f(x) - f(baseline), exactly"}
+        info["completeness"] = completeness(values, np.zeros_like(grand), empty, grand, options["tolerance"])
+        return Estimate(values=values, stderr=np.zeros_like(values), empty_value=empty, grand_value=grand, info=info)
     p = options["n_points"] if options["n_points"] is not None else int(evaluator.remaining)
     if p < 2:
         raise ValueError(f"{name} needs at least 2 points along the path: raise the budget (it has {p} after the "
@@ -102,6 +108,7 @@ def _run(name: str, game: Any, evaluator: Any, options: dict, rng: np.random.Gen
     points = np.repeat(t[:, None], game.n_players, axis=1)
     _, grads = source.gradient(points, background=picks)               # (p, n, k)
     grads = np.asarray(grads, dtype=float)
+    _check_finite(name, grads, t, game.player_names)
     values = grads.mean(axis=0)
     stderr = collapsed_stderr(grads)
     info = {"n_points": p, "path": "straight, stratified t"}
@@ -120,6 +127,20 @@ def _run(name: str, game: Any, evaluator: Any, options: dict, rng: np.random.Gen
                       "shrink a sampling gap, a larger one means the model is not differentiable along the path",
                       FairshareWarning, stacklevel=4)
     return Estimate(values=values, stderr=stderr, empty_value=empty, grand_value=grand, info=info)
+
+
+def _check_finite(name: str, grads: np.ndarray, t: np.ndarray, players: list) -> None:
+    """Refuse gradients ``(p, n, k)`` that are NaN or inf at a point of the path, naming the first (its ``t`` and
+    player): their mean would be NaN values with NaN error bars and no warning (a ``torch.where`` whose other branch
+    takes the square root of a negative number has a NaN gradient where its value is finite)."""
+    bad = ~np.isfinite(grads).reshape(grads.shape[0], grads.shape[1], -1).all(axis=2)
+    if not bad.any():
+        return
+    point, player = (int(i[0]) for i in np.nonzero(bad))
+    raise ValueError(f"{name}: the model's gradient is NaN or inf at {int(bad.any(axis=1).sum())} of {bad.shape[0]} "
+                     f"points along the path (first at t = {t[point]:.4g}, player {players[player]!r}), where its "
+                     "values are finite: the model is not differentiable there (a torch.where over a NaN branch, a "
+                     "sqrt or log at 0); use a sampling method such as 'regression'")
 
 
 def integrated_gradients(game: Any, index: Any, evaluator: Any, options: dict, rng: np.random.Generator) -> Estimate:

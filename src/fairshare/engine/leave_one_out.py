@@ -84,5 +84,5 @@ SPECS = [
         name="loo", indices=("leave-one-out",),
         description="leave-one-out: v(N) - v(N minus i), n + 2 evaluations, exact",
         sampler=lambda s: AllButOne(s.sampler_rng, s.n_players), solver=LeaveOneOutSolver,
-        min_budget=lambda n, sv, o: n + 2, default_for={"leave-one-out": 10}, needs_budget=False),
+        min_budget=lambda n, sv, o: min(n + 2, 1 << n), default_for={"leave-one-out": 10}, needs_budget=False),
 ]

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from .._core import arrays
-from .exact import exact_estimate
+from .exact import check_proxy_game, exact_estimate
 from ..games.base import Game
 from .samplers.sample import CoalitionSample
 from .samplers.sizes import DISTRIBUTIONS, shapley_size_log_mass
@@ -266,8 +266,8 @@ def _validate(opts: dict, n: int, sv: Semivalue) -> None:
                              "replacement=True): cross-fitting needs folds drawn independently")
         if not (sv.is_shapley or sv.is_banzhaf):
             raise ValueError("control_variate='trees' estimates Shapley or Banzhaf values")
-    if isinstance(cv, Game) and cv.n_players != n:
-        raise ValueError(f"control_variate game has {cv.n_players} players, the game has {n}")
+    if isinstance(cv, Game):
+        check_proxy_game(cv, n, sv)
     if isinstance(cv, np.ndarray) and cv.shape[0] != n:
         raise ValueError(f"control_variate must be None, 'auto', 'trees', a Game, or finite proxy values of shape "
                          f"({n},) or ({n}, k); got shape {cv.shape}")

@@ -21,7 +21,7 @@ KINDS = ("function", "model", "tree", "torch", "data", "synthetic")
 def check_output_axes(shape: tuple[int, ...], source: str = "the model") -> None:
     """Refuse a model whose output per row has more than one axis (``shape``: a batch's, rows first), naming that
     shape: values are explained per output, one output or a vector of them per row, and flattening the axes would
-    explain each cell under a position the model never named.
+    explain each cell under a position the model never named; or none (a vector of no output per row).
 
     Examples
     --------
@@ -31,6 +31,9 @@ def check_output_axes(shape: tuple[int, ...], source: str = "the model") -> None
     ...
     ValueError: the model returned outputs of shape (2, 2) per row (an array of shape (5, 2, 2) for a batch of 5 ...
     """
+    if len(shape) == 2 and int(shape[1]) == 0:
+        raise ValueError(f"{source} returned no output per row (an array of shape {tuple(int(d) for d in shape)}): "
+                         "fairshare explains one output or a vector of at least one per row")
     if len(shape) <= 2:
         return
     per_row, every = tuple(int(d) for d in shape[1:]), tuple(int(d) for d in shape)
@@ -150,8 +153,10 @@ class Game:
             out = self._evaluate(X[start:start + step])
             self.n_evaluations += int(min(step, X.shape[0] - start))
             out = out.to(torch.float64)
-            if out.ndim not in (1, 2) or out.shape[0] != min(step, X.shape[0] - start):
-                raise ValueError(f"the game must return one value (or row) per coalition, got shape {tuple(out.shape)}")
+            if out.ndim not in (1, 2) or out.shape[0] != min(step, X.shape[0] - start) or out.ndim == 2 and \
+                    out.shape[1] == 0:
+                raise ValueError(f"the game must return one value (or row of k >= 1) per coalition, got shape "
+                                 f"{tuple(out.shape)}")
             k = 0 if out.ndim == 1 else out.shape[1]
             if self.n_outputs is None:
                 self.n_outputs = k
@@ -172,10 +177,10 @@ class Game:
         if out.dtype.kind not in "biuf":
             raise TypeError(f"the game must return numbers, got an array of dtype {out.dtype}")
         out = out.astype(float, copy=False)
-        if out.ndim not in (1, 2) or out.shape[0] != X.shape[0]:
+        if out.ndim not in (1, 2) or out.shape[0] != X.shape[0] or out.ndim == 2 and out.shape[1] == 0:
             raise ValueError(
                 f"the game must return shape ({X.shape[0]},) or ({X.shape[0]}, k) for {X.shape[0]} "
-                f"coalitions, got {out.shape}"
+                f"coalitions, k >= 1, got {out.shape}"
             )
         k = 0 if out.ndim == 1 else out.shape[1]
         if self.n_outputs is None:

@@ -127,18 +127,24 @@ def systematic_round(expected: np.ndarray, rng: np.random.Generator) -> np.ndarr
 
 def binomial_counts(rng: np.random.Generator, units: np.ndarray, pi: np.ndarray, limit: int) -> np.ndarray:
     """Counts per size ``Binomial(N_h, pi_h)`` (``Poisson(N_h pi_h)`` above 1e10 units), drawn again until their
-    total is at most ``limit``.
+    total is at most ``limit``, and at least 1 where ``limit`` and the probabilities allow one: a design of no
+    coalition gives no values (at a small budget the expected total is about 1, so a third of the draws were empty,
+    and the run stopped after its ends on 'no coalitions were sampled'). A first draw that fits is kept as it is.
 
     Examples
     --------
     >>> n = binomial_counts(np.random.default_rng(0), np.array([10.0, 10.0]), np.array([0.5, 0.5]), 20)
     >>> bool(n.sum() <= 20)
     True
+    >>> all(binomial_counts(np.random.default_rng(s), np.array([5.0]), np.array([0.2]), 5).sum() >= 1
+    ...     for s in range(50))
+    True
     """
     big = units >= 1e10
+    lowest = 1 if limit >= 1 and bool(np.any((units >= 1) & (pi > 0))) else 0
     for _ in range(1000):
         n = np.where(big, rng.poisson(np.where(big, units * pi, 0.0)),
                      rng.binomial(np.round(np.where(big, 0, units)).astype(np.int64), np.where(big, 0.0, pi)))
-        if n.sum() <= limit:
+        if lowest <= n.sum() <= limit:
             return n.astype(np.int64)
     raise RuntimeError("could not draw binomial counts within the budget; use counts='systematic'")
