@@ -643,6 +643,76 @@ def test_two_processes_running_one_cached_explain_at_once_both_succeed(models, t
     assert spent == 0 and np.array_equal(again, fresh)
 
 
+def _log_writer(path: str, steps, done, hold_rewrite=None) -> None:
+    """A process appending records ``first .. first + 9`` to the log at ``path`` for each ``first`` sent on
+    ``steps`` (opened at the first); with ``hold_rewrite`` (two events), its repair of a torn log, once read, waits
+    (at most 3 s) until the other process has written."""
+    from fairshare.store.record_log import RecordLog
+    if hold_rewrite is not None:
+        read, written = hold_rewrite
+        rewrite = RecordLog._write_whole
+
+        def held(self, content):
+            read.set()
+            written.wait(3)
+            rewrite(self, content)
+        RecordLog._write_whole = held
+    log = None
+    for first in iter(steps.get, None):
+        log = log or RecordLog(Path(path), "shared", key_width=2)
+        ids = np.arange(first, first + 10)
+        log.append(ids.astype("<u2").view(np.uint8).reshape(-1, 2), ids.astype(float)[:, None])
+        done.put(first)
+    if log is not None:
+        log.close()
+
+
+@pytest.mark.parametrize("race", ["a torn log opened while another process writes it",
+                                  "two processes opening one torn log at once"])
+def test_two_processes_appending_to_one_log_lose_no_record(tmp_path, race):
+    """Two live processes on one log: the one that repaired a torn log (read, rewritten, renamed over it) left the
+    other's open handle on the file renamed away, so the other's later records went nowhere: 10 of 30 records lost
+    (a torn tail a killed writer left), 20 of 30 (both opening the torn log at once: the second's rewrite of what it
+    had read dropped the first's records too). Their values were right; a resume paid those model calls again."""
+    from fairshare.store.record_log import RecordLog
+    path = tmp_path / "values.log"
+    ids = np.arange(30, 40)                            # an earlier run's records
+    RecordLog(path, "shared", key_width=2).append(ids.astype("<u2").view(np.uint8).reshape(-1, 2), ids[:, None])
+    ctx = multiprocessing.get_context("spawn")
+    done = ctx.Queue()
+    a_steps, b_steps = ctx.Queue(), ctx.Queue()
+    hold = (ctx.Event(), ctx.Event()) if race.startswith("two") else None
+    a = ctx.Process(target=_log_writer, args=(str(path), a_steps, done))
+    b = ctx.Process(target=_log_writer, args=(str(path), b_steps, done, hold))
+    a.start(), b.start()
+    try:
+        if hold is None:                               # a holds the log open; a killed writer tears its tail
+            a_steps.put(0)
+            assert done.get(timeout=120) == 0
+            with open(path, "ab") as fh:
+                fh.write(b"\x07" * 7)
+            b_steps.put(10)                           # b opens the torn log, repairs it, appends
+            assert done.get(timeout=120) == 10
+        else:
+            with open(path, "ab") as fh:
+                fh.write(b"\x07" * 7)
+            b_steps.put(10)                           # b has read the torn log and is about to rewrite it ...
+            assert hold[0].wait(120)
+            a_steps.put(0)                            # ... when a opens it too and appends (the lock: after b)
+            first = done.get(timeout=120)
+            hold[1].set()
+            assert {first, done.get(timeout=120)} == {0, 10}
+        a_steps.put(20)                               # a appends again, through the handle it holds
+        assert done.get(timeout=120) == 20
+    finally:
+        a_steps.put(None), b_steps.put(None)
+        a.join(60), b.join(60)
+    log = RecordLog(path, "shared", key_width=2)
+    kept = sorted(log.keys.copy().view("<u2").ravel().tolist())
+    assert kept == list(range(40)), f"{40 - len(kept)} of the 30 records the two processes wrote lost"
+    np.testing.assert_array_equal(np.sort(log.values[:, 0]), np.arange(40.0))
+
+
 def test_an_interrupt_inside_a_torch_game_call_keeps_the_forward_passes_that_returned(tmp_path):
     """A TorchGame runs one game call as several forward passes (batch_size inputs each); each is kept as it
     returns."""
