@@ -522,6 +522,59 @@ def test_a_generator_seed_is_keyed_by_its_state(tmp_path):
     assert not calls and np.array_equal(again.values, first.values)
 
 
+RULE = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import fairshare as fs
+    from fairshare.stopping import StoppingRule
+
+
+    class Enough(StoppingRule):                          # no __repr__ of its own
+        def __init__(self, n):
+            self.n = n
+
+        def __call__(self, state):
+            return f"{state.n_evaluations} evaluations" if state.n_evaluations >= self.n else None
+
+
+    def predict(Z):
+        with open(sys.argv[2], "ab") as fh:
+            fh.write(b".")
+        return np.tanh(Z @ np.linspace(-1.0, 1.0, 6))
+
+
+    X, bg = np.random.default_rng(0).normal(size=(2, 6)), np.zeros((1, 6))
+    e = fs.explain(predict, X, bg, method="permutation", budget=400, seed=0, stop=Enough(int(sys.argv[3])),
+                   cache=sys.argv[1], progress=False)
+    np.save(sys.argv[4], e.values)
+""")
+
+
+def test_a_custom_stopping_rule_is_keyed_by_content_and_resumes_in_a_new_process(tmp_path):
+    """A stopping rule of the user's without a __repr__ was keyed by repr(rule), '<__main__.Enough object at
+    0x7f...>': its address, another in every process, so a new process was refused its own run's folder ('holds
+    a different run') and paid every model call again in another. Keyed by content (its class's code, its
+    attributes), a new process resumes with 0 model calls; another threshold is another run."""
+    (tmp_path / "rule_run.py").write_text(RULE)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+
+    def run(n: int, name: str) -> tuple[subprocess.CompletedProcess, int]:
+        calls = tmp_path / f"{name}.calls"
+        done = subprocess.run([sys.executable, str(tmp_path / "rule_run.py"), str(tmp_path / "cache"), str(calls),
+                               str(n), str(tmp_path / f"{name}.npy")], env=env, capture_output=True, timeout=300)
+        return done, _calls(calls)
+
+    first, spent = run(100, "first")
+    assert first.returncode == 0, first.stderr.decode()[-2000:]
+    assert spent > 0
+    again, spent = run(100, "again")
+    assert again.returncode == 0, again.stderr.decode()[-2000:]
+    assert spent == 0
+    np.testing.assert_array_equal(np.load(tmp_path / "again.npy"), np.load(tmp_path / "first.npy"))
+    other, spent = run(200, "other")
+    assert other.returncode != 0 and b"holds a different run" in other.stderr and spent == 0
+
+
 @pytest.mark.parametrize("first, second", [
     (fs.Semivalue([1 / 4, 1 / 12, 1 / 12, 1 / 4]), fs.Semivalue([1 / 8] * 4)),        # both named 'semivalue'
     (fs.Semivalue.weighted_banzhaf(0.3), fs.Semivalue.weighted_banzhaf(0.3000001)),  # both 'weighted-banzhaf(0.3)'

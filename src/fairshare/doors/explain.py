@@ -18,7 +18,7 @@ from ..indices.semivalues import Semivalue
 from ..inputs.base import default_budget
 from ..inputs.registry import read_input
 from ..results.explanation import Explanation
-from ..store.keys import fingerprint, model_key
+from ..store.keys import content_key, fingerprint, model_key
 from .explain_arguments import EXPLAIN
 from .explain_spark import explain_frame, is_spark_frame
 from .pairs import explain_pairs, pair_index
@@ -74,7 +74,9 @@ def explain(model: Any, X: Any = None, background: Any = None, *, index: str | S
 
 
 def _key(data: Any, runner: Any, args: dict, seed: Any) -> str | None:
-    """What tells this run from another for a cache folder: the data, the model by content, every plan, the seed."""
+    """What tells this run from another for a cache folder: the data, the model by content, every plan, the seed,
+    the stopping rule by content (its class's code and its attributes: a rule of the user's without a __repr__ has
+    its memory address in its repr, another in every process)."""
     if args["cache"] is None:
         return None
     arrays, settings = data.key()
@@ -82,7 +84,8 @@ def _key(data: Any, runner: Any, args: dict, seed: Any) -> str | None:
                                      repr(getattr(p.sv, "hierarchy", None) and p.sv.hierarchy.nested()),
                                      p.choice.method, repr(sorted(p.choice.options.items())), p.choice.budget)
              for p in data.planned]
-    return fingerprint(*arrays, **settings, runner=runner.__name__, plans=repr(plans), stop=repr(data.rule),
+    stop = None if data.rule is None else content_key(data.rule)
+    return fingerprint(*arrays, **settings, runner=runner.__name__, plans=repr(plans), stop=stop,
                        seed=seed_key(seed), model=model_key(data.model), pairs=getattr(data, "pair_kind", None))
 
 
