@@ -575,6 +575,52 @@ def test_a_custom_stopping_rule_is_keyed_by_content_and_resumes_in_a_new_process
     assert other.returncode != 0 and b"holds a different run" in other.stderr and spent == 0
 
 
+def test_long_arrays_in_a_run_s_settings_are_keyed_by_their_whole_contents(tmp_path):
+    """Settings were written into the key by str(): a numpy array or a pandas Index of more than 1000 elements
+    summarized with '...', so one name changed in the middle of 2000 gave the same key. Groups of 1200 feature
+    names each with one name moved from one to the other were served the first run's values ([[16.58, -20.09]]
+    where they are [[16.12, -19.63]]). Now the run is refused; each array is keyed by its every element."""
+    import pandas as pd
+    from fairshare.store.keys import fingerprint
+    names = np.array([f"f{i}" for i in range(2000)])
+    other = names.copy()
+    other[1000] = "changed"
+    for kind in (np.asarray, pd.Index, pd.Series):
+        assert fingerprint(names=kind(names)) != fingerprint(names=kind(other))
+        assert fingerprint(names=kind(names)) == fingerprint(names=kind(names.copy()))
+    n = 2400
+    X, bg, w = np.random.default_rng(0).normal(size=(1, n)), np.zeros((1, n)), np.linspace(-1.0, 1.0, n)
+    names = np.array([f"f{i}" for i in range(n)])
+    args = dict(feature_names=list(names), progress=False, seed=0)
+    first = fs.explain(lambda Z: Z @ w, X, bg, groups=[names[:1200], names[1200:]], cache=tmp_path, **args)
+    a, b = names[:1200].copy(), names[1200:].copy()
+    a[600], b[600] = b[600], a[600]                  # one feature moved to the other group
+    moved = fs.explain(lambda Z: Z @ w, X, bg, groups=[a, b], **args)
+    assert np.abs(moved.values - first.values).max() > 0.1
+    with pytest.raises(ValueError, match="holds a different run"):
+        fs.explain(lambda Z: Z @ w, X, bg, groups=[a, b], cache=tmp_path, **args)
+    again = fs.explain(lambda Z: Z @ w, X, bg, groups=[names[:1200], names[1200:]], cache=tmp_path, **args)
+    np.testing.assert_array_equal(again.values, first.values)
+
+
+def test_long_label_groups_of_torch_inputs_are_keyed_by_their_whole_contents(tmp_path):
+    """A sequence's groups given as labels of its (50, 40) cells were keyed by their repr, summarized with '...':
+    one cell moved to the other group was served the first run's values ([[0.1166, 0.0967]] where they are
+    [[0.1170, 0.0962]])."""
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(2000, 1))
+    X, bg = torch.randn(1, 50, 40), torch.zeros(1, 50, 40)
+    labels = np.zeros((50, 40), dtype=int)
+    labels[25:] = 1
+    first = fs.explain(net, X, bg, groups=labels, cache=tmp_path, progress=False, seed=0)
+    moved = labels.copy()
+    moved[10, 20] = 1
+    assert not np.allclose(fs.explain(net, X, bg, groups=moved, progress=False, seed=0).values, first.values)
+    with pytest.raises(ValueError, match="holds a different run"):
+        fs.explain(net, X, bg, groups=moved, cache=tmp_path, progress=False, seed=0)
+
+
 @pytest.mark.parametrize("first, second", [
     (fs.Semivalue([1 / 4, 1 / 12, 1 / 12, 1 / 4]), fs.Semivalue([1 / 8] * 4)),        # both named 'semivalue'
     (fs.Semivalue.weighted_banzhaf(0.3), fs.Semivalue.weighted_banzhaf(0.3000001)),  # both 'weighted-banzhaf(0.3)'

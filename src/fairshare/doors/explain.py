@@ -8,7 +8,10 @@ scheduler (:mod:`.scheduler`: cache, Dask, threads, progress, seeds) unless a cl
 
 from __future__ import annotations
 
+import sys
 from typing import Any
+
+import numpy as np
 
 from .._core.arguments import SeedLike
 from .._core.seeds import seed_key
@@ -79,11 +82,12 @@ def _key(data: Any, runner: Any, args: dict, seed: Any) -> str | None:
     its memory address in its repr, another in every process)."""
     if args["cache"] is None:
         return None
-    arrays, settings = data.key()
-    plans = [None if p is None else (getattr(p.sv, "identity", p.sv.name),
-                                     repr(getattr(p.sv, "hierarchy", None) and p.sv.hierarchy.nested()),
-                                     p.choice.method, repr(sorted(p.choice.options.items())), p.choice.budget)
-             for p in data.planned]
+    with np.printoptions(threshold=sys.maxsize):       # the reprs of arrays (groups, options) whole, never '...'
+        arrays, settings = data.key()
+        plans = [None if p is None else (getattr(p.sv, "identity", p.sv.name),
+                                         repr(getattr(p.sv, "hierarchy", None) and p.sv.hierarchy.nested()),
+                                         p.choice.method, repr(sorted(p.choice.options.items())), p.choice.budget)
+                 for p in data.planned]
     stop = None if data.rule is None else content_key(data.rule)
     return fingerprint(*arrays, **settings, runner=runner.__name__, plans=repr(plans), stop=stop,
                        seed=seed_key(seed), model=model_key(data.model), pairs=getattr(data, "pair_kind", None))
