@@ -522,6 +522,105 @@ def test_a_generator_seed_is_keyed_by_its_state(tmp_path):
     assert not calls and np.array_equal(again.values, first.values)
 
 
+RULE = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import fairshare as fs
+    from fairshare.stopping import StoppingRule
+
+
+    class Enough(StoppingRule):                          # no __repr__ of its own
+        def __init__(self, n):
+            self.n = n
+
+        def __call__(self, state):
+            return f"{state.n_evaluations} evaluations" if state.n_evaluations >= self.n else None
+
+
+    def predict(Z):
+        with open(sys.argv[2], "ab") as fh:
+            fh.write(b".")
+        return np.tanh(Z @ np.linspace(-1.0, 1.0, 6))
+
+
+    X, bg = np.random.default_rng(0).normal(size=(2, 6)), np.zeros((1, 6))
+    e = fs.explain(predict, X, bg, method="permutation", budget=400, seed=0, stop=Enough(int(sys.argv[3])),
+                   cache=sys.argv[1], progress=False)
+    np.save(sys.argv[4], e.values)
+""")
+
+
+def test_a_custom_stopping_rule_is_keyed_by_content_and_resumes_in_a_new_process(tmp_path):
+    """A stopping rule of the user's without a __repr__ was keyed by repr(rule), '<__main__.Enough object at
+    0x7f...>': its address, another in every process, so a new process was refused its own run's folder ('holds
+    a different run') and paid every model call again in another. Keyed by content (its class's code, its
+    attributes), a new process resumes with 0 model calls; another threshold is another run."""
+    (tmp_path / "rule_run.py").write_text(RULE)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+
+    def run(n: int, name: str) -> tuple[subprocess.CompletedProcess, int]:
+        calls = tmp_path / f"{name}.calls"
+        done = subprocess.run([sys.executable, str(tmp_path / "rule_run.py"), str(tmp_path / "cache"), str(calls),
+                               str(n), str(tmp_path / f"{name}.npy")], env=env, capture_output=True, timeout=300)
+        return done, _calls(calls)
+
+    first, spent = run(100, "first")
+    assert first.returncode == 0, first.stderr.decode()[-2000:]
+    assert spent > 0
+    again, spent = run(100, "again")
+    assert again.returncode == 0, again.stderr.decode()[-2000:]
+    assert spent == 0
+    np.testing.assert_array_equal(np.load(tmp_path / "again.npy"), np.load(tmp_path / "first.npy"))
+    other, spent = run(200, "other")
+    assert other.returncode != 0 and b"holds a different run" in other.stderr and spent == 0
+
+
+def test_long_arrays_in_a_run_s_settings_are_keyed_by_their_whole_contents(tmp_path):
+    """Settings were written into the key by str(): a numpy array or a pandas Index of more than 1000 elements
+    summarized with '...', so one name changed in the middle of 2000 gave the same key. Groups of 1200 feature
+    names each with one name moved from one to the other were served the first run's values ([[16.58, -20.09]]
+    where they are [[16.12, -19.63]]). Now the run is refused; each array is keyed by its every element."""
+    import pandas as pd
+    from fairshare.store.keys import fingerprint
+    names = np.array([f"f{i}" for i in range(2000)])
+    other = names.copy()
+    other[1000] = "changed"
+    for kind in (np.asarray, pd.Index, pd.Series):
+        assert fingerprint(names=kind(names)) != fingerprint(names=kind(other))
+        assert fingerprint(names=kind(names)) == fingerprint(names=kind(names.copy()))
+    n = 2400
+    X, bg, w = np.random.default_rng(0).normal(size=(1, n)), np.zeros((1, n)), np.linspace(-1.0, 1.0, n)
+    names = np.array([f"f{i}" for i in range(n)])
+    args = dict(feature_names=list(names), progress=False, seed=0)
+    first = fs.explain(lambda Z: Z @ w, X, bg, groups=[names[:1200], names[1200:]], cache=tmp_path, **args)
+    a, b = names[:1200].copy(), names[1200:].copy()
+    a[600], b[600] = b[600], a[600]                  # one feature moved to the other group
+    moved = fs.explain(lambda Z: Z @ w, X, bg, groups=[a, b], **args)
+    assert np.abs(moved.values - first.values).max() > 0.1
+    with pytest.raises(ValueError, match="holds a different run"):
+        fs.explain(lambda Z: Z @ w, X, bg, groups=[a, b], cache=tmp_path, **args)
+    again = fs.explain(lambda Z: Z @ w, X, bg, groups=[names[:1200], names[1200:]], cache=tmp_path, **args)
+    np.testing.assert_array_equal(again.values, first.values)
+
+
+def test_long_label_groups_of_torch_inputs_are_keyed_by_their_whole_contents(tmp_path):
+    """A sequence's groups given as labels of its (50, 40) cells were keyed by their repr, summarized with '...':
+    one cell moved to the other group was served the first run's values ([[0.1166, 0.0967]] where they are
+    [[0.1170, 0.0962]])."""
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(2000, 1))
+    X, bg = torch.randn(1, 50, 40), torch.zeros(1, 50, 40)
+    labels = np.zeros((50, 40), dtype=int)
+    labels[25:] = 1
+    first = fs.explain(net, X, bg, groups=labels, cache=tmp_path, progress=False, seed=0)
+    moved = labels.copy()
+    moved[10, 20] = 1
+    assert not np.allclose(fs.explain(net, X, bg, groups=moved, progress=False, seed=0).values, first.values)
+    with pytest.raises(ValueError, match="holds a different run"):
+        fs.explain(net, X, bg, groups=moved, cache=tmp_path, progress=False, seed=0)
+
+
 @pytest.mark.parametrize("first, second", [
     (fs.Semivalue([1 / 4, 1 / 12, 1 / 12, 1 / 4]), fs.Semivalue([1 / 8] * 4)),        # both named 'semivalue'
     (fs.Semivalue.weighted_banzhaf(0.3), fs.Semivalue.weighted_banzhaf(0.3000001)),  # both 'weighted-banzhaf(0.3)'
@@ -641,6 +740,76 @@ def test_two_processes_running_one_cached_explain_at_once_both_succeed(models, t
     assert [p.returncode for p in procs] == [0, 0], [p.stderr.read().decode()[-2000:] for p in procs]
     again, spent = _counted(monkeypatch, tmp_path / "again", m.run, "tables", cache)
     assert spent == 0 and np.array_equal(again, fresh)
+
+
+def _log_writer(path: str, steps, done, hold_rewrite=None) -> None:
+    """A process appending records ``first .. first + 9`` to the log at ``path`` for each ``first`` sent on
+    ``steps`` (opened at the first); with ``hold_rewrite`` (two events), its repair of a torn log, once read, waits
+    (at most 3 s) until the other process has written."""
+    from fairshare.store.record_log import RecordLog
+    if hold_rewrite is not None:
+        read, written = hold_rewrite
+        rewrite = RecordLog._write_whole
+
+        def held(self, content):
+            read.set()
+            written.wait(3)
+            rewrite(self, content)
+        RecordLog._write_whole = held
+    log = None
+    for first in iter(steps.get, None):
+        log = log or RecordLog(Path(path), "shared", key_width=2)
+        ids = np.arange(first, first + 10)
+        log.append(ids.astype("<u2").view(np.uint8).reshape(-1, 2), ids.astype(float)[:, None])
+        done.put(first)
+    if log is not None:
+        log.close()
+
+
+@pytest.mark.parametrize("race", ["a torn log opened while another process writes it",
+                                  "two processes opening one torn log at once"])
+def test_two_processes_appending_to_one_log_lose_no_record(tmp_path, race):
+    """Two live processes on one log: the one that repaired a torn log (read, rewritten, renamed over it) left the
+    other's open handle on the file renamed away, so the other's later records went nowhere: 10 of 30 records lost
+    (a torn tail a killed writer left), 20 of 30 (both opening the torn log at once: the second's rewrite of what it
+    had read dropped the first's records too). Their values were right; a resume paid those model calls again."""
+    from fairshare.store.record_log import RecordLog
+    path = tmp_path / "values.log"
+    ids = np.arange(30, 40)                            # an earlier run's records
+    RecordLog(path, "shared", key_width=2).append(ids.astype("<u2").view(np.uint8).reshape(-1, 2), ids[:, None])
+    ctx = multiprocessing.get_context("spawn")
+    done = ctx.Queue()
+    a_steps, b_steps = ctx.Queue(), ctx.Queue()
+    hold = (ctx.Event(), ctx.Event()) if race.startswith("two") else None
+    a = ctx.Process(target=_log_writer, args=(str(path), a_steps, done))
+    b = ctx.Process(target=_log_writer, args=(str(path), b_steps, done, hold))
+    a.start(), b.start()
+    try:
+        if hold is None:                               # a holds the log open; a killed writer tears its tail
+            a_steps.put(0)
+            assert done.get(timeout=120) == 0
+            with open(path, "ab") as fh:
+                fh.write(b"\x07" * 7)
+            b_steps.put(10)                           # b opens the torn log, repairs it, appends
+            assert done.get(timeout=120) == 10
+        else:
+            with open(path, "ab") as fh:
+                fh.write(b"\x07" * 7)
+            b_steps.put(10)                           # b has read the torn log and is about to rewrite it ...
+            assert hold[0].wait(120)
+            a_steps.put(0)                            # ... when a opens it too and appends (the lock: after b)
+            first = done.get(timeout=120)
+            hold[1].set()
+            assert {first, done.get(timeout=120)} == {0, 10}
+        a_steps.put(20)                               # a appends again, through the handle it holds
+        assert done.get(timeout=120) == 20
+    finally:
+        a_steps.put(None), b_steps.put(None)
+        a.join(60), b.join(60)
+    log = RecordLog(path, "shared", key_width=2)
+    kept = sorted(log.keys.copy().view("<u2").ravel().tolist())
+    assert kept == list(range(40)), f"{40 - len(kept)} of the 30 records the two processes wrote lost"
+    np.testing.assert_array_equal(np.sort(log.values[:, 0]), np.arange(40.0))
 
 
 def test_an_interrupt_inside_a_torch_game_call_keeps_the_forward_passes_that_returned(tmp_path):

@@ -8,7 +8,10 @@ scheduler (:mod:`.scheduler`: cache, Dask, threads, progress, seeds) unless a cl
 
 from __future__ import annotations
 
+import sys
 from typing import Any
+
+import numpy as np
 
 from .._core.arguments import SeedLike
 from .._core.seeds import seed_key
@@ -18,7 +21,7 @@ from ..indices.semivalues import Semivalue
 from ..inputs.base import default_budget
 from ..inputs.registry import read_input
 from ..results.explanation import Explanation
-from ..store.keys import fingerprint, model_key
+from ..store.keys import content_key, fingerprint, model_key
 from .explain_arguments import EXPLAIN
 from .explain_spark import explain_frame, is_spark_frame
 from .pairs import explain_pairs, pair_index
@@ -74,15 +77,19 @@ def explain(model: Any, X: Any = None, background: Any = None, *, index: str | S
 
 
 def _key(data: Any, runner: Any, args: dict, seed: Any) -> str | None:
-    """What tells this run from another for a cache folder: the data, the model by content, every plan, the seed."""
+    """What tells this run from another for a cache folder: the data, the model by content, every plan, the seed,
+    the stopping rule by content (its class's code and its attributes: a rule of the user's without a __repr__ has
+    its memory address in its repr, another in every process)."""
     if args["cache"] is None:
         return None
-    arrays, settings = data.key()
-    plans = [None if p is None else (getattr(p.sv, "identity", p.sv.name),
-                                     repr(getattr(p.sv, "hierarchy", None) and p.sv.hierarchy.nested()),
-                                     p.choice.method, repr(sorted(p.choice.options.items())), p.choice.budget)
-             for p in data.planned]
-    return fingerprint(*arrays, **settings, runner=runner.__name__, plans=repr(plans), stop=repr(data.rule),
+    with np.printoptions(threshold=sys.maxsize):       # the reprs of arrays (groups, options) whole, never '...'
+        arrays, settings = data.key()
+        plans = [None if p is None else (getattr(p.sv, "identity", p.sv.name),
+                                         repr(getattr(p.sv, "hierarchy", None) and p.sv.hierarchy.nested()),
+                                         p.choice.method, repr(sorted(p.choice.options.items())), p.choice.budget)
+                 for p in data.planned]
+    stop = None if data.rule is None else content_key(data.rule)
+    return fingerprint(*arrays, **settings, runner=runner.__name__, plans=repr(plans), stop=stop,
                        seed=seed_key(seed), model=model_key(data.model), pairs=getattr(data, "pair_kind", None))
 
 

@@ -55,8 +55,12 @@ def fingerprint(*arrays: Any, **config: Any) -> str:
     --------
     >>> fingerprint(np.arange(3), budget=10) == fingerprint(np.arange(3), budget=10)
     True
+    >>> names = np.array([f"f{i}" for i in range(2000)]); other = names.copy(); other[1000] = "g"
+    >>> fingerprint(names=names) == fingerprint(names=other)
+    False
     """
-    h = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode())
+    with np.printoptions(threshold=sys.maxsize):         # an object's str holding an array: all of it, no '...'
+        h = hashlib.sha256(json.dumps(config, sort_keys=True, default=_setting).encode())
     for a in arrays:
         if a is None:
             h.update(b"none")
@@ -80,6 +84,17 @@ def fingerprint(*arrays: Any, **config: Any) -> str:
         h.update(str(arr.shape).encode())
         h.update(arr.astype(str).tobytes() if arr.dtype == object else arr.tobytes())
     return h.hexdigest()[:16]
+
+
+def _setting(value: Any) -> Any:
+    """A setting JSON does not take, by its whole content: an array (numpy, a pandas Index or Series) as its list of
+    elements, dtype and shape (str() of a long one summarizes it with '...', so one changed element in its middle
+    did not change the key); anything else as its str()."""
+    if isinstance(value, np.ndarray) or (type(value).__module__.startswith("pandas") and hasattr(value, "tolist")):
+        arr = np.asarray(value)
+        return {"array": arr.tolist() if arr.dtype == object else np.ravel(arr).tolist(), "dtype": str(arr.dtype),
+                "shape": list(arr.shape)}
+    return str(value)
 
 
 def content_key(obj: Any) -> str:

@@ -10,6 +10,11 @@ fairshare header, a header damaged in both copies, or one written for another ow
 is removed and its values computed again; a header damaged in one copy is restored from the other; damaged
 records are dropped; a record torn by a kill mid-write is cut off. What is dropped or cut is dropped from the
 file too (it is rewritten whole, then renamed over the old one), so the next run does not meet it again.
+
+Processes sharing a log (two runs on one cache folder) take its lock file (``.<name>.lock`` beside it; POSIX
+``flock``) to read and repair it and to append, so that none reads another's record half written, and none repairs
+a log from a stale read; an append handle finding the log renamed over by another's repair opens the new file by
+its path. Where ``fcntl`` is missing (Windows) there is no lock: only the handle's check on the file is kept.
 """
 
 from __future__ import annotations
@@ -18,11 +23,17 @@ import os
 import uuid
 import warnings
 import zlib
+from contextlib import contextmanager
 from hashlib import sha256
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
+
+try:
+    import fcntl
+except ImportError:                   # pragma: no cover - not POSIX (Windows): logs are not locked
+    fcntl = None
 
 __all__ = ["RecordLog", "unique_temp", "owner_id", "HEADER_BYTES"]
 
@@ -88,7 +99,30 @@ class RecordLog:
         self.tag = 0                      # a number for the owner (CachedGame: 1 when the game is scalar)
         self._fh: Any = None
         if self.path.exists():
-            self._read()
+            with self._locked():                           # no other process half way through an append or a repair
+                if self.path.exists():
+                    self._read()
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """This log's lock file held, exclusively (POSIX ``flock``; released when its descriptor closes, also by a
+        process killed); nothing is held without ``fcntl``, in a folder this process cannot write (no other
+        process of its own to keep out) or on a file system without locks."""
+        try:
+            fd = None if fcntl is None else os.open(self.path.with_name(f".{self.path.name}.lock"),
+                                                    os.O_RDWR | os.O_CREAT, 0o666)
+        except OSError:
+            fd = None
+        try:
+            if fd is not None:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX)
+                except OSError:                           # pragma: no cover - a file system without locks
+                    pass
+            yield
+        finally:
+            if fd is not None:
+                os.close(fd)
 
     # --------------------------------------------------------------------------------------- reading
     def _header(self) -> bytes:
@@ -162,7 +196,8 @@ class RecordLog:
             try:
                 os.link(tmp, self.path)
             except FileExistsError:
-                head, _ = self._parse(self.path.read_bytes()[:_HEAD])
+                with open(self.path, "rb") as fh:
+                    head, _ = self._parse(fh.read(_HEAD))
                 if head is None or head[:2] != (self.key_width, self.n_values) or head[3] != self.owner:
                     os.replace(tmp, self.path)
             except OSError:                               # a file system without hard links
@@ -175,17 +210,28 @@ class RecordLog:
         file's header."""
         keys = np.ascontiguousarray(keys, dtype=np.uint8)
         values = np.ascontiguousarray(np.asarray(values, dtype="<f8").reshape(keys.shape[0], -1))
-        if self._fh is None:
-            if self.key_width is None:
-                self.key_width, self.n_values, self.tag = keys.shape[1], values.shape[1], int(tag)
-                self._create()
-            self._fh = open(self.path, "ab")
+        if self.key_width is None:
+            self.key_width, self.n_values, self.tag = keys.shape[1], values.shape[1], int(tag)
         if keys.shape[1] != self.key_width or values.shape[1] != self.n_values:
             raise ValueError(f"cache file {self.path} holds records of another shape")
         body = np.hstack([keys, values.view(np.uint8).reshape(keys.shape[0], -1)])
         crc = _crcs(body, self._seed)
-        self._fh.write(np.hstack([body, crc.view(np.uint8).reshape(-1, 4)]).tobytes())
-        self._fh.flush()
+        with self._locked():
+            if self._fh is not None and self._moved():     # another process's repair renamed a new file over it
+                self.close()
+            if self._fh is None:
+                self._create()                            # (a file of this owner and shape is kept)
+                self._fh = open(self.path, "ab")
+            self._fh.write(np.hstack([body, crc.view(np.uint8).reshape(-1, 4)]).tobytes())
+            self._fh.flush()
+
+    def _moved(self) -> bool:
+        """Whether the file the append handle writes is no longer the one at the log's path."""
+        try:
+            here, held = os.stat(self.path), os.fstat(self._fh.fileno())
+        except FileNotFoundError:
+            return True
+        return (here.st_ino, here.st_dev) != (held.st_ino, held.st_dev)
 
     def close(self) -> None:
         if getattr(self, "_fh", None) is not None:         # (an object whose opening failed has none)
