@@ -127,6 +127,9 @@ def test_bad_arguments_name_what_is_wrong():
     x = torch.rand(3, 4, 4)
     with pytest.raises(ValueError, match="baseline must be a number, shaped like x"):
         fs.games.TorchGame(net, x, baseline=torch.zeros(3, 4))
+    for bad in (None, "zero", [0.0, "a"]):          # None failed in numpy ('np.ndarray of type numpy.object_')
+        with pytest.raises(ValueError, match=r"baseline must be a number \(what absent players take; default 0\)"):
+            fs.games.TorchGame(net, x, baseline=bad)
     with pytest.raises(ValueError, match="groups overlap"):
         fs.games.TorchGame(net, x, groups=[[0, 1], [1, 2]] + [[i] for i in range(3, 48)])
     with pytest.raises(ValueError, match="groups must cover every element"):

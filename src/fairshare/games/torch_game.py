@@ -122,7 +122,13 @@ class TorchGame(Game):
         xt = raw.to(self.device, dtype)
         if xt.ndim == 0:
             raise ValueError("x must have at least one element dimension (no batch dimension)")
-        base = torch.as_tensor(np.asarray(baseline) if not torch.is_tensor(baseline) else baseline)
+        try:
+            if baseline is None or not torch.is_tensor(baseline) and np.asarray(baseline).dtype == object:
+                raise TypeError("not numbers")
+            base = torch.as_tensor(np.asarray(baseline) if not torch.is_tensor(baseline) else baseline)
+        except (TypeError, ValueError):
+            raise ValueError(f"baseline must be a number (what absent players take; default 0), shaped like x "
+                             f"{tuple(xt.shape)} or a batch of background inputs, got {baseline!r:.80}") from None
         if ids and (base.is_floating_point() or base.is_complex()) and not bool(torch.all(base == torch.round(base))):
             shown = base.reshape(-1)[:4].tolist()
             raise ValueError("baseline must hold whole numbers (token ids) where x holds token ids; got "
