@@ -601,3 +601,20 @@ def test_rows_of_words_that_cannot_be_imputed_are_refused_by_name_before_any_mod
     with pytest.raises(ValueError, match=match):
         fs.global_importance(model, X, y, loss="log_loss", budget=8, **kwargs)
     assert model.calls == 0
+
+
+def test_numpy_rows_for_a_model_fitted_on_a_frame_take_its_feature_names_by_position():
+    """A pipeline that picks its columns by name, given numpy rows: they were passed as arrays and the pipeline
+    failed at the first call ('Specifying the columns using strings is only supported for dataframes'); now they get
+    the model's names by position, as at explain's door, with the frame's values; rows of another width are refused
+    naming X before any call."""
+    pipe, X, y = _word_pipeline()
+    want = fs.global_importance(pipe, X, y, loss="log_loss", background=X.iloc[:10], budget=8)
+    got = fs.global_importance(pipe, X.to_numpy(), y, loss="log_loss", background=X.iloc[:10].to_numpy(), budget=8)
+    np.testing.assert_array_equal(got.values, want.values)
+    assert got.player_names == ["a", "b", "c"]
+    model = _CountingPipe(pipe)
+    model.feature_names_in_ = pipe.feature_names_in_
+    with pytest.raises(ValueError, match=r"X must have 3 columns \(the model's features: \['a', 'b', 'c'\]\)"):
+        fs.global_importance(model, X.to_numpy()[:, :2], y, loss="log_loss", budget=8)
+    assert model.calls == 0

@@ -11,8 +11,8 @@ import numpy as np
 from .._core.arguments import Arguments, Option, SeedLike, check_progress
 from .._core.progress import reporting
 from .._core.seeds import generator, streams
-from .._core.tables import (aligned, as_rows, check_finite, check_kinds, check_labels, frame_info, is_sparse,
-                            model_columns, shared_dtypes)
+from .._core.model_rows import aligned_rows
+from .._core.tables import as_rows, check_finite, check_kinds, check_labels, frame_info, is_sparse, shared_dtypes
 from ..engine.choice import Choice, choose
 from ..engine.engine import run
 from ..engine.row_permutations import row_permutations, row_permutations_need
@@ -357,13 +357,7 @@ def _game(model: Any, X: Any, y: Any, args: dict) -> LossGame:
     """The checked rows, targets, background and imputer as a LossGame (no model call)."""
     loss = args["loss"]
     background = args["background"]
-    reference, source = model_columns(model) if hasattr(X, "columns") else (None, "")
-    if reference is None and hasattr(X, "columns"):           # a model without names: X's columns name them
-        reference, source = [str(c) for c in X.columns], "the columns of X"
-    if reference is not None:                       # columns by name, in the order the model was fitted with
-        X = aligned(X, reference, "X", source)
-        if hasattr(background, "columns"):
-            background = aligned(background, reference, "background", source)
+    X, background = aligned_rows(model, X, background)    # by name; arrays for a model of names get them
     columns = frame_info(X)[0] if hasattr(X, "columns") else None
     Xr = _rows(X, "X")
     n = Xr.shape[0]

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from .._core.missing import accepts_missing
+from .._core.model_rows import aligned_rows
 from .._core.tables import as_rows, is_sparse
 from ..games.base import Game
 from ..games.grouped_tree import GroupedTreeGame, grouped_tree_explanation, grouped_tree_pairs
@@ -37,7 +38,7 @@ from ..trees.readers import is_tree_model, raw_output
 from .outputs import check_outputs, labels_of
 from .pipeline_columns import Untraced, check_fitted, check_rows, is_pipeline, trace_columns, transform_rows
 from .pipeline_missing import fills_missing, refuse_unfilled
-from .table import TableInput, _aligned_rows, imputation_key, one_row
+from .table import TableInput, imputation_key, one_row
 
 __all__ = ["PipelineInput", "PipelineMargin"]
 
@@ -129,7 +130,7 @@ class PipelineInput(TableInput):
         self.tree, self.unread, self.classes_only, self.predict = True, None, False, None
         self.model_output, self.link = args["model_output"], args["link"]
         check_outputs(model, True, None, args["model_output"], args["link"], args["y"], background)
-        self.X, self.background = _aligned_rows(model, X, background)
+        self.X, self.background = aligned_rows(model, X, background)
         check_rows(model, {"X": self.X, "background": self.background})
         self.rows = as_rows(self.X, "X")
         self._read_background(args)                # names, inf and words refused, the imputation

@@ -16,8 +16,8 @@ import numpy as np
 
 from .._core.arrays import to_numpy
 from .._core.missing import accepts_missing
-from .._core.tables import (aligned, as_rows, check_finite, check_kinds, frame_info, is_sparse, model_columns,
-                            shared_dtypes, target_of)
+from .._core.model_rows import aligned_rows
+from .._core.tables import as_rows, check_finite, check_kinds, frame_info, is_sparse, target_of
 from ..games.base import Game
 from ..games.imputers import Imputer, make_imputer
 from ..games.model import ModelGame, as_predict
@@ -89,37 +89,6 @@ def imputation_key(imputation: Any) -> Any:
     return imputation.describe() if isinstance(imputation, Imputer) else imputation
 
 
-def _aligned_rows(model: Any, X: Any, background: Any) -> tuple[Any, Any]:
-    """``X`` and ``background`` with their columns matched by name to the model's features (numpy rows for a model
-    fitted on a DataFrame take its names by position)."""
-    reference, source = model_columns(model)
-    width = len(reference) if reference is not None else getattr(target_of(model), "n_features_in_", None)
-    width = width or None                             # a catboost model read back from a file says 0: not known
-    if not hasattr(X, "columns") and isinstance(width, (int, np.integer)) and np.ndim(X) in (1, 2) and \
-            np.shape(X)[-1] != width:                       # refused here, not by the model at its first call
-        raise ValueError(f"X must have {width} columns (the model's features"
-                         f"{': ' + str(reference[:20]) if reference is not None else ''}), got shape {np.shape(X)}")
-    if reference is None and hasattr(X, "columns"):
-        reference, source = [str(c) for c in X.columns], "the columns of X"
-    if hasattr(X, "columns"):
-        X = aligned(X, reference, "X", source)
-    elif reference is not None and np.ndim(X) == 2 and np.shape(X)[1] == len(reference) and \
-            source.startswith("the model"):
-        import pandas as pd
-
-        X = pd.DataFrame(np.asarray(X), columns=reference)
-    if background is not None:
-        if hasattr(background, "columns"):
-            background = aligned(background, reference if reference is not None else
-                                 [str(c) for c in background.columns], "background", source or "X")
-        elif hasattr(X, "columns") and np.ndim(background) == 2 and np.shape(background)[1] == X.shape[1]:
-            import pandas as pd
-
-            frame = pd.DataFrame(np.asarray(background), columns=list(X.columns))
-            background = frame.astype(dict(zip(X.columns, shared_dtypes(X, np.asarray(background)))))
-    return X, background
-
-
 def _background_required(model: Any, groups: Any, imputation: Any) -> str:
     """Why rows without a background cannot be explained: a non-tree model, or a tree model asked for what its
     trees' cover does not give (groups of features, a conditional imputation), played through its predictions.
@@ -189,7 +158,7 @@ class TableInput(Input):
                              "combination-class values; pass background rows")
         self.model_output, self.link = args["model_output"], args["link"]
         check_outputs(model, self.tree, self.unread, args["model_output"], args["link"], args["y"], background)
-        self.X, self.background = _aligned_rows(model, X, background)
+        self.X, self.background = aligned_rows(model, X, background)
         check_kinds(self.X, self.background)
         self.rows = as_rows(self.X, "X")
         if self.rows.shape[1] == 0:
