@@ -210,27 +210,35 @@ def test_known_null_players_are_dropped_and_get_zero():
         np.testing.assert_allclose(phi.values, fs.exact(g, index).values, atol=1e-9)   # 2^8 = 256: exact
 
 
+class _WithNulls(fs.Game):
+    """A sum of unanimity games that declares its null players (players 2 and 7: in no term), without a closed form
+    (auto estimates it)."""
+
+    def __init__(self, soum):
+        super().__init__(soum.n_players)
+        self.soum = soum
+
+    def _evaluate(self, coalitions):
+        return self.soum(coalitions)
+
+    def null_players(self):
+        return ~self.soum.carriers.any(axis=0)
+
+
+def _with_nulls(n: int, terms: int) -> _WithNulls:
+    base = fs.games.SOUMGame.random(n, n_terms=terms, max_size=4, seed=4)
+    carriers = base.carriers.copy()
+    carriers[:, [2, 7]] = False
+    keep = carriers.any(axis=1)
+    return _WithNulls(fs.games.SOUMGame(carriers[keep], base.coefficients[keep]))
+
+
 @pytest.mark.parametrize("method", ["auto", "surrogate-regression"])
 def test_a_semivalue_of_fixed_weights_on_a_game_with_null_players_is_estimated(method):
     # hunt19: the budget a method needs was computed for the non-null players under the weights given for all n, so
     # surrogate-regression (and auto, which picks it) stopped on 'this Semivalue has weights for 10 players but the
     # game has 8 players' for a user's Semivalue on a game that declares two null players
-    class WithNulls(fs.Game):                       # no closed form: auto estimates too
-        def __init__(self, soum):
-            super().__init__(soum.n_players)
-            self.soum = soum
-
-        def _evaluate(self, coalitions):
-            return self.soum(coalitions)
-
-        def null_players(self):
-            return ~self.soum.carriers.any(axis=0)
-
-    base = fs.games.SOUMGame.random(10, n_terms=20, max_size=4, seed=4)
-    carriers = base.carriers.copy()
-    carriers[:, [2, 7]] = False
-    keep = carriers.any(axis=1)
-    g = WithNulls(fs.games.SOUMGame(carriers[keep], base.coefficients[keep]))
+    g = _with_nulls(10, 20)
     user = fs.Semivalue(fs.Semivalue.beta_shapley(3, 2).weights(10), name="fixed")
     exact = fs.exact(g, user).values
     for budget in (60, 256):
@@ -244,22 +252,7 @@ def test_the_budget_named_for_finite_error_bars_counts_the_non_null_players_unde
     # hunt19: with a user's Semivalue of fixed weights on a game with two known null players, the warning for
     # infinite error bars probed the budget under the weights of all 12 players on the 10 it ran on, which failed,
     # so it said only 'raise the budget' where a budget of 24 gives finite ones
-    class WithNulls(fs.Game):
-        def __init__(self, soum):
-            super().__init__(soum.n_players)
-            self.soum = soum
-
-        def _evaluate(self, coalitions):
-            return self.soum(coalitions)
-
-        def null_players(self):
-            return ~self.soum.carriers.any(axis=0)
-
-    base = fs.games.SOUMGame.random(12, n_terms=30, max_size=4, seed=4)
-    carriers = base.carriers.copy()
-    carriers[:, [2, 7]] = False
-    keep = carriers.any(axis=1)
-    g = WithNulls(fs.games.SOUMGame(carriers[keep], base.coefficients[keep]))
+    g = _with_nulls(12, 30)
     user = fs.Semivalue(fs.Semivalue.beta_shapley(3, 2).weights(12), name="fixed")
     with pytest.warns(fs.FairshareWarning, match="a budget of 24 gives finite standard errors"):
         few = fs.estimate(g, user, method="semivalue-regression", budget=12, seed=0)
