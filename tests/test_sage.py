@@ -618,3 +618,44 @@ def test_numpy_rows_for_a_model_fitted_on_a_frame_take_its_feature_names_by_posi
     with pytest.raises(ValueError, match=r"X must have 3 columns \(the model's features: \['a', 'b', 'c'\]\)"):
         fs.global_importance(model, X.to_numpy()[:, :2], y, loss="log_loss", budget=8)
     assert model.calls == 0
+
+
+def test_groups_of_features_are_the_players_of_the_loss_game():
+    """groups= (there was none at this door): a coalition knows every feature of its groups. Exact values equal the
+    formula over the groups' coalitions; groups of one feature give the features' values bit for bit, under marginal
+    and conditional imputation and on auto's small-budget paths; bad groups are refused naming groups, no call."""
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(80, 5)), columns=list("abcde"))
+    w = np.array([1.0, 2.0, 0.5, 0.0, 1.5])
+
+    def f(R):
+        R = np.asarray(R, dtype=float)
+        return np.tanh(R @ w) + 0.3 * R[:, 0] * R[:, 1]
+
+    y = f(X) + 0.1 * rng.normal(size=80)
+    bg = X.iloc[:10]
+    groups = {"ab": ["a", "b"], "c": ["c"], "de": ["d", "e"]}
+    e = fs.global_importance(f, X, y, background=bg, groups=groups, budget=8)
+    assert e.method == "exact" and e.player_names == ["ab", "c", "de"]
+    members = [[0, 1], [2], [3, 4]]
+    values = {}
+    for size in range(4):
+        for S in itertools.combinations(range(3), size):
+            known = [j for g in S for j in members[g]]
+            pred = [f(bg.assign(**{X.columns[j]: X.iloc[i, j] for j in known})).mean() for i in range(80)]
+            values[frozenset(S)] = np.mean((np.array(pred) - y) ** 2)
+    empty = values[frozenset()]
+    np.testing.assert_allclose(e.values, _shapley({S: empty - v for S, v in values.items()}, 3), rtol=0, atol=1e-12)
+    for imputation, budget in (("marginal", 7), ("marginal", 14), ("conditional", 32)):
+        args = dict(background=bg, imputation=imputation, budget=budget, seed=2)
+        plain = fs.global_importance(f, X, y, **args)
+        single = fs.global_importance(f, X, y, groups=[[j] for j in range(5)], **args)
+        np.testing.assert_array_equal(single.values, plain.values)
+        np.testing.assert_array_equal(single.stderr, plain.stderr)
+    model = Counting([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match=r"groups: every feature must be in exactly one group; missing: \[\], "
+                                         r"repeated: \['x1'\]"):
+        fs.global_importance(model, np.ones((10, 3)), np.zeros(10), groups=[[0, 1], [1, 2]], budget=8)
+    assert model.calls == 0

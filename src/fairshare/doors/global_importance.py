@@ -22,7 +22,7 @@ from ..engine.stopping import as_rule
 from ..games.base import check_output_axes
 from ..games.imputers import make_imputer
 from ..games.loss import LOSSES, LossGame, row_losses
-from ..games.model import as_predict
+from ..games.model import as_predict, feature_groups
 from ..indices.semivalues import resolve_index
 from ..results.attribution import Attribution
 from .estimate import common_arguments
@@ -64,6 +64,8 @@ GLOBAL_IMPORTANCE = Arguments("global_importance", tuple(o for o in common_argum
            check=_check_folds),
     Option("batch_size", 1 << 16, "most model rows per model call (at least one row's imputed rows)", kind="int",
            minimum=1),
+    Option("groups", None, "players that are groups of features: lists of positions or names, or a dict name -> "
+           "features (every feature in one group); a coalition knows every feature of its groups"),
     Option("progress", False, "True for a bar, or progress(evaluations, cap, relative_error)", check=check_progress),
 ))
 
@@ -226,7 +228,8 @@ def _probe(game: Any) -> np.ndarray:
 def global_importance(model: Any, X: Any, y: Any, loss: Any = "mse", background: Any = None,
                       imputation: str = "marginal", index: Any = "shapley", method: str = "auto",
                       budget: int | None = None, seed: SeedLike = None, tol: float | None = None, stop: Any = None,
-                      folds: int = 5, batch_size: int = 1 << 16, progress: Any = False, **options: Any) -> Attribution:
+                      folds: int = 5, batch_size: int = 1 << 16, progress: Any = False, groups: Any = None,
+                      **options: Any) -> Attribution:
     """SAGE: how much of the model's loss each feature removes, shared out by the Shapley value (or a semivalue).
 
     The game (:class:`~fairshare.games.loss.LossGame`) is ``v(S) = L(empty) - L(S)``, ``L(S)`` the mean loss over
@@ -254,6 +257,8 @@ def global_importance(model: Any, X: Any, y: Any, loss: Any = "mse", background:
     index, method, budget, seed, tol, stop : as for :func:`fairshare.estimate` (``budget`` counts coalitions)
     folds : independent folds of the rows for the data-sampling error (0: none); they cost no model call
     batch_size : most model rows per model call
+    groups : players that are groups of features (lists of positions or names, or a dict name -> features; every
+        feature in exactly one): a coalition knows every feature of its groups (one-hot blocks, related measurements)
     progress : True for a bar, or ``progress(evaluations, cap, relative_error)``
     **options : the method's options (``fairshare methods``)
 
@@ -278,7 +283,7 @@ def global_importance(model: Any, X: Any, y: Any, loss: Any = "mse", background:
     """
     args = GLOBAL_IMPORTANCE.check(dict(index=index, method=method, budget=budget, seed=seed, tol=tol, stop=stop,
                                         loss=loss, background=background, imputation=imputation, folds=folds,
-                                        batch_size=batch_size, progress=progress))
+                                        batch_size=batch_size, progress=progress, groups=groups))
     game = _game(model, X, y, args)
     sv = resolve_index(args["index"], game.n_players)
     rule = as_rule(args["stop"], args["tol"])
@@ -390,8 +395,10 @@ def _game(model: Any, X: Any, y: Any, args: dict) -> LossGame:
     imputer = make_imputer(imputation, bg) if imputation != "marginal" else None
     predict = as_predict(model)
     target = raw if callable(loss) else yy
-    return LossGame(predict, Xr, target, bg, loss=loss, imputer=imputer, folds=fold_of,
-                    row_batch=args["batch_size"], feature_names=columns, frame_columns=columns,
+    lists, players = (None, columns) if args["groups"] is None else feature_groups(
+        args["groups"], columns or [f"x{j}" for j in range(Xr.shape[1])])           # refused by name, no call
+    return LossGame(predict, Xr, target, bg, loss=loss, imputer=imputer, folds=fold_of, groups=lists,
+                    row_batch=args["batch_size"], feature_names=players, frame_columns=columns,
                     dtypes=shared_dtypes(X, background) if words else None)
 
 

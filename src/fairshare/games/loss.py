@@ -83,6 +83,9 @@ class LossGame(Game):
         When given, the model receives pandas DataFrames with these columns.
     dtypes : list, optional
         The frames' column dtypes (rows of objects: words, categories as the model was fitted on them).
+    groups : list of lists of feature positions, optional
+        Players that are groups of features (every feature in exactly one): a coalition knows every feature of its
+        groups; ``feature_names`` then names the groups.
 
     Examples
     --------
@@ -98,7 +101,7 @@ class LossGame(Game):
     def __init__(self, predict: Callable, X: np.ndarray, y: np.ndarray, background: np.ndarray,
                  loss: str | Callable = "mse", imputer: GaussianImputer | None = None, folds: np.ndarray | None = None,
                  row_batch: int = 1 << 16, feature_names: Any = None, frame_columns: Any = None,
-                 dtypes: Any = None) -> None:
+                 dtypes: Any = None, groups: list[list[int]] | None = None) -> None:
         self.X, self.background = _values(X), _values(background)
         self.y = np.asarray(y)
         self.dtypes = None if dtypes is None else list(dtypes)
@@ -113,7 +116,13 @@ class LossGame(Game):
             self._fold_weights[np.arange(N), self.folds] = 1.0
             self._fold_weights /= self._fold_weights.sum(axis=0, keepdims=True)
         # at most about 2^22 (coalition, row) losses or conditional means held at once
-        super().__init__(d, player_names=feature_names, batch_size=max(1, (1 << 22) // (N * max(d, 1))))
+        self.group_of = None
+        if groups is not None:                             # each feature's player
+            self.group_of = np.empty(d, dtype=np.int64)
+            for player, features in enumerate(groups):
+                self.group_of[features] = player
+        players = d if groups is None else len(groups)
+        super().__init__(players, player_names=feature_names, batch_size=max(1, (1 << 22) // (N * max(d, 1))))
         self.model_rows = 0
         self._empty_loss: np.ndarray | None = None
 
@@ -211,12 +220,16 @@ class LossGame(Game):
         >>> g.pair_falls(np.array([[True, False], [False, True]]), np.array([0, 0]))   # (9 - 0), (9 - 9)
         array([9., 0.])
         """
+        return self._falls(self._features(known), rows)
+
+    def _falls(self, known: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """:meth:`pair_falls` of coalitions of features."""
         P = known.shape[0]
         some = known.any(axis=1)
         if not some.all():                    # the empty coalition's loss is the empty loss: it falls by 0, no call
             out = np.zeros(P)
             if some.any():
-                out[some] = self.pair_falls(known[some], rows[some])
+                out[some] = self._falls(known[some], rows[some])
             return out
         out = np.empty(P)
         step = max(1, self.row_batch // self.rows_per_pair)
@@ -232,6 +245,7 @@ class LossGame(Game):
 
     def losses(self, known: np.ndarray) -> np.ndarray:
         """The loss ``(m, N)`` of every row when the model knows the features of each coalition of ``known``."""
+        known = self._features(known)
         m, N = known.shape[0], self.X.shape[0]
         R = self.rows_per_pair
         cond = self._conditional(known) if self.imputer is not None else None
@@ -247,7 +261,7 @@ class LossGame(Game):
         """Every row's loss under the mean prediction (the model knowing no feature): one pair's model rows, the
         same for every row."""
         if self._empty_loss is None:
-            none = np.zeros((1, self.n_players), dtype=bool)
+            none = np.zeros((1, self.X.shape[1]), dtype=bool)
             cond = self._conditional(none) if self.imputer is not None else None
             zero = np.zeros(1, dtype=np.int64)
             rows = self._pair_rows(none, zero, zero, None if cond is None else (cond[0][zero, zero], cond[1][zero]))
@@ -255,6 +269,10 @@ class LossGame(Game):
             N = self.X.shape[0]
             self._empty_loss = row_losses(self.loss, np.repeat(pred, N, axis=0), self.y)
         return self._empty_loss
+
+    def _features(self, known: np.ndarray) -> np.ndarray:
+        """Coalitions of players as coalitions of features: every feature of a group known with its group."""
+        return known if self.group_of is None else np.asarray(known, dtype=bool)[:, self.group_of]
 
     def row_game(self, i: int) -> RowLossGame:
         """Row ``i``'s game alone: the fall in its loss when the model knows a coalition (``pair_falls``).
