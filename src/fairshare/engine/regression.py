@@ -1,17 +1,17 @@
 """The linear estimators: one solver over the regression formulations, and their registry entries.
 
-:class:`RegressionSolver` absorbs coalition samples round by round (pooled as a mixture of
-designs), fits the formulation (:mod:`~fairshare.engine.formulations`) by weighted least
-squares (*regression*) or evaluates its unbiased Horvitz-Thompson sum (*matrix-vector*), and
-returns values and grouped standard errors (:mod:`~fairshare.engine.solve`). Control
-variates are one option, ``control_variate``: ``"trees"`` (cross-fitted xgboost surrogates,
-:mod:`~fairshare.engine.surrogate`), ``"auto"`` (the matrix-vector estimator corrected by a
+:class:`RegressionSolver` absorbs coalition samples round by round (pooled as a mixture of designs), fits the
+formulation (:mod:`~fairshare.engine.formulations`) by weighted least squares (*regression*) or evaluates its unbiased
+Horvitz-Thompson sum (*matrix-vector*), and returns values and grouped standard errors
+(:mod:`~fairshare.engine.solve`). Control variates are one option, ``control_variate``: ``"trees"`` (cross-fitted
+xgboost surrogates, :mod:`~fairshare.engine.surrogate`), ``"auto"`` (the matrix-vector estimator corrected by a
 regression fitted on the other half of the units), a game with known values or proxy values.
 
-Honest error bars at small budgets: a design that took some sizes whole and left others unsampled
-(``complete`` at a budget that fills only those) is deterministic and its error cannot be estimated
-from the sample, so its standard errors are infinite (also with under 2/3 as many units drawn as unknowns beside
-whole levels: a bias those draws cannot show); a paired design with fewer pairs than unknowns is drawn unpaired.
+Honest error bars at small budgets: a design that took some sizes whole and left others unsampled (``complete`` at a
+budget that fills only those) is deterministic and its error cannot be estimated from the sample, so its standard
+errors are infinite (also with under 2/3 as many units drawn as unknowns beside whole levels: a bias those draws cannot
+show); a paired design with fewer pairs than unknowns is drawn unpaired. Product measures:
+:meth:`~fairshare.engine.formulations.MeasureRegression.honest_stderr`.
 """
 
 from __future__ import annotations
@@ -38,7 +38,6 @@ from .spec import MethodSpec, Setup
 from .surrogate import CONTROL_MIN_ROWS_PER_PLAYER, tree_control_variate
 
 __all__ = ["RegressionSolver", "SPECS"]
-
 
 # ---------------------------------------------------------------------------------------- solver
 class RegressionSolver:
@@ -102,8 +101,7 @@ class RegressionSolver:
             target = target - (proxy_values(sample.coalitions) - ends[0])
             total = total - (ends[1] - ends[0])
             offset = proxy_phi
-        # an additive proxy needs more than d distinct rows in each half; below that it would be a minimum-norm
-        # guess that adds variance instead of removing it
+        # an additive proxy needs over d distinct rows a half (below, a minimum-norm guess that adds variance)
         rows_per_half = sample.n_rows / (4.0 if sample.paired else 2.0)
         if isinstance(self.cv, str) and self.cv == "auto" and self.kind == "matrix-vector" and rows_per_half > self.d:
             values, stderr = self._cross_fitted(sample, target, total)
@@ -114,19 +112,21 @@ class RegressionSolver:
             info["nodes_left_out"] = self.nodes_left_out
         values, stderr = arrays.to_numpy(values), arrays.to_numpy(stderr)       # the results: d x k, to the host
         unknowns, drawn = self.d - 1 if self.form.constrained else self.d + 1, sample.n_units
+        note = None
         if sample.coverage == "partial":
-            stderr = np.full_like(values, np.inf)
-            info["stderr"] = ("not estimable: the budget took some coalition sizes whole and left the others "
-                              "unsampled, a deterministic design whose error the sample cannot show")
+            note = ("not estimable: the budget took some coalition sizes whole and left the others unsampled, a "
+                    "deterministic design whose error the sample cannot show")
         elif sample.coverage != "all" and drawn < unknowns + 2:     # the fit (nearly) goes through every row
-            stderr = np.full_like(values, np.inf)
-            info["stderr"] = (f"not estimable: {drawn} sampling units for {unknowns} unknowns leave fewer than two "
-                              "residual degrees of freedom to show the error")
+            note = (f"not estimable: {drawn} sampling units for {unknowns} unknowns leave fewer than two residual "
+                    "degrees of freedom to show the error")
         elif self.kind == "regression" and sample.coverage == "random" and drawn > (r := sample.n_random_units) \
                 and 3 * r < 2 * unknowns:              # (measured: 95% intervals covered 0.3-0.85 there)
-            stderr = np.full_like(values, np.inf)
-            info["stderr"] = (f"not estimable: the budget took {drawn - r} sampling units whole and drew {r} for "
-                              f"{unknowns} unknowns; the fit's error is then mostly a bias so few draws cannot show")
+            note = (f"not estimable: the budget took {drawn - r} sampling units whole and drew {r} for {unknowns} "
+                    "unknowns; the fit's error is then mostly a bias so few draws cannot show")
+        elif self.kind == "regression" and sample.coverage == "random" and hasattr(self.form, "honest_stderr"):
+            stderr, note = self.form.honest_stderr(sample, stderr, unknowns)       # (product measures)
+        if note is not None:
+            stderr, info["stderr"] = np.full_like(values, np.inf), note
         if self.setup.options.get("shrink", False) and sample.coverage != "all":
             values, stderr, info["shrinkage"] = james_stein(values + offset, stderr)
             return values, stderr, info
