@@ -89,21 +89,21 @@ def imputation_key(imputation: Any) -> Any:
     return imputation.describe() if isinstance(imputation, Imputer) else imputation
 
 
-def _background_required(model: Any, groups: Any, imputation: Any) -> str:
-    """Why rows without a background cannot be explained: a non-tree model, or a tree model asked for what its
-    trees' cover does not give (groups of features, a conditional imputation), played through its predictions.
+def _background_required(model: Any, imputation: Any) -> str:
+    """Why rows without a background cannot be explained: a non-tree model, or a tree model asked for a conditional
+    imputation, which its trees' cover does not give (played through its predictions).
 
     Examples
     --------
-    >>> _background_required(None, None, None)
+    >>> _background_required(None, None)
     'background (a baseline row or rows) is required to explain a non-tree model'
     """
     if not is_tree_model(model):
         return "background (a baseline row or rows) is required to explain a non-tree model"
-    asked = "groups=" if groups is not None else f"imputation={imputation_key(imputation)!r}"
+    asked = f"imputation={imputation_key(imputation)!r}"
     return (f"background (a baseline row or rows) is required for {asked} on a tree model: its players are explained "
             "through the model's predictions on rows completed from the background (path-dependent tree values, "
-            f"without a background, are per feature); pass background rows, or leave out {asked.rstrip('=')}")
+            f"without a background, are the trees' own); pass background rows, or leave out imputation")
 
 
 def _own_rows(X: Any, name: str) -> Any:
@@ -192,7 +192,7 @@ class TableInput(Input):
         imputation = args["imputation"]
         if self.background is None:
             if not self.tree and not self.classes_only:
-                raise ValueError(_background_required(self.model, args["groups"], imputation))
+                raise ValueError(_background_required(self.model, imputation))
             if imputation == "baseline":
                 raise ValueError("imputation='baseline' takes one background row; none was given")
             self.bg_rows = None
