@@ -100,3 +100,21 @@ def test_explain_writes_the_html_report_of_its_rows(tmp_path, capsys):
     np.testing.assert_allclose(payload["values"], frame[["a", "</script>", "c"]].to_numpy(), rtol=5e-6)
     np.testing.assert_allclose(np.array(payload["values"])[:, 0], 2 * (X["a"][:5] - X["a"][5:15].mean()), rtol=5e-6)
     assert "scikit-learn " in page and "<th>seed</th><td>0</td>" in page           # the model's library, the seed
+
+
+def test_bench_help_names_every_benchmark_that_takes_a_device():
+    # hunt: --device's help named trees and highdim, while deep and highdim_cnn take --device cuda too
+    import argparse
+    import ast
+    from pathlib import Path
+
+    from fairshare.cli import build_parser
+
+    folder = Path(__file__).resolve().parents[1] / "benchmarks"
+    takes = sorted(p.stem for p in folder.glob("*.py") for node in ast.parse(p.read_text()).body
+                   if isinstance(node, ast.FunctionDef) and node.name == "main"
+                   and "device" in [a.arg for a in node.args.args + node.args.kwonlyargs])
+    bench = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices["bench"]
+    said = next(a.help for a in bench._actions if "--device" in a.option_strings)
+    assert {"deep", "trees", "highdim"} <= set(takes)
+    assert all(name in said for name in takes), (takes, said)

@@ -9,6 +9,7 @@ otherwise the README's, character for character) so that the test takes seconds.
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -89,3 +90,9 @@ def test_every_readme_code_block_runs_as_written(tmp_path, monkeypatch):
     assert namespace["e"].values.shape == (4, 30, 2)
     assert np.allclose(namespace["fs"].exact(namespace["eec"], "shapley").values * 60, [14, 14, 14, 9, 9, 0])
     assert namespace["values"].values.shape == (120,)
+    said = (ROOT / "README.md").read_text()                # the stopping example's comments are what it gives
+    stopped = re.search(r'^phi\.info\["stopped"\]\s+# (\{.*\})$', said, flags=re.M)
+    spent = re.search(r"^phi\.n_evaluations\s+# (\d+) of the", said, flags=re.M)
+    assert stopped and spent, "the stopping example's comments are gone from the README"
+    assert namespace["phi"].info["stopped"] == ast.literal_eval(stopped.group(1))
+    assert namespace["phi"].n_evaluations == int(spent.group(1))

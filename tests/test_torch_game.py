@@ -431,6 +431,30 @@ def test_a_module_in_train_mode_is_explained_in_eval_mode_at_the_torch_and_table
         np.testing.assert_allclose(trained.values.sum(axis=1), change, atol=1e-6)
 
 
+def test_a_torch_game_of_a_module_in_train_mode_plays_it_in_eval_mode_whatever_the_batch():
+    # hunt: TorchGame built directly (fs.exact / fs.estimate on it) kept a BatchNorm training, so each coalition's
+    # value used the statistics of the batch it came in: exact Shapley values differed between batch_size=3 and the
+    # default (by 0.16 here) and from the module's eval-mode values (by 0.11, 5x their size), with no warning
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.BatchNorm1d(8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+    with torch.no_grad():
+        net[1].running_mean.uniform_(-0.5, 0.5)
+        net[1].running_var.uniform_(0.5, 2.0)
+    X = torch.rand(12, 4, generator=torch.Generator().manual_seed(1))
+    net.eval()
+    truth = fs.exact(fs.games.TorchGame(net, X[0], baseline=X[2:10]), "shapley").values
+    net.train()
+    for batch_size in (None, 3):
+        with pytest.warns(fs.FairshareWarning, match=r"layers in train mode \(1\): it is explained in eval mode"):
+            game = fs.games.TorchGame(net, X[0], baseline=X[2:10], batch_size=batch_size)
+        np.testing.assert_allclose(fs.exact(game, "shapley").values, truth, atol=1e-6)
+        assert net.training and net[1].training                       # its own modes, restored
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                                # eval_mode=False: asked for, no warning
+        own = fs.exact(fs.games.TorchGame(net, X[0], baseline=X[2:10], eval_mode=False), "shapley").values
+    assert np.abs(own - truth).max() > 0.01
+
+
 def test_tensor_rows_take_feature_names_and_groups_as_array_rows_do():
     # hunt: tensor rows (the torch door) dropped feature_names (players 'x0'...; a list of the wrong length passed
     # too), named groups 'x0', 'x1' instead of 'a + b', and stopped on groups given as a dict (int('a'))

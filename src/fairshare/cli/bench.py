@@ -26,7 +26,8 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seeds", type=int, default=None, help="override the number of seeds")
     p.add_argument("--out", default=None, help="output folder (default benchmarks/results/NAME)")
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
-                   help="cuda: also measure the GPU paths (benchmarks that have them: trees, highdim)")
+                   help="cuda: also measure the GPU paths (benchmarks that have them: trees, highdim, highdim_cnn, "
+                   "deep)")
     p.add_argument("--benchmarks", default=None, help="a benchmarks folder to run instead of the project's own "
                    "(its code runs: only a folder you trust); the current directory is never searched")
     p.set_defaults(func=run_bench)

@@ -1,4 +1,4 @@
-"""``fairshare demo``: explain one breast-cancer prediction with every registered method."""
+"""``fairshare demo``: explain one breast-cancer prediction with every registered Shapley and Banzhaf method."""
 
 from __future__ import annotations
 

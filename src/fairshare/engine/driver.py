@@ -196,7 +196,7 @@ def _unseen_variation(values: np.ndarray, stderr: np.ndarray | None, ends: tuple
     """``stderr`` with its zeros infinite (and a warning, if ``warn``) for each output whose values do not add up to
     ``v(N) - v(empty)``: an error bar of 0 says the sample saw no variation, as for an additive game, whose values
     add up; where they do not, the variation was only unseen (a unanimity game of 6 of 10 players at 60 evaluations:
-    every sampled coalition 0, Banzhaf values 0 with error bars of 0, the exact ones 0.09). Not where every coalition
+    every sampled coalition 0, Banzhaf values 0 with error bars of 0, the exact ones 1/32). Not where every coalition
     was evaluated. A stopping rule sees each round's error bars so (without the warning): mc-banzhaf with tol=0.1
     stopped after 49 of 3,000 evaluations on such zeros ('estimated relative error 0'), 0.31 off, its error bars then
     infinite."""

@@ -33,6 +33,8 @@ __all__ = ["node_slopes", "fit_residual", "EXACT_LEVERAGE_WORK"]
 EXACT_LEVERAGE_WORK = 2e9
 #: the most elements of a batch of nodes' centred rows (``nodes m d k``) the standard errors hold at once
 _BATCH = 1 << 22
+#: the most elements of the sizes' ``d x d`` moments held at once (256 MB)
+_MOMENTS = 1 << 25
 
 
 def node_slopes(Z: np.ndarray, log_weight: np.ndarray, log_mu: np.ndarray, c: np.ndarray, residual: np.ndarray,
@@ -66,16 +68,10 @@ def _node_slopes(Z: np.ndarray, log_weight: np.ndarray, log_mu: np.ndarray, c: n
     k = residual.shape[1]
     sizes = Z.sum(axis=1).astype(np.int64)
     log_weight = np.asarray(arrays.to_numpy(log_weight), dtype=float)
-    base = np.exp(log_weight - log_weight.max())
     present = np.unique(sizes)
-    # per size: the moments of the rows, weighted by their Horvitz-Thompson weights
-    S0, S1, S2 = np.zeros(present.size), np.zeros((present.size, d)), np.zeros((present.size, d, d))
-    R0, R1 = np.zeros((present.size, k)), np.zeros((present.size, d, k))
-    for i, h in enumerate(present):
-        rows = sizes == h
-        b, Zh = base[rows], Z[rows]
-        S0[i], S1[i], S2[i] = b.sum(), b @ Zh, Zh.T @ (b[:, None] * Zh)
-        R0[i], R1[i] = b @ residual[rows], Zh.T @ (b[:, None] * residual[rows])
+    weight = np.asarray(c, dtype=float)
+    base, a = _scales(log_weight, sizes, present, log_mu)                      # a: (nodes, sizes)
+    S0, S1, R0, R1, raw = _size_moments(Z, sizes, present, base, residual, a)
     random_rows = fpc > 1e-12
     _, first = np.unique(unit, return_index=True)
     n_random = int(random_rows[first].sum())
@@ -85,14 +81,9 @@ def _node_slopes(Z: np.ndarray, log_weight: np.ndarray, log_mu: np.ndarray, c: n
         onehot = np.zeros((G, m))
         onehot[unit_groups(unit, stratum, rng, G), np.arange(m)] = 1.0
     exact_leverage = log_mu.shape[0] * m * d * d <= EXACT_LEVERAGE_WORK
-    weight = np.asarray(c, dtype=float)
-    log_a = log_mu[:, present] - log_mu[:, present].max(axis=1, keepdims=True)
-    # each node's weight per size (scaled); below e^-70 none (rows 1e-30 of its heaviest count for nothing, and their
-    # products would go subnormal and slow every step 100x)
-    a = np.where(log_a > -70.0, np.exp(np.maximum(log_a, -70.0)), 0.0)                     # (nodes, sizes)
     total = a @ S0
     zbar = (a @ S1) / total[:, None]
-    gram = np.tensordot(a, S2, axes=1) - total[:, None, None] * zbar[:, :, None] * zbar[:, None, :]
+    gram = raw - total[:, None, None] * zbar[:, :, None] * zbar[:, None, :]
     rhs = np.tensordot(a, R1, axes=1) - zbar[:, :, None] * (a @ R0)[:, None, :]          # (nodes, d, k)
     eig = np.linalg.eigvalsh(gram)
     usable = eig[:, 0] > 1e-12 * np.maximum(eig[:, -1], 1e-300)       # else the sample cannot determine the node
@@ -111,6 +102,50 @@ def _node_slopes(Z: np.ndarray, log_weight: np.ndarray, log_mu: np.ndarray, c: n
     if onehot is None:
         return values, np.full((d, k), np.inf), left
     return values, replicate_stderr(dx, axis=1), left
+
+
+def _scales(log_weight: np.ndarray, sizes: np.ndarray, present: np.ndarray,
+            log_mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Row ``j``'s weight in node ``k`` as ``base_j a[k, |S_j|]``: ``base`` scaled by the heaviest row, ``a`` by each
+    node's heaviest size; below e^-70 none (rows 1e-30 of its heaviest count for nothing, and their products would go
+    subnormal and slow every step 100x). Where a node's rows would then all weigh 0 (a node far from the sizes the
+    sample's weights favour: at 2,000 players and 2n evaluations half of beta(4, 1)'s nodes, whose sums of 0 made
+    their normal equations NaN and the eigensolver fail), ``base`` is scaled per size and the sizes' scales go into
+    ``a``; elsewhere the weights are as they were."""
+    where = np.searchsorted(present, sizes)
+    base = np.exp(log_weight - log_weight.max())
+    log_a = log_mu[:, present] - log_mu[:, present].max(axis=1, keepdims=True)
+    a = np.where(log_a > -70.0, np.exp(np.maximum(log_a, -70.0)), 0.0)                     # (nodes, sizes)
+    if np.all(a @ np.bincount(where, weights=base, minlength=present.size) > 0.0):
+        return base, a
+    top = np.full(present.size, -np.inf)
+    np.maximum.at(top, where, log_weight)                                     # each size's heaviest row
+    log_b = log_mu[:, present] + top
+    log_a = log_b - log_b.max(axis=1, keepdims=True)
+    return np.exp(log_weight - top[where]), np.where(log_a > -70.0, np.exp(np.maximum(log_a, -70.0)), 0.0)
+
+
+def _size_moments(Z: np.ndarray, sizes: np.ndarray, present: np.ndarray, base: np.ndarray, residual: np.ndarray,
+                  a: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Per coalition size, the moments of the rows weighted by their Horvitz-Thompson weights ``base``: ``S0``
+    ``(sizes,)``, ``S1`` ``(sizes, d)``, ``R0`` ``(sizes, k)``, ``R1`` ``(sizes, d, k)``; and the nodes' weighted
+    second moments ``sum_h a[:, h] S2_h`` ``(nodes, d, d)``. The ``d x d`` moments ``S2_h`` are held for at most
+    :data:`_MOMENTS` elements of sizes at a time (all at once for up to ~300 players; 2,000 players have ~850 sizes
+    at 2n evaluations: 25 GiB at once)."""
+    d, k = Z.shape[1], residual.shape[1]
+    S0, S1 = np.zeros(present.size), np.zeros((present.size, d))
+    R0, R1 = np.zeros((present.size, k)), np.zeros((present.size, d, k))
+    raw = np.zeros((a.shape[0], d, d))
+    step = max(1, _MOMENTS // max(d * d, 1))
+    for start in range(0, present.size, step):
+        S2 = np.zeros((min(step, present.size - start), d, d))
+        for i in range(start, start + S2.shape[0]):
+            rows = sizes == present[i]
+            b, Zh = base[rows], Z[rows]
+            S0[i], S1[i], S2[i - start] = b.sum(), b @ Zh, Zh.T @ (b[:, None] * Zh)
+            R0[i], R1[i] = b @ residual[rows], Zh.T @ (b[:, None] * residual[rows])
+        raw += np.tensordot(a[:, start:start + S2.shape[0]], S2, axes=1)
+    return S0, S1, R0, R1, raw
 
 
 def _inverses(gram: np.ndarray) -> np.ndarray:

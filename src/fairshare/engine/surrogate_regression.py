@@ -396,7 +396,7 @@ PAIRED = Option("paired", "auto", "draw complementary pairs (S, N \\ S); 'auto':
                 allowed=("auto", True, False))
 
 # measured (benchmarks/results/default, 8 black-box pairs not tuned on and one tuned, 5 seeds x 5 rows): with the
-# screened and wide products of three players 2.1x / 3.5x / 8.9x lower median error than plain regression at 10n /
+# screened and wide products of three players 2.1x / 3.5x / 8.6x lower median error than plain regression at 10n /
 # 30n / 100n (at least 1.0x per cell), 1-42 ms of CPU per row at 100n and n <= 30; Banzhaf values 2.0x below Kernel
 # Banzhaf (median over 18 cells); on the product measures' fits: beta(4, 1) / beta(16, 1) 5.4x / 8.2x below their
 # plain fit (medians over 18 cells) and 24x / 16x below the last stop's default, the surrogate on Lemma 3.4's rows

@@ -17,7 +17,7 @@ import numpy as np
 
 from .base import Game, check_output_axes
 from .cost import CELL_SECONDS, torch_row_seconds
-from .torch_modes import eval_modes
+from .torch_modes import eval_modes, warn_training
 
 __all__ = ["TorchGame", "module_input", "takes_ids"]
 
@@ -85,7 +85,9 @@ class TorchGame(Game):
     outputs : the model outputs the game keeps: None (all of them), an index (one output: a scalar game) or a list
         of indices
     eval_mode : whether the module runs in eval mode during every evaluation (BatchNorm's running statistics, no
-        dropout), each of its submodules' own mode restored after
+        dropout), each of its submodules' own mode restored after; default None: eval mode, with a warning naming
+        the layers that were training (in train mode a BatchNorm's output depends on the other inputs of its batch,
+        so a coalition's value would depend on the batch it is evaluated in); False keeps the module's own modes
 
     Examples
     --------
@@ -106,7 +108,7 @@ class TorchGame(Game):
 
     def __init__(self, module: Any, x: Any, baseline: Any = 0.0, groups: Any = None, device: Any = None,
                  batch_size: int | str | None = None, player_names: Any = None, on_device: bool | None = None,
-                 outputs: Any = None, eval_mode: bool = False) -> None:
+                 outputs: Any = None, eval_mode: bool | None = None) -> None:
         import torch
 
         # the module's floating dtype (a float64 module takes float64 inputs) and device; float32 for a function
@@ -150,7 +152,9 @@ class TorchGame(Game):
         self._mask_owner = torch.as_tensor(mask_owner, device=self.device)
         super().__init__(n_players, player_names=player_names, batch_size=None)
         self.outputs, self._columns = _outputs(outputs)
-        self.eval_mode = bool(eval_mode)
+        if eval_mode is None:                   # the doors warn themselves and pass True
+            warn_training(module, stacklevel=3)
+        self.eval_mode = eval_mode is None or bool(eval_mode)
         self._auto = batch_size == "auto" and self.device.type == "cuda"      # fitted at the first forward pass
         self._auto_gradient = self._auto                                    # and at the first backward pass
         self._gradient_chunk: int | None = None
