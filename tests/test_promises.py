@@ -271,6 +271,27 @@ def test_global_importance_gives_each_feature_its_value_whatever_the_column_orde
     np.testing.assert_array_equal(got.stderr, ref.stderr)
 
 
+@settings(max_examples=8, deadline=None, derandomize=True)
+@given(order=st.permutations(list(X6.columns)), seed=st.integers(0, 1000),
+       method=st.sampled_from(["auto", "permutation"]))
+def test_groups_named_by_features_follow_them_whatever_the_column_order(order, seed, method):
+    """groups= by feature names at the tree door (one grouped walk; a method named: the grouped tree game
+    estimated) and at global_importance's: same players, same bits, in any column order."""
+    groups = {"first": list(X6.columns[:2]), "middle": list(X6.columns[2:5]), "last": [X6.columns[5]]}
+    args = dict(groups=groups, seed=seed, progress=False) | ({} if method == "auto" else {"method": method,
+                                                                                         "budget": 40})
+    ref = fs.explain(FOREST, X6.iloc[:3], X6.iloc[100:110], **args)
+    got = fs.explain(FOREST, X6[order].iloc[:3], X6[order].iloc[100:110], **args)
+    assert got.player_names == ref.player_names == list(groups)
+    np.testing.assert_array_equal(got.values, ref.values)
+    sage = dict(groups=groups, loss="log_loss", budget=6, seed=seed)
+    a = fs.global_importance(LR, X6.iloc[:20], Y.iloc[:20], background=X6.iloc[100:110], **sage)
+    b = fs.global_importance(LR, X6[order].iloc[:20], Y.iloc[:20], background=X6[order].iloc[100:110], **sage)
+    assert a.player_names == b.player_names == list(groups)
+    np.testing.assert_array_equal(a.values, b.values)
+    np.testing.assert_array_equal(a.stderr, b.stderr)
+
+
 def _word_pipeline():
     """X6 with a column of words (the band of its first feature) that a pipeline one-hot encodes."""
     from sklearn.compose import make_column_transformer
@@ -358,6 +379,15 @@ def _pipeline(m, **kw):
     return fs.explain(_PIPELINE, X6.iloc[:2], X6.iloc[100:110], **({"budget": 50, "progress": False} | kw))
 
 
+_TREE = _CountingForest(n_estimators=3, max_depth=3, random_state=0).fit(X6, Y)
+
+
+def _tree(m, **kw):
+    """explain's tree door (a tree model's own walks; groups= its grouped walk), counted into ``m``."""
+    _TREE.counter = m
+    return fs.explain(_TREE, X6.iloc[:2], X6.iloc[100:110], **({"budget": 50, "progress": False} | kw))
+
+
 def _texts(m, **kw):
     def f(texts):
         m.calls += 1
@@ -378,6 +408,7 @@ def _sequences(m, **kw):
 DOORS = {
     "explain": (EXPLAIN, lambda m, **kw: _explain(m, **kw)),
     "explain pipeline": (EXPLAIN, _pipeline),
+    "explain tree": (EXPLAIN, _tree),
     "explain texts": (EXPLAIN, _texts),
     "explain sequences": (EXPLAIN, _sequences),
     "explain game": (EXPLAIN, lambda m, **kw: fs.explain(m.game, **({"budget": 50, "progress": False} | kw))),

@@ -9,7 +9,7 @@ import numpy as np
 
 from .tables import aligned, model_columns, shared_dtypes, target_of
 
-__all__ = ["aligned_rows"]
+__all__ = ["aligned_rows", "number_columns"]
 
 
 def aligned_rows(model: Any, X: Any, background: Any) -> tuple[Any, Any]:
@@ -52,3 +52,23 @@ def aligned_rows(model: Any, X: Any, background: Any) -> tuple[Any, Any]:
             frame = pd.DataFrame(np.asarray(background), columns=list(X.columns))
             background = frame.astype(dict(zip(X.columns, shared_dtypes(X, np.asarray(background)))))
     return X, background
+
+
+def number_columns(rows: np.ndarray) -> np.ndarray:
+    """Which columns of rows ``rows`` hold numbers ``(d,)`` (all of them unless the rows are objects: a pipeline's
+    columns of words are not).
+
+    Examples
+    --------
+    >>> number_columns(np.array([[1.0, "a"], [2, "b"]], dtype=object)).tolist()
+    [True, False]
+    """
+    if rows.dtype != object:
+        return np.ones(rows.shape[1], dtype=bool)
+    out = np.ones(rows.shape[1], dtype=bool)
+    for j in range(rows.shape[1]):
+        try:
+            rows[:, j].astype(float)
+        except (TypeError, ValueError):
+            out[j] = False
+    return out

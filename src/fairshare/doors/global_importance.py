@@ -11,7 +11,7 @@ import numpy as np
 from .._core.arguments import Arguments, Option, SeedLike, check_progress
 from .._core.progress import reporting
 from .._core.seeds import generator, streams
-from .._core.model_rows import aligned_rows
+from .._core.model_rows import aligned_rows, number_columns
 from .._core.tables import as_rows, check_finite, check_kinds, check_labels, frame_info, is_sparse, shared_dtypes
 from ..engine.choice import Choice, choose
 from ..engine.engine import run
@@ -102,15 +102,12 @@ def _word_rows(rows: np.ndarray, name: str, columns: list[str] | None) -> np.nda
 
 def _numbers_only(rows: np.ndarray, name: str, columns: list[str] | None, imputation: str) -> None:
     """A conditional imputer draws numbers: rows holding words are refused by name under it."""
-    if rows.dtype != object:
-        return
-    for j in range(rows.shape[1]):
-        try:
-            rows[:, j].astype(float)
-        except (TypeError, ValueError):
-            label = repr(columns[j]) if columns is not None else str(j)
-            raise ValueError(f"imputation={imputation!r} draws numbers, but {name}'s column {label} holds words "
-                             f"(e.g. {rows[0, j]!r}); use imputation='marginal', or encode the column") from None
+    words = np.flatnonzero(~number_columns(rows))
+    if words.size:
+        j = int(words[0])
+        label = repr(columns[j]) if columns is not None else str(j)
+        raise ValueError(f"imputation={imputation!r} draws numbers, but {name}'s column {label} holds words "
+                         f"(e.g. {rows[0, j]!r}); use imputation='marginal', or encode the column")
 
 
 def _targets(model: Any, y: Any, n: int, loss: Any) -> tuple[np.ndarray, np.ndarray]:

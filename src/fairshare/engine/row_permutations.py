@@ -36,6 +36,8 @@ from typing import Any
 
 import numpy as np
 
+from .._core.model_rows import number_columns
+
 __all__ = ["row_permutations", "row_permutations_need", "alike_pairs", "row_estimates"]
 
 
@@ -116,23 +118,10 @@ def _known(game: Any, full: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         spread = np.maximum(np.abs(empty), np.abs(empty - full))
     columns = [c for c in losses if np.all(np.isfinite(c))]
     if getattr(game, "X", None) is not None:
-        columns.append(_numbers(game.X))
+        columns.append(np.asarray(game.X[:, number_columns(game.X)], dtype=float))    # (words left out)
     profile = np.column_stack(columns) if columns else np.zeros((full.size, 1))
     profile = (profile - profile.mean(axis=0)) / np.where(profile.std(axis=0) > 0, profile.std(axis=0), 1.0)
     return spread, profile
-
-
-def _numbers(X: np.ndarray) -> np.ndarray:
-    """The columns of rows ``X`` that hold numbers, as floats (a pipeline's columns of words left out)."""
-    if X.dtype != object:
-        return np.asarray(X, dtype=float)
-    keep = []
-    for j in range(X.shape[1]):
-        try:
-            keep.append(X[:, j].astype(float))
-        except (TypeError, ValueError):
-            continue
-    return np.column_stack(keep) if keep else np.zeros((X.shape[0], 0))
 
 
 def row_estimates(game: Any, rows: np.ndarray, orders: np.ndarray, full: np.ndarray) -> np.ndarray:

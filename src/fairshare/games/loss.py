@@ -19,6 +19,7 @@ import numpy as np
 from .._core.arguments import check_int
 from .base import Game, check_output_axes
 from .imputers import GaussianImputer, known_solve
+from .model import player_of
 
 __all__ = ["LossGame", "LOSSES", "row_losses"]
 
@@ -116,11 +117,7 @@ class LossGame(Game):
             self._fold_weights[np.arange(N), self.folds] = 1.0
             self._fold_weights /= self._fold_weights.sum(axis=0, keepdims=True)
         # at most about 2^22 (coalition, row) losses or conditional means held at once
-        self.group_of = None
-        if groups is not None:                             # each feature's player
-            self.group_of = np.empty(d, dtype=np.int64)
-            for player, features in enumerate(groups):
-                self.group_of[features] = player
+        self.group_of = None if groups is None else player_of(groups, d)          # each feature's player
         players = d if groups is None else len(groups)
         super().__init__(players, player_names=feature_names, batch_size=max(1, (1 << 22) // (N * max(d, 1))))
         self.model_rows = 0

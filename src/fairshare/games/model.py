@@ -17,8 +17,8 @@ from .torch_game import module_input, takes_ids
 from .torch_modes import eval_modes
 from .._core.compiled import CACHE, threads_for
 
-__all__ = ["ModelGame", "ModelError", "as_predict", "feature_groups", "IMPUTATIONS", "LINKS", "sparse_hybrid_rows",
-           "sparse_columns_equal"]
+__all__ = ["ModelGame", "ModelError", "as_predict", "feature_groups", "player_of", "IMPUTATIONS", "LINKS",
+           "sparse_hybrid_rows", "sparse_columns_equal"]
 
 
 class ModelError(RuntimeError):
@@ -108,6 +108,21 @@ def feature_groups(groups: Any, names: list[str]) -> tuple[list[list[int]], list
         [" + ".join(names[i] for i in g) if len(g) > 1 else names[g[0]] for g in lists]
         if groups is not None else names)
     return lists, player_names
+
+
+def player_of(groups: list[list[int]], n_features: int) -> np.ndarray:
+    """Each feature's player ``(n_features,)`` from the players' lists of features (:func:`feature_groups`' first
+    answer: every feature in exactly one).
+
+    Examples
+    --------
+    >>> player_of([[0, 2], [1]], 3).tolist()
+    [0, 1, 0]
+    """
+    out = np.empty(n_features, dtype=np.int64)
+    for player, features in enumerate(groups):
+        out[features] = player
+    return out
 
 
 class ModelGame(Game):
@@ -209,9 +224,7 @@ class ModelGame(Game):
         super().__init__(len(self.groups), player_names=player_names, batch_size=None)
         self.row_batch = None if batch_size is None else check_int(batch_size, "batch_size", minimum=1)
         self.n_features = n_features
-        self._feature_player = np.empty(n_features, dtype=np.int64)
-        for p, g in enumerate(self.groups):
-            self._feature_player[g] = p
+        self._feature_player = player_of(self.groups, n_features)
 
     @staticmethod
     def _groups(groups: Any, names: list[str]) -> list[list[int]]:

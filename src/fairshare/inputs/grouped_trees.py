@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..games.model import feature_groups
+from ..games.model import feature_groups, player_of
 from ..trees.grouped import grouped, unchecked
 from ..trees.prepared import Prepared
 
@@ -31,7 +31,4 @@ def tree_groups(model: Any, groups: Any, names: list[str]) -> tuple[Prepared | N
     lists, player_names = feature_groups(groups, names)
     if unchecked(model).linear is not None:
         return None, player_names, "its trees have linear leaves (lightgbm linear trees), which read every feature"
-    group_of = np.empty(len(names), dtype=np.int64)
-    for player, features in enumerate(lists):
-        group_of[features] = player
-    return grouped(model, group_of, len(lists), player_names), player_names, None
+    return grouped(model, player_of(lists, len(names)), len(lists), player_names), player_names, None

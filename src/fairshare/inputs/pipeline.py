@@ -26,7 +26,7 @@ from .._core.model_rows import aligned_rows
 from .._core.tables import as_rows, is_sparse
 from ..games.base import Game
 from ..games.grouped_tree import GroupedTreeGame, grouped_tree_explanation, grouped_tree_pairs
-from ..games.model import as_predict, feature_groups
+from ..games.model import as_predict, feature_groups, player_of
 from ..indices.hierarchy import resolve_value_index
 from ..indices.semivalues import Semivalue
 from ..results.explanation import Explanation
@@ -136,9 +136,7 @@ class PipelineInput(TableInput):
         self._read_background(args)                # names, inf and words refused, the imputation
         self.groups = args["groups"]
         lists, self.players = feature_groups(self.groups, list(self.feature_names))     # groups refused by name
-        self.raw_group = np.empty(len(self.feature_names), dtype=np.int64)             # each raw column's player
-        for player, columns in enumerate(lists):
-            self.raw_group[columns] = player
+        self.raw_group = player_of(lists, len(self.feature_names))                      # each raw column's player
         traced = _not_exact(args) or self._trace()
         self._pending = None if isinstance(traced, str) else traced      # the trees are read once checks are done
         if isinstance(traced, str):
