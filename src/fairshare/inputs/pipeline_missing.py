@@ -34,13 +34,11 @@ def fills_missing(pipeline: Any, parts: list) -> bool:
 
     Examples
     --------
-    >>> from sklearn.compose import make_column_transformer
-    >>> from sklearn.impute import SimpleImputer
-    >>> from sklearn.linear_model import LinearRegression
-    >>> from sklearn.pipeline import make_pipeline
-    >>> from sklearn.preprocessing import FunctionTransformer
-    >>> prep = make_column_transformer((SimpleImputer(), [0]), (FunctionTransformer(np.log1p), [1]))
-    >>> pipe = make_pipeline(prep, LinearRegression()).fit(np.array([[0.0, 1.0], [2.0, 3.0]]), [0.0, 1.0])
+    >>> from sklearn import compose, impute, linear_model, pipeline, preprocessing
+    >>> prep = compose.make_column_transformer((impute.SimpleImputer(), [0]),
+    ...                                        (preprocessing.FunctionTransformer(np.log1p), [1]))
+    >>> pipe = pipeline.make_pipeline(prep, linear_model.LinearRegression()).fit(np.array([[0.0, 1.0], [2.0, 3.0]]),
+    ...                                                                         [0.0, 1.0])
     >>> fills_missing(pipe, [np.array([[np.nan, 1.0]])]), fills_missing(pipe, [np.array([[1.0, np.nan]])])
     (True, False)
     """
@@ -59,13 +57,10 @@ def refuse_unfilled(pipeline: Any, parts: dict[str, Any]) -> None:
     Examples
     --------
     >>> import pandas as pd
-    >>> from sklearn.compose import make_column_transformer
-    >>> from sklearn.impute import SimpleImputer
-    >>> from sklearn.linear_model import LinearRegression
-    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn import compose, impute, linear_model, pipeline
     >>> X = pd.DataFrame({"a": [0.0, 2.0], "b": [1.0, 3.0]})
-    >>> pipe = make_pipeline(make_column_transformer((SimpleImputer(), ["a"]), remainder="passthrough"),
-    ...                      LinearRegression()).fit(X, [0.0, 1.0])
+    >>> prep = compose.make_column_transformer((impute.SimpleImputer(), ["a"]), remainder="passthrough")
+    >>> pipe = pipeline.make_pipeline(prep, linear_model.LinearRegression()).fit(X, [0.0, 1.0])
     >>> refuse_unfilled(pipe, {"X": pd.DataFrame({"a": [np.nan, 1.0], "b": [np.nan, 2.0]})})
     Traceback (most recent call last):
     ...
