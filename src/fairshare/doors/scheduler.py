@@ -72,7 +72,7 @@ def run_values(data: Any, i: int, seed: Any, folder: Any = None, client: Any = N
                     stderr=None if phi.stderr is None else np.asarray(phi.stderr, dtype=float),
                     empty=np.asarray(phi.empty_value, dtype=float), grand=np.asarray(phi.grand_value, dtype=float),
                     n_evaluations=np.asarray(phi.n_evaluations), names=list(game.player_names),
-                    info={k: v for k, v in phi.info.items() if k != "choice"})
+                    info={k: v for k, v in phi.info.items() if k != "choice" or "split" in phi.info})
 
     return relabelled(data, i, one)
 

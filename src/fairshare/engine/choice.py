@@ -191,7 +191,8 @@ def _surrogate_pays(game: Game, cap: int, n: int) -> tuple[bool, str]:
 
 
 def choose(game: Game, sv: Semivalue, method: str = "auto", budget: int | None = None,
-           stop: StoppingRule | None = None, options: dict | None = None) -> Choice:
+           stop: StoppingRule | None = None, options: dict | None = None,
+           allowance: float = WALSH_ALLOWANCE) -> Choice:
     """The method that runs, decided from facts that do not change between runs (see the module docstring).
 
     Parameters
@@ -202,6 +203,7 @@ def choose(game: Game, sv: Semivalue, method: str = "auto", budget: int | None =
     budget : most evaluations, or None (only methods that need no budget: exact, leave-one-out)
     stop : the stopping rule; its ``MaxEvaluations`` cap bounds the evaluations whatever is chosen
     options : the user's method options (checked against the chosen method; unknown names refused)
+    allowance : seconds the Walsh surrogate may take whatever the game's cost (a part of a split game: its share)
 
     Returns
     -------
@@ -234,7 +236,7 @@ def choose(game: Game, sv: Semivalue, method: str = "auto", budget: int | None =
         return _without_budget(game, sv, ranked, options, active)
     spec, opts = _affordable(game, sv, ranked, cap, options, active)
     if spec.name == "surrogate-regression":
-        pays, why = _walsh_pays(game, cap, active)
+        pays, why = _walsh_pays(game, cap, active, allowance)
         rest = [t for t in ranked if t[2] is not spec]
         plain = _affordable_or_none(game, sv, rest, cap, options, active) if not pays else None
         if plain is not None:                       # the next estimator the budget affords: its plain regression
@@ -252,15 +254,15 @@ def _affordable_or_none(game: Game, sv: Semivalue, ranked: list, cap: int, optio
         return None
 
 
-def _walsh_pays(game: Game, cap: int, n: int) -> tuple[bool, str]:
-    """Whether the Walsh surrogate's predicted seconds are within ``WALSH_ALLOWANCE`` or ``SURROGATE_SHARE`` of the
+def _walsh_pays(game: Game, cap: int, n: int, allowance: float = WALSH_ALLOWANCE) -> tuple[bool, str]:
+    """Whether the Walsh surrogate's predicted seconds are within ``allowance`` or ``SURROGATE_SHARE`` of the
     game's declared evaluations (a fixed cost model, never a clock)."""
     fit = predicted_walsh_seconds(cap, n)
-    if fit <= WALSH_ALLOWANCE:
+    if fit <= allowance:
         return True, ""
     cost = game.cost()
     if cost is None:
-        return False, (f"its surrogate fit ~{fit:.2g} s is over {WALSH_ALLOWANCE:g} s and the game declares no cost "
+        return False, (f"its surrogate fit ~{fit:.2g} s is over {allowance:.2g} s and the game declares no cost "
                        "per evaluation")
     calls = cap * cost
     if fit <= SURROGATE_SHARE * calls:

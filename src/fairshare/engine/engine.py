@@ -10,6 +10,7 @@ finite ones.
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from dataclasses import dataclass
 from functools import lru_cache
@@ -29,6 +30,8 @@ from .choice import Choice, choose
 from .driver import run as drive
 from .evaluation import BudgetedEvaluator, BudgetError
 from .spec import Estimate, Setup
+from .split import Split, plan_split
+from .ridge_path import one_thread
 from .stopping import StoppingRule
 
 __all__ = ["run", "execute", "Executed", "FairshareWarning", "sufficient_budget", "infinite_stderr_note"]
@@ -108,6 +111,9 @@ def run(game: Game, sv: Semivalue, choice: Choice, seed: SeedLike = None, stop: 
     >>> run(g, sv, choose(g, sv, budget=32)).info["choice"]["method"]
     'exact'
     """
+    split = plan_split(game, sv, choice, stop, progress)
+    if split is not None:
+        return _run_split(game, sv, choice, split, seed)
     done = execute(game, sv, choice, seed, stop, progress)
     result, info, active = done.result, done.info, done.active
     n = game.n_players
@@ -122,8 +128,13 @@ def run(game: Game, sv: Semivalue, choice: Choice, seed: SeedLike = None, stop: 
         ran = sv if active is None or type(sv) is not Semivalue else sv.reduced(n, n - active.size, active=active)
         info["stderr"] = infinite_stderr_note(choice, ran, n if active is None else active.size, info.get("stderr"))
         warnings.warn(info["stderr"], FairshareWarning, stacklevel=3)
-    squeeze = done.scalar
+    return _attribution(game, sv, choice.method, dict(choice.options), info, done.n_evaluations, done.scalar,
+                        values, stderr, result.empty_value, result.grand_value)
 
+
+def _attribution(game: Game, sv: Semivalue, method: str, options: dict, info: dict, n_evaluations: int,
+                 squeeze: bool, values: Any, stderr: Any, empty: Any, grand: Any) -> Attribution:
+    """The result: arrays of one output squeezed to the game's scalar shape."""
     def out(a: np.ndarray | None) -> Any:
         if a is None:
             return None
@@ -132,10 +143,59 @@ def run(game: Game, sv: Semivalue, choice: Choice, seed: SeedLike = None, stop: 
             a = a[..., 0]
         return float(a) if a.ndim == 0 else a
 
-    return Attribution(values=out(values), stderr=out(stderr), index=sv.name, method=choice.method,
-                       options=dict(choice.options), info=info, n_evaluations=done.n_evaluations,
-                       empty_value=out(result.empty_value), grand_value=out(result.grand_value),
+    return Attribution(values=out(values), stderr=out(stderr), index=sv.name, method=method, options=options,
+                       info=info, n_evaluations=n_evaluations, empty_value=out(empty), grand_value=out(grand),
                        player_names=list(game.player_names))
+
+
+def _run_split(game: Game, sv: Semivalue, choice: Choice, split: Split, seed: SeedLike) -> Attribution:
+    """``auto`` on each part of a split game (:mod:`fairshare.engine.split`) on the players it has, the values
+    averaged, independent parts' standard errors added in quadrature."""
+    n, B = game.n_players, len(split.parts)
+    total, variance, ends, spent, methods, scalar = 0.0, 0.0, 0.0, 0, {}, True
+    no_stderr = False
+    with one_thread() if split.cheap else contextlib.nullcontext():
+        for part, active, budget, rng in zip(split.parts, split.active, split.budgets, streams(generator(seed), B)):
+            phi, se, ends_b, used, method, scalar = _part_values(part, active, int(budget), rng, sv, split.allowance)
+            spent += used
+            if method is not None:
+                methods[method] = methods.get(method, 0) + 1
+            total, ends = total + phi, ends + ends_b
+            no_stderr |= se is None
+            variance = 0.0 if no_stderr else variance + se ** 2
+    method = max(methods, key=methods.get) if methods else "exact"
+    info = {"choice": {"method": method, "why": split.reason(n, int(choice.budget), methods)},
+            "split": {"parts": B, "exact_parts": B - split.estimated, "methods": methods, "model_rows": spent,
+                      "mean_players": float(np.mean([a.size for a in split.active]))}}
+    stderr = None if no_stderr else np.sqrt(variance) / B
+    if stderr is not None and not np.all(np.isfinite(stderr)):
+        info["stderr"] = (f"some standard errors are infinite: a part of {max(a.size for a in split.active)} players "
+                          f"got too few of the budget's evaluations to estimate its error; raise the budget")
+        warnings.warn(info["stderr"], FairshareWarning, stacklevel=3)
+    return _attribution(game, sv, method, {}, info, -(-spent // B), scalar, total / B, stderr, ends[0] / B,
+                        ends[1] / B)
+
+
+def _part_values(part: Game, active: np.ndarray, budget: int, rng: Any, sv: Semivalue,
+                 allowance: float) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, int, str | None, bool]:
+    """One part's values over all ``n`` players (0 for its null players), standard errors, ends ``(2, k)``,
+    evaluations, the method ``auto`` ran on its players (None: none, every player null) and whether it is scalar."""
+    n = part.n_players
+    if active.size == 0:                         # x equals this row: values 0, the ends one model row each
+        ends = np.asarray(BudgetedEvaluator(part, 2)(part.empty_and_full()), dtype=float).reshape(2, -1)
+        return np.zeros((n, ends.shape[1])), np.zeros((n, ends.shape[1])), ends, 2, None, part.n_outputs == 0
+    target = part if active.size == n else RestrictedGame(part, active)
+    index = sv.reduced(n, n - active.size, active=active)
+    ran = choose(target, index, "auto", budget, allowance=allowance)
+    done = execute(target, index, ran, rng)
+    r = done.result
+    phi = np.zeros((n, r.values.shape[1]))
+    phi[active] = r.values
+    se = None if r.stderr is None else np.zeros_like(phi)
+    if se is not None:
+        se[active] = r.stderr
+    ends = np.stack([np.asarray(r.empty_value, float).reshape(-1), np.asarray(r.grand_value, float).reshape(-1)])
+    return phi, se, ends, done.n_evaluations, ran.method, done.scalar
 
 
 def infinite_stderr_note(choice: Choice, sv: Any, n: int, detail: str | None) -> str:

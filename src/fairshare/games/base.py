@@ -217,6 +217,22 @@ class Game:
         """
         return None
 
+    def parts(self) -> list[Game] | None:
+        """Games whose mean is this game, each evaluated on its own (or None: the game is one whole).
+
+        A model explained over ``B`` background rows is the mean of ``B`` games, one per background row, each with
+        its own null players (the features where the explicand equals that row). ``auto`` may estimate each part
+        on its own share of the evaluations (:mod:`fairshare.engine.split`): the same model rows, spent where the
+        parts' players are. The default is one whole.
+
+        Examples
+        --------
+        >>> import fairshare as fs
+        >>> fs.games.AdditiveGame([1.0, 2.0]).parts() is None
+        True
+        """
+        return None
+
     def knows_exact_values(self, index: Semivalue) -> bool:
         """Cheap check: does :meth:`exact_values` give a closed form for ``index``?
 
@@ -317,6 +333,16 @@ class SameValues(GameWrapper):
 
     def null_players(self) -> np.ndarray | None:
         return self.game.null_players()
+
+    def parts(self) -> list[Game] | None:
+        """The inner game's parts, each wrapped as this game is (:meth:`part_of`)."""
+        inner = self.game.parts()
+        return None if inner is None else [self.part_of(p, b) for b, p in enumerate(inner)]
+
+    def part_of(self, part: Game, b: int) -> Game:
+        """Part ``b`` of the inner game wrapped as this game wraps it (a wrapper that cannot keeps the game
+        whole: override it)."""
+        raise NotImplementedError(f"{type(self).__name__} must wrap the parts of its game")
 
     def knows_exact_values(self, index: Semivalue) -> bool:
         return self.game.knows_exact_values(index)

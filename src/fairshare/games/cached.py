@@ -43,11 +43,16 @@ class CachedGame(SameValues):
         self.n_outputs = game.n_outputs
         if owner is None:                              # a CacheFolder names its owner; a plain path none
             owner = folder.owner if isinstance(folder, CacheFolder) else ""
+        self.owner = owner
         self.log = RecordLog(self.folder / "values.log", owner, key_width=(game.n_players + 7) // 8)
         self._store = CoalitionStore()
         if self.log.keys.shape[0]:
             self._store.add(self.log.keys.copy().view(f"S{self.log.key_width}").ravel(), self.log.values)
         self.model_calls = 0
+
+    def part_of(self, part: Game, b: int) -> Game:
+        """Part ``b`` of the game with its own log (``part-b`` in this folder, the same owner)."""
+        return CachedGame(part, self.folder / f"part-{b}", owner=self.owner)
 
     def _keep(self, keys: np.ndarray, values: np.ndarray) -> None:
         """Log and hold new values (their finite rows: a NaN is the game's error, raised by the caller)."""

@@ -43,6 +43,10 @@ class DistributedGame(SameValues):
         self.backend = as_backend(client)
         self._remote = self.backend.put(game)
 
+    def part_of(self, part: Game, b: int) -> Game:
+        """Part ``b`` of the game, evaluated on the same cluster in the same chunks."""
+        return DistributedGame(part, self.client, self.chunk_size, self.timeout)
+
     def _evaluate(self, coalitions: np.ndarray) -> np.ndarray:
         chunks = [coalitions[i:i + self.chunk_size] for i in range(0, coalitions.shape[0], self.chunk_size)]
         return np.concatenate(self.backend.map(_evaluate_chunk, [self._remote], [(c,) for c in chunks],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -12,6 +13,7 @@ from .._core.arguments import check_int, format_coalition
 from .base import Game, check_output_axes
 from .._core.tables import as_rows, column_labels, frame_info, is_sparse, same_value, shared_dtypes
 from .cost import row_seconds
+from .sparse_rows import sparse_columns_equal, sparse_hybrid_rows
 from .imputers import CONDITIONAL, Imputer, make_imputer
 from .torch_game import module_input, takes_ids
 from .torch_modes import eval_modes
@@ -288,6 +290,30 @@ class ModelGame(Game):
         np.logical_and.at(per_player, self._feature_player, same)
         return per_player
 
+    def parts(self) -> list[Game] | None:
+        """Under marginal imputation over ``B >= 2`` background rows (identity link), the ``B`` games of one
+        background row each (their mean is this game; each one's null players are the features where ``x`` equals
+        its row); else None. The parts share the model and the rows (no copy).
+
+        Examples
+        --------
+        >>> g = ModelGame(lambda X: X.sum(axis=1), x=[1.0, 2.0], background=[[1.0, 0.0], [0.0, 0.0]])
+        >>> [p.null_players().tolist() for p in g.parts()]
+        [[True, False], [False, False]]
+        """
+        B = self.background.shape[0]
+        if self.imputer is not None or self.link != "identity" or B < 2:
+            return None
+        out = []
+        for b in range(B):
+            part = copy.copy(self)
+            for scratch in ("_buffer", "on_batch", "n_evaluations"):
+                part.__dict__.pop(scratch, None)
+            part.n_evaluations = 0
+            part.background, part.imputation = self.background[b:b + 1], "baseline"
+            out.append(part)
+        return out
+
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
         state.pop("_buffer", None)                 # scratch space, not state (a game sent to a worker)
@@ -364,58 +390,6 @@ class ModelGame(Game):
                 self.on_batch(S, parts[-1][:, 0] if parts[-1].shape[1] == 1 else parts[-1])
         values = np.concatenate(parts, axis=0)
         return values[:, 0] if values.shape[1] == 1 else values
-
-
-def sparse_hybrid_rows(coalitions: np.ndarray, x: Any, background: Any, player: np.ndarray | None = None) -> Any:
-    """CSR rows ``(m B, features)``: for each coalition (``coalitions`` (m, players); ``player[j]``: the player of
-    feature ``j``, default the identity) and background row, ``x``'s entries on the features the coalition knows
-    and the background row's elsewhere; built from the stored entries alone (memory: the batch's entries, never
-    coalitions x features).
-
-    Examples
-    --------
-    >>> import scipy.sparse as sp
-    >>> x, bg = sp.csr_matrix([[1.0, 2.0, 0.0]]), sp.csr_matrix([[0.0, 5.0, 6.0], [7.0, 0.0, 0.0]])
-    >>> sparse_hybrid_rows(np.array([[True, False, False]]), x, bg).toarray()
-    array([[1., 5., 6.],
-           [1., 0., 0.]])
-    """
-    import scipy.sparse as sp
-
-    m, nf = coalitions.shape[0], background.shape[1]
-    player = np.arange(nf) if player is None else player
-    B = background.shape[0]
-    b_row = np.repeat(np.arange(B), np.diff(background.indptr))
-    c, e = np.nonzero(~coalitions[:, player[background.indices]])   # background entries on unknown features
-    rows_b, cols_b, vals_b = c * B + b_row[e], background.indices[e], background.data[e]
-    c2, e2 = np.nonzero(coalitions[:, player[x.indices]])           # x's entries on known features, every b
-    rows_x = (c2[:, None] * B + np.arange(B)[None, :]).ravel()
-    cols_x, vals_x = np.repeat(x.indices[e2], B), np.repeat(x.data[e2], B)
-    out = sp.csr_matrix((np.concatenate([vals_b, vals_x]), (np.concatenate([rows_b, rows_x]),
-                                                            np.concatenate([cols_b, cols_x]))), shape=(m * B, nf))
-    out.sort_indices()
-    return out
-
-
-def sparse_columns_equal(background: Any, x: Any) -> np.ndarray:
-    """Per feature: every background row holds ``x``'s value there (stored or an implicit 0).
-
-    Examples
-    --------
-    >>> import scipy.sparse as sp
-    >>> sparse_columns_equal(sp.csr_matrix([[0.0, 2.0], [0.0, 3.0]]), sp.csr_matrix([[0.0, 2.0]])).tolist()
-    [True, False]
-    """
-    xd = np.asarray(x.toarray()).ravel()
-    csc = background.tocsc()
-    B = background.shape[0]
-    col = np.repeat(np.arange(csc.shape[1]), np.diff(csc.indptr))
-    equal = np.bincount(col, weights=(csc.data == xd[col]).astype(float), minlength=csc.shape[1])
-    stored = np.diff(csc.indptr)
-    # a column is all x[j]: x[j] = 0 and every stored entry 0; or every row stored and equal to x[j]
-    zero_ok = (xd == 0) & (equal == stored)
-    nonzero_ok = (xd != 0) & (stored == B) & (equal == B)
-    return zero_ok | nonzero_ok
 
 
 @njit(cache=CACHE, nogil=True, parallel=True)

@@ -141,6 +141,7 @@ class Input:
         values = np.stack([r["values"] for r in results])
         stderr = None if any(r["stderr"] is None for r in results) else np.stack([r["stderr"] for r in results])
         choice = plans[0].choice
+        info = split_rows(info, [r["info"] for r in results])
         return Explanation(values=values, stderr=stderr, empty_value=np.stack([r["empty"] for r in results]),
                            grand_value=np.stack([r["grand"] for r in results]), data=self.data(),
                            player_names=list(results[0]["names"]), index=plans[0].sv.name, method=choice.method,
@@ -149,3 +150,20 @@ class Input:
                            row_names=self.item_names,
                            n_evaluations=np.array([int(r["n_evaluations"]) for r in results]),
                            options=dict(choice.options), info={**info, "rows": [r["info"] for r in results]})
+
+
+def split_rows(info: dict, rows: list[dict]) -> dict:
+    """The door's ``info`` with the rows that ``auto`` split into one part per background row counted in its
+    choice (:mod:`fairshare.engine.split`; each such row's info holds its ``split`` and its own ``choice``).
+
+    Examples
+    --------
+    >>> split_rows({"choice": {"method": "regression", "why": "w"}}, [{"split": {}}, {}])["choice"]["split_rows"]
+    1
+    """
+    split = sum("split" in r for r in rows)
+    if not split or "choice" not in info:
+        return info
+    why = (f"{info['choice'].get('why', '')}; {split} of {len(rows)} rows ran as the mean of one part per background "
+           "row (each part on its own players and share of the model rows; the row's info holds its split)")
+    return {**info, "choice": {**info["choice"], "why": why, "split_rows": split}}

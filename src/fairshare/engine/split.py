@@ -1,0 +1,128 @@
+"""``auto`` on a game that is the mean of parts: each part estimated on its own share of the model rows.
+
+A model explained over ``B`` background rows (marginal imputation) is the mean of ``B`` games, one per background
+row (:meth:`~fairshare.games.ModelGame.parts`). Each part's null players are the features where the explicand
+equals that row, so on tables with categorical or discrete columns a part has far fewer players than the game
+(german credit: 11 of 20 on average, nhanes: 13 of 40). A semivalue is linear, so the game's values are the mean of
+the parts' values; estimating each part on the players it has, with the model rows that one evaluation of the
+whole game costs (one row per part), spends the same model rows on smaller games: a part whose ``2^d`` coalitions
+fit its share is exact, and what it does not need goes to the larger parts (water filling).
+
+Measured (``fairshare bench default``: 16 background rows, the parts' plain regressions against the surrogate on the
+whole game): 2-10x lower error on german credit / MLP, bank / lightgbm, adult / random forest; worse where the parts
+keep nearly every player (pima: 0.9 of them, 100x worse at 30n; communities: 0.98). So ``auto`` splits only where
+the parts keep at most :data:`SPLIT_SHARE` of the players on average, without a stopping rule or progress reports
+(their rounds belong to one design), for semivalues (not Owen values or interactions), and never where it chose
+exact values or leave-one-out. The parts' seeds are split from the seed (same seed, same values), and the standard
+errors of independent parts add in quadrature.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..games.base import Game
+from ..indices.semivalues import Semivalue
+from .choice import Choice, WALSH_ALLOWANCE
+
+__all__ = ["Split", "plan_split", "water_fill", "SPLIT_SHARE"]
+
+#: split where the parts keep at most this share of the players on average (measured: 0.48-0.66 gains 2-10x,
+#: 0.90-0.98 loses against the surrogate on the whole game)
+SPLIT_SHARE = 0.8
+
+
+#: the most seconds of model calls a part may be predicted to take for its fits to run on one BLAS thread
+CHEAP_CALLS = 0.05
+
+
+@dataclass
+class Split:
+    """The parts of a game, the players each one has (its non-null players) and its evaluations."""
+
+    parts: list[Game]
+    active: list[np.ndarray]
+    budgets: np.ndarray
+    allowance: float
+
+    @property
+    def cheap(self) -> bool:
+        """Whether the parts' model calls are predicted to take at most :data:`CHEAP_CALLS` seconds each (or the
+        game declares no cost): their small fits then run with BLAS on one thread, whose other threads would spin
+        between them (measured: twice the CPU seconds, the same wall seconds)."""
+        costs = [p.cost() for p in self.parts]
+        return all(c is None or c * b <= CHEAP_CALLS for c, b in zip(costs, self.budgets))
+
+    @property
+    def estimated(self) -> int:
+        """Parts whose share does not cover all their coalitions."""
+        return int(sum(b < _coalitions(a.size) for a, b in zip(self.active, self.budgets)))
+
+    def reason(self, n: int, budget: int, methods: dict) -> str:
+        """Why and how the game was split, in words (``info["choice"]["why"]``)."""
+        sizes = np.array([a.size for a in self.active])
+        used = ", ".join(f"{m} {c}" for m, c in sorted(methods.items(), key=lambda t: -t[1]))
+        return (f"the mean of {len(self.parts)} parts (one per background row) with {sizes.mean():.1f} of {n} "
+                f"players on average (at most {SPLIT_SHARE:g} of them: split): each part estimated on its own share "
+                f"of the {budget} x {len(self.parts)} model rows ({len(self.parts) - self.estimated} exact); parts' "
+                f"methods: {used}")
+
+
+def _coalitions(d: int) -> int:
+    """Coalitions of ``d`` players, or 2 for none (the ends), capped where they would not fit an int64."""
+    return 2 if d == 0 else (1 << d if d < 62 else 1 << 62)
+
+
+def water_fill(needs: np.ndarray, total: int) -> np.ndarray:
+    """Integer shares of ``total`` evaluations: each part ``min(need, level)``, the level as high as ``total`` allows
+    (what a part that is covered does not need goes to the others).
+
+    Examples
+    --------
+    >>> water_fill(np.array([4, 100, 100]), 90).tolist()
+    [4, 43, 43]
+    """
+    needs = np.asarray(needs, dtype=np.int64)
+    order = np.sort(needs)
+    left, level = int(total), 0
+    for i, need in enumerate(order):
+        share = left // (order.size - i)
+        if need > share:
+            level = share
+            break
+        left -= int(need)
+    else:
+        return needs.copy()
+    return np.minimum(needs, level)
+
+
+def plan_split(game: Game, sv: object, choice: Choice, stop: object, progress: object) -> Split | None:
+    """The parts ``auto`` estimates one by one (see the module docstring), or None where the game runs whole.
+
+    Examples
+    --------
+    >>> import fairshare as fs
+    >>> from fairshare.engine.choice import choose
+    >>> g = fs.games.ModelGame(lambda X: X.prod(axis=1), x=[1.0] * 6, background=[[1.0] * 3 + [0.0] * 3,
+    ...                                                                            [0.0] * 3 + [1.0] * 3])
+    >>> sv = fs.Semivalue.shapley()
+    >>> s = plan_split(g, sv, choose(g, sv, budget=20), None, None)
+    >>> [a.tolist() for a in s.active], s.budgets.tolist()      # 2^3 coalitions each: both exact
+    ([[3, 4, 5], [0, 1, 2]], [8, 8])
+    """
+    if not (choice.auto and choice.budget is not None and stop is None and progress is None
+            and isinstance(sv, Semivalue) and choice.method not in ("exact", "loo")):
+        return None
+    parts = game.parts()
+    if not parts:
+        return None
+    n = game.n_players
+    active = [np.flatnonzero(~np.asarray(p.null_players(), dtype=bool)) for p in parts]
+    if np.mean([a.size for a in active]) > SPLIT_SHARE * n:
+        return None
+    budgets = water_fill(np.array([_coalitions(a.size) for a in active]), choice.budget * len(parts))
+    split = Split(parts, active, budgets, WALSH_ALLOWANCE)
+    split.allowance = WALSH_ALLOWANCE / max(1, split.estimated)
+    return split

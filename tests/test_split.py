@@ -1,0 +1,158 @@
+"""auto on a model's game over a background: split into one part per background row (engine/split.py)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import fairshare as fs
+from fairshare.engine.split import SPLIT_SHARE, water_fill
+
+
+class Rows:
+    """A model that counts the rows it is given (a tanh of a linear score plus a three-way product)."""
+
+    def __init__(self, w: np.ndarray) -> None:
+        self.w, self.rows = w, 0
+
+    def __call__(self, X: np.ndarray) -> np.ndarray:
+        X = np.asarray(X, dtype=float)
+        self.rows += X.shape[0]
+        return np.tanh(X @ self.w / 3) + 0.3 * X[:, 0] * X[:, 1] * X[:, 2]
+
+
+def _table(n: int = 12, levels: int = 3, seed: int = 0) -> tuple[Rows, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return Rows(rng.normal(size=n)), rng.integers(0, levels, size=(40, n)).astype(float)
+
+
+def _error(phi: np.ndarray, truth: np.ndarray) -> float:
+    return float(np.sum((phi - truth) ** 2) / np.sum(truth ** 2))
+
+
+def test_parts_average_to_the_game():
+    model, X = _table()
+    game = fs.games.ModelGame(model, X[0], X[1:17])
+    parts = game.parts()
+    assert len(parts) == 16
+    S = np.random.default_rng(1).random((50, 12)) < 0.5
+    np.testing.assert_allclose(np.mean([p(S) for p in parts], axis=0), game(S), rtol=0, atol=1e-14)
+    for p, b in zip(parts, X[1:17]):
+        np.testing.assert_array_equal(p.null_players(), X[0] == b)
+    assert game.background.shape == (16, 12)                           # the game itself is left as it was
+
+
+def test_no_parts_where_the_mean_is_not_one():
+    model, X = _table()
+    assert fs.games.ModelGame(model, X[0], X[1:2]).parts() is None                          # one row
+    assert fs.games.ModelGame(model, X[0], X[1:17], imputation="gaussian").parts() is None  # drawn rows
+    prob = fs.games.ModelGame(lambda A: 1 / (1 + np.exp(-A.sum(axis=1) / 10)), X[0], X[1:17], link="logit")
+    assert prob.parts() is None                                        # the log-odds of a mean: no mean of parts
+
+
+def test_water_fill_gives_what_covered_parts_leave_to_the_others():
+    assert water_fill(np.array([4, 100, 100]), 90).tolist() == [4, 43, 43]
+    assert water_fill(np.array([8, 16]), 100).tolist() == [8, 16]
+    assert water_fill(np.array([1 << 20, 1 << 20]), 300).tolist() == [150, 150]
+
+
+def test_exact_where_every_part_is_covered_though_the_game_is_not():
+    model, X = _table()
+    game = fs.games.ModelGame(model, X[0], X[1:17])
+    d = [int((~p.null_players()).sum()) for p in game.parts()]
+    budget = -(-sum(1 << k for k in d) // 16)                         # the parts' coalitions, in the game's evaluations
+    assert budget < 1 << 12
+    e = fs.estimate(game, "shapley", budget=budget, seed=0)
+    np.testing.assert_allclose(e.values, fs.exact(game, "shapley").values, rtol=0, atol=1e-12)
+    assert e.info["split"]["exact_parts"] == 16 and e.method == "exact"
+    assert e.n_evaluations <= budget
+
+
+def test_split_is_more_accurate_for_the_same_model_rows():
+    model, X = _table(n=14)
+    ratios = []
+    for row in range(3):
+        game = fs.games.ModelGame(model, X[row], X[20:36])
+        truth = fs.exact(game, "shapley").values
+        for seed in range(3):
+            model.rows = 0
+            ours = fs.estimate(game, "shapley", budget=140, seed=seed)
+            assert model.rows <= 140 * 16 and ours.info["split"]["model_rows"] == model.rows
+            whole = fs.estimate(game, "shapley", method="surrogate-regression", budget=140, seed=seed)
+            ratios.append(_error(whole.values, truth) / _error(ours.values, truth))
+    assert np.median(ratios) > 3                          # measured: 3-40x lower error, median ~9
+
+
+def test_same_seed_same_values_and_efficiency():
+    model, X = _table()
+    game = fs.games.ModelGame(model, X[0], X[1:17])
+    a = fs.estimate(game, "shapley", budget=60, seed=7)
+    b = fs.estimate(fs.games.ModelGame(model, X[0], X[1:17]), "shapley", budget=60, seed=7)
+    np.testing.assert_array_equal(a.values, b.values)
+    np.testing.assert_array_equal(a.stderr, b.stderr)
+    assert not np.array_equal(a.values, fs.estimate(game, "shapley", budget=60, seed=8).values)
+    assert a.values.sum() == pytest.approx(a.grand_value - a.empty_value, abs=1e-12)
+    assert a.empty_value == pytest.approx(model(X[1:17]).mean(), abs=1e-14)
+
+
+def test_error_bars_cover_the_truth():
+    model, X = _table(n=14)
+    hits = []
+    for row in range(4):
+        game = fs.games.ModelGame(model, X[row], X[20:36])
+        truth = fs.exact(game, "shapley").values
+        for seed in range(5):
+            e = fs.estimate(game, "shapley", budget=280, seed=seed)
+            assert np.all(np.isfinite(e.stderr))
+            hits.extend(np.abs(e.values - truth) <= 1.96 * e.stderr + 1e-12)
+    assert np.mean(hits) >= 0.9
+
+
+@pytest.mark.parametrize("index", ["banzhaf", "beta-shapley(4,1)", "weighted-banzhaf(0.3)"])
+def test_other_semivalues_split_too(index):
+    model, X = _table()
+    game = fs.games.ModelGame(model, X[0], X[1:17])
+    budget = -(-sum(1 << int((~p.null_players()).sum()) for p in game.parts()) // 16)
+    e = fs.estimate(game, index, budget=budget, seed=0)
+    assert "split" in e.info
+    np.testing.assert_allclose(e.values, fs.exact(game, index).values, rtol=0, atol=1e-12)
+
+
+def test_whole_where_parts_keep_nearly_every_player_or_a_method_is_named():
+    model, X = _table()
+    cont = np.random.default_rng(3).normal(size=(20, 12))
+    game = fs.games.ModelGame(model, cont[0], cont[1:17])                 # continuous: no feature equals
+    assert np.mean([(~p.null_players()).sum() for p in game.parts()]) > SPLIT_SHARE * 12
+    assert "split" not in fs.estimate(game, "shapley", budget=120, seed=0).info
+    cat = fs.games.ModelGame(model, X[0], X[1:17])
+    for kw in (dict(method="regression"), dict(tol=0.5), dict(progress=lambda *a: None)):
+        assert "split" not in fs.estimate(cat, "shapley", budget=120, seed=0, **kw).info
+    assert "split" not in fs.estimate(cat, "owen", partition=[list(range(6)), list(range(6, 12))], budget=120,
+                                      seed=0).info
+
+
+def test_explain_splits_with_a_frame_a_cache_and_many_outputs(tmp_path):
+    pd = pytest.importorskip("pandas")
+    from sklearn.ensemble import RandomForestClassifier
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.integers(0, 3, size=(120, 10)), columns=[f"c{i}" for i in range(10)])
+    y = (frame.c0 + frame.c1 * frame.c2 > 3).astype(int)
+    model = RandomForestClassifier(n_estimators=20, max_depth=4, random_state=0).fit(frame, y)
+    f = model.predict_proba                                         # a black box with two outputs
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = fs.explain(f, frame.iloc[:3], frame.iloc[20:36], budget=60, seed=0, progress=False)
+        cached = fs.explain(f, frame.iloc[:3], frame.iloc[20:36], budget=60, seed=0, progress=False,
+                            cache=tmp_path / "c")
+        again = fs.explain(f, frame.iloc[:3], frame.iloc[20:36], budget=60, seed=0, progress=False,
+                           cache=tmp_path / "c")
+    assert plain.values.shape == (3, 10, 2)
+    np.testing.assert_array_equal(plain.values, cached.values)
+    np.testing.assert_array_equal(plain.values, again.values)
+    for i in range(3):
+        game = fs.games.ModelGame(f, frame.iloc[[i]], frame.iloc[20:36])
+        truth = fs.exact(game, "shapley").values
+        assert _error(plain.values[i], truth) < 1e-3
