@@ -151,10 +151,13 @@ def within_bars(values: Any, truth: Any, stderr: Any, z: float = 1.96) -> np.nda
 
 
 def ratio(a: float, b: float) -> float:
-    """``a / b``, 1 where both are below 1e-20 (both exact to rounding), nan where one is not finite."""
+    """``a / b``, 1 where both are below 1e-20 (both exact to rounding), inf where only ``b`` is, nan where one is
+    not finite."""
     if not (np.isfinite(a) and np.isfinite(b)):
         return float("nan")
-    return 1.0 if max(a, b) < 1e-20 else a / max(b, 1e-300)
+    if max(a, b) < 1e-20:
+        return 1.0
+    return float("inf") if b < 1e-20 else a / b
 
 
 def most_often(labels: list[str]) -> str:

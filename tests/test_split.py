@@ -80,6 +80,7 @@ def test_split_is_more_accurate_for_the_same_model_rows():
             model.rows = 0
             ours = fs.estimate(game, "shapley", budget=140, seed=seed)
             assert model.rows <= 140 * 16 and ours.info["split"]["model_rows"] == model.rows
+            assert (ours.method == "exact") == (ours.info["split"]["exact_parts"] == 16)   # "exact": every part
             whole = fs.estimate(game, "shapley", method="surrogate-regression", budget=140, seed=seed)
             ratios.append(_error(whole.values, truth) / _error(ours.values, truth))
     assert np.median(ratios) > 3                          # measured: 3-40x lower error, median ~9

@@ -163,7 +163,8 @@ def _run_split(game: Game, sv: Semivalue, choice: Choice, split: Split, seed: Se
             total, ends = total + phi, ends + ends_b
             no_stderr |= se is None
             variance = 0.0 if no_stderr else variance + se ** 2
-    method = max(methods, key=methods.get) if methods else "exact"
+    estimated = {m: c for m, c in methods.items() if m != "exact"}      # "exact" only where every part is
+    method = max(estimated, key=estimated.get) if estimated else "exact"
     info = {"choice": {"method": method, "why": split.reason(n, int(choice.budget), methods)},
             "split": {"parts": B, "exact_parts": B - split.estimated, "methods": methods, "model_rows": spent,
                       "mean_players": float(np.mean([a.size for a in split.active]))}}
