@@ -137,8 +137,8 @@ def relative_error(phi: Any, truth: Any) -> float:
 
 
 def within_bars(values: Any, truth: Any, stderr: Any, z: float = 1.96) -> np.ndarray:
-    """Whether each true value lies inside the estimate's ``z``-standard-error bars, for the values that have bars
-    (a standard error of 0, an exact value, has none to check).
+    """Whether each true value lies inside the estimate's ``z``-standard-error bars (give or take rounding, 1e-12 of
+    the largest true value), for the values that have bars (a standard error of 0, an exact value, has none).
 
     Examples
     --------
@@ -147,7 +147,8 @@ def within_bars(values: Any, truth: Any, stderr: Any, z: float = 1.96) -> np.nda
     """
     values, truth, stderr = (np.asarray(a, float).reshape(-1) for a in (values, truth, stderr))
     has = stderr > 0
-    return np.abs(values - truth)[has] <= z * stderr[has]
+    rounding = 1e-12 * max(1.0, float(np.max(np.abs(truth), initial=0.0)))    # no bar is asked to beat rounding
+    return np.abs(values - truth)[has] <= z * stderr[has] + rounding
 
 
 def ratio(a: float, b: float) -> float:

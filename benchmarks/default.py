@@ -1,8 +1,14 @@
 """fairshare bench default: our default estimator (``fs.estimate`` without a method: ``auto``, which runs
 ``surrogate-regression`` for Shapley values: the paired design with the Walsh surrogate, or by a rule on the budget an
-unpaired design with the even model of products of two players), its parts (the paired surrogate regression, the
-even model's design) and plain regression against the best configuration of every peer, on black-box models of
-several kinds.
+unpaired design with the even model of products of two players; and where the game is the mean of one part per
+background row whose parts keep at most 0.8 of the players, each part on its own players with its share of the same
+model rows: :mod:`fairshare.engine.split`), its parts (the paired surrogate regression, the even model's design) and
+plain regression against the best configuration of every peer, on black-box models of several kinds.
+
+Model rows: an evaluation of a row's game is one model row per background row, for every estimator; a split row
+spends at most ``budget x background rows`` model rows in all (each part one row per evaluation), so every
+estimator of a cell has the same model rows. The games declare their parts as a model's game does (one table per
+background row, or the model at that row).
 
 Each pair is a dataset of ``../shared/datasets`` and a model trained on it, explained as a black box: the game of a
 row is the model's prediction averaged over background rows (interventional imputation), every estimator sees the
@@ -300,7 +306,7 @@ def _ours(game: fs.Game, budget: int, seed: int, options: dict) -> tuple[np.ndar
 def run_cell(games: list, budget_of: Callable[[int], int], seeds: int) -> dict:
     """Every run of one (pair, budget) cell: errors per estimator, our seconds and z-scores, peers' evaluations."""
     out: dict = {"errors": {}, "seconds": [], "cpu": [], "plain_seconds": [], "plain_cpu": [], "hits": [],
-                 "over_budget": 0, "kinds": []}
+                 "over_budget": 0, "kinds": [], "methods": []}
     for game, truth, _ in games:
         n = game.n_players
         budget = budget_of(n)
@@ -310,7 +316,7 @@ def run_cell(games: list, budget_of: Callable[[int], int], seeds: int) -> dict:
             out["seconds"].append(seconds)
             out["cpu"].append(cpu)
             out["kinds"].append(f"{what['design']}, {what.get('kind', what['method'])}")
-            out["default_method"] = what["method"]
+            out["methods"].append(what["method"])
             out["hits"].extend(within_bars(phi, truth, se) if se is not None else [])
             for label, options in OTHERS.items():
                 try:
@@ -331,6 +337,9 @@ def run_cell(games: list, budget_of: Callable[[int], int], seeds: int) -> dict:
                     out["errors"].setdefault(label, []).append(np.inf)
                     print(f"   {label} failed: {type(exc).__name__}: {exc}", flush=True)
                 out["over_budget"] = max(out["over_budget"], f.rows - budget)
+    # exact where every run was (a split row is exact where all its parts are), else what ran most often
+    estimated = [m for m in out["methods"] if m != "exact"]
+    out["default_method"] = most_often(estimated) if estimated else "exact"
     return out
 
 

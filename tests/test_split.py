@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import fairshare as fs
 from fairshare.engine.split import SPLIT_SHARE, water_fill
@@ -70,12 +71,17 @@ def test_exact_where_every_part_is_covered_though_the_game_is_not():
     assert e.n_evaluations <= budget
 
 
-def test_split_is_more_accurate_for_the_same_model_rows():
+def _games(rows: int) -> tuple[Rows, list]:
+    """The 14-feature model and ``rows`` of its games over 16 background rows, with their exact values."""
     model, X = _table(n=14)
+    games = [fs.games.ModelGame(model, X[row], X[20:36]) for row in range(rows)]
+    return model, [(g, fs.exact(g, "shapley").values) for g in games]
+
+
+def test_split_is_more_accurate_for_the_same_model_rows():
+    model, games = _games(3)
     ratios = []
-    for row in range(3):
-        game = fs.games.ModelGame(model, X[row], X[20:36])
-        truth = fs.exact(game, "shapley").values
+    for game, truth in games:
         for seed in range(3):
             model.rows = 0
             ours = fs.estimate(game, "shapley", budget=140, seed=seed)
@@ -83,7 +89,7 @@ def test_split_is_more_accurate_for_the_same_model_rows():
             assert (ours.method == "exact") == (ours.info["split"]["exact_parts"] == 16)   # "exact": every part
             whole = fs.estimate(game, "shapley", method="surrogate-regression", budget=140, seed=seed)
             ratios.append(_error(whole.values, truth) / _error(ours.values, truth))
-    assert np.median(ratios) > 3                          # measured: 3-40x lower error, median ~9
+    assert np.median(ratios) > 3                 # measured: 0.7-5.9x lower error in the 9 runs, median 3.9
 
 
 def test_same_seed_same_values_and_efficiency():
@@ -99,16 +105,13 @@ def test_same_seed_same_values_and_efficiency():
 
 
 def test_error_bars_cover_the_truth():
-    model, X = _table(n=14)
     hits = []
-    for row in range(4):
-        game = fs.games.ModelGame(model, X[row], X[20:36])
-        truth = fs.exact(game, "shapley").values
+    for game, truth in _games(4)[1]:
         for seed in range(5):
             e = fs.estimate(game, "shapley", budget=280, seed=seed)
             assert np.all(np.isfinite(e.stderr))
             hits.extend(np.abs(e.values - truth) <= 1.96 * e.stderr + 1e-12)
-    assert np.mean(hits) >= 0.9
+    assert np.mean(hits) >= 0.9                  # measured: 0.95
 
 
 @pytest.mark.parametrize("index", ["banzhaf", "beta-shapley(4,1)", "weighted-banzhaf(0.3)"])
@@ -157,3 +160,48 @@ def test_explain_splits_with_a_frame_a_cache_and_many_outputs(tmp_path):
         game = fs.games.ModelGame(f, frame.iloc[[i]], frame.iloc[20:36])
         truth = fs.exact(game, "shapley").values
         assert _error(plain.values[i], truth) < 1e-3
+
+
+def test_many_background_rows_of_a_cheap_model_stay_whole():
+    model, X = _table(n=8)
+    rows = np.random.default_rng(5).integers(0, 3, size=(200, 8)).astype(float)
+    game = fs.games.ModelGame(model, X[0], rows)        # 200 parts' fits (~0.6 s) against ~0.01 s of model calls
+    assert "split" not in fs.estimate(game, "shapley", budget=60, seed=0).info
+
+
+@given(n=st.integers(3, 9), rows=st.integers(2, 12), levels=st.integers(2, 4), budget=st.integers(8, 400),
+       seed=st.integers(0, 2 ** 16))
+@settings(max_examples=25, deadline=None, derandomize=True)
+def test_split_keeps_the_promises(n, rows, levels, budget, seed):
+    """Any table, background and budget: same seed same bits, model rows within budget x rows, values that add up,
+    exact values where the budget covers every coalition."""
+    rng = np.random.default_rng(seed)
+    model = Rows(rng.normal(size=n))
+    X = rng.integers(0, levels, size=(rows + 1, n)).astype(float)
+    game = fs.games.ModelGame(model, X[0], X[1:])
+    budget = max(budget, 2 * n + 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.rows = 0
+        a = fs.estimate(game, "shapley", budget=budget, seed=seed)
+        spent = model.rows
+        b = fs.estimate(fs.games.ModelGame(model, X[0], X[1:]), "shapley", budget=budget, seed=seed)
+    np.testing.assert_array_equal(a.values, b.values)
+    assert a.n_evaluations <= budget and spent <= budget * rows
+    assert a.values.sum() == pytest.approx(a.grand_value - a.empty_value, abs=1e-9)
+    if budget >= 1 << n or a.method == "exact":
+        np.testing.assert_allclose(a.values, fs.exact(game, "shapley").values, rtol=0, atol=1e-9)
+
+
+def test_a_cached_split_resumes_without_a_model_call(tmp_path):
+    from fairshare.games.cached import CachedGame
+
+    model, X = _table()
+    first = fs.estimate(CachedGame(fs.games.ModelGame(model, X[0], X[1:17]), tmp_path), "shapley", budget=60, seed=3)
+    assert "split" in first.info and len(list(tmp_path.glob("part-*/values.log"))) == 16
+    model.rows = 0
+    again = fs.estimate(CachedGame(fs.games.ModelGame(model, X[0], X[1:17]), tmp_path), "shapley", budget=60, seed=3)
+    assert model.rows == 0
+    np.testing.assert_array_equal(again.values, first.values)
+    np.testing.assert_array_equal(first.values, fs.estimate(fs.games.ModelGame(model, X[0], X[1:17]), "shapley",
+                                                            budget=60, seed=3).values)

@@ -33,6 +33,12 @@ options given and whether xgboost is installed. Never a clock.
    control variate's accuracy comes nearly free (measured 2-17x lower error on interacting games, a tie on
    near-additive ones; ten surrogate fits take 0.25-1.5 s, more than most models' calls for one row).
 
+4. a game that is the mean of parts (a model over ``B`` background rows, marginal imputation: one part per row,
+   :meth:`~fairshare.games.Game.parts`) is split after this choice, row by row, where its parts keep at most
+   ``SPLIT_SHARE`` of the players on average (:mod:`fairshare.engine.split`): each part gets ``auto``'s choice
+   on its own players and its share of the same model rows (a part's ``2^d`` coalitions covered: exact), with the
+   Walsh surrogate's allowance shared among the parts; the row's ``info["split"]`` says what ran.
+
 An explicit method runs as asked; if the budget is below what it needs but covers every coalition, exact
 values are computed instead and the result says so. The choice and the reason go into the result's
 ``info["choice"]``.
