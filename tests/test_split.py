@@ -205,3 +205,17 @@ def test_a_cached_split_resumes_without_a_model_call(tmp_path):
     np.testing.assert_array_equal(again.values, first.values)
     np.testing.assert_array_equal(first.values, fs.estimate(fs.games.ModelGame(model, X[0], X[1:17]), "shapley",
                                                             budget=60, seed=3).values)
+
+
+def test_a_split_on_a_dask_cluster_gives_the_local_bits():
+    distributed = pytest.importorskip("distributed")
+    model, X = _table(n=10)
+    local = fs.explain(model, X[:2], X[20:36], budget=60, seed=0, progress=False)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as c, \
+            distributed.Client(c) as client:
+        one = fs.explain(model, X[:1], X[20:36], budget=60, seed=0, progress=False, client=client)   # parts' batches
+        two = fs.explain(model, X[:2], X[20:36], budget=60, seed=0, progress=False, client=client)   # rows as tasks
+    assert one.info["choice"]["split_rows"] == 1
+    np.testing.assert_array_equal(one.values[0], fs.explain(model, X[:1], X[20:36], budget=60, seed=0,
+                                                            progress=False).values[0])
+    np.testing.assert_array_equal(two.values, local.values)
