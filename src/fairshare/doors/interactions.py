@@ -10,7 +10,8 @@ import numpy as np
 from .._core.arguments import Arguments, Option, SeedLike, check_progress
 from .estimate import common_arguments
 from ..engine.choice import Choice, choose
-from ..engine.engine import FairshareWarning, execute, infinite_stderr_note
+from ..engine.engine import FairshareWarning, execute, infinite_stderr_note, run_parts
+from ..engine.split import plan_split
 from ..engine.stopping import StoppingRule, as_rule
 from ..games.base import Game
 from ..indices.interactions import (INTERACTION_INDEX_NAMES, MATRIX_INDEX_NAMES, InteractionIndex,
@@ -125,36 +126,49 @@ def run_interactions(game: Game, ix: InteractionIndex, choice: Choice, seed: See
            [0., 0., 0.]])
     """
     n = game.n_players
+    subsets = subsets_up_to(n, ix.order, 1)
+    split = plan_split(game, ix, choice, rule, progress)
+    if split is not None:                             # one part per background row (engine/split.py)
+        parts = run_parts(split, ix, choice, seed, lambda active, v: _on_subsets(subsets, ix, active, v),
+                          subsets.shape[0])
+        return _result(game, ix, subsets, parts.method, {}, parts.info, parts.n_evaluations, parts.scalar,
+                       parts.values, parts.stderr, parts.empty, parts.grand)
     done = execute(game, ix, choice, seed, rule, progress=progress)
     result = done.result
-    subsets = subsets_up_to(n, ix.order, 1)
     values, stderr = result.values, result.stderr
     if done.active is not None:                       # null players: every subset holding one has value 0
-        k = values.shape[1]
-        full = np.zeros((subsets.shape[0], k))
-        full_se = None if stderr is None else np.zeros((subsets.shape[0], k))
-        if done.active.size:
-            inner = subsets_up_to(done.active.size, ix.order, 1)
-            at = SubsetIndex(subsets)(np.where(inner >= 0, done.active[np.maximum(inner, 0)], -1))
-            full[at] = values
-            if full_se is not None:
-                full_se[at] = stderr
-        values, stderr = full, full_se
+        values = _on_subsets(subsets, ix, done.active, values)
+        stderr = None if stderr is None else _on_subsets(subsets, ix, done.active, stderr)
     info = done.info
     if stderr is not None and not np.all(np.isfinite(stderr)):
         info["stderr"] = infinite_stderr_note(choice, ix, n if done.active is None else done.active.size,
                                               info.get("stderr"))
         warnings.warn(info["stderr"], FairshareWarning, stacklevel=3)
+    return _result(game, ix, subsets, choice.method, dict(choice.options), info, done.n_evaluations, done.scalar,
+                   values, stderr, result.empty_value, result.grand_value)
 
+
+def _on_subsets(subsets: np.ndarray, ix: InteractionIndex, active: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Values of the game of the players ``active`` (its subsets up to the order) on the game's ``subsets``, 0 on
+    every subset holding another player (a null player's)."""
+    full = np.zeros((subsets.shape[0], values.shape[1]))
+    if active.size:
+        inner = subsets_up_to(active.size, ix.order, 1)
+        full[SubsetIndex(subsets)(np.where(inner >= 0, active[np.maximum(inner, 0)], -1))] = values
+    return full
+
+
+def _result(game: Game, ix: InteractionIndex, subsets: np.ndarray, method: str, options: dict, info: dict,
+            n_evaluations: int, scalar: bool, values: Any, stderr: Any, empty: Any, grand: Any) -> Interactions:
+    """The Interactions result, arrays of one output squeezed to the game's scalar shape."""
     def out(a: np.ndarray | None) -> Any:
         if a is None:
             return None
         a = np.asarray(a, dtype=float)
-        if done.scalar:
+        if scalar:
             a = a[..., 0]
         return float(a) if a.ndim == 0 else a
 
     return Interactions(values=out(values), stderr=out(stderr), subsets=subsets, index=ix.kind, order=ix.order,
-                        method=choice.method, options=dict(choice.options), info=info,
-                        n_evaluations=done.n_evaluations, empty_value=out(result.empty_value),
-                        grand_value=out(result.grand_value), player_names=list(game.player_names))
+                        method=method, options=options, info=info, n_evaluations=n_evaluations,
+                        empty_value=out(empty), grand_value=out(grand), player_names=list(game.player_names))

@@ -14,7 +14,7 @@ import contextlib
 import warnings
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -34,7 +34,8 @@ from .split import Split, plan_split
 from .ridge_path import one_thread
 from .stopping import StoppingRule
 
-__all__ = ["run", "execute", "Executed", "FairshareWarning", "sufficient_budget", "infinite_stderr_note"]
+__all__ = ["run", "execute", "run_parts", "PartsRun", "Executed", "FairshareWarning", "sufficient_budget",
+           "infinite_stderr_note"]
 
 
 
@@ -151,12 +152,45 @@ def _attribution(game: Game, sv: Semivalue, method: str, options: dict, info: di
 def _run_split(game: Game, sv: Semivalue, choice: Choice, split: Split, seed: SeedLike) -> Attribution:
     """``auto`` on each part of a split game (:mod:`fairshare.engine.split`) on the players it has, the values
     averaged, independent parts' standard errors added in quadrature."""
-    n, B = game.n_players, len(split.parts)
+    n = game.n_players
+
+    def scatter(active: np.ndarray, values: np.ndarray) -> np.ndarray:
+        out = np.zeros((n, values.shape[1]))
+        out[active] = values
+        return out
+
+    done = run_parts(split, sv, choice, seed, scatter, n)
+    return _attribution(game, sv, done.method, {}, done.info, done.n_evaluations, done.scalar, done.values,
+                        done.stderr, done.empty, done.grand)
+
+
+@dataclass
+class PartsRun:
+    """The mean of a split game's parts: values and standard errors over the index's rows, the ends, evaluations
+    (model rows / parts, rounded up), the method named for it, its ``info`` and whether the game is scalar."""
+
+    values: np.ndarray
+    stderr: np.ndarray | None
+    empty: np.ndarray
+    grand: np.ndarray
+    n_evaluations: int
+    method: str
+    info: dict
+    scalar: bool
+
+
+def run_parts(split: Split, index: Any, choice: Choice, seed: SeedLike,
+              scatter: Callable[[np.ndarray, np.ndarray], np.ndarray], rows: int) -> PartsRun:
+    """``auto`` on each part on its non-null players (``index`` reduced to them), each result put on the game's
+    ``rows`` (its players, or its subsets for an interaction index) by ``scatter(active, values)``, averaged; the
+    parts' standard errors added in quadrature (independent streams split from ``seed``)."""
+    B = len(split.parts)
     total, variance, ends, spent, methods, scalar = 0.0, 0.0, 0.0, 0, {}, True
     no_stderr = False
     with one_thread() if split.cheap else contextlib.nullcontext():
         for part, active, budget, rng in zip(split.parts, split.active, split.budgets, streams(generator(seed), B)):
-            phi, se, ends_b, used, method, scalar = _part_values(part, active, int(budget), rng, sv, split.allowance)
+            phi, se, ends_b, used, method, scalar = _part_values(part, active, int(budget), rng, index,
+                                                                 split.allowance, scatter, rows)
             spent += used
             if method is not None:
                 methods[method] = methods.get(method, 0) + 1
@@ -165,6 +199,7 @@ def _run_split(game: Game, sv: Semivalue, choice: Choice, split: Split, seed: Se
             variance = 0.0 if no_stderr else variance + se ** 2
     estimated = {m: c for m, c in methods.items() if m != "exact"}      # "exact" only where every part is
     method = max(estimated, key=estimated.get) if estimated else "exact"
+    n = split.parts[0].n_players
     info = {"choice": {"method": method, "why": split.reason(n, int(choice.budget), methods)},
             "split": {"parts": B, "exact_parts": B - split.estimated, "methods": methods, "model_rows": spent,
                       "mean_players": float(np.mean([a.size for a in split.active]))}}
@@ -172,29 +207,27 @@ def _run_split(game: Game, sv: Semivalue, choice: Choice, split: Split, seed: Se
     if stderr is not None and not np.all(np.isfinite(stderr)):
         info["stderr"] = (f"some standard errors are infinite: a part of {max(a.size for a in split.active)} players "
                           f"got too few of the budget's evaluations to estimate its error; raise the budget")
-        warnings.warn(info["stderr"], FairshareWarning, stacklevel=3)
-    return _attribution(game, sv, method, {}, info, -(-spent // B), scalar, total / B, stderr, ends[0] / B,
-                        ends[1] / B)
+        warnings.warn(info["stderr"], FairshareWarning, stacklevel=4)
+    return PartsRun(total / B, stderr, ends[0] / B, ends[1] / B, -(-spent // B), method, info, scalar)
 
 
-def _part_values(part: Game, active: np.ndarray, budget: int, rng: Any, sv: Semivalue,
-                 allowance: float) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, int, str | None, bool]:
-    """One part's values over all ``n`` players (0 for its null players), standard errors, ends ``(2, k)``,
-    evaluations, the method ``auto`` ran on its players (None: none, every player null) and whether it is scalar."""
+def _part_values(part: Game, active: np.ndarray, budget: int, rng: Any, index: Any, allowance: float,
+                 scatter: Callable[[np.ndarray, np.ndarray], np.ndarray],
+                 rows: int) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, int, str | None, bool]:
+    """One part's values over the game's ``rows`` (0 where a null player is involved), standard errors, ends
+    ``(2, k)``, evaluations, the method ``auto`` ran on its players (None: every player null) and whether it is
+    scalar."""
     n = part.n_players
     if active.size == 0:                         # x equals this row: values 0, the ends one model row each
         ends = np.asarray(BudgetedEvaluator(part, 2)(part.empty_and_full()), dtype=float).reshape(2, -1)
-        return np.zeros((n, ends.shape[1])), np.zeros((n, ends.shape[1])), ends, 2, None, part.n_outputs == 0
+        return np.zeros((rows, ends.shape[1])), np.zeros((rows, ends.shape[1])), ends, 2, None, part.n_outputs == 0
     target = part if active.size == n else RestrictedGame(part, active)
-    index = sv.reduced(n, n - active.size, active=active)
-    ran = choose(target, index, "auto", budget, allowance=allowance)
-    done = execute(target, index, ran, rng)
+    reduced = index.reduced(n, n - active.size, active=active)
+    ran = choose(target, reduced, "auto", budget, allowance=allowance)
+    done = execute(target, reduced, ran, rng)
     r = done.result
-    phi = np.zeros((n, r.values.shape[1]))
-    phi[active] = r.values
-    se = None if r.stderr is None else np.zeros_like(phi)
-    if se is not None:
-        se[active] = r.stderr
+    phi = scatter(active, r.values)
+    se = None if r.stderr is None else scatter(active, r.stderr)
     ends = np.stack([np.asarray(r.empty_value, float).reshape(-1), np.asarray(r.grand_value, float).reshape(-1)])
     return phi, se, ends, done.n_evaluations, ran.method, done.scalar
 

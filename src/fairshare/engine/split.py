@@ -14,8 +14,8 @@ keep 0.33-0.66 of the players (german credit / MLP 3.3-7.0x, bank / lightgbm 3.5
 4.2-6.7x, nhanes / xgboost 1.9-3.8x; adult's logistic pipeline exact from 10n); worse where they keep nearly every
 player (the same games split by hand: pima, 0.90 of them, 100x at 30n; communities, 0.98, 1.5x at 30n and 5x at
 100n). So ``auto`` splits only where the parts keep at most :data:`SPLIT_SHARE` of the players on average, without
-a stopping rule or progress reports (their rounds belong to one design), for semivalues (not Owen values or
-interactions), and never where it chose exact values or leave-one-out. The parts' seeds are split from the seed
+a stopping rule or progress reports (their rounds belong to one design), for semivalues and interaction indices (not Owen
+values: their blocks are not a part's players), and never where it chose exact values or leave-one-out. The parts' seeds are split from the seed
 (same seed, same values), and the standard errors of independent parts add in quadrature.
 """
 
@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..games.base import Game
+from ..indices.interactions import InteractionIndex
 from ..indices.semivalues import Semivalue
 from .choice import Choice, SURROGATE_SHARE, WALSH_ALLOWANCE
 
@@ -129,7 +130,7 @@ def plan_split(game: Game, sv: object, choice: Choice, stop: object, progress: o
     ([[3, 4, 5], [0, 1, 2]], [8, 8])
     """
     if not (choice.auto and choice.budget is not None and stop is None and progress is None
-            and isinstance(sv, Semivalue) and choice.method not in ("exact", "loo")):
+            and isinstance(sv, (Semivalue, InteractionIndex)) and choice.method not in ("exact", "loo")):
         return None
     parts = game.parts()
     if not parts or not _affordable(game, len(parts), choice.budget):
