@@ -167,6 +167,10 @@ def test_many_background_rows_of_a_cheap_model_stay_whole():
     rows = np.random.default_rng(5).integers(0, 3, size=(200, 8)).astype(float)
     game = fs.games.ModelGame(model, X[0], rows)        # 200 parts' fits (~0.6 s) against ~0.01 s of model calls
     assert "split" not in fs.estimate(game, "shapley", budget=60, seed=0).info
+    # a model object's calls cost ~5 ms each whatever their rows: 20 parts' calls would add ~0.2 s, a function's none
+    assert "split" not in fs.estimate(fs.games.ModelGame(model, X[0], rows[:20]), "shapley", budget=60, seed=0).info
+    assert "split" in fs.estimate(fs.games.ModelGame(lambda A: model(A), X[0], rows[:20]), "shapley", budget=60,
+                                  seed=0).info
 
 
 @given(n=st.integers(3, 9), rows=st.integers(2, 12), levels=st.integers(2, 4), budget=st.integers(8, 400),

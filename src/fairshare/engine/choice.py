@@ -37,7 +37,9 @@ options given and whether xgboost is installed. Never a clock.
    :meth:`~fairshare.games.Game.parts`) is split after this choice, row by row, where its parts keep at most
    ``SPLIT_SHARE`` of the players on average (:mod:`fairshare.engine.split`): each part gets ``auto``'s choice
    on its own players and its share of the same model rows (a part's ``2^d`` coalitions covered: exact), with the
-   Walsh surrogate's allowance shared among the parts; the row's ``info["split"]`` says what ran.
+   Walsh surrogate's allowance shared among the parts, and only where what the parts add (their fits and
+   model calls) is within that allowance or ``SURROGATE_SHARE`` of the model calls; the row's ``info["split"]``
+   says what ran.
 
 An explicit method runs as asked; if the budget is below what it needs but covers every coalition, exact
 values are computed instead and the result says so. The choice and the reason go into the result's

@@ -107,6 +107,19 @@ class Game:
         """
         return None
 
+    def call_seconds(self) -> float:
+        """Predicted seconds each call of the game's model costs whatever its rows (a frame built, a library's
+        checks): a fixed cost model. A game split into parts (:meth:`parts`) makes a call per part and round, so
+        ``auto`` counts it (:mod:`fairshare.engine.split`). The default: none.
+
+        Examples
+        --------
+        >>> import fairshare as fs
+        >>> fs.games.AdditiveGame([1.0, 2.0]).call_seconds()
+        0.0
+        """
+        return 0.0
+
     def table_seconds(self) -> float | None:
         """Predicted seconds of a table of all ``2^n`` coalitions that the game reads every evaluation from (a tree
         game's probability or log loss on few features), or None when it evaluates coalitions one by one; where it
@@ -312,6 +325,9 @@ class GameWrapper(Game):
 
     def cost(self) -> float | None:
         return self.game.cost()
+
+    def call_seconds(self) -> float:
+        return self.game.call_seconds()
 
     def table_seconds(self) -> float | None:
         return self.game.table_seconds()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -12,7 +13,7 @@ from numba import njit, prange
 from .._core.arguments import check_int, format_coalition
 from .base import Game, check_output_axes
 from .._core.tables import as_rows, column_labels, frame_info, is_sparse, same_value, shared_dtypes
-from .cost import row_seconds
+from .cost import CALL_SECONDS, row_seconds
 from .sparse_rows import sparse_columns_equal, sparse_hybrid_rows
 from .imputers import CONDITIONAL, Imputer, make_imputer
 from .torch_game import module_input, takes_ids
@@ -274,6 +275,12 @@ class ModelGame(Game):
         strings = 0 if self.sparse or self.x.dtype != object else \
             sum(not isinstance(v, (int, float, np.number)) for v in self.x)
         return self.rows_per_coalition * row_seconds(self.model, self.n_features, strings)
+
+    def call_seconds(self) -> float:
+        """Predicted seconds of one model call whatever its rows: :data:`~fairshare.games.cost.CALL_SECONDS` for
+        a model object or its bound method, 0 for a plain function (a lambda around a model hides its calls'
+        cost: the prediction is a floor)."""
+        return 0.0 if inspect.isfunction(self.model) else CALL_SECONDS
 
     def null_players(self) -> np.ndarray:
         """Players whose features equal the explicand's in every background row (imputing changes nothing); none
