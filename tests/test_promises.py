@@ -958,3 +958,31 @@ def test_the_cli_refuses_a_bad_budget_for_a_saved_tree_model_before_any_model_ca
     assert cli_main(base + ["--method", "kernelshap", "--budget", "3"]) == 2 and rows[0] == 0
     assert not (tmp_path / "o.csv").exists()
     assert cli_main(base) == 0 and rows[0] >= 48                       # a good call checks the reading
+
+
+_LEVELS = pd.DataFrame(np.random.default_rng(7).integers(0, 3, size=(160, 7)), columns=[f"c{i}" for i in range(7)])
+_LEVELS_LR = LogisticRegression(max_iter=2000).fit(_LEVELS, (_LEVELS.c0 * _LEVELS.c1 + _LEVELS.c2 > 3).astype(int))
+
+
+@settings(max_examples=10, deadline=None, derandomize=True)
+@given(order=st.permutations(list(_LEVELS.columns)), seed=st.integers(0, 1000), rows=st.integers(1, 3),
+       n_jobs=st.sampled_from([1, 2]), index=st.sampled_from(INDICES), budget=st.sampled_from([20, 40, 80]))
+def test_a_split_row_gives_each_feature_its_value_in_any_column_order(order, seed, rows, n_jobs, index, budget):
+    """Rows of levels over 16 background rows: auto splits each row into one part per background row
+    (engine/split.py); same seed, same bits in any column order and thread count, within the budget; an unknown
+    option and a bad budget refused before any model call."""
+    model = Counting(_LEVELS_LR)
+    bg = _LEVELS.iloc[100:116]
+    args = dict(index=index, budget=budget, seed=seed, progress=False)
+    ref = fs.explain(model, _LEVELS.iloc[:rows], bg, **args)
+    got = fs.explain(model, _LEVELS[order].iloc[:rows], bg[order], n_jobs=n_jobs, **args)
+    assert ref.info["choice"]["split_rows"] == rows
+    assert got.player_names == ref.player_names == list(_LEVELS.columns)
+    np.testing.assert_array_equal(got.values, ref.values)
+    assert np.all(ref.n_evaluations <= budget)
+    model.calls = 0
+    with pytest.raises(ValueError, match="unknown option.*colour"):
+        fs.explain(model, _LEVELS[order].iloc[:rows], bg[order], colour=1, **args)
+    with pytest.raises((ValueError, fs.BudgetError), match="budget"):
+        fs.explain(model, _LEVELS[order].iloc[:rows], bg[order], budget=0, seed=seed, progress=False)
+    assert model.calls == 0

@@ -11,6 +11,7 @@ from ..results.attribution import Attribution
 from ..engine.exact import DEFAULT_CHUNK, exact_estimate
 from ..engine.evaluation import BudgetedEvaluator
 from ..engine.exact import exact_owen
+from ..engine.engine import squeezed
 from ..games.base import Game
 from ..indices.hierarchy import OwenIndex, check_partition, check_value_index, resolve_value_index
 from ..indices.semivalues import Semivalue
@@ -81,9 +82,7 @@ def exact(game: Game, index: str | Semivalue | OwenIndex = "shapley", *, partiti
     squeeze = not game.n_outputs
 
     def out(a: np.ndarray) -> float | np.ndarray:
-        a = np.asarray(a, dtype=float)
-        a = a[..., 0] if squeeze else a
-        return float(a) if a.ndim == 0 else a
+        return squeezed(a, squeeze)
 
     return Attribution(values=out(result.values), stderr=out(result.stderr), index=sv.name, method="exact",
                        options={"allow_large": allow_large}, info=dict(result.info),

@@ -10,7 +10,7 @@ import numpy as np
 from .._core.arguments import Arguments, Option, SeedLike, check_progress
 from .estimate import common_arguments
 from ..engine.choice import Choice, choose
-from ..engine.engine import FairshareWarning, execute, infinite_stderr_note, run_parts
+from ..engine.engine import FairshareWarning, execute, infinite_stderr_note, run_parts, squeezed
 from ..engine.split import plan_split
 from ..engine.stopping import StoppingRule, as_rule
 from ..games.base import Game
@@ -162,12 +162,7 @@ def _result(game: Game, ix: InteractionIndex, subsets: np.ndarray, method: str, 
             n_evaluations: int, scalar: bool, values: Any, stderr: Any, empty: Any, grand: Any) -> Interactions:
     """The Interactions result, arrays of one output squeezed to the game's scalar shape."""
     def out(a: np.ndarray | None) -> Any:
-        if a is None:
-            return None
-        a = np.asarray(a, dtype=float)
-        if scalar:
-            a = a[..., 0]
-        return float(a) if a.ndim == 0 else a
+        return squeezed(a, scalar)
 
     return Interactions(values=out(values), stderr=out(stderr), subsets=subsets, index=ix.kind, order=ix.order,
                         method=method, options=options, info=info, n_evaluations=n_evaluations,

@@ -34,7 +34,7 @@ from .split import Split, plan_split
 from .ridge_path import one_thread
 from .stopping import StoppingRule
 
-__all__ = ["run", "execute", "run_parts", "PartsRun", "Executed", "FairshareWarning", "sufficient_budget",
+__all__ = ["run", "execute", "run_parts", "PartsRun", "squeezed", "Executed", "FairshareWarning", "sufficient_budget",
            "infinite_stderr_note"]
 
 
@@ -137,16 +137,28 @@ def _attribution(game: Game, sv: Semivalue, method: str, options: dict, info: di
                  squeeze: bool, values: Any, stderr: Any, empty: Any, grand: Any) -> Attribution:
     """The result: arrays of one output squeezed to the game's scalar shape."""
     def out(a: np.ndarray | None) -> Any:
-        if a is None:
-            return None
-        a = np.asarray(a, dtype=float)
-        if squeeze:
-            a = a[..., 0]
-        return float(a) if a.ndim == 0 else a
+        return squeezed(a, squeeze)
 
     return Attribution(values=out(values), stderr=out(stderr), index=sv.name, method=method, options=options,
                        info=info, n_evaluations=n_evaluations, empty_value=out(empty), grand_value=out(grand),
                        player_names=list(game.player_names))
+
+
+def squeezed(a: Any, scalar: bool) -> Any:
+    """``a`` as floats, its last axis (the outputs) dropped where the game is scalar, a 0-d result as a float; None
+    stays None.
+
+    Examples
+    --------
+    >>> squeezed(np.ones((3, 1)), True).shape, squeezed(np.ones(1), True), squeezed(None, True)
+    ((3,), 1.0, None)
+    """
+    if a is None:
+        return None
+    a = np.asarray(a, dtype=float)
+    if scalar:
+        a = a[..., 0]
+    return float(a) if a.ndim == 0 else a
 
 
 def _run_split(game: Game, sv: Semivalue, choice: Choice, split: Split, seed: SeedLike) -> Attribution:
@@ -218,9 +230,10 @@ def _part_values(part: Game, active: np.ndarray, budget: int, rng: Any, index: A
     ``(2, k)``, evaluations, the method ``auto`` ran on its players (None: every player null) and whether it is
     scalar."""
     n = part.n_players
-    if active.size == 0:                         # x equals this row: values 0, the ends one model row each
-        ends = np.asarray(BudgetedEvaluator(part, 2)(part.empty_and_full()), dtype=float).reshape(2, -1)
-        return np.zeros((rows, ends.shape[1])), np.zeros((rows, ends.shape[1])), ends, 2, None, part.n_outputs == 0
+    if active.size == 0:              # x equals this row: values 0, both ends the same model row, read once
+        row = np.asarray(BudgetedEvaluator(part, 1)(part.empty_and_full()[1:]), dtype=float).reshape(1, -1)
+        zeros = np.zeros((rows, row.shape[1]))
+        return zeros, zeros.copy(), np.repeat(row, 2, axis=0), 1, None, part.n_outputs == 0
     target = part if active.size == n else RestrictedGame(part, active)
     reduced = index.reduced(n, n - active.size, active=active)
     ran = choose(target, reduced, "auto", budget, allowance=allowance)

@@ -351,14 +351,15 @@ class SameValues(GameWrapper):
         return self.game.null_players()
 
     def parts(self) -> list[Game] | None:
-        """The inner game's parts, each wrapped as this game is (:meth:`part_of`)."""
+        """The inner game's parts, each wrapped as this game is (:meth:`part_of`); None where it cannot wrap them."""
         inner = self.game.parts()
-        return None if inner is None else [self.part_of(p, b) for b, p in enumerate(inner)]
+        wrapped = None if inner is None else [self.part_of(p, b) for b, p in enumerate(inner)]
+        return None if wrapped is None or any(w is None for w in wrapped) else wrapped
 
-    def part_of(self, part: Game, b: int) -> Game:
-        """Part ``b`` of the inner game wrapped as this game wraps it (a wrapper that cannot keeps the game
-        whole: override it)."""
-        raise NotImplementedError(f"{type(self).__name__} must wrap the parts of its game")
+    def part_of(self, part: Game, b: int) -> Game | None:
+        """Part ``b`` of the inner game wrapped as this game wraps it; the default: None (the game stays whole,
+        as it must where a wrapper does not know how to wrap a part)."""
+        return None
 
     def knows_exact_values(self, index: Semivalue) -> bool:
         return self.game.knows_exact_values(index)

@@ -19,7 +19,8 @@ import numpy as np
 
 from ..trees.readers import tree_levels
 
-__all__ = ["CALL_SECONDS", "row_seconds", "fit_seconds", "torch_row_seconds", "torch_macs", "table_seconds", "CELL_SECONDS"]
+__all__ = ["CALL_SECONDS", "row_seconds", "fit_seconds", "torch_row_seconds", "torch_macs", "table_seconds",
+           "CELL_SECONDS"]
 
 #: one call of a model object (a library's input checks, a frame, a DMatrix): measured 5-10 ms for one row through a
 #: ColumnTransformer pipeline on a frame and through xgboost's predict_proba on the 2-core machine; a function 0

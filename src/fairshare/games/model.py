@@ -314,7 +314,7 @@ class ModelGame(Game):
         out = []
         for b in range(B):
             part = copy.copy(self)
-            for scratch in ("_buffer", "on_batch", "n_evaluations"):
+            for scratch in ("_buffer", "on_batch"):       # the game's scratch space and its cache's hook
                 part.__dict__.pop(scratch, None)
             part.n_evaluations = 0
             part.background, part.imputation = self.background[b:b + 1], "baseline"
